@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# SCIF: build, test and demo entry points.  Everything built goes under
+# $(BUILD); the kernel source tree and the debug kernel are cached under
+# $(SCIF_CACHE) (default /var/cache/scif).
+#
+#   make deps        install the packages (apt, idempotent; needs root)
+#   make modules     build scif.ko for one kernel: KVER= or KDIR=
+#                    (default: the newest installed kernel with a build tree)
+#   make selftests   build the selftest programs
+#   make lint        checkpatch --strict on drivers/ and include/
+#   make check       the whole suite on KERNELS="6.1 6.12 debug"
+#   make demo        boot a VM, load the module, show /dev/scif
+#   make clean       remove $(BUILD)
+
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD ?= $(TOP)/build
+export SCIF_CACHE ?= /var/cache/scif
+
+KVER ?= $(shell sh $(TOP)/scripts/kernels.sh default)
+KDIR ?= /lib/modules/$(KVER)/build
+MODDIR ?= $(BUILD)/modules/$(KVER)
+# STRICT=1: sparse on every file and warnings as errors (make check does it)
+STRICT ?= 0
+ifeq ($(STRICT),1)
+STRICT_FLAGS := C=2 CHECK="sparse -Wsparse-error" KCFLAGS=-Werror
+endif
+
+KSRC = $(shell sh $(TOP)/scripts/kernel-source.sh)
+KERNEL_SOURCES := Kbuild drivers include
+
+all: modules
+
+deps:
+	sh $(TOP)/scripts/deps.sh
+
+# Build from a copy so that no object file lands next to the sources.
+modules:
+	@mkdir -p $(MODDIR)
+	rsync -a $(addprefix $(TOP)/,$(KERNEL_SOURCES)) $(MODDIR)/
+	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 $(STRICT_FLAGS) modules
+
+selftests:
+	@mkdir -p $(BUILD)/ksft-inc
+	cp $(KSRC)/tools/testing/selftests/kselftest_harness.h \
+	   $(KSRC)/tools/testing/selftests/kselftest.h $(BUILD)/ksft-inc/
+	$(MAKE) -C $(TOP)/tools/testing/selftests/scif \
+		KSFT_INC=$(BUILD)/ksft-inc OUTPUT=$(BUILD)/selftests
+
+lint:
+	cd $(TOP) && perl $(KSRC)/scripts/checkpatch.pl --no-tree --strict \
+		--quiet --show-types -f $$(find drivers include -name '*.[ch]' | sort)
+
+check:
+	bash $(TOP)/scripts/check.sh
+
+demo:
+	bash $(TOP)/scripts/demo.sh
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all deps modules selftests lint check demo clean

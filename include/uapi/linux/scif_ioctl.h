@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * SCIF (Symmetric Communication Interface) user ABI: the ioctls of
+ * /dev/scif, their argument structures and the flag values they take.
+ *
+ * The layout is binary compatible, on x86_64, with the interface of the
+ * SCIF driver that Linux carried from 4.2 to 5.9, so that programs and
+ * user libraries written for it run unchanged.  Several structures have
+ * implicit padding; it is part of that ABI and is left as it was.
+ *
+ * One open file of /dev/scif is one SCIF endpoint.
+ */
+#ifndef _UAPI_LINUX_SCIF_IOCTL_H
+#define _UAPI_LINUX_SCIF_IOCTL_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* Flags of accept, send and recv. */
+#define SCIF_ACCEPT_SYNC	1
+#define SCIF_SEND_BLOCK		1
+#define SCIF_RECV_BLOCK		1
+
+/* Window protection; the same values as PROT_READ and PROT_WRITE. */
+#define SCIF_PROT_READ		0x1
+#define SCIF_PROT_WRITE		0x2
+
+/* Registration flags; SCIF_MAP_FIXED has the value of MAP_FIXED. */
+#define SCIF_MAP_FIXED		0x10
+#define SCIF_MAP_KERNEL		0x20
+
+/* Fence flags. */
+#define SCIF_FENCE_INIT_SELF	0x1
+#define SCIF_FENCE_INIT_PEER	0x2
+#define SCIF_SIGNAL_LOCAL	0x10
+#define SCIF_SIGNAL_REMOTE	0x20
+
+/* Remote memory access flags. */
+#define SCIF_RMA_USECPU		0x1
+#define SCIF_RMA_USECACHE	0x2
+#define SCIF_RMA_SYNC		0x4
+#define SCIF_RMA_ORDERED	0x8
+
+/* Ports below SCIF_ADMIN_PORT_END need privilege to bind. */
+#define SCIF_ADMIN_PORT_END	1024
+/* Ports the driver assigns itself are at or above SCIF_PORT_RSVD. */
+#define SCIF_PORT_RSVD		1088
+
+/* The management node. */
+#define SCIF_MGMT_NODE		0
+
+/**
+ * struct scif_port_id - the address of an endpoint
+ * @node: node on which the endpoint lives
+ * @port: port the endpoint is bound to
+ */
+struct scif_port_id {
+	__u16 node;
+	__u16 port;
+};
+
+/**
+ * struct scifioctl_connect - SCIF_CONNECT argument
+ * @self: out: the local port id the connection was made from
+ * @peer: in: the port id to connect to
+ */
+struct scifioctl_connect {
+	struct scif_port_id self;
+	struct scif_port_id peer;
+};
+
+/**
+ * struct scifioctl_accept - SCIF_ACCEPTREQ argument
+ * @flags: in: 0 or SCIF_ACCEPT_SYNC
+ * @peer: out: the port id of the connecting endpoint
+ * @endpt: out: opaque single-use cookie naming the new connection; pass
+ *	its address to SCIF_ACCEPTREG on a freshly opened /dev/scif
+ */
+struct scifioctl_accept {
+	__s32 flags;
+	struct scif_port_id peer;
+	__u64 endpt;
+};
+
+/**
+ * struct scifioctl_msg - SCIF_SEND and SCIF_RECV argument
+ * @msg: in: user address of the message buffer
+ * @len: in: length of the buffer in bytes
+ * @flags: in: 0, or SCIF_SEND_BLOCK / SCIF_RECV_BLOCK
+ * @out_len: out: number of bytes sent or received
+ */
+struct scifioctl_msg {
+	__u64 msg;
+	__s32 len;
+	__s32 flags;
+	__s32 out_len;
+};
+
+/**
+ * struct scifioctl_reg - SCIF_REG argument
+ * @addr: in: start of the user memory to register, page aligned
+ * @len: in: length in bytes, a multiple of the page size
+ * @offset: in: requested offset in the registered address space
+ * @prot: in: SCIF_PROT_READ and/or SCIF_PROT_WRITE
+ * @flags: in: 0 or SCIF_MAP_FIXED
+ * @out_offset: out: the offset the window was placed at
+ */
+struct scifioctl_reg {
+	__u64 addr;
+	__u64 len;
+	__s64 offset;
+	__s32 prot;
+	__s32 flags;
+	__s64 out_offset;
+};
+
+/**
+ * struct scifioctl_unreg - SCIF_UNREG argument
+ * @offset: start of the range to unregister
+ * @len: length of the range in bytes
+ */
+struct scifioctl_unreg {
+	__s64 offset;
+	__u64 len;
+};
+
+/**
+ * struct scifioctl_copy - SCIF_READFROM/WRITETO/VREADFROM/VWRITETO argument
+ * @loffset: offset in the local registered address space
+ * @len: number of bytes to copy
+ * @roffset: offset in the peer's registered address space
+ * @addr: user buffer, for the V variants only
+ * @flags: SCIF_RMA_* flags
+ */
+struct scifioctl_copy {
+	__s64 loffset;
+	__u64 len;
+	__s64 roffset;
+	__u64 addr;
+	__s32 flags;
+};
+
+/**
+ * struct scifioctl_fence_mark - SCIF_FENCE_MARK argument
+ * @flags: SCIF_FENCE_INIT_SELF or SCIF_FENCE_INIT_PEER
+ * @mark: user address of a __s32 that receives the mark
+ */
+struct scifioctl_fence_mark {
+	__s32 flags;
+	__u64 mark;
+};
+
+/**
+ * struct scifioctl_fence_signal - SCIF_FENCE_SIGNAL argument
+ * @loff: local offset to write @lval to, with SCIF_SIGNAL_LOCAL
+ * @lval: value written at @loff
+ * @roff: remote offset to write @rval to, with SCIF_SIGNAL_REMOTE
+ * @rval: value written at @roff
+ * @flags: SCIF_FENCE_INIT_* and SCIF_SIGNAL_* flags
+ */
+struct scifioctl_fence_signal {
+	__s64 loff;
+	__u64 lval;
+	__s64 roff;
+	__u64 rval;
+	__s32 flags;
+};
+
+/**
+ * struct scifioctl_node_ids - SCIF_GET_NODEIDS argument
+ * @nodes: in: user address of a __u16 array of @len entries
+ * @self: in: user address of a __u16 that receives the local node id
+ * @len: in: capacity of @nodes; out: number of nodes online
+ */
+struct scifioctl_node_ids {
+	__u64 nodes;
+	__u64 self;
+	__s32 len;
+};
+
+/*
+ * SCIF_BIND takes the address of the port, of which exactly 16 bits are
+ * read and written; SCIF_LISTEN and SCIF_FENCE_WAIT take their value
+ * (backlog, mark) as the ioctl argument itself.
+ */
+#define SCIF_BIND		_IOWR('s', 1, __u64)
+#define SCIF_LISTEN		_IOW('s', 2, __s32)
+#define SCIF_CONNECT		_IOWR('s', 3, struct scifioctl_connect)
+#define SCIF_ACCEPTREQ		_IOWR('s', 4, struct scifioctl_accept)
+#define SCIF_ACCEPTREG		_IOWR('s', 5, __u64)
+#define SCIF_SEND		_IOWR('s', 6, struct scifioctl_msg)
+#define SCIF_RECV		_IOWR('s', 7, struct scifioctl_msg)
+#define SCIF_REG		_IOWR('s', 8, struct scifioctl_reg)
+#define SCIF_UNREG		_IOWR('s', 9, struct scifioctl_unreg)
+#define SCIF_READFROM		_IOWR('s', 10, struct scifioctl_copy)
+#define SCIF_WRITETO		_IOWR('s', 11, struct scifioctl_copy)
+#define SCIF_VREADFROM		_IOWR('s', 12, struct scifioctl_copy)
+#define SCIF_VWRITETO		_IOWR('s', 13, struct scifioctl_copy)
+#define SCIF_GET_NODEIDS	_IOWR('s', 14, struct scifioctl_node_ids)
+#define SCIF_FENCE_MARK		_IOWR('s', 15, struct scifioctl_fence_mark)
+#define SCIF_FENCE_WAIT		_IOWR('s', 16, __s32)
+#define SCIF_FENCE_SIGNAL	_IOWR('s', 17, struct scifioctl_fence_signal)
+
+#endif /* _UAPI_LINUX_SCIF_IOCTL_H */

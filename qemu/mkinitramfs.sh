@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# mkinitramfs.sh OUT LIST TESTDIR [MODULE.ko...]
+# Build an uncompressed initramfs: busybox-static, qemu/init.sh as /init,
+# the modules (loaded in the order given), the files of TESTDIR and LIST
+# as the steps to run (see init.sh).
+set -eu
+
+[ $# -ge 3 ] || { echo "usage: $0 OUT LIST TESTDIR [MODULE.ko...]" >&2; exit 2; }
+out=$1 list=$2 tests=$3
+shift 3
+here=$(cd "$(dirname "$0")" && pwd)
+busybox=/bin/busybox
+[ -x "$busybox" ] || { echo "mkinitramfs: $busybox missing (make deps)" >&2; exit 1; }
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/sbin" "$stage/proc" "$stage/sys" \
+	"$stage/dev" "$stage/tmp" "$stage/modules" "$stage/tests"
+cp "$busybox" "$stage/bin/busybox"
+install -m 0755 "$here/init.sh" "$stage/init"
+: > "$stage/modules/order"
+for m in "$@"; do
+	cp "$m" "$stage/modules/"
+	basename "$m" >> "$stage/modules/order"
+done
+cp -a "$tests/." "$stage/tests/"
+cp "$list" "$stage/tests/list"
+(cd "$stage" && find . | cpio -o -H newc --quiet) > "$out"

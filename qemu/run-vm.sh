@@ -1,0 +1,36 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# run-vm.sh KERNEL INITRD OUTDIR [EXTRA KERNEL ARGS...]
+# Boot one QEMU guest and wait for it to power off.  The console goes to
+# OUTDIR/console.log, the test channel (ttyS1) to OUTDIR/results.log.
+# Environment:
+#   SCIF_ACCEL=tcg|kvm    TCG by default; kvm only if asked and usable
+#   SCIF_VM_TIMEOUT=900   seconds before the guest is killed
+#   SCIF_VM_MEM=512M, SCIF_VM_CPUS=2
+set -eu
+
+[ $# -ge 3 ] || { echo "usage: $0 KERNEL INITRD OUTDIR [ARGS...]" >&2; exit 2; }
+kernel=$1 initrd=$2 outdir=$3
+shift 3
+mkdir -p "$outdir"
+: > "$outdir/console.log"
+: > "$outdir/results.log"
+
+accel="-accel tcg -cpu max"
+if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
+	if [ -w /dev/kvm ]; then
+		accel="-accel kvm -cpu host"
+	else
+		echo "run-vm: /dev/kvm not usable, falling back to TCG" >&2
+	fi
+fi
+
+# shellcheck disable=SC2086
+timeout --foreground -k 10 "${SCIF_VM_TIMEOUT:-900}" \
+	qemu-system-x86_64 -M q35 $accel -m "${SCIF_VM_MEM:-512M}" \
+	-smp "${SCIF_VM_CPUS:-2}" -display none -no-reboot -monitor none \
+	-serial "file:$outdir/console.log" -serial "file:$outdir/results.log" \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic $*" \
+	< /dev/null

@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The whole test suite (make check): dependencies, static checks, the log
+# checker's own tests, then for each kernel of $KERNELS (default
+# "6.1 6.12 debug") a strict module build and a QEMU run of the
+# selftests, whose kernel log must be clean.  Ends with the line
+# "N passed, N failed, N skipped"; exits non-zero if anything failed.
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$top/build}
+KERNELS=${KERNELS:-6.1 6.12 debug}
+out=$BUILD/check
+results=$out/results.txt
+
+record() { # PASS|FAIL|SKIP name
+	echo "$1 $2" >> "$results"
+	echo "$1 $2"
+}
+
+run_test() { # name command... (output kept in $out/<name>.log)
+	local name=$1 log
+	shift
+	log=$out/$(echo "$name" | tr '/ ' '__').log
+	if "$@" > "$log" 2>&1; then
+		record PASS "$name"
+	else
+		record FAIL "$name"
+		sed 's/^/    /' "$log" | tail -n 40
+		return 1
+	fi
+}
+
+uapi_c90() {
+	printf '#include <linux/scif_ioctl.h>\nint main(void) { return SCIF_BIND != 0 ? 0 : 1; }\n' |
+		gcc -std=c90 -pedantic-errors -Wall -Werror -I"$top/include/uapi" -x c -o /dev/null -
+}
+
+log_checker_tests() {
+	local line
+	while read -r line; do
+		case "$line" in
+		"ok "*) record PASS "logcheck/${line#ok * - }" ;;
+		"not ok "*) record FAIL "logcheck/${line#not ok * - }" ;;
+		esac
+	done < <(bash "$top/qemu/tests/test-check-log.sh")
+}
+
+vm_run() { # kernel-name
+	local k=$1 kdir image rel moddir vmdir
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+		{ record FAIL "$k/kernel (not available)"; return; }
+	moddir=$BUILD/modules/$k
+	run_test "$k/build-strict" make -s -C "$top" modules STRICT=1 \
+		KDIR="$kdir" MODDIR="$moddir" || return
+	vmdir=$out/vm-$k
+	sh "$top/qemu/mkinitramfs.sh" "$vmdir.cpio" \
+		"$top/tools/testing/selftests/scif/steps" "$BUILD/selftests" \
+		"$moddir/drivers/misc/scif/scif.ko"
+	echo "check: booting $k ($rel)"
+	sh "$top/qemu/run-vm.sh" "$image" "$vmdir.cpio" "$vmdir" ||
+		echo "check: $k guest exited with status $?"
+	sh "$top/qemu/parse-results.sh" "$vmdir/results.log" "$k" |
+		while read -r verdict name; do record "$verdict" "$name"; done
+	run_test "$k/kernel-log-clean" bash "$top/qemu/check-log.sh" "$vmdir/console.log"
+}
+
+mkdir -p "$out"
+: > "$results"
+start=$(date +%s)
+
+sh "$top/scripts/deps.sh" || { echo "check: installing dependencies failed"; echo "0 passed, 1 failed"; exit 1; }
+sh "$top/scripts/kernel-source.sh" > /dev/null || { echo "0 passed, 1 failed"; exit 1; }
+
+run_test lint/checkpatch make -s -C "$top" lint
+run_test lint/uapi-header-c90 uapi_c90
+log_checker_tests
+run_test selftests/build make -s -C "$top" selftests
+for k in $KERNELS; do
+	vm_run "$k"
+done
+
+passed=$(grep -c '^PASS' "$results")
+failed=$(grep -c '^FAIL' "$results")
+skipped=$(grep -c '^SKIP' "$results")
+echo
+echo "check: finished in $(( $(date +%s) - start )) s; results in $results"
+grep '^FAIL' "$results" | sed 's/^/check: /'
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

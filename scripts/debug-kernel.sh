@@ -1,0 +1,47 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build (once) the debug 6.1 kernel from Debian's linux-source-6.1 with
+# qemu/debug-kernel.config on top of tinyconfig, and print its build
+# directory, which is also the KDIR to build modules against.  The result
+# is cached and rebuilt only when the fragment or the source version
+# changes.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SCIF_CACHE:-/var/cache/scif}
+frag=$top/qemu/debug-kernel.config
+tree=$(sh "$top/scripts/kernel-source.sh")
+out=$cache/debug-6.1
+
+key="$(cat "$tree/.scif-unpacked") $(sha256sum < "$frag" | cut -d' ' -f1)"
+if [ -e "$out/.scif-key" ] && [ "$(cat "$out/.scif-key")" = "$key" ] &&
+   [ -e "$out/arch/x86/boot/bzImage" ]; then
+	echo "$out"
+	exit 0
+fi
+
+echo "debug-kernel: building in $out (log: $out.log)" >&2
+rm -rf "$out"
+mkdir -p "$out"
+{
+	make -C "$tree" O="$out" tinyconfig
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$frag"
+	make -C "$tree" O="$out" olddefconfig
+} > "$out.log" 2>&1
+
+# Every option the fragment sets must have survived olddefconfig.
+missing=$(grep '^CONFIG_' "$frag" | while read -r line; do
+	grep -qx "$line" "$out/.config" || echo "$line"
+done)
+if [ -n "$missing" ]; then
+	echo "debug-kernel: options not satisfied:" $missing >&2
+	exit 1
+fi
+
+if ! make -C "$tree" O="$out" -j"$(nproc)" bzImage modules >> "$out.log" 2>&1; then
+	tail -n 30 "$out.log" >&2
+	exit 1
+fi
+echo "$key" > "$out/.scif-key"
+echo "$out"

@@ -1,0 +1,92 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install everything the build, the static checks and the QEMU test runs
+# need on a Debian 12 (bookworm) machine.  Idempotent: when every package
+# is already present it returns without touching apt.
+#
+# The 6.12 kernel comes from bookworm-backports.  That suite is enabled by
+# reusing the mirror URI this machine already uses for bookworm; no mirror
+# host is named here.
+set -eu
+
+export DEBIAN_FRONTEND=noninteractive
+
+TOOLS="build-essential bc bison flex libelf-dev libssl-dev dwarves
+	kmod cpio xz-utils zstd rsync busybox-static qemu-system-x86
+	sparse gnuplot-nox linux-source-6.1 linux-headers-amd64
+	linux-image-amd64"
+BPO_LIST=/etc/apt/sources.list.d/scif-bookworm-backports.list
+
+die() { echo "deps: $*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (apt-get install)"
+
+# The URI configured for the plain "bookworm" suite, from either the
+# deb822 .sources files or the one-line sources.list format.
+bookworm_uri() {
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -r "$f" ] || continue
+		awk '
+			/^[[:space:]]*$/ { if (uri != "" && ok) { print uri; exit }
+					   uri = ""; ok = 0; next }
+			tolower($1) == "uris:" { uri = $2 }
+			tolower($1) == "suites:" {
+				for (i = 2; i <= NF; i++) if ($i == "bookworm") ok = 1 }
+			END { if (uri != "" && ok) print uri }
+		' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		awk '$1 == "deb" {
+			i = 2; if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+			if ($(i + 1) == "bookworm") print $i }' "$f"
+	done
+}
+
+enable_backports() {
+	[ -s "$BPO_LIST" ] && return 0
+	uri=$(bookworm_uri | head -n 1)
+	[ -n "$uri" ] || die "no apt source for bookworm found to derive backports from"
+	echo "deb $uri bookworm-backports main" > "$BPO_LIST"
+	NEED_UPDATE=1
+}
+
+# Versioned package a meta package depends on in a given suite
+# (e.g. linux-image-amd64 in bookworm-backports -> linux-image-6.12.x-amd64).
+versioned_dep() { # meta pattern suite-option...
+	meta=$1 pat=$2; shift 2
+	apt-get -s -o Debug::NoLocking=1 "$@" install "$meta" 2>/dev/null |
+		awk -v p="$pat" '$1 == "Inst" && $2 ~ p { print $2; exit }'
+}
+
+missing() {
+	for p in "$@"; do
+		dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || echo "$p"
+	done
+}
+
+NEED_UPDATE=0
+enable_backports
+stamp=/var/lib/apt/periodic/scif-deps-updated
+if [ "$NEED_UPDATE" = 1 ] || [ ! -e "$stamp" ]; then
+	apt-get update -q
+	touch "$stamp"
+fi
+
+todo=$(missing $TOOLS)
+if [ -n "$todo" ]; then
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $todo
+fi
+
+# The 6.12 pair from backports, installed by versioned name so that the
+# 6.1 meta packages stay where they are.
+if ! ls -d /usr/src/linux-headers-6.12*-amd64 >/dev/null 2>&1; then
+	img=$(versioned_dep linux-image-amd64 '^linux-image-6\.12' -t bookworm-backports)
+	hdr=$(versioned_dep linux-headers-amd64 '^linux-headers-6\.12.*-amd64$' -t bookworm-backports)
+	[ -n "$img" ] && [ -n "$hdr" ] || die "no 6.12 kernel found in bookworm-backports"
+	apt-get install -y -q --no-install-recommends -t bookworm-backports "$img" "$hdr"
+fi
+echo "deps: all present"

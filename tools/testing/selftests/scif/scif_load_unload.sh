@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Load and unload scif.ko 50 times; /dev/scif must come and go with it,
+# and the module must refuse to unload while an endpoint is open.
+# Expects the module not loaded on entry; leaves it unloaded.
+mod=${SCIF_MODULE:-/modules/scif.ko}
+cycles=${SCIF_LOAD_CYCLES:-50}
+
+echo "TAP version 13"
+echo "1..2"
+
+ok=1
+i=0
+while [ "$i" -lt "$cycles" ]; do
+	i=$((i + 1))
+	if ! insmod "$mod"; then
+		echo "# cycle $i: insmod failed"; ok=0; break
+	fi
+	if [ ! -c /dev/scif ]; then
+		echo "# cycle $i: /dev/scif missing after load"; ok=0
+	fi
+	if ! rmmod scif; then
+		echo "# cycle $i: rmmod failed"; ok=0; break
+	fi
+	if [ -e /dev/scif ]; then
+		echo "# cycle $i: /dev/scif left after unload"; ok=0
+	fi
+done
+[ "$ok" = 1 ] && echo "ok 1 load_unload_cycles" ||
+	echo "not ok 1 load_unload_cycles"
+
+ok=0
+if insmod "$mod"; then
+	exec 7<>/dev/scif
+	if rmmod scif 2>/dev/null; then
+		echo "# rmmod succeeded with an endpoint open"
+	elif [ -c /dev/scif ]; then
+		ok=1
+	fi
+	exec 7>&-
+	rmmod scif || ok=0
+fi
+[ "$ok" = 1 ] && echo "ok 2 unload_refused_while_open" ||
+	echo "not ok 2 unload_refused_while_open"
