@@ -37,14 +37,14 @@ uapi_c90() {
 		gcc -std=c90 -pedantic-errors -Wall -Werror -I"$top/include/uapi" -x c -o /dev/null -
 }
 
-log_checker_tests() {
-	local line
+host_tap_tests() { # prefix script: each TAP line of a host-side test
+	local prefix=$1 line
 	while read -r line; do
 		case "$line" in
-		"ok "*) record PASS "logcheck/${line#ok * - }" ;;
-		"not ok "*) record FAIL "logcheck/${line#not ok * - }" ;;
+		"ok "*) record PASS "$prefix/${line#ok * - }" ;;
+		"not ok "*) record FAIL "$prefix/${line#not ok * - }" ;;
 		esac
-	done < <(bash "$top/qemu/tests/test-check-log.sh")
+	done < <(bash "$2")
 }
 
 vm_run() { # kernel-name
@@ -75,7 +75,8 @@ sh "$top/scripts/kernel-source.sh" > /dev/null || { echo "0 passed, 1 failed"; e
 
 run_test lint/checkpatch make -s -C "$top" lint
 run_test lint/uapi-header-c90 uapi_c90
-log_checker_tests
+host_tap_tests logcheck "$top/qemu/tests/test-check-log.sh"
+host_tap_tests parse-results "$top/qemu/tests/test-parse-results.sh"
 run_test selftests/build make -s -C "$top" selftests
 for k in $KERNELS; do
 	vm_run "$k"
