@@ -7,6 +7,7 @@
 #   make deps        install the packages (apt, idempotent; needs root)
 #   make modules     build scif.ko for one kernel: KVER= or KDIR=
 #                    (default: the newest installed kernel with a build tree)
+#   make lib         build libscif (shared, static, pkg-config) and check it
 #   make selftests   build the selftest programs
 #   make lint        checkpatch --strict on drivers/ and include/
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
@@ -47,6 +48,9 @@ selftests:
 	$(MAKE) -C $(TOP)/tools/testing/selftests/scif \
 		KSFT_INC=$(BUILD)/ksft-inc OUTPUT=$(BUILD)/selftests
 
+lib:
+	$(MAKE) -C $(TOP)/tools/lib/scif OUTPUT=$(BUILD)/lib all check-symbols compat-check
+
 lint:
 	cd $(TOP) && perl $(KSRC)/scripts/checkpatch.pl --no-tree --strict \
 		--quiet --show-types -f $$(find drivers include -name '*.[ch]' | sort)
@@ -60,4 +64,4 @@ demo:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps modules selftests lint check demo clean
+.PHONY: all deps modules lib selftests lint check demo clean

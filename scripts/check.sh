@@ -77,6 +77,7 @@ run_test lint/checkpatch make -s -C "$top" lint
 run_test lint/uapi-header-c90 uapi_c90
 host_tap_tests logcheck "$top/qemu/tests/test-check-log.sh"
 host_tap_tests parse-results "$top/qemu/tests/test-parse-results.sh"
+run_test lib/build make -s -C "$top" lib
 run_test selftests/build make -s -C "$top" selftests
 for k in $KERNELS; do
 	vm_run "$k"
