@@ -21,6 +21,7 @@ export SCIF_CACHE ?= /var/cache/scif
 KVER ?= $(shell sh $(TOP)/scripts/kernels.sh default)
 KDIR ?= /lib/modules/$(KVER)/build
 MODDIR ?= $(BUILD)/modules/$(KVER)
+override MODDIR := $(abspath $(MODDIR))
 # STRICT=1: sparse on every file and warnings as errors (make check does it)
 STRICT ?= 0
 ifeq ($(STRICT),1)
@@ -51,8 +52,11 @@ selftests:
 lib:
 	$(MAKE) -C $(TOP)/tools/lib/scif OUTPUT=$(BUILD)/lib all check-symbols compat-check
 
+# scripts/checkpatch-typedefs names the typedefs the SCIF API defines
+# (scif_epd_t, the kernel's endpoint handle since the original driver).
 lint:
 	cd $(TOP) && perl $(KSRC)/scripts/checkpatch.pl --no-tree --strict \
+		--typedefsfile scripts/checkpatch-typedefs \
 		--quiet --show-types -f $$(find drivers include -name '*.[ch]' | sort)
 
 check:

@@ -4,17 +4,73 @@
  *
  * Functions are declared here as the driver implements them; the flag
  * values and ABI structures shared with user space come from
- * <uapi/linux/scif_ioctl.h>.
+ * <uapi/linux/scif_ioctl.h>.  Kernel-mode calls return a negative errno
+ * where user mode would return -1 and set errno.
  */
 #ifndef _LINUX_SCIF_H
 #define _LINUX_SCIF_H
 
+#include <linux/list.h>
+#include <linux/poll.h>
 #include <linux/types.h>
 #include <uapi/linux/scif_ioctl.h>
 
 /* Largest number of nodes a SCIF network can have. */
 #define SCIF_MAX_NODES	64
 
+/* An endpoint, as kernel clients hold it. */
+typedef struct scif_endpt *scif_epd_t;
+
+/**
+ * struct scif_pollepd - an endpoint and the events to poll it for
+ * @epd: the endpoint
+ * @events: requested events (EPOLLIN, EPOLLOUT)
+ * @revents: returned events; EPOLLERR and EPOLLHUP are always reported
+ */
+struct scif_pollepd {
+	scif_epd_t epd;
+	__poll_t events;
+	__poll_t revents;
+};
+
+/**
+ * struct scif_peer_dev - a node, as kernel clients are told of it
+ * @dnode: the node's id
+ */
+struct scif_peer_dev {
+	u16 dnode;
+};
+
+/**
+ * struct scif_client - a kernel client notified as nodes come and go
+ * @name: the client's name
+ * @probe: called once for every node that is online (the local node
+ *	included); may sleep
+ * @remove: called once for every node that goes away or, on
+ *	unregistration, for every node @probe was called for; may sleep
+ * @list: private to the driver
+ *
+ * The callbacks must not register or unregister clients.
+ */
+struct scif_client {
+	const char *name;
+	void (*probe)(struct scif_peer_dev *peer);
+	void (*remove)(struct scif_peer_dev *peer);
+	struct list_head list;
+};
+
+scif_epd_t scif_open(void);
+int scif_bind(scif_epd_t epd, u16 pn);
+int scif_listen(scif_epd_t epd, int backlog);
+int scif_connect(scif_epd_t epd, struct scif_port_id *dst);
+int scif_accept(scif_epd_t epd, struct scif_port_id *peer, scif_epd_t *newepd,
+		int flags);
+int scif_close(scif_epd_t epd);
+int scif_send(scif_epd_t epd, void *msg, int len, int flags);
+int scif_recv(scif_epd_t epd, void *msg, int len, int flags);
+int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout);
 int scif_get_node_ids(u16 *nodes, int len, u16 *self);
+int scif_client_register(struct scif_client *client);
+void scif_client_unregister(struct scif_client *client);
 
 #endif /* _LINUX_SCIF_H */

@@ -2,7 +2,9 @@
 /*
  * SCIF core: debugfs introspection under <debugfs>/scif/.
  *
- *   endpoints   one line per endpoint: "<id> <state>"
+ *   endpoints   one line per endpoint not yet destroyed:
+ *               "<handle> <state> <port> <peer node>:<peer port>"
+ *   nodes       one line per node online: "<id> <bus>"
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -14,12 +16,30 @@ static int endpoints_show(struct seq_file *s, void *unused)
 	struct scif_endpt *ep;
 
 	mutex_lock(&scif_info.eplock);
-	list_for_each_entry(ep, &scif_info.endpoints, list)
-		seq_printf(s, "%llu %s\n", ep->id, scif_epd_state_name(ep->state));
+	list_for_each_entry(ep, &scif_info.endpoints, list) {
+		spin_lock(&ep->lock);
+		seq_printf(s, "%#llx %s %u %u:%u\n", ep->handle,
+			   scif_epd_state_name(ep->state), ep->port,
+			   ep->peer.node, ep->peer.port);
+		spin_unlock(&ep->lock);
+	}
 	mutex_unlock(&scif_info.eplock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(endpoints);
+
+static int nodes_show(struct seq_file *s, void *unused)
+{
+	u16 id;
+
+	mutex_lock(&scif_info.node_lock);
+	for (id = 0; id < SCIF_MAX_NODES; id++)
+		if (scif_info.nodes[id].online)
+			seq_printf(s, "%u %s\n", id, scif_info.nodes[id].hw->name);
+	mutex_unlock(&scif_info.node_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nodes);
 
 /**
  * scif_debugfs_init() - create the debugfs directory and its files
@@ -31,6 +51,8 @@ void scif_debugfs_init(void)
 	scif_info.debugfs = debugfs_create_dir(SCIF_DRV_NAME, NULL);
 	debugfs_create_file("endpoints", 0400, scif_info.debugfs, NULL,
 			    &endpoints_fops);
+	debugfs_create_file("nodes", 0400, scif_info.debugfs, NULL,
+			    &nodes_fops);
 }
 
 /**

@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SCIF core: endpoint creation, destruction and state names.
+ * SCIF core: endpoint lifetime, handles, ports, and the reset of
+ * endpoints whose peer node is lost.
  */
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 
 #include "scif_priv.h"
 
 static const char * const scif_epd_state_names[] = {
 	[SCIF_EPD_UNBOUND] = "unbound",
+	[SCIF_EPD_BOUND] = "bound",
+	[SCIF_EPD_LISTENING] = "listening",
+	[SCIF_EPD_CONNECTING] = "connecting",
+	[SCIF_EPD_CONNECTED] = "connected",
+	[SCIF_EPD_DISCONNECTED] = "disconnected",
+	[SCIF_EPD_CLOSING] = "closing",
 };
 
 /**
@@ -32,46 +40,254 @@ static bool scif_epd_count_get(void)
 	return false;
 }
 
+static void scif_epd_free_work(struct work_struct *work)
+{
+	struct scif_endpt *ep = container_of(work, struct scif_endpt,
+					     free_work);
+
+	xa_erase(&scif_info.epds, (u32)ep->handle);
+	mutex_lock(&scif_info.eplock);
+	list_del(&ep->list);
+	mutex_unlock(&scif_info.eplock);
+
+	if (ep->rb.remote && READ_ONCE(ep->node->hw))
+		scif_node_unmap(ep->node, ep->rb.remote,
+				sizeof(struct scif_qp_shm) + ep->rb.tx_size);
+	scif_qp_free(ep->rb.local, ep->rb.rx_size);
+	if (ep->port)
+		scif_port_put(ep->port);
+	kfree_rcu(ep, rcu);
+}
+
+static void scif_epd_release(struct kref *ref)
+{
+	struct scif_endpt *ep = container_of(ref, struct scif_endpt, ref);
+
+	queue_work(scif_info.wq, &ep->free_work);
+}
+
+/**
+ * scif_epd_put() - drop a reference to an endpoint
+ * @ep: the endpoint
+ *
+ * Context: any context.
+ */
+void scif_epd_put(struct scif_endpt *ep)
+{
+	kref_put(&ep->ref, scif_epd_release);
+}
+
+/**
+ * scif_epd_lookup() - find an endpoint by the handle a message names
+ * @handle: the handle, from anyone
+ *
+ * Return: the endpoint with a reference the caller must put, or NULL.
+ */
+struct scif_endpt *scif_epd_lookup(u64 handle)
+{
+	struct scif_endpt *ep;
+
+	rcu_read_lock();
+	ep = xa_load(&scif_info.epds, (u32)handle);
+	if (ep && (ep->handle != handle || !kref_get_unless_zero(&ep->ref)))
+		ep = NULL;
+	rcu_read_unlock();
+	return ep;
+}
+
 /**
  * scif_epd_create() - allocate a new, unbound endpoint
  *
  * Context: process context; may sleep.
  * Return: the endpoint, ERR_PTR(-ENFILE) when max_endpoints endpoints
- * exist already, or ERR_PTR(-ENOMEM).
+ * are open already, or ERR_PTR(-ENOMEM).
  */
 struct scif_endpt *scif_epd_create(void)
 {
 	struct scif_endpt *ep;
+	u32 id;
+	int err;
 
 	if (!scif_epd_count_get())
 		return ERR_PTR(-ENFILE);
-
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
 	if (!ep) {
-		atomic_dec(&scif_info.nr_endpoints);
-		return ERR_PTR(-ENOMEM);
+		err = -ENOMEM;
+		goto undo_count;
 	}
-	ep->id = atomic64_inc_return(&scif_info.next_epd_id);
+	kref_init(&ep->ref);
+	init_waitqueue_head(&ep->wq);
+	INIT_WORK(&ep->free_work, scif_epd_free_work);
+	INIT_WORK(&ep->disc_work, scif_epd_disconnect_work);
+	mutex_init(&ep->ctl_mutex);
+	mutex_init(&ep->recv_mutex);
+	mutex_init(&ep->send_mutex);
+	spin_lock_init(&ep->lock);
+	INIT_LIST_HEAD(&ep->conreqs);
 	ep->state = SCIF_EPD_UNBOUND;
 
+	err = xa_alloc(&scif_info.epds, &id, ep, xa_limit_31b, GFP_KERNEL);
+	if (err)
+		goto undo_alloc;
+	ep->handle = (u64)(u32)atomic_inc_return(&scif_info.next_gen) << 32 | id;
 	mutex_lock(&scif_info.eplock);
 	list_add_tail(&ep->list, &scif_info.endpoints);
 	mutex_unlock(&scif_info.eplock);
 	return ep;
+
+undo_alloc:
+	kfree(ep);
+undo_count:
+	atomic_dec(&scif_info.nr_endpoints);
+	return ERR_PTR(err);
+}
+
+/*
+ * Reset one endpoint whose peer node is gone: wake its waiters, unmap the
+ * peer's area and drop the protocol's reference, since no
+ * acknowledgment will come.
+ */
+static void scif_epd_lose_peer(struct scif_endpt *ep)
+{
+	void *remote;
+	bool drop;
+
+	mutex_lock(&ep->recv_mutex);
+	mutex_lock(&ep->send_mutex);
+	spin_lock(&ep->lock);
+	if (ep->state == SCIF_EPD_CONNECTING) {
+		ep->state = SCIF_EPD_BOUND;
+		ep->conn_err = -ENODEV;
+	} else if (ep->state == SCIF_EPD_CONNECTED) {
+		ep->state = SCIF_EPD_DISCONNECTED;
+	}
+	remote = ep->rb.remote;
+	ep->rb.remote = NULL;
+	drop = ep->proto_ref;
+	ep->proto_ref = false;
+	spin_unlock(&ep->lock);
+	mutex_unlock(&ep->send_mutex);
+	mutex_unlock(&ep->recv_mutex);
+
+	if (remote)
+		scif_node_unmap(ep->node, remote,
+				sizeof(struct scif_qp_shm) + ep->rb.tx_size);
+	wake_up_all(&ep->wq);
+	if (drop)
+		scif_epd_put(ep);
+}
+
+static bool scif_epd_needs_reset(struct scif_endpt *ep,
+				 struct scif_node *node)
+{
+	enum scif_epd_state state = READ_ONCE(ep->state);
+
+	return READ_ONCE(ep->node) == node &&
+	       (state == SCIF_EPD_CONNECTING || state == SCIF_EPD_CONNECTED ||
+		READ_ONCE(ep->rb.remote) || READ_ONCE(ep->proto_ref));
 }
 
 /**
- * scif_epd_destroy() - release an endpoint and everything it holds
- * @ep: the endpoint; no other reference to it may remain
+ * scif_epd_node_lost() - reset every endpoint whose peer is on @node
+ * @node: the node that is gone; no message from it is handled any more
+ *
+ * Endpoints are reset in batches, each outside scif_info.eplock, until
+ * none is left to reset.
  *
  * Context: process context; may sleep.
  */
-void scif_epd_destroy(struct scif_endpt *ep)
+void scif_epd_node_lost(struct scif_node *node)
 {
-	mutex_lock(&scif_info.eplock);
-	list_del(&ep->list);
-	mutex_unlock(&scif_info.eplock);
+	struct scif_endpt *ep, *batch[16];
+	int i, n;
 
-	kfree(ep);
-	atomic_dec(&scif_info.nr_endpoints);
+	do {
+		n = 0;
+		mutex_lock(&scif_info.eplock);
+		list_for_each_entry(ep, &scif_info.endpoints, list) {
+			if (!scif_epd_needs_reset(ep, node) ||
+			    !kref_get_unless_zero(&ep->ref))
+				continue;
+			batch[n++] = ep;
+			if (n == ARRAY_SIZE(batch))
+				break;
+		}
+		mutex_unlock(&scif_info.eplock);
+		for (i = 0; i < n; i++) {
+			scif_epd_lose_peer(batch[i]);
+			scif_epd_put(batch[i]);
+		}
+	} while (n);
+}
+
+/**
+ * scif_port_claim() - take a free port for an endpoint
+ * @port: the port, not 0
+ *
+ * Return: 0, or -EINVAL if the port is in use.
+ */
+int scif_port_claim(u16 port)
+{
+	int err;
+
+	mutex_lock(&scif_info.port_lock);
+	err = xa_insert(&scif_info.ports, port, xa_mk_value(1), GFP_KERNEL);
+	mutex_unlock(&scif_info.port_lock);
+	return err == -EBUSY ? -EINVAL : err;
+}
+
+/**
+ * scif_port_alloc() - take a free port at or above SCIF_PORT_RSVD
+ * @port: receives the port
+ *
+ * Return: 0, or -ENOSPC if every such port is in use.
+ */
+int scif_port_alloc(u16 *port)
+{
+	static u32 next = SCIF_PORT_RSVD;
+	u32 id;
+	int err;
+
+	mutex_lock(&scif_info.port_lock);
+	err = xa_alloc_cyclic(&scif_info.ports, &id, xa_mk_value(1),
+			      XA_LIMIT(SCIF_PORT_RSVD, U16_MAX), &next,
+			      GFP_KERNEL);
+	mutex_unlock(&scif_info.port_lock);
+	if (err == -EBUSY)
+		return -ENOSPC;
+	if (err < 0)
+		return err;
+	*port = id;
+	return 0;
+}
+
+/**
+ * scif_port_get() - one more endpoint bound to a port in use
+ * @port: the port
+ */
+void scif_port_get(u16 port)
+{
+	mutex_lock(&scif_info.port_lock);
+	xa_store(&scif_info.ports, port,
+		 xa_mk_value(xa_to_value(xa_load(&scif_info.ports, port)) + 1),
+		 GFP_KERNEL);
+	mutex_unlock(&scif_info.port_lock);
+}
+
+/**
+ * scif_port_put() - one endpoint fewer bound to a port
+ * @port: the port; freed with its last endpoint
+ */
+void scif_port_put(u16 port)
+{
+	unsigned long users;
+
+	mutex_lock(&scif_info.port_lock);
+	users = xa_to_value(xa_load(&scif_info.ports, port));
+	if (users > 1)
+		xa_store(&scif_info.ports, port, xa_mk_value(users - 1),
+			 GFP_KERNEL);
+	else
+		xa_erase(&scif_info.ports, port);
+	mutex_unlock(&scif_info.port_lock);
 }

@@ -9,6 +9,7 @@
  * 32-bit processes are not supported: the ABI structures have a different
  * layout there, and without a .compat_ioctl their ioctls fail with ENOTTY.
  */
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/scif.h>
@@ -30,8 +31,122 @@ static int scif_fd_open(struct inode *inode, struct file *f)
 
 static int scif_fd_release(struct inode *inode, struct file *f)
 {
-	scif_epd_destroy(f->private_data);
+	scif_epd_close(f->private_data);
 	return 0;
+}
+
+static __poll_t scif_fd_poll(struct file *f, poll_table *wait)
+{
+	struct scif_endpt *ep = f->private_data;
+
+	poll_wait(f, &ep->wq, wait);
+	return scif_epd_poll_mask(ep);
+}
+
+/* Exactly 16 bits are read and written back: callers pass a u16 or int. */
+static long scif_ioctl_bind(struct scif_endpt *ep, u16 __user *uport)
+{
+	u16 port;
+	int ret;
+
+	if (get_user(port, uport))
+		return -EFAULT;
+	if (port && port < SCIF_ADMIN_PORT_END &&
+	    !capable(CAP_NET_BIND_SERVICE))
+		return -EACCES;
+	ret = scif_epd_bind(ep, port);
+	if (ret < 0)
+		return ret;
+	return put_user((u16)ret, uport) ? -EFAULT : 0;
+}
+
+static long scif_ioctl_connect(struct file *f, struct scif_endpt *ep,
+			       struct scifioctl_connect __user *uarg)
+{
+	struct scifioctl_connect req;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	ret = scif_epd_connect(ep, &req.peer, f->f_flags & O_NONBLOCK);
+	if (ret < 0)
+		return ret;
+	req.self.node = scif_info.self;
+	req.self.port = ret;
+	return copy_to_user(&uarg->self, &req.self, sizeof(req.self)) ?
+	       -EFAULT : 0;
+}
+
+/*
+ * First half of accept: take a request and park it under a cookie that
+ * the caller passes to SCIF_ACCEPTREG on a new endpoint.
+ */
+static long scif_ioctl_acceptreq(struct scif_endpt *lep,
+				 struct scifioctl_accept __user *uarg)
+{
+	struct scifioctl_accept acc;
+	struct scif_conreq *req;
+	int err;
+
+	if (copy_from_user(&acc, uarg, sizeof(acc)))
+		return -EFAULT;
+	req = scif_epd_take_request(lep, acc.flags);
+	if (IS_ERR(req))
+		return PTR_ERR(req);
+	acc.peer = req->peer;
+	err = scif_epd_park_request(req);
+	if (err) {
+		scif_conreq_reject(req);
+		return err;
+	}
+	acc.endpt = req->cookie;
+	if (copy_to_user(&uarg->peer, &acc.peer, sizeof(acc.peer)) ||
+	    put_user(acc.endpt, &uarg->endpt)) {
+		req = scif_epd_unpark_request(acc.endpt);
+		if (req)
+			scif_conreq_reject(req);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/* Second half: the parked request becomes this (fresh) endpoint. */
+static long scif_ioctl_acceptreg(struct scif_endpt *ep, u64 __user *ucookie)
+{
+	struct scif_conreq *req;
+	u64 cookie;
+
+	if (get_user(cookie, ucookie))
+		return -EFAULT;
+	if (READ_ONCE(ep->state) != SCIF_EPD_UNBOUND)
+		return -EINVAL;
+	req = scif_epd_unpark_request(cookie);
+	if (!req)
+		return -ENOENT;
+	return scif_epd_accept_request(ep, req);
+}
+
+static long scif_ioctl_msg(struct scif_endpt *ep,
+			   struct scifioctl_msg __user *uarg, bool send)
+{
+	struct scifioctl_msg m;
+	struct iov_iter iter;
+	void __user *buf;
+	int ret;
+
+	if (copy_from_user(&m, uarg, sizeof(m)))
+		return -EFAULT;
+	if (m.len < 0)
+		return -EINVAL;
+	buf = u64_to_user_ptr(m.msg);
+	if (!access_ok(buf, m.len))
+		return -EFAULT;
+	iov_iter_ubuf(&iter, send ? ITER_SOURCE : ITER_DEST, buf, m.len);
+	ret = send ? scif_epd_send(ep, &iter, m.flags) :
+		     scif_epd_recv(ep, &iter, m.flags);
+	if (ret < 0)
+		return ret;
+	return put_user(ret, &uarg->out_len) ? -EFAULT : 0;
 }
 
 static long scif_ioctl_get_node_ids(struct scifioctl_node_ids __user *uarg)
@@ -71,22 +186,10 @@ static long scif_ioctl_get_node_ids(struct scifioctl_node_ids __user *uarg)
 static long scif_ioctl_not_yet(unsigned int cmd, void __user *uarg)
 {
 	u8 buf[sizeof(struct scifioctl_reg)];
-	size_t size;
+	size_t size = cmd == SCIF_FENCE_WAIT ? 0 : _IOC_SIZE(cmd);
 
 	BUILD_BUG_ON(sizeof(struct scifioctl_copy) > sizeof(buf) ||
 		     sizeof(struct scifioctl_fence_signal) > sizeof(buf));
-	switch (cmd) {
-	case SCIF_LISTEN:
-	case SCIF_FENCE_WAIT:
-		size = 0;
-		break;
-	case SCIF_BIND:
-		size = sizeof(u16);
-		break;
-	default:
-		size = _IOC_SIZE(cmd);
-		break;
-	}
 	if (copy_from_user(buf, uarg, size))
 		return -EFAULT;
 	return -EOPNOTSUPP;
@@ -94,18 +197,26 @@ static long scif_ioctl_not_yet(unsigned int cmd, void __user *uarg)
 
 static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
+	struct scif_endpt *ep = f->private_data;
 	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
+	case SCIF_BIND:
+		return scif_ioctl_bind(ep, uarg);
+	case SCIF_LISTEN:
+		return scif_epd_listen(ep, (int)arg);
+	case SCIF_CONNECT:
+		return scif_ioctl_connect(f, ep, uarg);
+	case SCIF_ACCEPTREQ:
+		return scif_ioctl_acceptreq(ep, uarg);
+	case SCIF_ACCEPTREG:
+		return scif_ioctl_acceptreg(ep, uarg);
+	case SCIF_SEND:
+		return scif_ioctl_msg(ep, uarg, true);
+	case SCIF_RECV:
+		return scif_ioctl_msg(ep, uarg, false);
 	case SCIF_GET_NODEIDS:
 		return scif_ioctl_get_node_ids(uarg);
-	case SCIF_BIND:
-	case SCIF_LISTEN:
-	case SCIF_CONNECT:
-	case SCIF_ACCEPTREQ:
-	case SCIF_ACCEPTREG:
-	case SCIF_SEND:
-	case SCIF_RECV:
 	case SCIF_REG:
 	case SCIF_UNREG:
 	case SCIF_READFROM:
@@ -125,12 +236,13 @@ static const struct file_operations scif_fops = {
 	.open = scif_fd_open,
 	.release = scif_fd_release,
 	.unlocked_ioctl = scif_fd_ioctl,
+	.poll = scif_fd_poll,
 };
 
 static ssize_t node_id_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
 {
-	return sysfs_emit(buf, "%u\n", scif_self_node());
+	return sysfs_emit(buf, "%u\n", scif_info.self);
 }
 static DEVICE_ATTR_RO(node_id);
 

@@ -2,6 +2,7 @@
 /*
  * SCIF core: module parameters, initialisation and teardown.
  */
+#include <linux/log2.h>
 #include <linux/module.h>
 
 #include "scif_priv.h"
@@ -11,15 +12,51 @@ module_param_named(max_endpoints, scif_max_endpoints, uint, 0644);
 MODULE_PARM_DESC(max_endpoints,
 		 "Most endpoints (open files of /dev/scif) that may exist at once; further opens fail with ENFILE (default 65536)");
 
+unsigned int scif_msg_ring_size = 64 * 1024;
+module_param_named(msg_ring_size, scif_msg_ring_size, uint, 0444);
+MODULE_PARM_DESC(msg_ring_size,
+		 "Bytes in each connection's receive ring: a power of two from 4096 to 4194304 (default 65536)");
+
 struct scif_info scif_info = {
 	.eplock = __MUTEX_INITIALIZER(scif_info.eplock),
 	.endpoints = LIST_HEAD_INIT(scif_info.endpoints),
+	.epds = XARRAY_INIT(scif_info.epds, XA_FLAGS_ALLOC1),
+	.port_lock = __MUTEX_INITIALIZER(scif_info.port_lock),
+	.ports = XARRAY_INIT(scif_info.ports, XA_FLAGS_ALLOC),
+	.listeners = XARRAY_INIT(scif_info.listeners, 0),
+	.parked = XARRAY_INIT(scif_info.parked, XA_FLAGS_ALLOC1),
+	.node_lock = __MUTEX_INITIALIZER(scif_info.node_lock),
+	.clients = LIST_HEAD_INIT(scif_info.clients),
 };
+
+static int __init scif_check_params(void)
+{
+	if (scif_msg_ring_size < SCIF_RING_MIN ||
+	    scif_msg_ring_size > SCIF_RING_MAX ||
+	    !is_power_of_2(scif_msg_ring_size)) {
+		pr_err("scif: msg_ring_size %u is not a power of two in [%lu, %u]\n",
+		       scif_msg_ring_size, SCIF_RING_MIN, SCIF_RING_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static int __init scif_init(void)
 {
 	int err;
 
+	err = scif_check_params();
+	if (err)
+		return err;
+	scif_info.wq = alloc_workqueue("scif", WQ_UNBOUND, 0);
+	if (!scif_info.wq)
+		return -ENOMEM;
+	err = scif_nodes_init();
+	if (err)
+		goto undo_wq;
+	err = scif_loopback_init();
+	if (err)
+		goto undo_nodes;
 	scif_debugfs_init();
 	err = scif_fd_init();
 	if (err)
@@ -28,6 +65,11 @@ static int __init scif_init(void)
 
 undo_debugfs:
 	scif_debugfs_exit();
+	scif_loopback_exit();
+undo_nodes:
+	scif_nodes_exit();
+undo_wq:
+	destroy_workqueue(scif_info.wq);
 	return err;
 }
 
@@ -35,6 +77,12 @@ static void __exit scif_exit(void)
 {
 	scif_fd_exit();
 	scif_debugfs_exit();
+	scif_loopback_exit();
+	/* Endpoints still waiting for their destruction go now. */
+	destroy_workqueue(scif_info.wq);
+	rcu_barrier();
+	scif_nodes_exit();
+	WARN_ON(!list_empty(&scif_info.endpoints));
 }
 
 module_init(scif_init);

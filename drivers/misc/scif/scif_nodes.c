@@ -1,25 +1,387 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SCIF core: the node table and node enumeration.
- *
- * Until a hardware bus reports peers, the only node online is this one,
- * the management node.
+ * SCIF core: the node table, node queue pairs, the hardware bus entry
+ * points and kernel clients' probe/remove.
  */
+#include <linux/err.h>
 #include <linux/export.h>
+#include <linux/io.h>
 #include <linux/minmax.h>
-#include <linux/scif.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
 
 #include "scif_priv.h"
 
+struct scif_reply {
+	struct list_head list;
+	struct scif_msg msg;
+};
+
+/* How long a sender sleeps before looking at a full queue again. */
+#define SCIF_TX_RECHECK		(HZ / 50)
+
 /**
- * scif_self_node() - the node id of this node
+ * scif_node_get_online() - a node that messages can be sent to
+ * @id: the node id, from anyone
  *
- * Return: the local node id.
+ * Return: the node, or NULL if there is no such node online.
  */
-u16 scif_self_node(void)
+struct scif_node *scif_node_get_online(u16 id)
 {
-	return SCIF_MGMT_NODE;
+	if (id >= SCIF_MAX_NODES || !READ_ONCE(scif_info.nodes[id].online))
+		return NULL;
+	return &scif_info.nodes[id];
 }
+
+static bool scif_node_tx_ready(struct scif_node *node)
+{
+	return !READ_ONCE(node->online) ||
+	       scif_rb_tx_room(&node->rb) >= sizeof(struct scif_msg);
+}
+
+/**
+ * scif_node_send() - send a node message
+ * @node: the destination node
+ * @msg: the message
+ *
+ * Sleeps while the peer's queue is full.  Only a fatal signal or the
+ * loss of the node ends the wait early.
+ *
+ * Context: process context; takes @node->tx_mutex.
+ * Return: 0, -ENODEV if the node is gone, or -EINTR.
+ */
+int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
+{
+	struct kvec kv = { .iov_base = (void *)msg, .iov_len = sizeof(*msg) };
+	struct iov_iter iter;
+	int err = 0;
+
+	mutex_lock(&node->tx_mutex);
+	while (READ_ONCE(node->online) &&
+	       scif_rb_tx_room(&node->rb) < sizeof(*msg)) {
+		/* Ask for a doorbell once the peer has made room. */
+		WRITE_ONCE(node->rb.remote->rx_waiting, 1);
+		/* The flag must be visible before we look at the room again. */
+		mb();
+		if (scif_rb_tx_room(&node->rb) >= sizeof(*msg))
+			break;
+		mutex_unlock(&node->tx_mutex);
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		wait_event_timeout(node->tx_wq, scif_node_tx_ready(node),
+				   SCIF_TX_RECHECK);
+		mutex_lock(&node->tx_mutex);
+	}
+	if (!READ_ONCE(node->online)) {
+		err = -ENODEV;
+		goto out;
+	}
+	iov_iter_kvec(&iter, ITER_SOURCE, &kv, 1, sizeof(*msg));
+	scif_rb_put(&node->rb, &iter);
+	node->hw->ops->ring(node->hw, node->id);
+out:
+	mutex_unlock(&node->tx_mutex);
+	return err;
+}
+
+/**
+ * scif_node_reply() - queue a message for sending from process context
+ * @node: the destination node
+ * @msg: the message, copied
+ *
+ * For the node's rx_work, which must not wait for room in the peer's
+ * queue.  The copy cannot fail, so a reply is never lost.
+ *
+ * Context: process context.
+ */
+void scif_node_reply(struct scif_node *node, const struct scif_msg *msg)
+{
+	struct scif_reply *r = kmalloc(sizeof(*r), GFP_KERNEL | __GFP_NOFAIL);
+
+	r->msg = *msg;
+	spin_lock(&node->reply_lock);
+	list_add_tail(&r->list, &node->replies);
+	spin_unlock(&node->reply_lock);
+	queue_work(scif_info.wq, &node->reply_work);
+}
+
+static void scif_node_reply_work(struct work_struct *work)
+{
+	struct scif_node *node = container_of(work, struct scif_node,
+					      reply_work);
+	struct scif_reply *r;
+
+	for (;;) {
+		spin_lock(&node->reply_lock);
+		r = list_first_entry_or_null(&node->replies, struct scif_reply,
+					     list);
+		if (r)
+			list_del(&r->list);
+		spin_unlock(&node->reply_lock);
+		if (!r)
+			return;
+		scif_node_send(node, &r->msg);
+		kfree(r);
+	}
+}
+
+static void scif_node_drop_replies(struct scif_node *node)
+{
+	struct scif_reply *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &node->replies, list) {
+		list_del(&r->list);
+		kfree(r);
+	}
+}
+
+static bool scif_node_recv(struct scif_node *node, struct scif_msg *msg)
+{
+	struct kvec kv = { .iov_base = msg, .iov_len = sizeof(*msg) };
+	struct iov_iter iter;
+	u32 avail;
+
+	if (scif_rb_rx_avail(&node->rb, &avail) || avail < sizeof(*msg))
+		return false;
+	iov_iter_kvec(&iter, ITER_DEST, &kv, 1, sizeof(*msg));
+	return scif_rb_get(&node->rb, &iter) == sizeof(*msg);
+}
+
+static void scif_node_rx_work(struct work_struct *work)
+{
+	struct scif_node *node = container_of(work, struct scif_node, rx_work);
+	struct scif_msg msg;
+
+	if (!READ_ONCE(node->online))
+		return;
+	while (scif_node_recv(node, &msg))
+		scif_msg_dispatch(node, &msg);
+
+	if (READ_ONCE(node->rb.local->rx_waiting)) {
+		WRITE_ONCE(node->rb.local->rx_waiting, 0);
+		node->hw->ops->ring(node->hw, node->id);
+	}
+	/* A doorbell may also mean the peer made room in its queue. */
+	wake_up_all(&node->tx_wq);
+}
+
+/**
+ * scif_node_map() - map memory a peer published, for CPU access
+ * @node: the peer
+ * @addr: the address it published
+ * @len: bytes to map
+ *
+ * Context: process context.
+ * Return: the mapping, or an ERR_PTR().
+ */
+void *scif_node_map(struct scif_node *node, u64 addr, size_t len)
+{
+	return node->hw->ops->map_peer(node->hw, node->id, addr, len);
+}
+
+/**
+ * scif_node_unmap() - undo scif_node_map()
+ * @node: the peer
+ * @va: the mapping
+ * @len: its length
+ */
+void scif_node_unmap(struct scif_node *node, void *va, size_t len)
+{
+	node->hw->ops->unmap_peer(node->hw, node->id, va, len);
+}
+
+/**
+ * scif_node_local_addr() - the address @node uses to reach local memory
+ * @node: the peer
+ * @va: a kernel address in the linear map
+ *
+ * Return: the address to publish to @node.
+ */
+u64 scif_node_local_addr(struct scif_node *node, void *va)
+{
+	return node->hw->ops->local_addr(node->hw, virt_to_phys(va));
+}
+
+/* Callers hold scif_info.node_lock. */
+static void scif_clients_probe(struct scif_node *node)
+{
+	struct scif_client *client;
+
+	list_for_each_entry(client, &scif_info.clients, list)
+		if (client->probe)
+			client->probe(&node->peer);
+}
+
+static void scif_clients_remove(struct scif_node *node)
+{
+	struct scif_client *client;
+
+	list_for_each_entry(client, &scif_info.clients, list)
+		if (client->remove)
+			client->remove(&node->peer);
+}
+
+static int scif_node_connect_qp(struct scif_node *node)
+{
+	size_t len = sizeof(struct scif_qp_shm) + SCIF_NODE_QP_SIZE;
+	struct scif_hw_dev *hw = node->hw;
+	struct scif_qp_shm *remote;
+	u64 addr;
+
+	node->rb.local = scif_qp_alloc(SCIF_NODE_QP_SIZE);
+	if (!node->rb.local)
+		return -ENOMEM;
+	node->rb.rx_size = SCIF_NODE_QP_SIZE;
+	node->rb.tx_size = SCIF_NODE_QP_SIZE;
+	hw->ops->publish_qp(hw, node->id, scif_node_local_addr(node,
+							       node->rb.local));
+	addr = hw->ops->peer_qp(hw, node->id);
+	remote = addr ? scif_node_map(node, addr, len) : ERR_PTR(-EAGAIN);
+	if (IS_ERR(remote)) {
+		hw->ops->publish_qp(hw, node->id, 0);
+		scif_qp_free(node->rb.local, SCIF_NODE_QP_SIZE);
+		node->rb.local = NULL;
+		return PTR_ERR(remote);
+	}
+	node->rb.remote = remote;
+	return 0;
+}
+
+/**
+ * scif_hw_node_up() - a bus reports that it reaches a node
+ * @hw: the bus
+ * @node: the node's id
+ *
+ * Sets up the node queue pair and tells kernel clients of the node.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL for a bad id, -EBUSY if the node is already
+ * reached, -EAGAIN if the node has not published its queue yet, or
+ * another negative errno.
+ */
+int scif_hw_node_up(struct scif_hw_dev *hw, u16 node)
+{
+	struct scif_node *n;
+	int err;
+
+	if (node >= SCIF_MAX_NODES)
+		return -EINVAL;
+	n = &scif_info.nodes[node];
+	mutex_lock(&scif_info.node_lock);
+	if (n->hw) {
+		err = -EBUSY;
+		goto out;
+	}
+	n->hw = hw;
+	n->rb.tx_write = 0;
+	n->rb.rx_read = 0;
+	err = scif_node_connect_qp(n);
+	if (err) {
+		n->hw = NULL;
+		goto out;
+	}
+	WRITE_ONCE(n->online, true);
+	scif_clients_probe(n);
+out:
+	mutex_unlock(&scif_info.node_lock);
+	return err;
+}
+EXPORT_SYMBOL_GPL(scif_hw_node_up);
+
+/**
+ * scif_hw_node_down() - a bus reports that a node is gone
+ * @hw: the bus
+ * @node: the node's id
+ *
+ * Every endpoint connected to the node is reset, every waiter woken and
+ * the node queue pair released.
+ *
+ * Context: process context; may sleep.
+ */
+void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
+{
+	struct scif_node *n;
+
+	if (node >= SCIF_MAX_NODES)
+		return;
+	n = &scif_info.nodes[node];
+	mutex_lock(&scif_info.node_lock);
+	if (n->hw != hw) {
+		mutex_unlock(&scif_info.node_lock);
+		return;
+	}
+	WRITE_ONCE(n->online, false);
+	wake_up_all(&n->tx_wq);
+	scif_clients_remove(n);
+	mutex_unlock(&scif_info.node_lock);
+
+	cancel_work_sync(&n->rx_work);
+	scif_epd_node_lost(n);
+	cancel_work_sync(&n->reply_work);
+
+	mutex_lock(&scif_info.node_lock);
+	mutex_lock(&n->tx_mutex);
+	scif_node_drop_replies(n);
+	hw->ops->publish_qp(hw, n->id, 0);
+	scif_node_unmap(n, n->rb.remote,
+			sizeof(struct scif_qp_shm) + SCIF_NODE_QP_SIZE);
+	n->rb.remote = NULL;
+	scif_qp_free(n->rb.local, SCIF_NODE_QP_SIZE);
+	n->rb.local = NULL;
+	n->hw = NULL;
+	mutex_unlock(&n->tx_mutex);
+	mutex_unlock(&scif_info.node_lock);
+}
+EXPORT_SYMBOL_GPL(scif_hw_node_down);
+
+/**
+ * scif_hw_doorbell() - a bus reports a doorbell from a node
+ * @hw: the bus
+ * @node: the node that rang
+ *
+ * Context: any context.
+ */
+void scif_hw_doorbell(struct scif_hw_dev *hw, u16 node)
+{
+	struct scif_node *n;
+
+	if (node >= SCIF_MAX_NODES)
+		return;
+	n = &scif_info.nodes[node];
+	if (READ_ONCE(n->online) && READ_ONCE(n->hw) == hw)
+		queue_work(scif_info.wq, &n->rx_work);
+}
+EXPORT_SYMBOL_GPL(scif_hw_doorbell);
+
+/**
+ * scif_hw_register() - a bus announces itself
+ * @hw: the bus
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+int scif_hw_register(struct scif_hw_dev *hw)
+{
+	pr_debug("scif: bus %s registered\n", hw->name);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(scif_hw_register);
+
+/**
+ * scif_hw_unregister() - a bus goes away; every node it reached goes too
+ * @hw: the bus
+ *
+ * Context: process context; may sleep.
+ */
+void scif_hw_unregister(struct scif_hw_dev *hw)
+{
+	u16 id;
+
+	for (id = 0; id < SCIF_MAX_NODES; id++)
+		if (READ_ONCE(scif_info.nodes[id].hw) == hw)
+			scif_hw_node_down(hw, id);
+}
+EXPORT_SYMBOL_GPL(scif_hw_unregister);
 
 /**
  * scif_get_node_ids() - list the nodes that are online
@@ -33,12 +395,94 @@ u16 scif_self_node(void)
  */
 int scif_get_node_ids(u16 *nodes, int len, u16 *self)
 {
-	int online = 1;
-	int i;
+	int online = 0;
+	u16 id;
 
-	*self = scif_self_node();
-	for (i = 0; i < min(len, online); i++)
-		nodes[i] = scif_self_node();
+	*self = scif_info.self;
+	mutex_lock(&scif_info.node_lock);
+	for (id = 0; id < SCIF_MAX_NODES; id++) {
+		if (!scif_info.nodes[id].online)
+			continue;
+		if (online < len)
+			nodes[online] = id;
+		online++;
+	}
+	mutex_unlock(&scif_info.node_lock);
 	return online;
 }
 EXPORT_SYMBOL_GPL(scif_get_node_ids);
+
+/**
+ * scif_client_register() - register a kernel client
+ * @client: the client; its probe is called at once for every node online
+ *
+ * Context: process context; may sleep.
+ * Return: 0.
+ */
+int scif_client_register(struct scif_client *client)
+{
+	u16 id;
+
+	mutex_lock(&scif_info.node_lock);
+	list_add_tail(&client->list, &scif_info.clients);
+	for (id = 0; id < SCIF_MAX_NODES; id++)
+		if (scif_info.nodes[id].online && client->probe)
+			client->probe(&scif_info.nodes[id].peer);
+	mutex_unlock(&scif_info.node_lock);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(scif_client_register);
+
+/**
+ * scif_client_unregister() - unregister a kernel client
+ * @client: the client; its remove is called for every node online
+ *
+ * Context: process context; may sleep.
+ */
+void scif_client_unregister(struct scif_client *client)
+{
+	u16 id;
+
+	mutex_lock(&scif_info.node_lock);
+	for (id = 0; id < SCIF_MAX_NODES; id++)
+		if (scif_info.nodes[id].online && client->remove)
+			client->remove(&scif_info.nodes[id].peer);
+	list_del(&client->list);
+	mutex_unlock(&scif_info.node_lock);
+}
+EXPORT_SYMBOL_GPL(scif_client_unregister);
+
+/**
+ * scif_nodes_init() - set up the node table
+ *
+ * Return: 0.
+ */
+int scif_nodes_init(void)
+{
+	u16 id;
+
+	for (id = 0; id < SCIF_MAX_NODES; id++) {
+		struct scif_node *n = &scif_info.nodes[id];
+
+		n->id = id;
+		n->peer.dnode = id;
+		mutex_init(&n->tx_mutex);
+		init_waitqueue_head(&n->tx_wq);
+		INIT_WORK(&n->rx_work, scif_node_rx_work);
+		spin_lock_init(&n->reply_lock);
+		INIT_LIST_HEAD(&n->replies);
+		INIT_WORK(&n->reply_work, scif_node_reply_work);
+	}
+	return 0;
+}
+
+/**
+ * scif_nodes_exit() - check that every bus has gone
+ */
+void scif_nodes_exit(void)
+{
+	u16 id;
+
+	for (id = 0; id < SCIF_MAX_NODES; id++)
+		WARN_ON(scif_info.nodes[id].hw);
+}

@@ -4,82 +4,333 @@
  *
  * Implementation notes
  *
- * Object lifetimes: an endpoint (struct scif_endpt) is created when
- * /dev/scif is opened and destroyed when the last reference to that open
- * file goes away (the ->release of the file).  The file's private_data
- * points to it for its whole life.
+ * Endpoints.  An endpoint is reference counted (kref).  References are
+ * held by its owner (an open file of /dev/scif, or a kernel client
+ * between scif_open() and scif_close()), by the protocol while it waits
+ * for the peer to let go of the endpoint's memory (@proto_ref), and
+ * briefly by whoever looked it up by handle.  Every endpoint has a
+ * handle, (generation << 32 | id), in scif_info.epds; messages from
+ * peers name endpoints by handle, and a handle is never reused while the
+ * module is loaded.  The last reference queues the endpoint's
+ * destruction on scif_info.wq, so a reference may be dropped under any
+ * lock that destruction does not take.
  *
- * Global state lives in the single struct scif_info instance scif_info.
+ * An endpoint's receive area (its half of the connection's queue pair)
+ * is written by the peer, so it lives as long as the endpoint, and the
+ * endpoint outlives its owner until the peer has acknowledged a
+ * disconnect (SCIF_MSG_DISC_ACK) or its node is gone.  The peer's area
+ * is mapped while connected and unmapped, under both data mutexes,
+ * before this side acknowledges the peer's disconnect.
+ *
+ * Node queue pairs.  One per node this node reaches (this node itself
+ * included, through the loopback bus).  Messages are received by
+ * the node's rx_work, which never waits for anything remote: replies it
+ * must send are queued to reply_work.  Senders in process context sleep
+ * while the peer's queue is full.
  *
  * Lock order (outermost first):
+ *   scif_endpt.ctl_mutex
+ *   scif_endpt.recv_mutex
+ *   scif_endpt.send_mutex
+ *   scif_node.tx_mutex
+ *   scif_info.port_lock
  *   scif_info.eplock
+ *   scif_endpt.lock (spinlock)
+ * scif_info.node_lock (mutex) is taken without any of the above held.
  */
 #ifndef _SCIF_PRIV_H_
 #define _SCIF_PRIV_H_
 
 #include <linux/atomic.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
+#include <linux/scif.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uio.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 
-#define SCIF_DRV_NAME "scif"
+#include "scif_hw.h"
+#include "scif_proto.h"
+
+#define SCIF_DRV_NAME		"scif"
+/* Size of the receive ring of a node queue pair. */
+#define SCIF_NODE_QP_SIZE	(64 * 1024)
+/* Bounds of a connection's receive ring, ours or a peer's. */
+#define SCIF_RING_MIN		PAGE_SIZE
+#define SCIF_RING_MAX		(4 * 1024 * 1024)
+
+/**
+ * struct scif_rb - this side's view of a queue pair
+ * @local: our half, in our memory (receive ring and what the peer writes)
+ * @remote: the peer's half, mapped; NULL when not (or no longer) mapped
+ * @rx_size: size of local->rx_data
+ * @tx_size: size of remote->rx_data
+ * @tx_write: bytes we have put into remote->rx_data
+ * @rx_read: bytes we have taken from local->rx_data
+ *
+ * The transmit side (@tx_write, writes through @remote) and the receive
+ * side (@rx_read) each have a single user at a time, serialised by the
+ * owner of the ring.
+ */
+struct scif_rb {
+	struct scif_qp_shm *local;
+	struct scif_qp_shm *remote;
+	u32 rx_size;
+	u32 tx_size;
+	u32 tx_write;
+	u32 rx_read;
+};
+
+/**
+ * struct scif_node - a node of the SCIF network, as seen from here
+ * @id: node id
+ * @hw: the bus that reaches it; NULL while the node is absent
+ * @online: true while messages can be exchanged with it
+ * @peer: what clients' probe/remove callbacks are given
+ * @rb: the node queue pair
+ * @tx_mutex: serialises senders on @rb's transmit side
+ * @tx_wq: woken when the peer's queue may have room, or the node goes
+ * @rx_work: drains @rb's receive side
+ * @reply_lock: protects @replies
+ * @replies: messages queued by @rx_work for @reply_work to send
+ * @reply_work: sends @replies
+ *
+ * @hw and @online change under scif_info.node_lock; @online is read
+ * without it (READ_ONCE) on the data path.
+ */
+struct scif_node {
+	u16 id;
+	struct scif_hw_dev *hw;
+	bool online;
+	struct scif_peer_dev peer;
+
+	struct scif_rb rb;
+	/* tx_mutex serialises writers of rb's transmit side */
+	struct mutex tx_mutex;
+	wait_queue_head_t tx_wq;
+	struct work_struct rx_work;
+
+	/* reply_lock protects replies */
+	spinlock_t reply_lock;
+	struct list_head replies;
+	struct work_struct reply_work;
+};
 
 /**
  * enum scif_epd_state - the states of an endpoint
  * @SCIF_EPD_UNBOUND: opened, no port yet
+ * @SCIF_EPD_BOUND: bound to a port
+ * @SCIF_EPD_LISTENING: accepting connection requests
+ * @SCIF_EPD_CONNECTING: a connection request is on its way
+ * @SCIF_EPD_CONNECTED: connected to a peer endpoint
+ * @SCIF_EPD_DISCONNECTED: the peer closed, or its node was lost
+ * @SCIF_EPD_CLOSING: closed by its owner, waiting for the peer
  */
 enum scif_epd_state {
 	SCIF_EPD_UNBOUND,
+	SCIF_EPD_BOUND,
+	SCIF_EPD_LISTENING,
+	SCIF_EPD_CONNECTING,
+	SCIF_EPD_CONNECTED,
+	SCIF_EPD_DISCONNECTED,
+	SCIF_EPD_CLOSING,
 };
 
 /**
- * struct scif_endpt - one SCIF endpoint (one open file of /dev/scif)
- * @id: number naming the endpoint in debugfs; never reused while loaded
- * @state: see enum scif_epd_state
- * @list: link in scif_info.endpoints, protected by scif_info.eplock
+ * struct scif_conreq - a connection request waiting at a listener
+ * @list: link in the listener's @conreqs
+ * @node: the requesting node
+ * @peer: the requesting endpoint's port id
+ * @peer_handle: the requesting endpoint's handle
+ * @addr: where the requester's half of the queue pair is
+ * @size: the requester's ring size
+ * @port: the listener's port
+ * @listener: the listener, for expiry only (never dereferenced)
+ * @owner: thread group that may complete a parked request
+ * @cookie: key of a parked request in scif_info.parked
+ */
+struct scif_conreq {
+	struct list_head list;
+	struct scif_node *node;
+	struct scif_port_id peer;
+	u64 peer_handle;
+	u64 addr;
+	u32 size;
+	u16 port;
+	const void *listener;
+	struct pid *owner;
+	u64 cookie;
+};
+
+/**
+ * struct scif_endpt - one SCIF endpoint
+ * @ref: see the implementation notes
+ * @rcu: frees the endpoint after lookups that may still see it
+ * @handle: names the endpoint in node messages and debugfs
+ * @list: link in scif_info.endpoints, under scif_info.eplock
+ * @wq: woken on every change of state, data, room or requests
+ * @free_work: destruction, queued by the last reference
+ * @disc_work: handles the peer's disconnect outside the node's rx_work
+ * @ctl_mutex: serialises the owner's control operations (bind, listen,
+ *	connect, accept, close)
+ * @recv_mutex: serialises receivers; protects the receive side of @rb
+ * @send_mutex: serialises senders; protects the transmit side of @rb
+ *	and the peer mapping while it is used
+ * @rb: the connection's queue pair
+ * @lock: protects the fields below it
+ * @state: enum scif_epd_state
+ * @port: bound port, or 0
+ * @node: the peer's node, when connecting or connected
+ * @peer: the peer's port id
+ * @peer_handle: the peer endpoint's handle
+ * @conn_err: result of a connect that completed without the caller
+ *	waiting for it (non-blocking or interrupted), reported once
+ * @conn_async: a connect is completing without its caller waiting
+ * @proto_ref: the protocol holds a reference (see the notes)
+ * @backlog: most requests that may wait at a listener
+ * @nr_conreqs: requests waiting in @conreqs
+ * @conreqs: requests waiting at a listener
  */
 struct scif_endpt {
-	u64 id;
-	enum scif_epd_state state;
+	struct kref ref;
+	struct rcu_head rcu;
+	u64 handle;
 	struct list_head list;
+	wait_queue_head_t wq;
+	struct work_struct free_work;
+	struct work_struct disc_work;
+
+	/* ctl_mutex serialises the owner's control operations */
+	struct mutex ctl_mutex;
+	/* recv_mutex protects rb's receive side */
+	struct mutex recv_mutex;
+	/* send_mutex protects rb's transmit side and the peer mapping */
+	struct mutex send_mutex;
+	struct scif_rb rb;
+
+	/* lock protects state through conreqs */
+	spinlock_t lock;
+	enum scif_epd_state state;
+	u16 port;
+	struct scif_node *node;
+	struct scif_port_id peer;
+	u64 peer_handle;
+	int conn_err;
+	bool conn_async;
+	bool proto_ref;
+	int backlog;
+	int nr_conreqs;
+	struct list_head conreqs;
 };
 
 /**
  * struct scif_info - state global to the driver
  * @mdev: the /dev/scif misc device
- * @debugfs: root of the driver's debugfs directory, or an error pointer
+ * @debugfs: root of the driver's debugfs directory
+ * @wq: the driver's workqueue (node messages, endpoint destruction)
+ * @self: this node's id
  * @eplock: protects @endpoints
- * @endpoints: every live endpoint
- * @nr_endpoints: number of live endpoints, bounded by max_endpoints
- * @next_epd_id: source of endpoint ids
+ * @endpoints: every endpoint not yet destroyed
+ * @epds: endpoints by id (the low half of their handle)
+ * @nr_endpoints: endpoints open by owners, bounded by max_endpoints
+ * @next_gen: generation source for handles
+ * @port_lock: protects @ports and @listeners
+ * @ports: reference count of each port in use (xa_mk_value)
+ * @listeners: the listening endpoint of each port
+ * @parked: accepted requests waiting for SCIF_ACCEPTREG, by cookie
+ * @node_lock: protects nodes' @hw/@online, @clients
+ * @clients: registered kernel clients
+ * @nodes: every possible node
  */
 struct scif_info {
 	struct miscdevice mdev;
 	struct dentry *debugfs;
+	struct workqueue_struct *wq;
+	u16 self;
 
 	/* eplock protects endpoints */
 	struct mutex eplock;
 	struct list_head endpoints;
-
+	struct xarray epds;
 	atomic_t nr_endpoints;
-	atomic64_t next_epd_id;
+	atomic_t next_gen;
+
+	/* port_lock protects ports and listeners */
+	struct mutex port_lock;
+	struct xarray ports;
+	struct xarray listeners;
+	struct xarray parked;
+
+	/* node_lock protects clients and the nodes' hw and online */
+	struct mutex node_lock;
+	struct list_head clients;
+	struct scif_node nodes[SCIF_MAX_NODES];
 };
 
 extern struct scif_info scif_info;
 extern unsigned int scif_max_endpoints;
+extern unsigned int scif_msg_ring_size;
+
+/* scif_rb.c */
+struct scif_qp_shm *scif_qp_alloc(u32 rx_size);
+void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size);
+u32 scif_rb_tx_room(const struct scif_rb *rb);
+int scif_rb_rx_avail(const struct scif_rb *rb, u32 *avail);
+size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from);
+size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to);
+
+/* scif_nodes.c */
+int scif_nodes_init(void);
+void scif_nodes_exit(void);
+struct scif_node *scif_node_get_online(u16 id);
+int scif_node_send(struct scif_node *node, const struct scif_msg *msg);
+void scif_node_reply(struct scif_node *node, const struct scif_msg *msg);
+void *scif_node_map(struct scif_node *node, u64 addr, size_t len);
+void scif_node_unmap(struct scif_node *node, void *va, size_t len);
+u64 scif_node_local_addr(struct scif_node *node, void *va);
 
 /* scif_epd.c */
 struct scif_endpt *scif_epd_create(void);
-void scif_epd_destroy(struct scif_endpt *ep);
+void scif_epd_put(struct scif_endpt *ep);
+struct scif_endpt *scif_epd_lookup(u64 handle);
 const char *scif_epd_state_name(enum scif_epd_state state);
+void scif_epd_node_lost(struct scif_node *node);
+int scif_port_claim(u16 port);
+int scif_port_alloc(u16 *port);
+void scif_port_get(u16 port);
+void scif_port_put(u16 port);
+
+/* scif_conn.c */
+int scif_epd_bind(struct scif_endpt *ep, u16 port);
+int scif_epd_listen(struct scif_endpt *ep, int backlog);
+int scif_epd_connect(struct scif_endpt *ep, struct scif_port_id *dst,
+		     bool nonblock);
+struct scif_conreq *scif_epd_take_request(struct scif_endpt *lep, int flags);
+int scif_epd_accept_request(struct scif_endpt *ep, struct scif_conreq *req);
+void scif_conreq_reject(struct scif_conreq *req);
+int scif_epd_park_request(struct scif_conreq *req);
+struct scif_conreq *scif_epd_unpark_request(u64 cookie);
+void scif_epd_close(struct scif_endpt *ep);
+void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg);
+void scif_epd_disconnect_work(struct work_struct *work);
+
+/* scif_msg.c */
+int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags);
+int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags);
+__poll_t scif_epd_poll_mask(struct scif_endpt *ep);
 
 /* scif_fd.c */
 int scif_fd_init(void);
 void scif_fd_exit(void);
 
-/* scif_nodes.c */
-u16 scif_self_node(void);
+/* scif_loopback.c */
+int scif_loopback_init(void);
+void scif_loopback_exit(void);
 
 /* scif_debugfs.c */
 void scif_debugfs_init(void);

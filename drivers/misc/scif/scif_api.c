@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCIF core: the API exported to kernel clients (<linux/scif.h>).
+ *
+ * Thin wrappers over the endpoint operations; kernel buffers travel as
+ * kvec iterators through the same code as user buffers.
+ */
+#include <linux/export.h>
+#include <linux/jiffies.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "scif_priv.h"
+
+/**
+ * scif_open() - create an endpoint
+ *
+ * Context: process context; may sleep.
+ * Return: the endpoint, or NULL if memory or the max_endpoints limit ran
+ * out.
+ */
+scif_epd_t scif_open(void)
+{
+	struct scif_endpt *ep = scif_epd_create();
+
+	return IS_ERR(ep) ? NULL : ep;
+}
+EXPORT_SYMBOL_GPL(scif_open);
+
+/**
+ * scif_bind() - bind an endpoint to a local port
+ * @epd: the endpoint
+ * @pn: the port, or 0 to have one at or above SCIF_PORT_RSVD assigned;
+ *	kernel callers may bind ports below SCIF_ADMIN_PORT_END
+ *
+ * Context: process context; may sleep.
+ * Return: the port bound, -EINVAL if @epd or the port is bound already,
+ * -EISCONN if @epd is connected, or -ENOSPC if no port is free.
+ */
+int scif_bind(scif_epd_t epd, u16 pn)
+{
+	return scif_epd_bind(epd, pn);
+}
+EXPORT_SYMBOL_GPL(scif_bind);
+
+/**
+ * scif_listen() - accept connection requests on a bound endpoint
+ * @epd: the endpoint
+ * @backlog: most requests that may wait; further ones are refused
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL if @epd is not bound or @backlog is negative, or
+ * -EISCONN if @epd is listening or connected.
+ */
+int scif_listen(scif_epd_t epd, int backlog)
+{
+	return scif_epd_listen(epd, backlog);
+}
+EXPORT_SYMBOL_GPL(scif_listen);
+
+/**
+ * scif_connect() - connect to a listening port, waiting for the accept
+ * @epd: the endpoint; bound to a free port first if it is not bound
+ * @dst: the node and port to connect to
+ *
+ * Context: process context; sleeps until the peer accepts or refuses.
+ * Return: the local port, or -EINVAL (no @dst, or port 0), -ENODEV (no
+ * such node online), -ECONNREFUSED, -EISCONN, -EOPNOTSUPP (@epd is
+ * listening), -ENOSPC, -ENOMEM or -EINTR.
+ */
+int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
+{
+	if (!dst)
+		return -EINVAL;
+	return scif_epd_connect(epd, dst, false);
+}
+EXPORT_SYMBOL_GPL(scif_connect);
+
+/**
+ * scif_accept() - accept a connection request
+ * @epd: a listening endpoint
+ * @peer: receives the port id of the connecting endpoint
+ * @newepd: receives the new, connected endpoint
+ * @flags: 0, or SCIF_ACCEPT_SYNC to wait for a request
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL (@epd not listening, bad @flags, no @peer or
+ * @newepd), -EAGAIN (nothing to accept and no SCIF_ACCEPT_SYNC), -EINTR,
+ * -ENODEV (the requesting node is gone) or -ENOMEM.
+ */
+int scif_accept(scif_epd_t epd, struct scif_port_id *peer, scif_epd_t *newepd,
+		int flags)
+{
+	struct scif_conreq *req;
+	struct scif_endpt *ep;
+	int err;
+
+	if (!peer || !newepd)
+		return -EINVAL;
+	req = scif_epd_take_request(epd, flags);
+	if (IS_ERR(req))
+		return PTR_ERR(req);
+	ep = scif_epd_create();
+	if (IS_ERR(ep)) {
+		scif_conreq_reject(req);
+		return -ENOMEM;
+	}
+	*peer = req->peer;
+	err = scif_epd_accept_request(ep, req);
+	if (err) {
+		scif_epd_close(ep);
+		return err;
+	}
+	*newepd = ep;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(scif_accept);
+
+/**
+ * scif_close() - close an endpoint
+ * @epd: the endpoint; not to be used again
+ *
+ * A listener refuses its waiting requests; the peer of a connected
+ * endpoint sees the connection reset after receiving what was sent.
+ *
+ * Context: process context; may sleep.
+ * Return: 0.
+ */
+int scif_close(scif_epd_t epd)
+{
+	scif_epd_close(epd);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(scif_close);
+
+static int scif_msg_kernel(scif_epd_t epd, void *msg, int len, int flags,
+			   unsigned int dir)
+{
+	struct kvec kv = { .iov_base = msg, .iov_len = len };
+	struct iov_iter iter;
+
+	if (len < 0)
+		return -EINVAL;
+	iov_iter_kvec(&iter, dir, &kv, 1, len);
+	return dir == ITER_SOURCE ? scif_epd_send(epd, &iter, flags) :
+				    scif_epd_recv(epd, &iter, flags);
+}
+
+/**
+ * scif_send() - send a message
+ * @epd: a connected endpoint
+ * @msg: the bytes
+ * @len: how many
+ * @flags: 0 to send what fits now, SCIF_SEND_BLOCK to send all
+ *
+ * Context: process context; may sleep.
+ * Return: bytes sent, or -EINVAL, -ENOTCONN, -ECONNRESET or -EINTR if
+ * none was.
+ */
+int scif_send(scif_epd_t epd, void *msg, int len, int flags)
+{
+	return scif_msg_kernel(epd, msg, len, flags, ITER_SOURCE);
+}
+EXPORT_SYMBOL_GPL(scif_send);
+
+/**
+ * scif_recv() - receive a message
+ * @epd: a connected endpoint
+ * @msg: where the bytes go
+ * @len: room in @msg
+ * @flags: 0 to take what is there now, SCIF_RECV_BLOCK to fill @msg
+ *
+ * Context: process context; may sleep.
+ * Return: bytes received, or -EINVAL, -ENOTCONN, -ECONNRESET or -EINTR
+ * if none was.
+ */
+int scif_recv(scif_epd_t epd, void *msg, int len, int flags)
+{
+	return scif_msg_kernel(epd, msg, len, flags, ITER_DEST);
+}
+EXPORT_SYMBOL_GPL(scif_recv);
+
+static int scif_poll_scan(struct scif_pollepd *epds, unsigned int nepds)
+{
+	unsigned int i;
+	int ready = 0;
+
+	for (i = 0; i < nepds; i++) {
+		epds[i].revents = scif_epd_poll_mask(epds[i].epd) &
+				  (epds[i].events | EPOLLERR | EPOLLHUP);
+		if (epds[i].revents)
+			ready++;
+	}
+	return ready;
+}
+
+/**
+ * scif_poll() - wait for events on endpoints
+ * @epds: the endpoints and the events wanted; revents are filled in
+ * @nepds: number of entries in @epds
+ * @timeout: milliseconds to wait at most; 0 not to wait, negative for
+ *	no limit
+ *
+ * Context: process context; may sleep.
+ * Return: the number of entries with events, 0 on timeout, -ENOMEM or
+ * -EINTR.
+ */
+int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout)
+{
+	long left = timeout < 0 ? MAX_SCHEDULE_TIMEOUT :
+				  msecs_to_jiffies(timeout);
+	struct wait_queue_entry *waits;
+	unsigned int i;
+	int ready;
+
+	waits = kcalloc(nepds, sizeof(*waits), GFP_KERNEL);
+	if (nepds && !waits)
+		return -ENOMEM;
+	for (i = 0; i < nepds; i++) {
+		init_waitqueue_entry(&waits[i], current);
+		add_wait_queue(&epds[i].epd->wq, &waits[i]);
+	}
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		ready = scif_poll_scan(epds, nepds);
+		if (ready || !left)
+			break;
+		if (signal_pending(current)) {
+			ready = -EINTR;
+			break;
+		}
+		left = schedule_timeout(left);
+	}
+	__set_current_state(TASK_RUNNING);
+	for (i = 0; i < nepds; i++)
+		remove_wait_queue(&epds[i].epd->wq, &waits[i]);
+	kfree(waits);
+	return ready;
+}
+EXPORT_SYMBOL_GPL(scif_poll);

@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCIF core: connections.  Bind, listen, connect, accept and close, and
+ * the node messages that carry them between nodes:
+ *
+ *   connector                         listener's node
+ *   CONNECT(src, port, area) ------->  queued at the listener, or REJECT
+ *                            <-------  ACCEPT(src, area) when accepted
+ *   either side: DISCONNECT -------->  peer stops touching our memory,
+ *                            <-------  DISC_ACK; then our area is freed
+ */
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/pid.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "scif_priv.h"
+
+static void scif_msg_init(struct scif_msg *msg, u32 op, u64 dst, u64 src)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->op = op;
+	msg->dst = dst;
+	msg->src = src;
+}
+
+static bool scif_ring_size_ok(u64 size)
+{
+	return size >= SCIF_RING_MIN && size <= SCIF_RING_MAX &&
+	       is_power_of_2(size);
+}
+
+static size_t scif_area_len(u32 rx_size)
+{
+	return sizeof(struct scif_qp_shm) + rx_size;
+}
+
+/* Drop the protocol's reference if it still holds one. */
+static void scif_epd_drop_proto_ref(struct scif_endpt *ep)
+{
+	bool drop;
+
+	spin_lock(&ep->lock);
+	drop = ep->proto_ref;
+	ep->proto_ref = false;
+	spin_unlock(&ep->lock);
+	if (drop)
+		scif_epd_put(ep);
+}
+
+/**
+ * scif_epd_bind() - bind an endpoint to a port
+ * @ep: the endpoint
+ * @port: the port, or 0 for one at or above SCIF_PORT_RSVD; privilege
+ *	for ports below SCIF_ADMIN_PORT_END is the caller's to check
+ *
+ * Return: the port, -EINVAL if @ep or @port is bound already, -EISCONN
+ * if @ep is connected, or -ENOSPC if no port is free.
+ */
+int scif_epd_bind(struct scif_endpt *ep, u16 port)
+{
+	int err;
+
+	mutex_lock(&ep->ctl_mutex);
+	switch (READ_ONCE(ep->state)) {
+	case SCIF_EPD_UNBOUND:
+		err = port ? scif_port_claim(port) : scif_port_alloc(&port);
+		break;
+	case SCIF_EPD_CONNECTING:
+	case SCIF_EPD_CONNECTED:
+	case SCIF_EPD_DISCONNECTED:
+		err = -EISCONN;
+		break;
+	default:
+		err = -EINVAL;
+		break;
+	}
+	if (!err) {
+		spin_lock(&ep->lock);
+		ep->port = port;
+		ep->state = SCIF_EPD_BOUND;
+		spin_unlock(&ep->lock);
+	}
+	mutex_unlock(&ep->ctl_mutex);
+	return err ?: port;
+}
+
+/**
+ * scif_epd_listen() - make a bound endpoint accept connection requests
+ * @ep: the endpoint
+ * @backlog: most requests that may wait to be accepted
+ *
+ * Return: 0, -EINVAL if @ep is not bound or @backlog is negative, or
+ * -EISCONN if @ep is listening or connected already.
+ */
+int scif_epd_listen(struct scif_endpt *ep, int backlog)
+{
+	int err = 0;
+
+	if (backlog < 0)
+		return -EINVAL;
+	mutex_lock(&ep->ctl_mutex);
+	switch (READ_ONCE(ep->state)) {
+	case SCIF_EPD_BOUND:
+		break;
+	case SCIF_EPD_UNBOUND:
+		err = -EINVAL;
+		goto out;
+	default:
+		err = -EISCONN;
+		goto out;
+	}
+	mutex_lock(&scif_info.port_lock);
+	err = xa_insert(&scif_info.listeners, ep->port, ep, GFP_KERNEL);
+	mutex_unlock(&scif_info.port_lock);
+	if (err)
+		goto out;
+	spin_lock(&ep->lock);
+	ep->backlog = backlog;
+	ep->state = SCIF_EPD_LISTENING;
+	spin_unlock(&ep->lock);
+out:
+	mutex_unlock(&ep->ctl_mutex);
+	return err;
+}
+
+/* The outcome of a connect that finished without its caller waiting. */
+static int scif_connect_report(struct scif_endpt *ep)
+{
+	int err;
+
+	spin_lock(&ep->lock);
+	ep->conn_async = false;
+	err = ep->conn_err;
+	ep->conn_err = 0;
+	spin_unlock(&ep->lock);
+	return err ?: ep->port;
+}
+
+/* Whether a connect may start; > 0 means report an earlier outcome. */
+static int scif_connect_check(struct scif_endpt *ep)
+{
+	switch (READ_ONCE(ep->state)) {
+	case SCIF_EPD_UNBOUND:
+		return 0;
+	case SCIF_EPD_BOUND:
+		return READ_ONCE(ep->conn_async) ? 1 : 0;
+	case SCIF_EPD_LISTENING:
+		return -EOPNOTSUPP;
+	case SCIF_EPD_CONNECTING:
+		return -EALREADY;
+	default:
+		return READ_ONCE(ep->conn_async) ? 1 : -EISCONN;
+	}
+}
+
+/* Allocate (or reuse, after a refusal) the endpoint's receive area. */
+static int scif_epd_prepare_area(struct scif_endpt *ep)
+{
+	if (ep->rb.local) {
+		memset(ep->rb.local, 0, sizeof(*ep->rb.local));
+	} else {
+		u32 size = READ_ONCE(scif_msg_ring_size);
+
+		ep->rb.local = scif_qp_alloc(size);
+		if (!ep->rb.local)
+			return -ENOMEM;
+		ep->rb.rx_size = size;
+	}
+	ep->rb.rx_read = 0;
+	ep->rb.tx_write = 0;
+	return 0;
+}
+
+static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
+			      bool nonblock)
+{
+	struct scif_node *node;
+	struct scif_msg msg;
+	u16 port;
+	int err;
+
+	node = scif_node_get_online(dst->node);
+	if (!node)
+		return -ENODEV;
+	if (READ_ONCE(ep->state) == SCIF_EPD_UNBOUND) {
+		err = scif_port_alloc(&port);
+		if (err)
+			return err;
+		spin_lock(&ep->lock);
+		ep->port = port;
+		ep->state = SCIF_EPD_BOUND;
+		spin_unlock(&ep->lock);
+	}
+	err = scif_epd_prepare_area(ep);
+	if (err)
+		return err;
+
+	spin_lock(&ep->lock);
+	ep->node = node;
+	ep->peer = *dst;
+	ep->peer_handle = 0;
+	ep->conn_err = 0;
+	ep->conn_async = nonblock;
+	ep->state = SCIF_EPD_CONNECTING;
+	spin_unlock(&ep->lock);
+
+	scif_msg_init(&msg, SCIF_MSG_CONNECT, 0, ep->handle);
+	msg.arg[0] = dst->port;
+	msg.arg[1] = ep->port;
+	msg.arg[2] = scif_node_local_addr(node, ep->rb.local);
+	msg.arg[3] = ep->rb.rx_size;
+	err = scif_node_send(node, &msg);
+	if (err) {
+		spin_lock(&ep->lock);
+		ep->state = SCIF_EPD_BOUND;
+		ep->conn_async = false;
+		spin_unlock(&ep->lock);
+	}
+	return err;
+}
+
+/**
+ * scif_epd_connect() - connect an endpoint to a listening port
+ * @ep: the endpoint; bound to a free port first if it is not bound
+ * @dst: the node and port to connect to
+ * @nonblock: return -EINPROGRESS at once and let the connection complete
+ *	in the background; a later call reports the outcome
+ *
+ * Return: the local port once connected, or -EINVAL, -ENODEV,
+ * -ECONNREFUSED, -EISCONN, -EALREADY, -EOPNOTSUPP, -ENOSPC, -ENOMEM,
+ * -EINPROGRESS or -EINTR.
+ */
+int scif_epd_connect(struct scif_endpt *ep, struct scif_port_id *dst,
+		     bool nonblock)
+{
+	int err;
+
+	mutex_lock(&ep->ctl_mutex);
+	err = scif_connect_check(ep);
+	if (err > 0) {
+		err = scif_connect_report(ep);
+		goto out;
+	}
+	if (!err && !dst->port)
+		err = -EINVAL;
+	if (!err)
+		err = scif_connect_start(ep, dst, nonblock);
+	if (!err && nonblock)
+		err = -EINPROGRESS;
+	if (err)
+		goto out;
+	mutex_unlock(&ep->ctl_mutex);
+
+	if (wait_event_interruptible(ep->wq,
+				     READ_ONCE(ep->state) != SCIF_EPD_CONNECTING)) {
+		spin_lock(&ep->lock);
+		err = ep->state == SCIF_EPD_CONNECTING ? -EINTR : 0;
+		if (err)
+			ep->conn_async = true;
+		spin_unlock(&ep->lock);
+		if (err)
+			return err;
+	}
+	mutex_lock(&ep->ctl_mutex);
+	err = scif_connect_report(ep);
+out:
+	mutex_unlock(&ep->ctl_mutex);
+	return err;
+}
+
+static bool scif_listener_ready(struct scif_endpt *lep)
+{
+	return READ_ONCE(lep->nr_conreqs) ||
+	       READ_ONCE(lep->state) != SCIF_EPD_LISTENING;
+}
+
+/**
+ * scif_epd_take_request() - take the oldest connection request
+ * @lep: a listening endpoint
+ * @flags: 0, or SCIF_ACCEPT_SYNC to wait for a request
+ *
+ * Return: the request, or ERR_PTR(-EINVAL) if @lep is not listening or
+ * @flags is bad, ERR_PTR(-EAGAIN) if none is waiting and @flags says not
+ * to wait, or ERR_PTR(-EINTR).
+ */
+struct scif_conreq *scif_epd_take_request(struct scif_endpt *lep, int flags)
+{
+	struct scif_conreq *req;
+
+	if (flags & ~SCIF_ACCEPT_SYNC)
+		return ERR_PTR(-EINVAL);
+	for (;;) {
+		spin_lock(&lep->lock);
+		if (lep->state != SCIF_EPD_LISTENING) {
+			spin_unlock(&lep->lock);
+			return ERR_PTR(-EINVAL);
+		}
+		req = list_first_entry_or_null(&lep->conreqs,
+					       struct scif_conreq, list);
+		if (req) {
+			list_del(&req->list);
+			lep->nr_conreqs--;
+		}
+		spin_unlock(&lep->lock);
+		if (req)
+			return req;
+		if (!(flags & SCIF_ACCEPT_SYNC))
+			return ERR_PTR(-EAGAIN);
+		if (wait_event_interruptible(lep->wq, scif_listener_ready(lep)))
+			return ERR_PTR(-EINTR);
+	}
+}
+
+/**
+ * scif_conreq_reject() - refuse a connection request and free it
+ * @req: the request
+ *
+ * Context: process context; may sleep.
+ */
+void scif_conreq_reject(struct scif_conreq *req)
+{
+	struct scif_msg msg;
+
+	scif_msg_init(&msg, SCIF_MSG_REJECT, req->peer_handle, 0);
+	if (READ_ONCE(req->node->online))
+		scif_node_send(req->node, &msg);
+	put_pid(req->owner);
+	kfree(req);
+}
+
+static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
+{
+	struct scif_qp_shm *remote;
+	struct scif_msg msg;
+	int err;
+
+	if (READ_ONCE(ep->state) != SCIF_EPD_UNBOUND)
+		return -EINVAL;
+	if (!READ_ONCE(req->node->online))
+		return -ENODEV;
+	err = scif_epd_prepare_area(ep);
+	if (err)
+		return err;
+	remote = scif_node_map(req->node, req->addr, scif_area_len(req->size));
+	if (IS_ERR(remote))
+		return PTR_ERR(remote);
+
+	scif_port_get(req->port);
+	spin_lock(&ep->lock);
+	ep->port = req->port;
+	ep->node = req->node;
+	ep->peer = req->peer;
+	ep->peer_handle = req->peer_handle;
+	ep->rb.remote = remote;
+	ep->rb.tx_size = req->size;
+	ep->state = SCIF_EPD_CONNECTED;
+	spin_unlock(&ep->lock);
+
+	scif_msg_init(&msg, SCIF_MSG_ACCEPT, req->peer_handle, ep->handle);
+	msg.arg[0] = scif_node_local_addr(req->node, ep->rb.local);
+	msg.arg[1] = ep->rb.rx_size;
+	err = scif_node_send(req->node, &msg);
+	if (err) {
+		spin_lock(&ep->lock);
+		ep->state = SCIF_EPD_DISCONNECTED;
+		spin_unlock(&ep->lock);
+	}
+	return err;
+}
+
+/**
+ * scif_epd_accept_request() - complete a connection request into @ep
+ * @ep: a fresh, unbound endpoint that becomes the connected one
+ * @req: the request, consumed: freed on success, refused on failure
+ *
+ * Return: 0, -EINVAL if @ep is not fresh, -ENODEV if the requesting
+ * node is gone, or -ENOMEM.
+ */
+int scif_epd_accept_request(struct scif_endpt *ep, struct scif_conreq *req)
+{
+	int err;
+
+	mutex_lock(&ep->ctl_mutex);
+	err = scif_accept_connect(ep, req);
+	mutex_unlock(&ep->ctl_mutex);
+	if (err) {
+		scif_conreq_reject(req);
+		return err;
+	}
+	put_pid(req->owner);
+	kfree(req);
+	return 0;
+}
+
+/**
+ * scif_epd_park_request() - keep a request for SCIF_ACCEPTREG
+ * @req: the request, taken from a listener by the current process
+ *
+ * Gives the request a cookie (random bits above a small id) under which
+ * only the current thread group may claim it, once.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int scif_epd_park_request(struct scif_conreq *req)
+{
+	u32 id;
+	int err;
+
+	req->owner = get_pid(task_tgid(current));
+	err = xa_alloc(&scif_info.parked, &id, req, xa_limit_31b, GFP_KERNEL);
+	if (err)
+		return err;
+	req->cookie = (u64)get_random_u32() << 32 | id;
+	return 0;
+}
+
+/**
+ * scif_epd_unpark_request() - claim a parked request by its cookie
+ * @cookie: the cookie, from user space
+ *
+ * Return: the request, now owned by the caller, or NULL if @cookie names
+ * no request parked by the current thread group.
+ */
+struct scif_conreq *scif_epd_unpark_request(u64 cookie)
+{
+	struct scif_conreq *req;
+	u32 id = (u32)cookie;
+
+	xa_lock(&scif_info.parked);
+	req = xa_load(&scif_info.parked, id);
+	if (req && req->cookie == cookie && req->owner == task_tgid(current))
+		__xa_erase(&scif_info.parked, id);
+	else
+		req = NULL;
+	xa_unlock(&scif_info.parked);
+	return req;
+}
+
+static void scif_listener_close(struct scif_endpt *lep)
+{
+	struct scif_conreq *req, *tmp;
+	unsigned long id;
+	LIST_HEAD(reqs);
+
+	mutex_lock(&scif_info.port_lock);
+	xa_erase(&scif_info.listeners, lep->port);
+	mutex_unlock(&scif_info.port_lock);
+
+	spin_lock(&lep->lock);
+	list_splice_init(&lep->conreqs, &reqs);
+	lep->nr_conreqs = 0;
+	spin_unlock(&lep->lock);
+	list_for_each_entry_safe(req, tmp, &reqs, list) {
+		list_del(&req->list);
+		scif_conreq_reject(req);
+	}
+
+	xa_for_each(&scif_info.parked, id, req) {
+		if (req->listener == lep &&
+		    xa_cmpxchg(&scif_info.parked, id, req, NULL, 0) == req)
+			scif_conreq_reject(req);
+	}
+}
+
+/**
+ * scif_epd_close() - the owner lets go of an endpoint
+ * @ep: the endpoint; the owner's reference is dropped
+ *
+ * A listener refuses its waiting requests; a connected endpoint tells its
+ * peer and lives on until the peer acknowledges.
+ *
+ * Context: process context; may sleep.
+ */
+void scif_epd_close(struct scif_endpt *ep)
+{
+	enum scif_epd_state state;
+	struct scif_msg msg;
+
+	mutex_lock(&ep->ctl_mutex);
+	spin_lock(&ep->lock);
+	state = ep->state;
+	ep->state = SCIF_EPD_CLOSING;
+	if (state == SCIF_EPD_CONNECTING || state == SCIF_EPD_CONNECTED) {
+		kref_get(&ep->ref);
+		ep->proto_ref = true;
+	}
+	spin_unlock(&ep->lock);
+	wake_up_all(&ep->wq);
+
+	if (state == SCIF_EPD_LISTENING)
+		scif_listener_close(ep);
+	if (state == SCIF_EPD_CONNECTED) {
+		scif_msg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,
+			      ep->handle);
+		if (scif_node_send(ep->node, &msg))
+			scif_epd_drop_proto_ref(ep);
+	}
+	mutex_unlock(&ep->ctl_mutex);
+	atomic_dec(&scif_info.nr_endpoints);
+	scif_epd_put(ep);
+}
+
+static struct scif_endpt *scif_listener_get(u64 port)
+{
+	struct scif_endpt *lep;
+
+	if (!port || port > U16_MAX)
+		return NULL;
+	mutex_lock(&scif_info.port_lock);
+	lep = xa_load(&scif_info.listeners, port);
+	if (lep && !kref_get_unless_zero(&lep->ref))
+		lep = NULL;
+	mutex_unlock(&scif_info.port_lock);
+	return lep;
+}
+
+static struct scif_conreq *scif_conreq_from_msg(struct scif_node *node,
+						const struct scif_msg *msg,
+						struct scif_endpt *lep)
+{
+	struct scif_conreq *req;
+
+	if (msg->arg[1] > U16_MAX || !scif_ring_size_ok(msg->arg[3]) ||
+	    !msg->arg[2] || !PAGE_ALIGNED(msg->arg[2]) || !msg->src)
+		return NULL;
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return NULL;
+	req->node = node;
+	req->peer.node = node->id;
+	req->peer.port = msg->arg[1];
+	req->peer_handle = msg->src;
+	req->addr = msg->arg[2];
+	req->size = msg->arg[3];
+	req->port = lep->port;
+	req->listener = lep;
+	return req;
+}
+
+static void scif_handle_connect(struct scif_node *node,
+				const struct scif_msg *msg)
+{
+	struct scif_conreq *req = NULL;
+	struct scif_endpt *lep;
+	struct scif_msg reply;
+
+	lep = scif_listener_get(msg->arg[0]);
+	if (lep)
+		req = scif_conreq_from_msg(node, msg, lep);
+	if (req) {
+		spin_lock(&lep->lock);
+		if (lep->state == SCIF_EPD_LISTENING &&
+		    lep->nr_conreqs < lep->backlog) {
+			list_add_tail(&req->list, &lep->conreqs);
+			lep->nr_conreqs++;
+			req = NULL;
+			wake_up_all(&lep->wq);
+		} else {
+			kfree(req);
+		}
+		spin_unlock(&lep->lock);
+		if (!req) {
+			scif_epd_put(lep);
+			return;
+		}
+	}
+	if (lep)
+		scif_epd_put(lep);
+	scif_msg_init(&reply, SCIF_MSG_REJECT, msg->src, 0);
+	scif_node_reply(node, &reply);
+}
+
+/*
+ * The peer accepted.  Map its area while connecting; if the endpoint
+ * was closed (or cannot map), disconnect from the new peer endpoint and
+ * wait for its acknowledgment before the area may go.
+ */
+static void scif_handle_accept(struct scif_node *node,
+			       const struct scif_msg *msg, struct scif_endpt *ep)
+{
+	void *remote = ERR_PTR(-EPROTO);
+	struct scif_msg reply;
+	bool connected = false;
+
+	if (READ_ONCE(ep->state) == SCIF_EPD_CONNECTING &&
+	    scif_ring_size_ok(msg->arg[1]) && msg->src)
+		remote = scif_node_map(node, msg->arg[0],
+				       scif_area_len(msg->arg[1]));
+
+	spin_lock(&ep->lock);
+	if (ep->state == SCIF_EPD_CONNECTING && !IS_ERR(remote)) {
+		ep->rb.remote = remote;
+		ep->rb.tx_size = msg->arg[1];
+		ep->peer_handle = msg->src;
+		ep->state = SCIF_EPD_CONNECTED;
+		connected = true;
+	} else if (ep->state == SCIF_EPD_CONNECTING ||
+		   (ep->state == SCIF_EPD_CLOSING && ep->proto_ref &&
+		    !ep->peer_handle)) {
+		if (ep->state == SCIF_EPD_CONNECTING) {
+			ep->state = SCIF_EPD_DISCONNECTED;
+			ep->conn_err = -ECONNREFUSED;
+			kref_get(&ep->ref);
+			ep->proto_ref = true;
+		}
+		ep->peer_handle = msg->src;
+	} else {
+		spin_unlock(&ep->lock);
+		return;
+	}
+	spin_unlock(&ep->lock);
+	wake_up_all(&ep->wq);
+	if (connected)
+		return;
+	if (!IS_ERR(remote))
+		scif_node_unmap(node, remote, scif_area_len(msg->arg[1]));
+	scif_msg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, ep->handle);
+	scif_node_reply(node, &reply);
+}
+
+static void scif_handle_reject(struct scif_endpt *ep)
+{
+	bool drop = false;
+
+	spin_lock(&ep->lock);
+	if (ep->state == SCIF_EPD_CONNECTING) {
+		ep->state = SCIF_EPD_BOUND;
+		ep->conn_err = -ECONNREFUSED;
+	} else if (ep->state == SCIF_EPD_CLOSING && ep->proto_ref &&
+		   !ep->peer_handle) {
+		ep->proto_ref = false;
+		drop = true;
+	}
+	spin_unlock(&ep->lock);
+	wake_up_all(&ep->wq);
+	if (drop)
+		scif_epd_put(ep);
+}
+
+static void scif_handle_disconnect(struct scif_node *node,
+				   const struct scif_msg *msg,
+				   struct scif_endpt *ep)
+{
+	struct scif_msg reply;
+	bool ack = false;
+
+	spin_lock(&ep->lock);
+	if (msg->src != ep->peer_handle) {
+		spin_unlock(&ep->lock);
+		return;
+	}
+	if (ep->state == SCIF_EPD_CONNECTED) {
+		kref_get(&ep->ref);
+		if (!queue_work(scif_info.wq, &ep->disc_work))
+			scif_epd_put(ep);
+	} else {
+		ack = true;
+	}
+	spin_unlock(&ep->lock);
+	if (ack) {
+		scif_msg_init(&reply, SCIF_MSG_DISC_ACK, msg->src, ep->handle);
+		scif_node_reply(node, &reply);
+	}
+}
+
+/**
+ * scif_epd_disconnect_work() - the peer disconnected: let go of it
+ * @work: the endpoint's disc_work
+ *
+ * Excludes senders and receivers while the peer's area is unmapped, so
+ * nothing touches the peer's memory after the acknowledgment; the data
+ * already received stays readable.
+ */
+void scif_epd_disconnect_work(struct work_struct *work)
+{
+	struct scif_endpt *ep = container_of(work, struct scif_endpt,
+					     disc_work);
+	struct scif_msg msg;
+	void *remote;
+
+	mutex_lock(&ep->recv_mutex);
+	mutex_lock(&ep->send_mutex);
+	spin_lock(&ep->lock);
+	if (ep->state == SCIF_EPD_CONNECTED)
+		ep->state = SCIF_EPD_DISCONNECTED;
+	remote = ep->rb.remote;
+	ep->rb.remote = NULL;
+	spin_unlock(&ep->lock);
+	mutex_unlock(&ep->send_mutex);
+	mutex_unlock(&ep->recv_mutex);
+
+	if (remote)
+		scif_node_unmap(ep->node, remote, scif_area_len(ep->rb.tx_size));
+	wake_up_all(&ep->wq);
+	scif_msg_init(&msg, SCIF_MSG_DISC_ACK, ep->peer_handle, ep->handle);
+	scif_node_send(ep->node, &msg);
+	scif_epd_put(ep);
+}
+
+static void scif_handle_disc_ack(const struct scif_msg *msg,
+				 struct scif_endpt *ep)
+{
+	bool drop = false;
+
+	spin_lock(&ep->lock);
+	if (ep->proto_ref && ep->peer_handle == msg->src &&
+	    (ep->state == SCIF_EPD_CLOSING ||
+	     ep->state == SCIF_EPD_DISCONNECTED)) {
+		ep->proto_ref = false;
+		drop = true;
+	}
+	spin_unlock(&ep->lock);
+	if (drop)
+		scif_epd_put(ep);
+}
+
+/* Messages for an endpoint that no longer exists. */
+static void scif_handle_orphan(struct scif_node *node,
+			       const struct scif_msg *msg)
+{
+	struct scif_msg reply;
+
+	switch (msg->op) {
+	case SCIF_MSG_ACCEPT:
+		/* Release the peer endpoint that was made for us. */
+		scif_msg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, 0);
+		break;
+	case SCIF_MSG_DISCONNECT:
+		scif_msg_init(&reply, SCIF_MSG_DISC_ACK, msg->src, 0);
+		break;
+	default:
+		return;
+	}
+	if (msg->src)
+		scif_node_reply(node, &reply);
+}
+
+/**
+ * scif_msg_dispatch() - handle one node message
+ * @node: the node it came from
+ * @msg: the message; every field is checked before use
+ *
+ * Context: the node's rx_work; must not wait for anything remote.
+ */
+void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg)
+{
+	struct scif_endpt *ep;
+
+	if (msg->op == SCIF_MSG_CONNECT) {
+		scif_handle_connect(node, msg);
+		return;
+	}
+	if (!msg->op || msg->op >= SCIF_MSG_NR) {
+		pr_warn_ratelimited("scif: node %u sent message type %u\n",
+				    node->id, msg->op);
+		return;
+	}
+	ep = scif_epd_lookup(msg->dst);
+	if (!ep || READ_ONCE(ep->node) != node) {
+		scif_handle_orphan(node, msg);
+		goto out;
+	}
+	switch (msg->op) {
+	case SCIF_MSG_ACCEPT:
+		scif_handle_accept(node, msg, ep);
+		break;
+	case SCIF_MSG_REJECT:
+		scif_handle_reject(ep);
+		break;
+	case SCIF_MSG_DISCONNECT:
+		scif_handle_disconnect(node, msg, ep);
+		break;
+	case SCIF_MSG_DISC_ACK:
+		scif_handle_disc_ack(msg, ep);
+		break;
+	default:	/* DATA, SPACE */
+		wake_up_all(&ep->wq);
+		break;
+	}
+out:
+	if (ep)
+		scif_epd_put(ep);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SCIF hardware bus: the interface between the SCIF core and the links
+ * that join this node to its peers (loopback, QEMU ivshmem, NTB).
+ *
+ * A backend fills a struct scif_hw_ops and registers a struct scif_hw_dev
+ * with scif_hw_register().  It then reports the nodes it reaches with
+ * scif_hw_node_up()/scif_hw_node_down() and incoming doorbells with
+ * scif_hw_doorbell().  Backends know nothing of endpoints, rings or
+ * windows; the core's node layer is the only user of these operations.
+ */
+#ifndef _SCIF_HW_H_
+#define _SCIF_HW_H_
+
+#include <linux/types.h>
+
+struct scif_hw_dev;
+
+/**
+ * struct scif_hw_ops - what a hardware bus offers the core
+ * @map_peer: map @len bytes of @node's memory, starting at the address
+ *	@addr that the peer published, for CPU access; returns a kernel
+ *	virtual address or an ERR_PTR().  May sleep.  The backend must
+ *	refuse a range that its link does not reach.
+ * @unmap_peer: undo @map_peer.  May sleep.
+ * @local_addr: the address a peer must use to reach the local physical
+ *	address @phys.
+ * @publish_qp: tell @node where this node's inbound queue for its
+ *	messages lives (an address as returned by @local_addr).
+ * @peer_qp: where @node's inbound queue for this node's messages lives,
+ *	or 0 if @node has not published it yet.
+ * @ring: ring @node's doorbell.  Callable from any context.
+ */
+struct scif_hw_ops {
+	void *(*map_peer)(struct scif_hw_dev *hw, u16 node, u64 addr,
+			  size_t len);
+	void (*unmap_peer)(struct scif_hw_dev *hw, u16 node, void *va,
+			   size_t len);
+	u64 (*local_addr)(struct scif_hw_dev *hw, phys_addr_t phys);
+	void (*publish_qp)(struct scif_hw_dev *hw, u16 node, u64 addr);
+	u64 (*peer_qp)(struct scif_hw_dev *hw, u16 node);
+	void (*ring)(struct scif_hw_dev *hw, u16 node);
+};
+
+/**
+ * struct scif_hw_dev - one hardware bus, as the core sees it
+ * @name: short name, for messages and debugfs
+ * @ops: the bus operations
+ */
+struct scif_hw_dev {
+	const char *name;
+	const struct scif_hw_ops *ops;
+};
+
+int scif_hw_register(struct scif_hw_dev *hw);
+void scif_hw_unregister(struct scif_hw_dev *hw);
+int scif_hw_node_up(struct scif_hw_dev *hw, u16 node);
+void scif_hw_node_down(struct scif_hw_dev *hw, u16 node);
+void scif_hw_doorbell(struct scif_hw_dev *hw, u16 node);
+
+#endif /* _SCIF_HW_H_ */

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCIF core: messaging on connected endpoints, and their poll state.
+ *
+ * send copies into the peer's receive ring and tells the peer with a
+ * DATA node message; recv copies out of the local ring and tells the
+ * peer with SPACE.  Blocking calls sleep on the endpoint's wait queue
+ * without holding the data mutexes, so a disconnect can always proceed.
+ */
+#include <linux/minmax.h>
+#include <linux/poll.h>
+
+#include "scif_priv.h"
+
+static void scif_epd_notify(struct scif_endpt *ep, u32 op)
+{
+	struct scif_msg msg = {
+		.op = op,
+		.dst = ep->peer_handle,
+		.src = ep->handle,
+	};
+
+	/* A lost node is seen by the endpoint's state, not here. */
+	scif_node_send(ep->node, &msg);
+}
+
+static int scif_epd_tx_state(struct scif_endpt *ep)
+{
+	switch (READ_ONCE(ep->state)) {
+	case SCIF_EPD_CONNECTED:
+		return 0;
+	case SCIF_EPD_DISCONNECTED:
+		return -ECONNRESET;
+	default:
+		return -ENOTCONN;
+	}
+}
+
+static bool scif_send_ready(struct scif_endpt *ep)
+{
+	return READ_ONCE(ep->state) != SCIF_EPD_CONNECTED ||
+	       scif_rb_tx_room(&ep->rb);
+}
+
+/* One round of sending: what fits now.  Returns bytes sent or -errno. */
+static ssize_t scif_send_some(struct scif_endpt *ep, struct iov_iter *from)
+{
+	size_t want, sent;
+	int err;
+
+	mutex_lock(&ep->send_mutex);
+	err = scif_epd_tx_state(ep);
+	if (err) {
+		mutex_unlock(&ep->send_mutex);
+		return err;
+	}
+	want = min_t(size_t, scif_rb_tx_room(&ep->rb), iov_iter_count(from));
+	sent = scif_rb_put(&ep->rb, from);
+	mutex_unlock(&ep->send_mutex);
+
+	if (sent)
+		scif_epd_notify(ep, SCIF_MSG_DATA);
+	return sent < want && !sent ? -EFAULT : sent;
+}
+
+/**
+ * scif_epd_send() - send on a connected endpoint
+ * @ep: the endpoint
+ * @from: the data
+ * @flags: 0, or SCIF_SEND_BLOCK to send all of @from
+ *
+ * Return: bytes sent (0 if there was no room and @flags says not to
+ * wait), or -EINVAL, -ENOTCONN, -ECONNRESET, -EFAULT or -EINTR when
+ * nothing was sent.
+ */
+int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags)
+{
+	size_t total = 0;
+	ssize_t n;
+
+	if (flags & ~SCIF_SEND_BLOCK)
+		return -EINVAL;
+	for (;;) {
+		n = scif_send_some(ep, from);
+		if (n < 0)
+			break;
+		total += n;
+		if (!iov_iter_count(from) || !(flags & SCIF_SEND_BLOCK))
+			break;
+		if (!n && wait_event_interruptible(ep->wq, scif_send_ready(ep))) {
+			n = -EINTR;
+			break;
+		}
+	}
+	return total ? total : min_t(ssize_t, n, 0);
+}
+
+static bool scif_recv_ready(struct scif_endpt *ep)
+{
+	u32 avail = 0;
+
+	return READ_ONCE(ep->state) != SCIF_EPD_CONNECTED ||
+	       scif_rb_rx_avail(&ep->rb, &avail) || avail;
+}
+
+/* One round of receiving: what is there now.  Bytes or -errno. */
+static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
+{
+	enum scif_epd_state state;
+	size_t want, got;
+	u32 avail;
+
+	mutex_lock(&ep->recv_mutex);
+	state = READ_ONCE(ep->state);
+	if (state != SCIF_EPD_CONNECTED && state != SCIF_EPD_DISCONNECTED) {
+		mutex_unlock(&ep->recv_mutex);
+		return -ENOTCONN;
+	}
+	if (scif_rb_rx_avail(&ep->rb, &avail)) {
+		mutex_unlock(&ep->recv_mutex);
+		return -ECONNRESET;	/* the peer broke the ring */
+	}
+	want = min_t(size_t, avail, iov_iter_count(to));
+	got = scif_rb_get(&ep->rb, to);
+	mutex_unlock(&ep->recv_mutex);
+
+	if (!avail && state == SCIF_EPD_DISCONNECTED)
+		return -ECONNRESET;
+	if (got && state == SCIF_EPD_CONNECTED)
+		scif_epd_notify(ep, SCIF_MSG_SPACE);
+	return got < want && !got ? -EFAULT : got;
+}
+
+/**
+ * scif_epd_recv() - receive on a connected endpoint
+ * @ep: the endpoint
+ * @to: where the data goes
+ * @flags: 0, or SCIF_RECV_BLOCK to fill all of @to
+ *
+ * Data that arrived before the peer closed stays receivable.
+ *
+ * Return: bytes received (0 if none was waiting and @flags says not to
+ * wait), or -EINVAL, -ENOTCONN, -ECONNRESET, -EFAULT or -EINTR when
+ * nothing was received.
+ */
+int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags)
+{
+	size_t total = 0;
+	ssize_t n;
+
+	if (flags & ~SCIF_RECV_BLOCK)
+		return -EINVAL;
+	for (;;) {
+		n = scif_recv_some(ep, to);
+		if (n < 0)
+			break;
+		total += n;
+		if (!iov_iter_count(to) || !(flags & SCIF_RECV_BLOCK))
+			break;
+		if (!n && wait_event_interruptible(ep->wq, scif_recv_ready(ep))) {
+			n = -EINTR;
+			break;
+		}
+	}
+	return total ? total : min_t(ssize_t, n, 0);
+}
+
+/**
+ * scif_epd_poll_mask() - the poll events an endpoint has now
+ * @ep: the endpoint
+ *
+ * Return: EPOLLIN for data or a waiting connection request, EPOLLOUT
+ * for room to send, EPOLLHUP | EPOLLERR once the connection is reset,
+ * EPOLLERR for a failed non-blocking connect.
+ */
+__poll_t scif_epd_poll_mask(struct scif_endpt *ep)
+{
+	__poll_t mask = 0;
+	u32 avail = 0;
+
+	spin_lock(&ep->lock);
+	switch (ep->state) {
+	case SCIF_EPD_LISTENING:
+		if (ep->nr_conreqs)
+			mask |= EPOLLIN | EPOLLRDNORM;
+		break;
+	case SCIF_EPD_CONNECTED:
+	case SCIF_EPD_DISCONNECTED:
+		if (scif_rb_rx_avail(&ep->rb, &avail) || avail)
+			mask |= EPOLLIN | EPOLLRDNORM;
+		if (ep->state == SCIF_EPD_DISCONNECTED)
+			mask |= EPOLLHUP | EPOLLERR;
+		else if (scif_rb_tx_room(&ep->rb))
+			mask |= EPOLLOUT | EPOLLWRNORM;
+		break;
+	case SCIF_EPD_BOUND:
+		if (ep->conn_async && ep->conn_err)
+			mask |= EPOLLERR;
+		break;
+	default:
+		break;
+	}
+	spin_unlock(&ep->lock);
+	return mask;
+}

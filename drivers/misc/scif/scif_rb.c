@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCIF core: the ring buffers of queue pairs, for node messages and for
+ * connections alike.
+ *
+ * A sender copies into the peer's receive ring through the peer mapping,
+ * then publishes its new write count there; the receiver copies out of
+ * its own ring and publishes its read count into the sender's half.
+ * Counts are free running 32-bit values, positions are counts modulo the
+ * (power of two) ring size.  The counts come from the peer: a count that
+ * claims more than a ring holds is refused, and no copy ever leaves the
+ * ring.
+ */
+#include <linux/gfp.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+
+#include "scif_priv.h"
+
+/**
+ * scif_qp_alloc() - allocate and zero one side's half of a queue pair
+ * @rx_size: size of its receive ring, a power of two
+ *
+ * Return: the area (physically contiguous), or NULL.
+ */
+struct scif_qp_shm *scif_qp_alloc(u32 rx_size)
+{
+	return alloc_pages_exact(sizeof(struct scif_qp_shm) + rx_size,
+				 GFP_KERNEL | __GFP_ZERO);
+}
+
+/**
+ * scif_qp_free() - free an area from scif_qp_alloc()
+ * @shm: the area, or NULL
+ * @rx_size: the size it was allocated with
+ */
+void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size)
+{
+	if (shm)
+		free_pages_exact(shm, sizeof(*shm) + rx_size);
+}
+
+/**
+ * scif_rb_tx_room() - bytes that can be sent now
+ * @rb: the ring
+ *
+ * Return: free bytes in the peer's ring; 0 if the peer is not mapped or
+ * reports a read count that makes no sense.
+ */
+u32 scif_rb_tx_room(const struct scif_rb *rb)
+{
+	u32 used;
+
+	if (!rb->remote)
+		return 0;
+	used = rb->tx_write - READ_ONCE(rb->local->tx_read);
+	return used > rb->tx_size ? 0 : rb->tx_size - used;
+}
+
+/**
+ * scif_rb_rx_avail() - bytes waiting to be received
+ * @rb: the ring
+ * @avail: receives the count
+ *
+ * Return: 0, or -EPROTO if the peer's write count makes no sense.
+ */
+int scif_rb_rx_avail(const struct scif_rb *rb, u32 *avail)
+{
+	u32 n = READ_ONCE(rb->local->rx_write) - rb->rx_read;
+
+	if (n > rb->rx_size)
+		return -EPROTO;
+	*avail = n;
+	return 0;
+}
+
+/**
+ * scif_rb_put() - send as much of @from as there is room for
+ * @rb: the ring; the caller owns its transmit side
+ * @from: the data; advanced by what was sent
+ *
+ * Return: the number of bytes sent, which is short of the room only if
+ * @from faulted.
+ */
+size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from)
+{
+	u32 mask = rb->tx_size - 1;
+	size_t n, first, done;
+	u32 pos;
+
+	n = min_t(size_t, scif_rb_tx_room(rb), iov_iter_count(from));
+	if (!n)
+		return 0;
+	pos = rb->tx_write & mask;
+	first = min_t(size_t, n, rb->tx_size - pos);
+	done = copy_from_iter(rb->remote->rx_data + pos, first, from);
+	if (done == first && n > first)
+		done += copy_from_iter(rb->remote->rx_data, n - first, from);
+	if (!done)
+		return 0;
+
+	rb->tx_write += done;
+	/* The bytes must land before the count that exposes them. */
+	wmb();
+	WRITE_ONCE(rb->remote->rx_write, rb->tx_write);
+	return done;
+}
+
+/**
+ * scif_rb_get() - receive as much as is waiting, up to what @to holds
+ * @rb: the ring; the caller owns its receive side
+ * @to: where the data goes; advanced by what was received
+ *
+ * The read count is published to the peer only while it is mapped.
+ *
+ * Return: the number of bytes received (short only if @to faulted).
+ */
+size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to)
+{
+	u32 mask = rb->rx_size - 1;
+	size_t n, first, done;
+	u32 avail, pos;
+
+	if (scif_rb_rx_avail(rb, &avail))
+		return 0;
+	n = min_t(size_t, avail, iov_iter_count(to));
+	if (!n)
+		return 0;
+	/* Read the data only after the count that exposed it. */
+	rmb();
+	pos = rb->rx_read & mask;
+	first = min_t(size_t, n, rb->rx_size - pos);
+	done = copy_to_iter(rb->local->rx_data + pos, first, to);
+	if (done == first && n > first)
+		done += copy_to_iter(rb->local->rx_data, n - first, to);
+	if (!done)
+		return 0;
+
+	rb->rx_read += done;
+	/* Our reads must be done before the peer may overwrite the bytes. */
+	mb();
+	if (rb->remote)
+		WRITE_ONCE(rb->remote->tx_read, rb->rx_read);
+	return done;
+}

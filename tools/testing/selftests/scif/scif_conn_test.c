@@ -1,0 +1,1086 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCIF connections: bind, listen, connect and accept with every error
+ * they document, the raw two-step accept (SCIF_ACCEPTREQ's cookie and
+ * SCIF_ACCEPTREG), unprivileged binds, non-blocking connect with poll,
+ * the listen backlog and listeners closed under pending requests.
+ *
+ * Connections go to the node named by $SCIF_PEER_NODE (default: the
+ * local node), so that the same program can later run across VMs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <linux/scif_ioctl.h>
+
+#include "scif.h"
+#include "kselftest_harness.h"
+
+#define OFFLINE_NODE	63		/* never online in these setups */
+#define FREE_PORT	65001		/* nobody binds it in these tests */
+#define WAIT_MS		5000		/* bound on anything that should be quick */
+#define KERNEL_SPACE	0xffff800000000000ULL
+
+/* --- helpers ------------------------------------------------------------ */
+
+/* The call must fail with errno @err. */
+#define EXPECT_ERRNO(err, call) do {					\
+	int ret_, err_;							\
+	errno = 0;							\
+	ret_ = (call);							\
+	err_ = errno;							\
+	EXPECT_EQ(-1, ret_) TH_LOG("%s", #call);			\
+	EXPECT_EQ(err, err_) TH_LOG("%s: %s", #call, strerror(err_));	\
+} while (0)
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static uint16_t local_node(void)
+{
+	uint16_t nodes[64], self = 0;
+
+	if (scif_get_nodeIDs(nodes, 64, &self) < 0)
+		return 0;
+	return self;
+}
+
+/* $SCIF_PEER_NODE, or the local node. */
+static uint16_t peer_node(void)
+{
+	const char *s = getenv("SCIF_PEER_NODE");
+	unsigned long v;
+	char *end;
+
+	if (s && *s) {
+		errno = 0;
+		v = strtoul(s, &end, 0);
+		if (!errno && !*end && v <= UINT16_MAX)
+			return v;
+	}
+	return local_node();
+}
+
+/* A position-dependent byte stream, different for every @seed. */
+static uint8_t pattern_next(uint32_t *x)
+{
+	*x = *x * 1664525u + 1013904223u;
+	return *x >> 24;
+}
+
+static void fill_pattern(void *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern_next(&x);
+}
+
+/* Offset of the first byte that is not the stream's, or -1. */
+static ssize_t check_pattern(const void *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	const uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pattern_next(&x))
+			return i;
+	return -1;
+}
+
+/* poll() one fd: its revents, 0 on timeout, -1 on error. */
+static int poll_one(int fd, short events, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int n = poll(&p, 1, ms);
+
+	return n < 0 ? -1 : n == 0 ? 0 : p.revents;
+}
+
+static void close_keep_errno(int fd)
+{
+	int err = errno;
+
+	close(fd);
+	errno = err;
+}
+
+/* An endpoint bound to @port (0: any) and listening with @backlog. */
+static int listener(uint16_t port, int backlog, uint16_t *bound)
+{
+	int fd = scif_open(), p;
+
+	if (fd < 0)
+		return -1;
+	p = scif_bind(fd, port);
+	if (p < 0 || scif_listen(fd, backlog) < 0) {
+		close_keep_errno(fd);
+		return -1;
+	}
+	if (bound)
+		*bound = p;
+	return fd;
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* SIGALRM after @ms with a no-op handler and no SA_RESTART: EINTR. */
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void alarm_in_ms(long ms)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = {
+		.it_value = { .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 },
+	};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void alarm_cancel(void)
+{
+	struct itimerval it = { 0 };
+
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/*
+ * A blocking scif_connect() run in a thread, optionally after a delay.
+ * Heap-allocated: a thread stuck in the kernel never outlives its data.
+ */
+struct connector {
+	pthread_t thread;
+	int fd;
+	int delay_ms;
+	struct scif_port_id dst;
+	int ret;			/* scif_connect()'s result */
+	int err;			/* and its errno */
+	atomic_int done;
+	int joined;
+};
+
+static void *connector_fn(void *arg)
+{
+	struct connector *c = arg;
+
+	if (c->delay_ms)
+		usleep(c->delay_ms * 1000);
+	errno = 0;
+	c->ret = scif_connect(c->fd, &c->dst);
+	c->err = errno;
+	atomic_store(&c->done, 1);
+	return NULL;
+}
+
+/* Connect @fd (-1: a new endpoint) to @port of the peer node. */
+static struct connector *connector_start(int fd, uint16_t port, int delay_ms)
+{
+	struct connector *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->ret = -1;
+	c->delay_ms = delay_ms;
+	c->dst.node = peer_node();
+	c->dst.port = port;
+	c->fd = fd >= 0 ? fd : scif_open();
+	if (c->fd < 0 || pthread_create(&c->thread, NULL, connector_fn, c)) {
+		if (fd < 0 && c->fd >= 0)
+			close(c->fd);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * Wait up to @ms for the connect to return and reap the thread: its
+ * result with its errno, or -1/ETIMEDOUT.
+ */
+static int connector_wait(struct connector *c, int ms)
+{
+	long end = now_ms() + ms;
+
+	while (!atomic_load(&c->done) && now_ms() < end)
+		usleep(1000);
+	if (!atomic_load(&c->done)) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	if (!c->joined)
+		pthread_join(c->thread, NULL);
+	c->joined = 1;
+	errno = c->err;
+	return c->ret;
+}
+
+/* Free @c and close its endpoint, unless its thread is still running. */
+static void connector_free(struct connector *c)
+{
+	if (!c || !c->joined)
+		return;
+	close(c->fd);
+	free(c);
+}
+
+/* Non-blocking accept retried for up to WAIT_MS, or until @c has failed. */
+static int accept_wait(int lfd, struct scif_port_id *peer, int *nfd,
+		       struct connector *c)
+{
+	long end = now_ms() + WAIT_MS;
+
+	for (;;) {
+		if (scif_accept(lfd, peer, nfd, 0) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -1;
+		if (c && atomic_load(&c->done) && c->ret < 0) {
+			errno = c->err;
+			return -1;
+		}
+		if (now_ms() > end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		usleep(1000);
+	}
+}
+
+/* The same with the raw SCIF_ACCEPTREQ: fills @req, cookie included. */
+static int acceptreq_wait(int lfd, struct scifioctl_accept *req,
+			  struct connector *c)
+{
+	long end = now_ms() + WAIT_MS;
+
+	for (;;) {
+		memset(req, 0, sizeof(*req));
+		if (ioctl(lfd, SCIF_ACCEPTREQ, req) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -1;
+		if (c && atomic_load(&c->done) && c->ret < 0) {
+			errno = c->err;
+			return -1;
+		}
+		if (now_ms() > end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		usleep(1000);
+	}
+}
+
+/* SCIF_ACCEPTREG of @cookie on a fresh endpoint: the new fd, or -1. */
+static int acceptreg_fresh(uint64_t cookie)
+{
+	int fd = scif_open();
+
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, SCIF_ACCEPTREG, &cookie) < 0) {
+		close_keep_errno(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Both ends of one connection, and what each side learnt of the other. */
+struct conn {
+	int client, server;
+	int client_port;		/* scif_connect()'s result */
+	struct scif_port_id peer;	/* scif_accept()'s peer */
+};
+
+/* Connect @fd (-1: a new endpoint) to listener @lfd at @port, accept. */
+static int connect_fd_to(int fd, int lfd, uint16_t port, struct conn *cn)
+{
+	struct connector *c = connector_start(fd, port, 0);
+
+	if (!c)
+		return -1;
+	if (accept_wait(lfd, &cn->peer, &cn->server, c)) {
+		fprintf(stderr, "# accept: %s\n", strerror(errno));
+		connector_wait(c, 0);
+		connector_free(c);
+		return -1;
+	}
+	cn->client = c->fd;
+	cn->client_port = connector_wait(c, WAIT_MS);
+	if (cn->client_port < 0) {
+		fprintf(stderr, "# connect: %s\n", strerror(errno));
+		return -1;
+	}
+	free(c);
+	return 0;
+}
+
+static int connect_to(int lfd, uint16_t port, struct conn *cn)
+{
+	return connect_fd_to(-1, lfd, port, cn);
+}
+
+/* A connection through a listener of its own, closed afterwards. */
+static int connect_pair(struct conn *cn)
+{
+	uint16_t port;
+	int lfd, ret;
+
+	lfd = listener(0, 1, &port);
+	if (lfd < 0)
+		return -1;
+	ret = connect_to(lfd, port, cn);
+	close(lfd);
+	return ret;
+}
+
+static void close_conn(struct conn *cn)
+{
+	close(cn->client);
+	close(cn->server);
+}
+
+/* @len (<= 256) pattern bytes from @from must arrive intact at @to. */
+static int exchange(int from, int to, int len, uint32_t seed)
+{
+	char out[256], in[256];
+	int n;
+
+	fill_pattern(out, len, seed);
+	memset(in, 0, sizeof(in));
+	n = scif_send(from, out, len, SCIF_SEND_BLOCK);
+	if (n != len) {
+		fprintf(stderr, "# send: %d (%s)\n", n, strerror(errno));
+		return -1;
+	}
+	n = scif_recv(to, in, len, SCIF_RECV_BLOCK);
+	if (n != len || check_pattern(in, len, seed) != -1) {
+		fprintf(stderr, "# recv: %d (%s)\n", n, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Data flows both ways between @a and @b. */
+static int link_works(int a, int b)
+{
+	if (exchange(a, b, 200, a * 31 + b))
+		return -1;
+	return exchange(b, a, 17, b * 7 + a);
+}
+
+/* --- bind --------------------------------------------------------------- */
+
+TEST(bind_any_port_is_assigned)
+{
+	int a = scif_open(), b = scif_open(), pa, pb;
+
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	pa = scif_bind(a, 0);
+	pb = scif_bind(b, 0);
+	EXPECT_LE(SCIF_PORT_RSVD, pa);
+	EXPECT_LE(SCIF_PORT_RSVD, pb);
+	EXPECT_NE(pa, pb);
+	close(a);
+	close(b);
+}
+
+TEST(bind_given_port)
+{
+	int fd = scif_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(4242, scif_bind(fd, 4242));
+	close(fd);
+
+	/* Closing the endpoint frees its port. */
+	fd = scif_open();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(4242, scif_bind(fd, 4242));
+	close(fd);
+}
+
+TEST(bind_twice_einval)
+{
+	int fd = scif_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(SCIF_PORT_RSVD, scif_bind(fd, 0));
+	EXPECT_ERRNO(EINVAL, scif_bind(fd, 0));
+	EXPECT_ERRNO(EINVAL, scif_bind(fd, 4243));
+	close(fd);
+}
+
+TEST(bind_port_in_use_einval)
+{
+	int a = scif_open(), b = scif_open(), p;
+
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	p = scif_bind(a, 0);
+	ASSERT_LE(SCIF_PORT_RSVD, p);
+	EXPECT_ERRNO(EINVAL, scif_bind(b, p));
+
+	/* The failed bind left b unbound, and a's port is free once a is. */
+	close(a);
+	EXPECT_EQ(p, scif_bind(b, p));
+	close(b);
+}
+
+TEST(bind_admin_port_as_root)
+{
+	int fd = scif_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(100, scif_bind(fd, 100));
+	close(fd);
+}
+
+/* Child: exit 0 if an unprivileged user gets EACCES below 1024 only. */
+static int unprivileged_bind_child(void)
+{
+	int fd;
+
+	if (setgid(65534) || setuid(65534))
+		return 10;
+	fd = scif_open();
+	if (fd < 0)
+		return 11;
+	errno = 0;
+	if (scif_bind(fd, 100) != -1 || errno != EACCES) {
+		fprintf(stderr, "# bind 100 as nobody: errno %d\n", errno);
+		return 12;
+	}
+	close(fd);
+	fd = scif_open();
+	if (fd < 0)
+		return 13;
+	if (scif_bind(fd, 2000) != 2000) {
+		fprintf(stderr, "# bind 2000 as nobody: %s\n", strerror(errno));
+		return 14;
+	}
+	close(fd);
+	return 0;
+}
+
+TEST(bind_admin_port_unprivileged_eacces)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(unprivileged_bind_child());
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST(bind_connected_eisconn)
+{
+	struct conn cn;
+
+	ASSERT_EQ(0, connect_pair(&cn));
+	EXPECT_ERRNO(EISCONN, scif_bind(cn.client, 0));
+	EXPECT_ERRNO(EISCONN, scif_bind(cn.server, 0));
+	EXPECT_ERRNO(EISCONN, scif_bind(cn.server, 4245));
+	close_conn(&cn);
+}
+
+/* --- listen ------------------------------------------------------------- */
+
+TEST(listen_unbound_einval)
+{
+	int fd = scif_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(EINVAL, scif_listen(fd, 1));
+	close(fd);
+}
+
+TEST(listen_negative_backlog_einval)
+{
+	int fd = scif_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(SCIF_PORT_RSVD, scif_bind(fd, 0));
+	EXPECT_ERRNO(EINVAL, scif_listen(fd, -1));
+	EXPECT_ERRNO(EINVAL, scif_listen(fd, -1000));
+	/* Still bound and not listening: a good backlog works. */
+	EXPECT_EQ(0, scif_listen(fd, 1));
+	close(fd);
+}
+
+TEST(listen_twice_eisconn)
+{
+	int fd = listener(0, 1, NULL);
+
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(EISCONN, scif_listen(fd, 1));
+	close(fd);
+}
+
+TEST(listen_connected_eisconn)
+{
+	struct conn cn;
+
+	ASSERT_EQ(0, connect_pair(&cn));
+	EXPECT_ERRNO(EISCONN, scif_listen(cn.client, 1));
+	EXPECT_ERRNO(EISCONN, scif_listen(cn.server, 1));
+	close_conn(&cn);
+}
+
+/* --- connect ------------------------------------------------------------ */
+
+TEST(connect_port_zero_einval)
+{
+	struct scif_port_id dst = { .node = peer_node(), .port = 0 };
+	int fd = scif_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(EINVAL, scif_connect(fd, &dst));
+	close(fd);
+}
+
+TEST(connect_offline_node_enodev)
+{
+	struct scif_port_id dst = { .node = OFFLINE_NODE, .port = 2000 };
+	int fd = scif_open();
+
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(ENODEV, scif_connect(fd, &dst));
+	close(fd);
+}
+
+TEST(connect_nobody_listening_econnrefused)
+{
+	struct scif_port_id dst = { .node = peer_node(), .port = FREE_PORT };
+	int fd = scif_open(), bound = scif_open(), p;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, bound);
+	EXPECT_ERRNO(ECONNREFUSED, scif_connect(fd, &dst));
+	close(fd);
+
+	/* Bound but not listening refuses just the same. */
+	p = scif_bind(bound, 0);
+	ASSERT_LE(SCIF_PORT_RSVD, p);
+	dst.port = p;
+	fd = scif_open();
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(ECONNREFUSED, scif_connect(fd, &dst));
+	close(fd);
+	close(bound);
+}
+
+TEST(connect_from_listener_eopnotsupp)
+{
+	struct scif_port_id dst = { .node = peer_node() };
+	int lfd, target;
+
+	lfd = listener(0, 1, NULL);
+	ASSERT_LE(0, lfd);
+	target = listener(0, 1, &dst.port);
+	ASSERT_LE(0, target);
+	EXPECT_ERRNO(EOPNOTSUPP, scif_connect(lfd, &dst));
+	EXPECT_EQ(0, poll_one(target, POLLIN, 0));
+	close(lfd);
+	close(target);
+}
+
+TEST(connect_connected_eisconn)
+{
+	struct scif_port_id dst = { .node = peer_node() };
+	struct conn cn;
+	int lfd;
+
+	lfd = listener(0, 1, &dst.port);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, connect_to(lfd, dst.port, &cn));
+	EXPECT_ERRNO(EISCONN, scif_connect(cn.client, &dst));
+	EXPECT_ERRNO(EISCONN, scif_connect(cn.server, &dst));
+	/* Nothing was queued on the listener by those attempts. */
+	EXPECT_EQ(0, poll_one(lfd, POLLIN, 0));
+	EXPECT_EQ(0, link_works(cn.client, cn.server));
+	close_conn(&cn);
+	close(lfd);
+}
+
+TEST(connect_unbound_binds_automatically)
+{
+	struct conn cn;
+
+	ASSERT_EQ(0, connect_pair(&cn));
+	EXPECT_LE(SCIF_PORT_RSVD, cn.client_port);
+	EXPECT_EQ(cn.client_port, cn.peer.port);
+	EXPECT_EQ(0, link_works(cn.client, cn.server));
+	close_conn(&cn);
+}
+
+TEST(connect_from_bound_port)
+{
+	struct conn cn;
+	uint16_t port;
+	int lfd, fd;
+
+	lfd = listener(0, 1, &port);
+	ASSERT_LE(0, lfd);
+	fd = scif_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(4246, scif_bind(fd, 4246));
+	ASSERT_EQ(0, connect_fd_to(fd, lfd, port, &cn));
+	EXPECT_EQ(4246, cn.client_port);
+	EXPECT_EQ(4246, cn.peer.port);
+	EXPECT_EQ(0, link_works(cn.client, cn.server));
+	close_conn(&cn);
+	close(lfd);
+}
+
+TEST(connect_blocks_until_accepted)
+{
+	struct scif_port_id peer;
+	struct connector *c;
+	uint16_t port;
+	int lfd, nfd;
+
+	lfd = listener(0, 1, &port);
+	ASSERT_LE(0, lfd);
+	c = connector_start(-1, port, 0);
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(POLLIN, poll_one(lfd, POLLIN, WAIT_MS));
+	usleep(300 * 1000);
+	EXPECT_EQ(0, atomic_load(&c->done))
+		TH_LOG("connect returned before the accept");
+
+	ASSERT_EQ(0, scif_accept(lfd, &peer, &nfd, 0));
+	ASSERT_LE(SCIF_PORT_RSVD, connector_wait(c, WAIT_MS));
+	EXPECT_EQ(c->ret, peer.port);
+	EXPECT_EQ(0, link_works(c->fd, nfd));
+	connector_free(c);
+	close(nfd);
+	close(lfd);
+}
+
+TEST(connect_nonblocking_with_poll)
+{
+	struct scif_port_id dst = { .node = peer_node() }, peer;
+	int lfd, fd, nfd, port;
+
+	lfd = listener(0, 1, &dst.port);
+	ASSERT_LE(0, lfd);
+	fd = scif_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, set_nonblock(fd));
+
+	EXPECT_ERRNO(EINPROGRESS, scif_connect(fd, &dst));
+	EXPECT_ERRNO(EALREADY, scif_connect(fd, &dst));
+	EXPECT_EQ(0, poll_one(fd, POLLOUT, 0) & POLLOUT)
+		TH_LOG("POLLOUT before the accept");
+
+	ASSERT_EQ(0, accept_wait(lfd, &peer, &nfd, NULL));
+	EXPECT_TRUE(poll_one(fd, POLLOUT, WAIT_MS) & POLLOUT);
+	port = scif_connect(fd, &dst);
+	EXPECT_LE(SCIF_PORT_RSVD, port);
+	EXPECT_EQ(peer.port, port);
+	EXPECT_ERRNO(EISCONN, scif_connect(fd, &dst));
+	EXPECT_EQ(0, link_works(fd, nfd));
+	close(fd);
+	close(nfd);
+	close(lfd);
+}
+
+/* --- accept ------------------------------------------------------------- */
+
+TEST(accept_not_listening_einval)
+{
+	struct scif_port_id peer;
+	int fd = scif_open(), nfd = -1;
+	struct conn cn;
+
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(EINVAL, scif_accept(fd, &peer, &nfd, 0));
+	ASSERT_LE(SCIF_PORT_RSVD, scif_bind(fd, 0));
+	EXPECT_ERRNO(EINVAL, scif_accept(fd, &peer, &nfd, 0));
+	EXPECT_ERRNO(EINVAL, scif_accept(fd, &peer, &nfd, SCIF_ACCEPT_SYNC));
+	close(fd);
+
+	ASSERT_EQ(0, connect_pair(&cn));
+	EXPECT_ERRNO(EINVAL, scif_accept(cn.server, &peer, &nfd, 0));
+	EXPECT_ERRNO(EINVAL, scif_accept(cn.client, &peer, &nfd, 0));
+	close_conn(&cn);
+}
+
+TEST(accept_bad_flags_einval)
+{
+	struct scif_port_id peer;
+	int lfd, nfd = -1;
+
+	lfd = listener(0, 1, NULL);
+	ASSERT_LE(0, lfd);
+	EXPECT_ERRNO(EINVAL, scif_accept(lfd, &peer, &nfd, 2));
+	EXPECT_ERRNO(EINVAL, scif_accept(lfd, &peer, &nfd, -1));
+	EXPECT_ERRNO(EINVAL, scif_accept(lfd, &peer, &nfd, SCIF_ACCEPT_SYNC | 4));
+	close(lfd);
+}
+
+TEST(accept_nothing_pending_eagain)
+{
+	struct scif_port_id peer;
+	int lfd, nfd = -1;
+
+	lfd = listener(0, 1, NULL);
+	ASSERT_LE(0, lfd);
+	EXPECT_ERRNO(EAGAIN, scif_accept(lfd, &peer, &nfd, 0));
+	close(lfd);
+}
+
+TEST(accept_sync_waits_for_request)
+{
+	struct scif_port_id peer;
+	struct connector *c;
+	uint16_t port;
+	int lfd, nfd, ret;
+	long t0;
+
+	lfd = listener(0, 1, &port);
+	ASSERT_LE(0, lfd);
+	c = connector_start(-1, port, 300);
+	ASSERT_NE(NULL, c);
+	t0 = now_ms();
+	alarm_in_ms(10000);	/* a lost request ends in EINTR, not a hang */
+	ret = scif_accept(lfd, &peer, &nfd, SCIF_ACCEPT_SYNC);
+	alarm_cancel();
+	ASSERT_EQ(0, ret) TH_LOG("accept: %s", strerror(errno));
+	EXPECT_LE(250, now_ms() - t0);
+	ASSERT_LE(0, connector_wait(c, WAIT_MS));
+	EXPECT_EQ(c->ret, peer.port);
+	EXPECT_EQ(0, link_works(c->fd, nfd));
+	connector_free(c);
+	close(nfd);
+	close(lfd);
+}
+
+TEST(accept_sync_interrupted_eintr)
+{
+	struct scif_port_id peer;
+	uint16_t port;
+	int lfd, nfd = -1;
+	struct conn cn;
+	long t0;
+
+	lfd = listener(0, 1, &port);
+	ASSERT_LE(0, lfd);
+	alarm_in_ms(300);
+	t0 = now_ms();
+	EXPECT_ERRNO(EINTR, scif_accept(lfd, &peer, &nfd, SCIF_ACCEPT_SYNC));
+	EXPECT_LE(250, now_ms() - t0);
+
+	/* The listener is none the worse for it. */
+	ASSERT_EQ(0, connect_to(lfd, port, &cn));
+	EXPECT_EQ(0, link_works(cn.client, cn.server));
+	close_conn(&cn);
+	close(lfd);
+}
+
+TEST(accept_reports_connector)
+{
+	struct conn cn;
+
+	ASSERT_EQ(0, connect_pair(&cn));
+	EXPECT_EQ(local_node(), cn.peer.node);
+	EXPECT_EQ(cn.client_port, cn.peer.port);
+	close_conn(&cn);
+}
+
+TEST(listener_accepts_many)
+{
+	enum { N = 4 };
+	struct conn cn[N];
+	uint16_t port;
+	int lfd, i;
+
+	lfd = listener(0, 1, &port);
+	ASSERT_LE(0, lfd);
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, connect_to(lfd, port, &cn[i])) TH_LOG("conn %d", i);
+		EXPECT_EQ(cn[i].client_port, cn[i].peer.port);
+	}
+	EXPECT_ERRNO(EISCONN, scif_listen(lfd, 1));	/* still listening */
+	for (i = 0; i < N; i++) {
+		EXPECT_EQ(0, link_works(cn[i].client, cn[i].server));
+		close_conn(&cn[i]);
+	}
+	close(lfd);
+}
+
+/* --- the raw two-step accept ------------------------------------------- */
+
+/* A listener with one request taken by SCIF_ACCEPTREQ, and its connector. */
+FIXTURE(parked) {
+	int lfd;
+	struct connector *c;
+	struct scifioctl_accept req;
+};
+
+FIXTURE_SETUP(parked)
+{
+	uint16_t port;
+
+	self->lfd = listener(0, 1, &port);
+	ASSERT_LE(0, self->lfd);
+	self->c = connector_start(-1, port, 0);
+	ASSERT_NE(NULL, self->c);
+	ASSERT_EQ(0, acceptreq_wait(self->lfd, &self->req, self->c))
+		TH_LOG("ACCEPTREQ: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(parked)
+{
+	if (self->lfd >= 0)
+		close(self->lfd);
+	connector_free(self->c);
+}
+
+/* The request parked in setup is completed on @fd and carries data. */
+static int parked_completes(struct connector *c, int fd)
+{
+	if (connector_wait(c, WAIT_MS) < SCIF_PORT_RSVD) {
+		fprintf(stderr, "# connect: %s\n", strerror(errno));
+		return -1;
+	}
+	return link_works(c->fd, fd);
+}
+
+TEST_F(parked, cookie_is_opaque)
+{
+	int fd;
+
+	EXPECT_NE(0, self->req.endpt);
+	EXPECT_GT(KERNEL_SPACE, self->req.endpt)
+		TH_LOG("cookie %#llx looks like a kernel address",
+		       (unsigned long long)self->req.endpt);
+	EXPECT_EQ(local_node(), self->req.peer.node);
+
+	fd = acceptreg_fresh(self->req.endpt);
+	ASSERT_LE(0, fd) TH_LOG("ACCEPTREG: %s", strerror(errno));
+	EXPECT_EQ(0, parked_completes(self->c, fd));
+	EXPECT_EQ(self->c->ret, self->req.peer.port);
+	close(fd);
+}
+
+TEST_F(parked, forged_cookie_enoent)
+{
+	const uint64_t forged[] = {
+		self->req.endpt ^ 1,
+		self->req.endpt ^ 0x5a5a5a5a00000000ULL,
+		self->req.endpt + 4096,
+		0x0123456789abcdefULL,
+	};
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+		if (forged[i] == self->req.endpt)
+			continue;
+		EXPECT_ERRNO(ENOENT, acceptreg_fresh(forged[i]));
+	}
+	EXPECT_EQ(0, atomic_load(&self->c->done));
+
+	/* The genuine cookie was not used up by the forgeries. */
+	fd = acceptreg_fresh(self->req.endpt);
+	ASSERT_LE(0, fd) TH_LOG("ACCEPTREG: %s", strerror(errno));
+	EXPECT_EQ(0, parked_completes(self->c, fd));
+	close(fd);
+}
+
+TEST_F(parked, cookie_single_use)
+{
+	int fd;
+
+	fd = acceptreg_fresh(self->req.endpt);
+	ASSERT_LE(0, fd) TH_LOG("ACCEPTREG: %s", strerror(errno));
+	EXPECT_ERRNO(ENOENT, acceptreg_fresh(self->req.endpt));
+	EXPECT_EQ(0, parked_completes(self->c, fd));
+	close(fd);
+}
+
+/* Child: exit 0 if the parent's cookie is ENOENT here. */
+static int foreign_cookie_child(uint64_t cookie)
+{
+	int fd = scif_open();
+
+	if (fd < 0)
+		return 10;
+	errno = 0;
+	if (ioctl(fd, SCIF_ACCEPTREG, &cookie) != -1 || errno != ENOENT) {
+		fprintf(stderr, "# ACCEPTREG in the child: errno %d\n", errno);
+		return 11;
+	}
+	return 0;
+}
+
+TEST_F(parked, cookie_of_other_process_enoent)
+{
+	int status, fd;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(foreign_cookie_child(self->req.endpt));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+
+	/* Still the parent's to use, once. */
+	fd = acceptreg_fresh(self->req.endpt);
+	ASSERT_LE(0, fd) TH_LOG("ACCEPTREG: %s", strerror(errno));
+	EXPECT_EQ(0, parked_completes(self->c, fd));
+	EXPECT_ERRNO(ENOENT, acceptreg_fresh(self->req.endpt));
+	close(fd);
+}
+
+TEST_F(parked, acceptreg_on_bound_fd_einval)
+{
+	int fd = scif_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(SCIF_PORT_RSVD, scif_bind(fd, 0));
+	EXPECT_ERRNO(EINVAL, ioctl(fd, SCIF_ACCEPTREG, &self->req.endpt));
+	close(fd);
+
+	/* Whatever became of the request, closing the listener refuses it. */
+	close(self->lfd);
+	self->lfd = -1;
+	EXPECT_ERRNO(ECONNREFUSED, connector_wait(self->c, WAIT_MS));
+}
+
+TEST_F(parked, listener_closed_refuses)
+{
+	EXPECT_EQ(0, atomic_load(&self->c->done));
+	close(self->lfd);
+	self->lfd = -1;
+	EXPECT_ERRNO(ECONNREFUSED, connector_wait(self->c, WAIT_MS));
+}
+
+/* --- backlog and listeners closed under pending requests --------------- */
+
+TEST(backlog_overflow_refused)
+{
+	struct scif_port_id dst = { .node = peer_node() }, peer[2];
+	int lfd, fd[2], nfd[2], port[2], dummy, i;
+	struct connector *third;
+
+	lfd = listener(0, 2, &dst.port);
+	ASSERT_LE(0, lfd);
+	for (i = 0; i < 2; i++) {
+		fd[i] = scif_open();
+		ASSERT_LE(0, fd[i]);
+		ASSERT_EQ(0, set_nonblock(fd[i]));
+		EXPECT_ERRNO(EINPROGRESS, scif_connect(fd[i], &dst));
+	}
+	ASSERT_EQ(POLLIN, poll_one(lfd, POLLIN, WAIT_MS));
+
+	/* A blocking third: the refusal must come, not a wait. */
+	third = connector_start(-1, dst.port, 0);
+	ASSERT_NE(NULL, third);
+	EXPECT_ERRNO(ECONNREFUSED, connector_wait(third, WAIT_MS));
+	connector_free(third);
+
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, accept_wait(lfd, &peer[i], &nfd[i], NULL));
+	EXPECT_ERRNO(EAGAIN, scif_accept(lfd, &peer[0], &dummy, 0));
+	for (i = 0; i < 2; i++) {
+		EXPECT_TRUE(poll_one(fd[i], POLLOUT, WAIT_MS) & POLLOUT);
+		port[i] = scif_connect(fd[i], &dst);
+		EXPECT_LE(SCIF_PORT_RSVD, port[i]);
+	}
+
+	/* Each accepted endpoint is the peer of one of the connectors. */
+	ASSERT_TRUE((peer[0].port == port[0] && peer[1].port == port[1]) ||
+		    (peer[0].port == port[1] && peer[1].port == port[0]));
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(0, link_works(peer[i].port == port[0] ? fd[0] : fd[1],
+					nfd[i]));
+	for (i = 0; i < 2; i++) {
+		close(nfd[i]);
+		close(fd[i]);
+	}
+	close(lfd);
+}
+
+TEST(listener_close_refuses_pending_nonblocking)
+{
+	struct scif_port_id dst = { .node = peer_node() };
+	int lfd, fd, revents;
+
+	lfd = listener(0, 4, &dst.port);
+	ASSERT_LE(0, lfd);
+	fd = scif_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, set_nonblock(fd));
+	EXPECT_ERRNO(EINPROGRESS, scif_connect(fd, &dst));
+	ASSERT_EQ(POLLIN, poll_one(lfd, POLLIN, WAIT_MS));
+
+	close(lfd);
+	revents = poll_one(fd, POLLIN | POLLOUT, WAIT_MS);
+	ASSERT_LE(0, revents);
+	EXPECT_TRUE(revents & POLLERR) TH_LOG("revents %#x", revents);
+	EXPECT_ERRNO(ECONNREFUSED, scif_connect(fd, &dst));
+	close(fd);
+}
+
+TEST(listener_close_refuses_pending_blocking)
+{
+	struct connector *c[2];
+	uint16_t port;
+	int lfd, i;
+
+	lfd = listener(0, 4, &port);
+	ASSERT_LE(0, lfd);
+	for (i = 0; i < 2; i++) {
+		c[i] = connector_start(-1, port, 0);
+		ASSERT_NE(NULL, c[i]);
+	}
+	ASSERT_EQ(POLLIN, poll_one(lfd, POLLIN, WAIT_MS));
+	usleep(300 * 1000);	/* let the second request arrive too */
+
+	close(lfd);
+	for (i = 0; i < 2; i++) {
+		EXPECT_ERRNO(ECONNREFUSED, connector_wait(c[i], WAIT_MS));
+		connector_free(c[i]);
+	}
+}
+
+TEST_HARNESS_MAIN
