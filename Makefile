@@ -9,6 +9,7 @@
 #                    (default: the newest installed kernel with a build tree)
 #   make lib         build libscif (shared, static, pkg-config) and check it
 #   make selftests   build the selftest programs
+#   make test-modules  scif.ko and the kernel-API test module
 #   make lint        checkpatch --strict on drivers/ and include/
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a VM, load the module, show /dev/scif
@@ -42,12 +43,20 @@ modules:
 	rsync -a $(addprefix $(TOP)/,$(KERNEL_SOURCES)) $(MODDIR)/
 	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 $(STRICT_FLAGS) modules
 
+# The kernel-API test module, built against scif.ko's symbols.
+KAPI_DIR := tools/testing/selftests/scif/kmod
+test-modules: modules
+	cd $(TOP) && rsync -aR $(KAPI_DIR) $(MODDIR)/
+	$(MAKE) -C $(KDIR) M=$(MODDIR)/$(KAPI_DIR) W=1 $(STRICT_FLAGS) \
+		KBUILD_EXTRA_SYMBOLS=$(MODDIR)/Module.symvers modules
+
 selftests:
 	@mkdir -p $(BUILD)/ksft-inc
 	cp $(KSRC)/tools/testing/selftests/kselftest_harness.h \
 	   $(KSRC)/tools/testing/selftests/kselftest.h $(BUILD)/ksft-inc/
 	$(MAKE) -C $(TOP)/tools/testing/selftests/scif \
-		KSFT_INC=$(BUILD)/ksft-inc OUTPUT=$(BUILD)/selftests
+		KSFT_INC=$(BUILD)/ksft-inc OUTPUT=$(BUILD)/selftests \
+		LIBSCIF=$(BUILD)/lib/libscif.a
 
 lib:
 	$(MAKE) -C $(TOP)/tools/lib/scif OUTPUT=$(BUILD)/lib all check-symbols compat-check
@@ -68,4 +77,4 @@ demo:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps modules lib selftests lint check demo clean
+.PHONY: all deps modules test-modules lib selftests lint check demo clean

@@ -4,7 +4,8 @@
 # mkinitramfs.sh OUT LIST TESTDIR [MODULE.ko...]
 # Build an uncompressed initramfs: busybox-static, qemu/init.sh as /init,
 # the modules (loaded in the order given), the files of TESTDIR and LIST
-# as the steps to run (see init.sh).
+# as the steps to run (see init.sh).  Modules named in $EXTRA_MODULES go
+# to /modules/extra/ for tests to load themselves.
 set -eu
 
 [ $# -ge 3 ] || { echo "usage: $0 OUT LIST TESTDIR [MODULE.ko...]" >&2; exit 2; }
@@ -16,6 +17,8 @@ busybox=/bin/busybox
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
+# mktemp makes it 0700; it becomes the guest's root, open to every user.
+chmod 0755 "$stage"
 mkdir -p "$stage/bin" "$stage/sbin" "$stage/proc" "$stage/sys" \
 	"$stage/dev" "$stage/tmp" "$stage/modules" "$stage/tests"
 cp "$busybox" "$stage/bin/busybox"
@@ -24,6 +27,10 @@ install -m 0755 "$here/init.sh" "$stage/init"
 for m in "$@"; do
 	cp "$m" "$stage/modules/"
 	basename "$m" >> "$stage/modules/order"
+done
+mkdir -p "$stage/modules/extra"
+for m in ${EXTRA_MODULES:-}; do
+	cp "$m" "$stage/modules/extra/"
 done
 cp -a "$tests/." "$stage/tests/"
 cp "$list" "$stage/tests/list"

@@ -7,7 +7,7 @@
 # Environment:
 #   SCIF_ACCEL=tcg|kvm    TCG by default; kvm only if asked and usable
 #   SCIF_VM_TIMEOUT=900   seconds before the guest is killed
-#   SCIF_VM_MEM=512M, SCIF_VM_CPUS=2
+#   SCIF_VM_MEM=1G, SCIF_VM_CPUS=2
 set -eu
 
 [ $# -ge 3 ] || { echo "usage: $0 KERNEL INITRD OUTDIR [ARGS...]" >&2; exit 2; }
@@ -28,7 +28,7 @@ fi
 
 # shellcheck disable=SC2086
 timeout --foreground -k 10 "${SCIF_VM_TIMEOUT:-900}" \
-	qemu-system-x86_64 -M q35 $accel -m "${SCIF_VM_MEM:-512M}" \
+	qemu-system-x86_64 -M q35 $accel -m "${SCIF_VM_MEM:-1G}" \
 	-smp "${SCIF_VM_CPUS:-2}" -display none -no-reboot -monitor none \
 	-serial "file:$outdir/console.log" -serial "file:$outdir/results.log" \
 	-kernel "$kernel" -initrd "$initrd" \

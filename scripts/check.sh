@@ -52,9 +52,10 @@ vm_run() { # kernel-name
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		{ record FAIL "$k/kernel (not available)"; return; }
 	moddir=$BUILD/modules/$k
-	run_test "$k/build-strict" make -s -C "$top" modules STRICT=1 \
+	run_test "$k/build-strict" make -s -C "$top" test-modules STRICT=1 \
 		KDIR="$kdir" MODDIR="$moddir" || return
 	vmdir=$out/vm-$k
+	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko" \
 	sh "$top/qemu/mkinitramfs.sh" "$vmdir.cpio" \
 		"$top/tools/testing/selftests/scif/steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko"

@@ -413,7 +413,8 @@ int scif_epd_park_request(struct scif_conreq *req)
 	err = xa_alloc(&scif_info.parked, &id, req, xa_limit_31b, GFP_KERNEL);
 	if (err)
 		return err;
-	req->cookie = (u64)get_random_u32() << 32 | id;
+	/* The top bit stays clear: a cookie never looks like a kernel address. */
+	req->cookie = (u64)(get_random_u32() >> 1) << 32 | id;
 	return 0;
 }
 
@@ -470,7 +471,8 @@ static void scif_listener_close(struct scif_endpt *lep)
  * @ep: the endpoint; the owner's reference is dropped
  *
  * A listener refuses its waiting requests; a connected endpoint tells its
- * peer and lives on until the peer acknowledges.
+ * peer and lives on until the peer acknowledges.  The port is released
+ * at once.
  *
  * Context: process context; may sleep.
  */
@@ -498,6 +500,9 @@ void scif_epd_close(struct scif_endpt *ep)
 		if (scif_node_send(ep->node, &msg))
 			scif_epd_drop_proto_ref(ep);
 	}
+	/* Messages name endpoints by handle: the port is free at once. */
+	if (ep->port)
+		scif_port_put(ep->port);
 	mutex_unlock(&ep->ctl_mutex);
 	atomic_dec(&scif_info.nr_endpoints);
 	scif_epd_put(ep);

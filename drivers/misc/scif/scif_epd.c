@@ -54,8 +54,6 @@ static void scif_epd_free_work(struct work_struct *work)
 		scif_node_unmap(ep->node, ep->rb.remote,
 				sizeof(struct scif_qp_shm) + ep->rb.tx_size);
 	scif_qp_free(ep->rb.local, ep->rb.rx_size);
-	if (ep->port)
-		scif_port_put(ep->port);
 	kfree_rcu(ep, rcu);
 }
 

@@ -9,6 +9,7 @@
  * local node), so that the same program can later run across VMs.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -62,20 +63,22 @@ static uint16_t local_node(void)
 	return self;
 }
 
-/* $SCIF_PEER_NODE, or the local node. */
+/* $SCIF_PEER_NODE, or the local node; looked up once. */
 static uint16_t peer_node(void)
 {
+	static atomic_int cached = -1;
 	const char *s = getenv("SCIF_PEER_NODE");
 	unsigned long v;
 	char *end;
 
-	if (s && *s) {
-		errno = 0;
-		v = strtoul(s, &end, 0);
-		if (!errno && !*end && v <= UINT16_MAX)
-			return v;
-	}
-	return local_node();
+	if (atomic_load(&cached) >= 0)
+		return atomic_load(&cached);
+	errno = 0;
+	v = s && *s ? strtoul(s, &end, 0) : ULONG_MAX;
+	if (v == ULONG_MAX || errno || *end || v > UINT16_MAX)
+		v = local_node();
+	atomic_store(&cached, v);
+	return v;
 }
 
 /* A position-dependent byte stream, different for every @seed. */
@@ -1011,6 +1014,7 @@ TEST(backlog_overflow_refused)
 		EXPECT_ERRNO(EINPROGRESS, scif_connect(fd[i], &dst));
 	}
 	ASSERT_EQ(POLLIN, poll_one(lfd, POLLIN, WAIT_MS));
+	usleep(300 * 1000);	/* let the second request arrive too */
 
 	/* A blocking third: the refusal must come, not a wait. */
 	third = connector_start(-1, dst.port, 0);

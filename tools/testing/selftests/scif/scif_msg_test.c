@@ -87,20 +87,22 @@ static uint16_t local_node(void)
 	return self;
 }
 
-/* $SCIF_PEER_NODE, or the local node. */
+/* $SCIF_PEER_NODE, or the local node; looked up once. */
 static uint16_t peer_node(void)
 {
+	static atomic_int cached = -1;
 	const char *s = getenv("SCIF_PEER_NODE");
 	unsigned long v;
 	char *end;
 
-	if (s && *s) {
-		errno = 0;
-		v = strtoul(s, &end, 0);
-		if (!errno && !*end && v <= UINT16_MAX)
-			return v;
-	}
-	return local_node();
+	if (atomic_load(&cached) >= 0)
+		return atomic_load(&cached);
+	errno = 0;
+	v = s && *s ? strtoul(s, &end, 0) : ULONG_MAX;
+	if (v == ULONG_MAX || errno || *end || v > UINT16_MAX)
+		v = local_node();
+	atomic_store(&cached, v);
+	return v;
 }
 
 /* A position-dependent byte stream, different for every @seed. */
@@ -606,9 +608,9 @@ TEST_F_TIMEOUT(xfer, integrity, 120)
 	ASSERT_EQ(0, pthread_create(&sender, NULL, send_thread, &tx));
 	xfer_run(&rx, false);
 	/* On failure the sender may be stuck: do not join it. */
-	ASSERT_EQ(len, rx.moved) TH_LOG("recv: %s", strerror(rx.err));
+	ASSERT_EQ((long)len, rx.moved) TH_LOG("recv: %s", strerror(rx.err));
 	pthread_join(sender, NULL);
-	EXPECT_EQ(len, tx.moved) TH_LOG("send: %s", strerror(tx.err));
+	EXPECT_EQ((long)len, tx.moved) TH_LOG("send: %s", strerror(tx.err));
 
 	bad = check_pattern(rx.buf, len, seed);
 	EXPECT_EQ(-1, bad) TH_LOG("first wrong byte at %zd of %zu", bad, len);

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests of the SCIF kernel API, run from kernel context when the module
+ * loads.  The results, in TAP, are read from
+ * <debugfs>/scif_kapi_test/results (scif_kapi_test.sh does).
+ */
+#include <linux/completion.h>
+#include <linux/debugfs.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/scif.h>
+#include <linux/seq_buf.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#define TEST_PORT	3001
+#define DATA_LEN	(300 * 1024)
+
+static char results[8192];
+static struct seq_buf out;
+static int nr_tests;
+static struct dentry *dir;
+
+static void report(bool ok, const char *name, long got)
+{
+	nr_tests++;
+	if (ok)
+		seq_buf_printf(&out, "ok %d %s\n", nr_tests, name);
+	else
+		seq_buf_printf(&out, "not ok %d %s # got %ld\n", nr_tests,
+			       name, got);
+}
+
+#define CHECK(name, cond, val) report((cond), (name), (long)(val))
+
+struct connector {
+	struct completion done;
+	struct scif_port_id dst;
+	scif_epd_t epd;
+	int result;
+};
+
+static int connector_fn(void *data)
+{
+	struct connector *c = data;
+
+	c->result = scif_connect(c->epd, &c->dst);
+	complete(&c->done);
+	return 0;
+}
+
+static void test_bind(void)
+{
+	scif_epd_t a = scif_open(), b = scif_open();
+	int ret;
+
+	CHECK("open", a && b, 0);
+	if (!a || !b)
+		goto out;
+	ret = scif_bind(a, 0);
+	CHECK("bind_auto_port", ret >= SCIF_PORT_RSVD, ret);
+	ret = scif_bind(a, 5000);
+	CHECK("bind_twice_einval", ret == -EINVAL, ret);
+	ret = scif_bind(b, 100);
+	CHECK("bind_admin_port_kernel", ret == 100, ret);
+	ret = scif_listen(b, -1);
+	CHECK("listen_negative_backlog_einval", ret == -EINVAL, ret);
+out:
+	if (a)
+		scif_close(a);
+	if (b)
+		scif_close(b);
+}
+
+static void test_connect_errors(void)
+{
+	struct scif_port_id nowhere = { .node = 63, .port = TEST_PORT };
+	struct scif_port_id closed = { .node = 0, .port = 4999 };
+	scif_epd_t e = scif_open();
+	int ret;
+
+	if (!e) {
+		CHECK("open", 0, 0);
+		return;
+	}
+	ret = scif_connect(e, &nowhere);
+	CHECK("connect_absent_node_enodev", ret == -ENODEV, ret);
+	ret = scif_connect(e, &closed);
+	CHECK("connect_no_listener_econnrefused", ret == -ECONNREFUSED, ret);
+	scif_close(e);
+}
+
+/* Returns the accepted endpoint, with the connector's in *cepd. */
+static scif_epd_t make_pair(scif_epd_t lep, scif_epd_t *cepd)
+{
+	struct connector c = { .dst = { .node = 0, .port = TEST_PORT } };
+	struct scif_port_id peer;
+	struct task_struct *t;
+	scif_epd_t aep = NULL;
+	int ret;
+
+	init_completion(&c.done);
+	c.epd = scif_open();
+	if (!c.epd)
+		return NULL;
+	t = kthread_run(connector_fn, &c, "scif_kapi_conn");
+	if (IS_ERR(t)) {
+		scif_close(c.epd);
+		return NULL;
+	}
+	ret = scif_accept(lep, &peer, &aep, SCIF_ACCEPT_SYNC);
+	wait_for_completion(&c.done);
+	CHECK("accept_sync", ret == 0, ret);
+	CHECK("connect_returns_port", c.result >= SCIF_PORT_RSVD, c.result);
+	CHECK("accept_peer_is_connector", ret == 0 && peer.port == c.result,
+	      peer.port);
+	if (ret || c.result < 0) {
+		if (!ret)
+			scif_close(aep);
+		scif_close(c.epd);
+		return NULL;
+	}
+	*cepd = c.epd;
+	return aep;
+}
+
+static void test_data(scif_epd_t a, scif_epd_t b)
+{
+	u8 *src = vmalloc(DATA_LEN), *dst = vzalloc(DATA_LEN);
+	struct scif_pollepd pe = { .epd = b, .events = EPOLLIN };
+	int i, ret;
+
+	if (!src || !dst)
+		goto out;
+	for (i = 0; i < DATA_LEN; i++)
+		src[i] = i * 31 + (i >> 11);
+	ret = scif_poll(&pe, 1, 0);
+	CHECK("poll_nothing_yet", ret == 0, ret);
+	ret = scif_send(a, src, 1000, SCIF_SEND_BLOCK);
+	CHECK("send_small", ret == 1000, ret);
+	ret = scif_poll(&pe, 1, 1000);
+	CHECK("poll_data_pollin", ret == 1 && (pe.revents & EPOLLIN), ret);
+	ret = scif_recv(b, dst, 1000, SCIF_RECV_BLOCK);
+	CHECK("recv_small", ret == 1000 && !memcmp(src, dst, 1000), ret);
+	/* Larger than the ring: a blocking send needs the reader. */
+	ret = scif_send(a, src, 60 * 1024, SCIF_SEND_BLOCK);
+	CHECK("send_60k", ret == 60 * 1024, ret);
+	ret = scif_recv(b, dst, 60 * 1024, SCIF_RECV_BLOCK);
+	CHECK("recv_60k_intact", ret == 60 * 1024 &&
+	      !memcmp(src, dst, 60 * 1024), ret);
+	ret = scif_send(a, src, 10, 0x8);
+	CHECK("send_bad_flags_einval", ret == -EINVAL, ret);
+	ret = scif_recv(b, dst, -1, 0);
+	CHECK("recv_negative_len_einval", ret == -EINVAL, ret);
+out:
+	vfree(src);
+	vfree(dst);
+}
+
+static void test_connection(void)
+{
+	scif_epd_t lep = scif_open(), a = NULL, b;
+	struct scif_port_id peer;
+	char byte = 'x';
+	int ret;
+
+	if (!lep) {
+		CHECK("open", 0, 0);
+		return;
+	}
+	ret = scif_bind(lep, TEST_PORT);
+	CHECK("bind_port", ret == TEST_PORT, ret);
+	ret = scif_listen(lep, 4);
+	CHECK("listen", ret == 0, ret);
+	ret = scif_accept(lep, &peer, &b, 0);
+	CHECK("accept_nothing_eagain", ret == -EAGAIN, ret);
+	b = make_pair(lep, &a);
+	if (b) {
+		test_data(a, b);
+		ret = scif_send(a, &byte, 1, SCIF_SEND_BLOCK);
+		scif_close(a);
+		ret = scif_recv(b, &byte, 1, SCIF_RECV_BLOCK);
+		CHECK("recv_after_peer_close_gets_data", ret == 1, ret);
+		ret = scif_recv(b, &byte, 1, SCIF_RECV_BLOCK);
+		CHECK("recv_after_peer_close_econnreset", ret == -ECONNRESET,
+		      ret);
+		ret = scif_send(b, &byte, 1, 0);
+		CHECK("send_after_peer_close_econnreset", ret == -ECONNRESET,
+		      ret);
+		scif_close(b);
+	}
+	scif_close(lep);
+}
+
+static int probes, removes;
+
+static void client_probe(struct scif_peer_dev *peer)
+{
+	probes++;
+}
+
+static void client_remove(struct scif_peer_dev *peer)
+{
+	removes++;
+}
+
+static struct scif_client test_client = {
+	.name = "scif_kapi_test",
+	.probe = client_probe,
+	.remove = client_remove,
+};
+
+static void test_nodes_and_clients(void)
+{
+	u16 nodes[SCIF_MAX_NODES], self = 0xffff;
+	int n;
+
+	n = scif_get_node_ids(nodes, SCIF_MAX_NODES, &self);
+	CHECK("get_node_ids_counts_self", n >= 1, n);
+	CHECK("get_node_ids_self_listed", n >= 1 && nodes[0] == self, self);
+	scif_client_register(&test_client);
+	CHECK("client_probe_per_node", probes == n, probes);
+	scif_client_unregister(&test_client);
+	CHECK("client_remove_per_node", removes == n, removes);
+}
+
+static int results_show(struct seq_file *s, void *unused)
+{
+	seq_printf(s, "TAP version 13\n1..%d\n%s", nr_tests, results);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(results);
+
+static int __init scif_kapi_test_init(void)
+{
+	seq_buf_init(&out, results, sizeof(results));
+	test_bind();
+	test_connect_errors();
+	test_connection();
+	test_nodes_and_clients();
+	dir = debugfs_create_dir("scif_kapi_test", NULL);
+	debugfs_create_file("results", 0400, dir, NULL, &results_fops);
+	return 0;
+}
+
+static void __exit scif_kapi_test_exit(void)
+{
+	debugfs_remove_recursive(dir);
+}
+
+module_init(scif_kapi_test_init);
+module_exit(scif_kapi_test_exit);
+MODULE_DESCRIPTION("Tests of the SCIF kernel API");
+MODULE_LICENSE("GPL");
