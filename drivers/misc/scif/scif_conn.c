@@ -113,7 +113,8 @@ int scif_epd_listen(struct scif_endpt *ep, int backlog)
 		goto out;
 	}
 	mutex_lock(&scif_info.port_lock);
-	err = xa_insert(&scif_info.listeners, ep->port, ep, GFP_KERNEL);
+	err = scif_fail_alloc() ? -ENOMEM :
+	      xa_insert(&scif_info.listeners, ep->port, ep, GFP_KERNEL);
 	mutex_unlock(&scif_info.port_lock);
 	if (err)
 		goto out;
@@ -410,7 +411,8 @@ int scif_epd_park_request(struct scif_conreq *req)
 	int err;
 
 	req->owner = get_pid(task_tgid(current));
-	err = xa_alloc(&scif_info.parked, &id, req, xa_limit_31b, GFP_KERNEL);
+	err = scif_fail_alloc() ? -ENOMEM :
+	      xa_alloc(&scif_info.parked, &id, req, xa_limit_31b, GFP_KERNEL);
 	if (err)
 		return err;
 	/* The top bit stays clear: a cookie never looks like a kernel address. */
@@ -531,7 +533,7 @@ static struct scif_conreq *scif_conreq_from_msg(struct scif_node *node,
 	if (msg->arg[1] > U16_MAX || !scif_ring_size_ok(msg->arg[3]) ||
 	    !msg->arg[2] || !PAGE_ALIGNED(msg->arg[2]) || !msg->src)
 		return NULL;
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	req = scif_fail_alloc() ? NULL : kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return NULL;
 	req->node = node;

@@ -5,8 +5,12 @@
  *   endpoints   one line per endpoint not yet destroyed:
  *               "<handle> <state> <port> <peer node>:<peer port>"
  *   nodes       one line per node online: "<id> <bus>"
+ *   fail_alloc  fault injection into every allocation of the driver
+ *               (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; see
+ *               Documentation/fault-injection/ for the attributes)
  */
 #include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/seq_file.h>
 
 #include "scif_priv.h"
@@ -41,6 +45,30 @@ static int nodes_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(nodes);
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+static DECLARE_FAULT_ATTR(scif_fail_alloc_attr);
+
+/**
+ * scif_fail_alloc() - whether the next allocation is to fail
+ *
+ * Return: true when fault injection says so.
+ */
+bool scif_fail_alloc(void)
+{
+	return should_fail(&scif_fail_alloc_attr, 1);
+}
+
+static void scif_debugfs_fault_init(void)
+{
+	fault_create_debugfs_attr("fail_alloc", scif_info.debugfs,
+				  &scif_fail_alloc_attr);
+}
+#else
+static void scif_debugfs_fault_init(void)
+{
+}
+#endif
+
 /**
  * scif_debugfs_init() - create the debugfs directory and its files
  *
@@ -53,6 +81,7 @@ void scif_debugfs_init(void)
 			    &endpoints_fops);
 	debugfs_create_file("nodes", 0400, scif_info.debugfs, NULL,
 			    &nodes_fops);
+	scif_debugfs_fault_init();
 }
 
 /**

@@ -108,7 +108,7 @@ struct scif_endpt *scif_epd_create(void)
 
 	if (!scif_epd_count_get())
 		return ERR_PTR(-ENFILE);
-	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	ep = scif_fail_alloc() ? NULL : kzalloc(sizeof(*ep), GFP_KERNEL);
 	if (!ep) {
 		err = -ENOMEM;
 		goto undo_count;
@@ -124,7 +124,8 @@ struct scif_endpt *scif_epd_create(void)
 	INIT_LIST_HEAD(&ep->conreqs);
 	ep->state = SCIF_EPD_UNBOUND;
 
-	err = xa_alloc(&scif_info.epds, &id, ep, xa_limit_31b, GFP_KERNEL);
+	err = scif_fail_alloc() ? -ENOMEM :
+	      xa_alloc(&scif_info.epds, &id, ep, xa_limit_31b, GFP_KERNEL);
 	if (err)
 		goto undo_alloc;
 	ep->handle = (u64)(u32)atomic_inc_return(&scif_info.next_gen) << 32 | id;
@@ -228,6 +229,8 @@ int scif_port_claim(u16 port)
 {
 	int err;
 
+	if (scif_fail_alloc())
+		return -ENOMEM;
 	mutex_lock(&scif_info.port_lock);
 	err = xa_insert(&scif_info.ports, port, xa_mk_value(1), GFP_KERNEL);
 	mutex_unlock(&scif_info.port_lock);
@@ -246,6 +249,8 @@ int scif_port_alloc(u16 *port)
 	u32 id;
 	int err;
 
+	if (scif_fail_alloc())
+		return -ENOMEM;
 	mutex_lock(&scif_info.port_lock);
 	err = xa_alloc_cyclic(&scif_info.ports, &id, xa_mk_value(1),
 			      XA_LIMIT(SCIF_PORT_RSVD, U16_MAX), &next,

@@ -335,5 +335,13 @@ void scif_loopback_exit(void);
 /* scif_debugfs.c */
 void scif_debugfs_init(void);
 void scif_debugfs_exit(void);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool scif_fail_alloc(void);
+#else
+static inline bool scif_fail_alloc(void)
+{
+	return false;
+}
+#endif
 
 #endif /* _SCIF_PRIV_H_ */

@@ -25,6 +25,8 @@
  */
 struct scif_qp_shm *scif_qp_alloc(u32 rx_size)
 {
+	if (scif_fail_alloc())
+		return NULL;
 	return alloc_pages_exact(sizeof(struct scif_qp_shm) + rx_size,
 				 GFP_KERNEL | __GFP_ZERO);
 }

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocation failures on every allocation path of open, bind, listen,
+ * connect, accept and send/recv: the failing call reports an error, the
+ * others carry on or fail cleanly, and afterwards nothing is left behind
+ * (no endpoint, no port; kmemleak checks memory at the end of the run).
+ *
+ * Uses the driver's fault attribute <debugfs>/scif/fail_alloc, present
+ * on kernels with CONFIG_FAULT_INJECTION_DEBUG_FS (the debug kernel);
+ * skipped elsewhere.  Failure point n fails the n-th allocation of the
+ * driver after arming; n grows until a whole round runs without the
+ * fault firing, so every allocation of the round has failed once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "scif.h"
+
+#include "kselftest_harness.h"
+
+#define FAIL_DIR	"/sys/kernel/debug/scif/fail_alloc/"
+#define EPD_LIST	"/sys/kernel/debug/scif/endpoints"
+#define PORT		2900
+#define MSG_LEN		100
+#define MAX_POINTS	64
+
+static int write_attr(const char *name, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), FAIL_DIR "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+static long read_attr(const char *name)
+{
+	char path[128], buf[32] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), FAIL_DIR "%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+static int count_endpoints(void)
+{
+	char line[256];
+	int n = 0;
+	FILE *f = fopen(EPD_LIST, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	return n;
+}
+
+static int settled_endpoints(int want)
+{
+	int n = -1, i;
+
+	for (i = 0; i < 300; i++) {
+		n = count_endpoints();
+		if (n == want)
+			break;
+		usleep(10000);
+	}
+	return n;
+}
+
+/* Errors an injected allocation failure may surface as. */
+static int expected_error(int err)
+{
+	return err == ENOMEM || err == ECONNREFUSED || err == ECONNRESET;
+}
+
+/* The connecting side, in a child: exit 0 on success or a clean error. */
+static int connector(uint16_t self)
+{
+	struct scif_port_id dst = { .node = self, .port = PORT };
+	char out[MSG_LEN], in[MSG_LEN];
+	int epd, ret;
+
+	memset(out, 0x5a, sizeof(out));
+	epd = scif_open();
+	if (epd < 0)
+		return expected_error(errno) ? 0 : 10;
+	ret = scif_connect(epd, &dst) < 0 ||
+	      scif_send(epd, out, MSG_LEN, SCIF_SEND_BLOCK) != MSG_LEN ||
+	      scif_recv(epd, in, MSG_LEN, SCIF_RECV_BLOCK) != MSG_LEN;
+	if (ret && !expected_error(errno))
+		ret = 11;
+	else if (!ret && memcmp(in, out, MSG_LEN))
+		ret = 12;
+	else
+		ret = 0;
+	close(epd);
+	return ret;
+}
+
+/* The accepting side: echo one message back.  0, or an unexpected errno. */
+static int acceptor(int lep)
+{
+	struct scif_port_id peer;
+	struct pollfd pfd = { .fd = lep, .events = POLLIN };
+	char buf[MSG_LEN];
+	int epd, ret = 0;
+
+	if (poll(&pfd, 1, 3000) != 1)
+		return 0;		/* the request failed on its way */
+	if (scif_accept(lep, &peer, &epd, 0) < 0)
+		return expected_error(errno) || errno == EAGAIN ? 0 : errno;
+	if (scif_recv(epd, buf, MSG_LEN, SCIF_RECV_BLOCK) != MSG_LEN ||
+	    scif_send(epd, buf, MSG_LEN, SCIF_SEND_BLOCK) != MSG_LEN)
+		ret = expected_error(errno) ? 0 : errno;
+	close(epd);
+	return ret;
+}
+
+/* One round under injection; returns 0 or a description of a failure. */
+static const char *round_trip(uint16_t self)
+{
+	int lep, status, err;
+	pid_t pid;
+
+	lep = scif_open();
+	if (lep < 0)
+		return expected_error(errno) ? NULL : "open";
+	if (scif_bind(lep, PORT) < 0 || scif_listen(lep, 4) < 0) {
+		close(lep);
+		return expected_error(errno) ? NULL : "bind/listen";
+	}
+	pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		_exit(connector(self));
+	}
+	err = acceptor(lep);
+	close(lep);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return "fork/wait";
+	if (err)
+		return "accept side: unexpected error";
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return "connect side: unexpected error or hang";
+	return NULL;
+}
+
+TEST_TIMEOUT(every_allocation_fails_cleanly, 600)
+{
+	uint16_t nodes[1], self;
+	int base, point, fired = 1, probe;
+	char val[16];
+	const char *why;
+
+	if (access(FAIL_DIR "times", W_OK))
+		SKIP(return, "no fault injection in this kernel");
+	ASSERT_LE(1, scif_get_nodeIDs(nodes, 1, &self));
+	base = settled_endpoints(0);
+	ASSERT_LE(0, base);
+	ASSERT_EQ(0, write_attr("verbose", "0"));
+	ASSERT_EQ(0, write_attr("probability", "100"));
+	ASSERT_EQ(0, write_attr("interval", "1"));
+
+	for (point = 0; point < MAX_POINTS && fired; point++) {
+		snprintf(val, sizeof(val), "%d", point);
+		ASSERT_EQ(0, write_attr("space", val));
+		ASSERT_EQ(0, write_attr("times", "1"));
+		why = round_trip(self);
+		fired = read_attr("times") == 0;
+		ASSERT_EQ(0, write_attr("times", "0"));
+		EXPECT_EQ(NULL, why) TH_LOG("failure point %d: %s", point, why);
+		/* Nothing left behind: every endpoint goes, the port is free. */
+		EXPECT_EQ(base, settled_endpoints(base))
+			TH_LOG("failure point %d leaked endpoints", point);
+		probe = scif_open();
+		ASSERT_LE(0, probe);
+		EXPECT_EQ(PORT, scif_bind(probe, PORT))
+			TH_LOG("failure point %d leaked port %d", point, PORT);
+		close(probe);
+	}
+	EXPECT_FALSE(fired) TH_LOG("more than %d allocation points", MAX_POINTS);
+	TH_LOG("%d allocation points failed in turn", point - 1);
+	EXPECT_LE(5, point - 1);	/* the round does allocate */
+}
+
+TEST_HARNESS_MAIN
