@@ -28,7 +28,7 @@ step != "" && /^(not )?ok [0-9]+/ {
 	desc = $0; sub(/^(not )?ok [0-9]+ (- )?/, "", desc)
 	skip = (desc ~ /# [Ss][Kk][Ii][Pp]/)
 	sub(/ *#.*$/, "", desc); sub(/^global\./, "", desc)
-	name = step "/" desc
+	name = desc == "" ? step : step "/" desc
 	if (failed) { nfail++; emit("FAIL", name) }
 	else emit(skip ? "SKIP" : "PASS", name)
 }

@@ -724,7 +724,11 @@ static void scif_handle_disc_ack(const struct scif_msg *msg,
 		scif_epd_put(ep);
 }
 
-/* Messages for an endpoint that no longer exists. */
+/*
+ * Messages for an endpoint that no longer exists.  The reply names the
+ * vanished endpoint as its source: the peer only accepts a DISCONNECT or
+ * DISC_ACK from the endpoint it is connected to.
+ */
 static void scif_handle_orphan(struct scif_node *node,
 			       const struct scif_msg *msg)
 {
@@ -733,10 +737,10 @@ static void scif_handle_orphan(struct scif_node *node,
 	switch (msg->op) {
 	case SCIF_MSG_ACCEPT:
 		/* Release the peer endpoint that was made for us. */
-		scif_msg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, 0);
+		scif_msg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, msg->dst);
 		break;
 	case SCIF_MSG_DISCONNECT:
-		scif_msg_init(&reply, SCIF_MSG_DISC_ACK, msg->src, 0);
+		scif_msg_init(&reply, SCIF_MSG_DISC_ACK, msg->src, msg->dst);
 		break;
 	default:
 		return;

@@ -365,7 +365,8 @@ TEST_F_TIMEOUT(stress, thousand_connections, 180)
 	}
 	EXPECT_EQ(0, close(lfd));
 	/* Teardown is asynchronous: give it a moment. */
-	EXPECT_EQ(before, wait_lines(EPD_LIST, before, WAIT_MS));
+	EXPECT_EQ(before, wait_lines(EPD_LIST, before, WAIT_MS))
+		system("sed 's/^/# left: /' " EPD_LIST);
 	free(cn);
 }
 
