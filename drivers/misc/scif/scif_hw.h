@@ -52,6 +52,7 @@ struct scif_hw_dev {
 	const struct scif_hw_ops *ops;
 };
 
+int scif_hw_set_self(u16 self);
 int scif_hw_register(struct scif_hw_dev *hw);
 void scif_hw_unregister(struct scif_hw_dev *hw);
 int scif_hw_node_up(struct scif_hw_dev *hw, u16 node);

@@ -221,6 +221,11 @@ static void scif_clients_remove(struct scif_node *node)
 			client->remove(&node->peer);
 }
 
+/*
+ * Publish our half of the node queue pair (once per life of the node)
+ * and map the peer's.  -EAGAIN while the peer has not published its
+ * half: ours stays published, so two nodes coming up together meet.
+ */
 static int scif_node_connect_qp(struct scif_node *node)
 {
 	size_t len = sizeof(struct scif_qp_shm) + SCIF_NODE_QP_SIZE;
@@ -228,23 +233,41 @@ static int scif_node_connect_qp(struct scif_node *node)
 	struct scif_qp_shm *remote;
 	u64 addr;
 
-	node->rb.local = scif_qp_alloc(SCIF_NODE_QP_SIZE);
-	if (!node->rb.local)
-		return -ENOMEM;
-	node->rb.rx_size = SCIF_NODE_QP_SIZE;
-	node->rb.tx_size = SCIF_NODE_QP_SIZE;
-	hw->ops->publish_qp(hw, node->id, scif_node_local_addr(node,
-							       node->rb.local));
-	addr = hw->ops->peer_qp(hw, node->id);
-	remote = addr ? scif_node_map(node, addr, len) : ERR_PTR(-EAGAIN);
-	if (IS_ERR(remote)) {
-		hw->ops->publish_qp(hw, node->id, 0);
-		scif_qp_free(node->rb.local, SCIF_NODE_QP_SIZE);
-		node->rb.local = NULL;
-		return PTR_ERR(remote);
+	if (!node->rb.local) {
+		node->rb.local = scif_qp_alloc(SCIF_NODE_QP_SIZE);
+		if (!node->rb.local)
+			return -ENOMEM;
+		node->rb.rx_size = SCIF_NODE_QP_SIZE;
+		node->rb.tx_size = SCIF_NODE_QP_SIZE;
+		node->rb.tx_write = 0;
+		node->rb.rx_read = 0;
+		hw->ops->publish_qp(hw, node->id,
+				    scif_node_local_addr(node, node->rb.local));
 	}
+	addr = hw->ops->peer_qp(hw, node->id);
+	if (!addr)
+		return -EAGAIN;
+	remote = scif_node_map(node, addr, len);
+	if (IS_ERR(remote))
+		return PTR_ERR(remote);
 	node->rb.remote = remote;
 	return 0;
+}
+
+/* Undo scif_node_connect_qp(); the caller holds node_lock. */
+static void scif_node_release_qp(struct scif_node *n)
+{
+	struct scif_hw_dev *hw = n->hw;
+
+	if (n->rb.local)
+		hw->ops->publish_qp(hw, n->id, 0);
+	if (n->rb.remote)
+		scif_node_unmap(n, n->rb.remote,
+				sizeof(struct scif_qp_shm) + SCIF_NODE_QP_SIZE);
+	n->rb.remote = NULL;
+	scif_qp_free(n->rb.local, SCIF_NODE_QP_SIZE);
+	n->rb.local = NULL;
+	n->hw = NULL;
 }
 
 /**
@@ -252,12 +275,14 @@ static int scif_node_connect_qp(struct scif_node *node)
  * @hw: the bus
  * @node: the node's id
  *
- * Sets up the node queue pair and tells kernel clients of the node.
+ * Sets up the node queue pair and tells kernel clients of the node.  On
+ * -EAGAIN the bus calls again later (or scif_hw_node_down() to give up);
+ * this node's half of the queue pair stays published meanwhile.
  *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL for a bad id, -EBUSY if the node is already
- * reached, -EAGAIN if the node has not published its queue yet, or
- * another negative errno.
+ * Return: 0, -EINVAL for a bad id, -EBUSY if the node is online or
+ * reached through another bus, -EAGAIN if the node has not published
+ * its half of the queue pair yet, or another negative errno.
  */
 int scif_hw_node_up(struct scif_hw_dev *hw, u16 node)
 {
@@ -268,19 +293,20 @@ int scif_hw_node_up(struct scif_hw_dev *hw, u16 node)
 		return -EINVAL;
 	n = &scif_info.nodes[node];
 	mutex_lock(&scif_info.node_lock);
-	if (n->hw) {
+	if (n->online || (n->hw && n->hw != hw)) {
 		err = -EBUSY;
 		goto out;
 	}
 	n->hw = hw;
-	n->rb.tx_write = 0;
-	n->rb.rx_read = 0;
 	err = scif_node_connect_qp(n);
 	if (err) {
-		n->hw = NULL;
+		if (err != -EAGAIN)
+			scif_node_release_qp(n);
 		goto out;
 	}
 	WRITE_ONCE(n->online, true);
+	/* The peer may have sent before we were online. */
+	queue_work(scif_info.wq, &n->rx_work);
 	scif_clients_probe(n);
 out:
 	mutex_unlock(&scif_info.node_lock);
@@ -310,6 +336,11 @@ void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
 		mutex_unlock(&scif_info.node_lock);
 		return;
 	}
+	if (!n->online) {	/* was still waiting for the peer's half */
+		scif_node_release_qp(n);
+		mutex_unlock(&scif_info.node_lock);
+		return;
+	}
 	WRITE_ONCE(n->online, false);
 	wake_up_all(&n->tx_wq);
 	scif_clients_remove(n);
@@ -322,13 +353,7 @@ void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
 	mutex_lock(&scif_info.node_lock);
 	mutex_lock(&n->tx_mutex);
 	scif_node_drop_replies(n);
-	hw->ops->publish_qp(hw, n->id, 0);
-	scif_node_unmap(n, n->rb.remote,
-			sizeof(struct scif_qp_shm) + SCIF_NODE_QP_SIZE);
-	n->rb.remote = NULL;
-	scif_qp_free(n->rb.local, SCIF_NODE_QP_SIZE);
-	n->rb.local = NULL;
-	n->hw = NULL;
+	scif_node_release_qp(n);
 	mutex_unlock(&n->tx_mutex);
 	mutex_unlock(&scif_info.node_lock);
 }
@@ -382,6 +407,28 @@ void scif_hw_unregister(struct scif_hw_dev *hw)
 			scif_hw_node_down(hw, id);
 }
 EXPORT_SYMBOL_GPL(scif_hw_unregister);
+
+/**
+ * scif_hw_set_self() - a bus gives this node its id in the network
+ * @self: the id
+ *
+ * The loopback node moves to the new id; connections through it are
+ * reset.  Meant for a bus that comes up before the node is in use.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL for a bad id, or an error bringing loopback back.
+ */
+int scif_hw_set_self(u16 self)
+{
+	if (self >= SCIF_MAX_NODES)
+		return -EINVAL;
+	if (self == READ_ONCE(scif_info.self))
+		return 0;
+	scif_loopback_exit();
+	WRITE_ONCE(scif_info.self, self);
+	return scif_loopback_init();
+}
+EXPORT_SYMBOL_GPL(scif_hw_set_self);
 
 /**
  * scif_get_node_ids() - list the nodes that are online

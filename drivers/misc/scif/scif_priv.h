@@ -36,7 +36,8 @@
  *   scif_info.port_lock
  *   scif_info.eplock
  *   scif_endpt.lock (spinlock)
- * scif_info.node_lock (mutex) is taken without any of the above held.
+ * scif_info.node_lock (mutex) is taken without any of the above held;
+ * scif_node.tx_mutex nests inside it.
  */
 #ifndef _SCIF_PRIV_H_
 #define _SCIF_PRIV_H_

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCIF bus for QEMU ivshmem: VMs on one host, each seeing the others'
+ * RAM through ivshmem-plain devices (the apertures, as through an NTB
+ * window) and sharing one ivshmem-doorbell device per VM.
+ *
+ * - This node's id is the doorbell device's IVPosition.
+ * - The doorbell device's memory, shared by the whole cluster, holds the
+ *   bootstrap table: one struct scif_iv_slot per node, written only by
+ *   its node (state, generation, heartbeat, where its queue for each
+ *   peer lives, and a signature).
+ * - An aperture is matched to its node by reading, through it, the
+ *   random signature that node published at an address of its own RAM;
+ *   PCI enumeration order means nothing.
+ * - Doorbells are MSI-X vectors: a node rings peer p on the vector equal
+ *   to its own id, so vector j means "node j rang".
+ * - Peers are watched by heartbeat: a peer whose heartbeat stops for
+ *   hb_timeout_ms, or whose generation changes (it restarted), is
+ *   reported lost; one that beats again is brought up again.
+ *
+ * Everything read from the table or through an aperture is written by
+ * another node and checked before use.  The emulation lets every node
+ * reach all of every other node's RAM; this driver only ever touches
+ * memory its owner published.
+ */
+#include <linux/delay.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/module.h>
+#include <linux/overflow.h>
+#include <linux/pci.h>
+#include <linux/random.h>
+#include <linux/workqueue.h>
+
+#include "scif_hw.h"
+
+#define IVSHMEM_REG_IVPOSITION	0x08
+#define IVSHMEM_REG_DOORBELL	0x0c
+
+#define SCIF_IV_MAX_NODES	16
+#define SCIF_IV_SLOT_SIZE	512
+#define SCIF_IV_MAGIC		0x4853564946494353ULL	/* "SCIFIVSH" */
+
+static unsigned int hb_interval_ms = 100;
+module_param(hb_interval_ms, uint, 0444);
+MODULE_PARM_DESC(hb_interval_ms, "Milliseconds between heartbeats (default 100)");
+
+static unsigned int hb_timeout_ms = 1000;
+module_param(hb_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(hb_timeout_ms,
+		 "Milliseconds without a heartbeat after which a node is lost (default 1000)");
+
+/**
+ * struct scif_iv_slot - one node's entry in the bootstrap table
+ * @magic: SCIF_IV_MAGIC once the slot is valid
+ * @generation: incremented each time the node's driver starts
+ * @up: non-zero while the node takes part
+ * @heartbeat: incremented every hb_interval_ms
+ * @sig_addr: address, in the node's RAM, of its signature
+ * @sig_value: the signature
+ * @qp_addr: where the node's inbound queue for each peer lives, or 0
+ */
+struct scif_iv_slot {
+	u64 magic;
+	u32 generation;
+	u32 up;
+	u64 heartbeat;
+	u64 sig_addr;
+	u64 sig_value;
+	u64 qp_addr[SCIF_IV_MAX_NODES];
+};
+
+static_assert(sizeof(struct scif_iv_slot) <= SCIF_IV_SLOT_SIZE);
+
+struct scif_iv_aperture {
+	struct list_head list;
+	struct pci_dev *pdev;
+	void *va;
+	resource_size_t size;
+	int node;
+};
+
+struct scif_iv;
+
+/**
+ * struct scif_iv_peer - what this node knows of another
+ * @iv: back pointer, for the doorbell interrupt
+ * @ap: the aperture that reaches it, once identified
+ * @up: reported up to the core
+ * @pending: scif_hw_node_up() said -EAGAIN; our half is published
+ * @generation: the generation it was brought up with
+ * @heartbeat: its heartbeat as last read
+ * @seen: jiffies when @heartbeat last moved
+ *
+ * Used by the heartbeat work only (and @ap by the bus operations while
+ * the node is up).
+ */
+struct scif_iv_peer {
+	struct scif_iv *iv;
+	struct scif_iv_aperture *ap;
+	bool up;
+	bool pending;
+	u32 generation;
+	u64 heartbeat;
+	unsigned long seen;
+};
+
+struct scif_iv {
+	struct scif_hw_dev hw;
+	struct pci_dev *pdev;
+	void __iomem *regs;
+	u8 *table;
+	u16 self;
+	int nr_vectors;
+	u64 *sig;
+	struct delayed_work hb_work;
+	struct scif_iv_peer peers[SCIF_IV_MAX_NODES];
+};
+
+/* scif_iv_lock protects scif_iv_apertures and scif_iv_dev */
+static DEFINE_MUTEX(scif_iv_lock);
+static LIST_HEAD(scif_iv_apertures);
+static struct scif_iv *scif_iv_dev;
+
+static struct scif_iv *to_iv(struct scif_hw_dev *hw)
+{
+	return container_of(hw, struct scif_iv, hw);
+}
+
+static struct scif_iv_slot *scif_iv_slot(struct scif_iv *iv, u16 node)
+{
+	return (struct scif_iv_slot *)(iv->table + node * SCIF_IV_SLOT_SIZE);
+}
+
+static void *scif_iv_map_peer(struct scif_hw_dev *hw, u16 node, u64 addr,
+			      size_t len)
+{
+	struct scif_iv *iv = to_iv(hw);
+	struct scif_iv_aperture *ap;
+	u64 end;
+
+	if (node >= SCIF_IV_MAX_NODES)
+		return ERR_PTR(-EINVAL);
+	ap = iv->peers[node].ap;
+	if (!ap || check_add_overflow(addr, (u64)len, &end) || end > ap->size)
+		return ERR_PTR(-EINVAL);
+	return ap->va + addr;
+}
+
+static void scif_iv_unmap_peer(struct scif_hw_dev *hw, u16 node, void *va,
+			       size_t len)
+{
+}
+
+/* Guest RAM sits below the PCI hole: physical address == file offset. */
+static u64 scif_iv_local_addr(struct scif_hw_dev *hw, phys_addr_t phys)
+{
+	return phys;
+}
+
+static void scif_iv_publish_qp(struct scif_hw_dev *hw, u16 node, u64 addr)
+{
+	struct scif_iv *iv = to_iv(hw);
+
+	if (node < SCIF_IV_MAX_NODES)
+		WRITE_ONCE(scif_iv_slot(iv, iv->self)->qp_addr[node], addr);
+}
+
+static u64 scif_iv_peer_qp(struct scif_hw_dev *hw, u16 node)
+{
+	struct scif_iv *iv = to_iv(hw);
+
+	if (node >= SCIF_IV_MAX_NODES)
+		return 0;
+	return READ_ONCE(scif_iv_slot(iv, node)->qp_addr[iv->self]);
+}
+
+static void scif_iv_ring(struct scif_hw_dev *hw, u16 node)
+{
+	struct scif_iv *iv = to_iv(hw);
+
+	writel((u32)node << 16 | iv->self, iv->regs + IVSHMEM_REG_DOORBELL);
+}
+
+static const struct scif_hw_ops scif_iv_ops = {
+	.map_peer = scif_iv_map_peer,
+	.unmap_peer = scif_iv_unmap_peer,
+	.local_addr = scif_iv_local_addr,
+	.publish_qp = scif_iv_publish_qp,
+	.peer_qp = scif_iv_peer_qp,
+	.ring = scif_iv_ring,
+};
+
+static irqreturn_t scif_iv_irq(int irq, void *data)
+{
+	struct scif_iv_peer *peer = data;
+	struct scif_iv *iv = peer->iv;
+
+	scif_hw_doorbell(&iv->hw, peer - iv->peers);
+	return IRQ_HANDLED;
+}
+
+/* The unclaimed aperture through which @slot's signature can be read. */
+static struct scif_iv_aperture *scif_iv_find_aperture(struct scif_iv_slot *slot,
+						      u16 node)
+{
+	u64 addr = READ_ONCE(slot->sig_addr), want = READ_ONCE(slot->sig_value);
+	struct scif_iv_aperture *ap, *found = NULL;
+
+	if (!want || !IS_ALIGNED(addr, sizeof(u64)))
+		return NULL;
+	mutex_lock(&scif_iv_lock);
+	list_for_each_entry(ap, &scif_iv_apertures, list) {
+		if (ap->node >= 0 || ap->size < sizeof(u64) ||
+		    addr > ap->size - sizeof(u64))
+			continue;
+		if (READ_ONCE(*(u64 *)(ap->va + addr)) == want) {
+			ap->node = node;
+			found = ap;
+			break;
+		}
+	}
+	mutex_unlock(&scif_iv_lock);
+	return found;
+}
+
+static void scif_iv_peer_down(struct scif_iv *iv, u16 node, const char *why)
+{
+	struct scif_iv_peer *peer = &iv->peers[node];
+
+	if (peer->up)
+		dev_info(&iv->pdev->dev, "node %u lost: %s\n", node, why);
+	if (peer->up || peer->pending)
+		scif_hw_node_down(&iv->hw, node);
+	peer->up = false;
+	peer->pending = false;
+}
+
+static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
+{
+	struct scif_iv_slot *slot = scif_iv_slot(iv, node);
+	struct scif_iv_peer *peer = &iv->peers[node];
+	u64 hb = READ_ONCE(slot->heartbeat);
+	u32 gen = READ_ONCE(slot->generation);
+	bool alive, fresh;
+	int err;
+
+	if (hb != peer->heartbeat) {
+		peer->heartbeat = hb;
+		peer->seen = jiffies;
+	}
+	fresh = peer->seen &&
+		time_before(jiffies, peer->seen + msecs_to_jiffies(hb_timeout_ms));
+	alive = READ_ONCE(slot->magic) == SCIF_IV_MAGIC && READ_ONCE(slot->up);
+
+	if (peer->up) {
+		if (!alive || !fresh)
+			scif_iv_peer_down(iv, node, "no heartbeat");
+		else if (gen != peer->generation)
+			scif_iv_peer_down(iv, node, "restarted");
+		return;
+	}
+	if (!alive || !fresh) {
+		scif_iv_peer_down(iv, node, "gone");
+		return;
+	}
+	if (!peer->ap)
+		peer->ap = scif_iv_find_aperture(slot, node);
+	if (!peer->ap)
+		return;
+	err = scif_hw_node_up(&iv->hw, node);
+	peer->pending = err == -EAGAIN;
+	if (err)
+		return;
+	peer->up = true;
+	peer->generation = gen;
+	dev_info(&iv->pdev->dev, "node %u up (generation %u)\n", node, gen);
+}
+
+static void scif_iv_hb_work(struct work_struct *work)
+{
+	struct scif_iv *iv = container_of(to_delayed_work(work), struct scif_iv,
+					  hb_work);
+	struct scif_iv_slot *me = scif_iv_slot(iv, iv->self);
+	u16 node;
+
+	WRITE_ONCE(me->heartbeat, me->heartbeat + 1);
+	for (node = 0; node < SCIF_IV_MAX_NODES; node++)
+		if (node != iv->self)
+			scif_iv_watch_peer(iv, node);
+	schedule_delayed_work(&iv->hb_work, msecs_to_jiffies(hb_interval_ms));
+}
+
+/* Start a new life in our slot: clear what a former life left. */
+static void scif_iv_claim_slot(struct scif_iv *iv)
+{
+	struct scif_iv_slot *me = scif_iv_slot(iv, iv->self);
+	u32 gen = READ_ONCE(me->magic) == SCIF_IV_MAGIC ?
+		  READ_ONCE(me->generation) + 1 : 1;
+
+	WRITE_ONCE(me->up, 0);
+	wmb();	/* peers must see the slot down before it changes */
+	memset(me->qp_addr, 0, sizeof(me->qp_addr));
+	me->sig_addr = virt_to_phys(iv->sig);
+	me->sig_value = *iv->sig;
+	me->generation = gen;
+	me->magic = SCIF_IV_MAGIC;
+	wmb();	/* ... and the new contents before it is up again */
+	WRITE_ONCE(me->up, 1);
+	dev_info(&iv->pdev->dev, "node %u, generation %u\n", iv->self, gen);
+}
+
+static int scif_iv_setup_irqs(struct scif_iv *iv)
+{
+	struct pci_dev *pdev = iv->pdev;
+	int nvec, i, err;
+
+	nvec = pci_msix_vec_count(pdev);
+	if (nvec <= 0)
+		return -ENODEV;
+	nvec = pci_alloc_irq_vectors(pdev, 1, min(nvec, SCIF_IV_MAX_NODES),
+				     PCI_IRQ_MSIX);
+	if (nvec < 0)
+		return nvec;
+	for (i = 0; i < nvec; i++) {
+		err = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, i),
+				       scif_iv_irq, 0, "scif_ivshmem",
+				       &iv->peers[i]);
+		if (err) {
+			while (--i >= 0)
+				devm_free_irq(&pdev->dev, pci_irq_vector(pdev, i),
+					      &iv->peers[i]);
+			pci_free_irq_vectors(pdev);
+			return err;
+		}
+	}
+	iv->nr_vectors = nvec;
+	return 0;
+}
+
+static void scif_iv_free_irqs(struct scif_iv *iv)
+{
+	int i;
+
+	for (i = 0; i < iv->nr_vectors; i++)
+		devm_free_irq(&iv->pdev->dev, pci_irq_vector(iv->pdev, i),
+			      &iv->peers[i]);
+	pci_free_irq_vectors(iv->pdev);
+}
+
+static int scif_iv_map_table(struct scif_iv *iv)
+{
+	struct pci_dev *pdev = iv->pdev;
+	resource_size_t len = pci_resource_len(pdev, 2);
+
+	if (len < SCIF_IV_MAX_NODES * SCIF_IV_SLOT_SIZE)
+		return -EINVAL;
+	iv->regs = pcim_iomap(pdev, 0, 0);
+	if (!iv->regs)
+		return -ENOMEM;
+	iv->table = devm_memremap(&pdev->dev, pci_resource_start(pdev, 2),
+				  len, MEMREMAP_WB);
+	return PTR_ERR_OR_ZERO(iv->table);
+}
+
+static int scif_iv_probe_doorbell(struct pci_dev *pdev)
+{
+	struct scif_iv *iv;
+	u32 pos;
+	int err, i;
+
+	iv = devm_kzalloc(&pdev->dev, sizeof(*iv), GFP_KERNEL);
+	if (!iv)
+		return -ENOMEM;
+	iv->pdev = pdev;
+	iv->hw.name = "ivshmem";
+	iv->hw.ops = &scif_iv_ops;
+	for (i = 0; i < SCIF_IV_MAX_NODES; i++)
+		iv->peers[i].iv = iv;
+	INIT_DELAYED_WORK(&iv->hb_work, scif_iv_hb_work);
+
+	err = scif_iv_map_table(iv);
+	if (err)
+		return err;
+	pos = readl(iv->regs + IVSHMEM_REG_IVPOSITION);
+	if (pos >= SCIF_IV_MAX_NODES)
+		return -EINVAL;
+	iv->self = pos;
+	iv->sig = (u64 *)get_zeroed_page(GFP_KERNEL);
+	if (!iv->sig)
+		return -ENOMEM;
+	*iv->sig = get_random_u64() | 1;
+
+	err = scif_iv_setup_irqs(iv);
+	if (err)
+		goto undo_sig;
+	err = scif_hw_set_self(iv->self);
+	if (err)
+		goto undo_irqs;
+	err = scif_hw_register(&iv->hw);
+	if (err)
+		goto undo_irqs;
+	scif_iv_claim_slot(iv);
+
+	mutex_lock(&scif_iv_lock);
+	scif_iv_dev = iv;
+	mutex_unlock(&scif_iv_lock);
+	pci_set_drvdata(pdev, iv);
+	schedule_delayed_work(&iv->hb_work, 0);
+	return 0;
+
+undo_irqs:
+	scif_iv_free_irqs(iv);
+undo_sig:
+	free_page((unsigned long)iv->sig);
+	return err;
+}
+
+static void scif_iv_remove_doorbell(struct pci_dev *pdev)
+{
+	struct scif_iv *iv = pci_get_drvdata(pdev);
+
+	cancel_delayed_work_sync(&iv->hb_work);
+	WRITE_ONCE(scif_iv_slot(iv, iv->self)->up, 0);
+	mutex_lock(&scif_iv_lock);
+	scif_iv_dev = NULL;
+	mutex_unlock(&scif_iv_lock);
+	scif_hw_unregister(&iv->hw);
+	scif_iv_free_irqs(iv);
+	free_page((unsigned long)iv->sig);
+}
+
+static int scif_iv_probe_aperture(struct pci_dev *pdev)
+{
+	struct scif_iv_aperture *ap;
+
+	ap = devm_kzalloc(&pdev->dev, sizeof(*ap), GFP_KERNEL);
+	if (!ap)
+		return -ENOMEM;
+	ap->pdev = pdev;
+	ap->node = -1;
+	ap->size = pci_resource_len(pdev, 2);
+	ap->va = devm_memremap(&pdev->dev, pci_resource_start(pdev, 2),
+			       ap->size, MEMREMAP_WC);
+	if (IS_ERR(ap->va))
+		return PTR_ERR(ap->va);
+	mutex_lock(&scif_iv_lock);
+	list_add_tail(&ap->list, &scif_iv_apertures);
+	mutex_unlock(&scif_iv_lock);
+	pci_set_drvdata(pdev, ap);
+	return 0;
+}
+
+/* An aperture going away takes its node down first. */
+static void scif_iv_remove_aperture(struct pci_dev *pdev)
+{
+	struct scif_iv_aperture *ap = pci_get_drvdata(pdev);
+	struct scif_iv *iv;
+
+	mutex_lock(&scif_iv_lock);
+	list_del(&ap->list);
+	iv = scif_iv_dev;
+	mutex_unlock(&scif_iv_lock);
+	if (!iv || ap->node < 0)
+		return;
+	cancel_delayed_work_sync(&iv->hb_work);
+	scif_iv_peer_down(iv, ap->node, "aperture removed");
+	iv->peers[ap->node].ap = NULL;
+	schedule_delayed_work(&iv->hb_work, 0);
+}
+
+static int scif_iv_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	int err;
+
+	err = pcim_enable_device(pdev);
+	if (err)
+		return err;
+	/* Only the doorbell flavour has BAR1, its MSI-X table. */
+	if (pci_resource_len(pdev, 1))
+		return scif_iv_probe_doorbell(pdev);
+	return scif_iv_probe_aperture(pdev);
+}
+
+static void scif_iv_remove(struct pci_dev *pdev)
+{
+	if (pci_resource_len(pdev, 1))
+		scif_iv_remove_doorbell(pdev);
+	else
+		scif_iv_remove_aperture(pdev);
+}
+
+static const struct pci_device_id scif_iv_ids[] = {
+	{ PCI_DEVICE(0x1af4, 0x1110) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, scif_iv_ids);
+
+static struct pci_driver scif_iv_driver = {
+	.name = "scif_ivshmem",
+	.id_table = scif_iv_ids,
+	.probe = scif_iv_probe,
+	.remove = scif_iv_remove,
+};
+module_pci_driver(scif_iv_driver);
+
+MODULE_DESCRIPTION("SCIF bus over QEMU ivshmem (VMs as PCIe nodes)");
+MODULE_LICENSE("GPL");
