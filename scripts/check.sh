@@ -37,14 +37,15 @@ uapi_c90() {
 		gcc -std=c90 -pedantic-errors -Wall -Werror -I"$top/include/uapi" -x c -o /dev/null -
 }
 
-host_tap_tests() { # prefix script: each TAP line of a host-side test
-	local prefix=$1 line
+host_tap_tests() { # prefix script [args]: each TAP line of a host-side test
+	local prefix=$1 script=$2 line
+	shift 2
 	while read -r line; do
 		case "$line" in
 		"ok "*) record PASS "$prefix/${line#ok * - }" ;;
 		"not ok "*) record FAIL "$prefix/${line#not ok * - }" ;;
 		esac
-	done < <(bash "$2")
+	done < <(bash "$script" "$@")
 }
 
 vm_run() { # kernel-name
@@ -78,6 +79,7 @@ run_test lint/checkpatch make -s -C "$top" lint
 run_test lint/uapi-header-c90 uapi_c90
 host_tap_tests logcheck "$top/qemu/tests/test-check-log.sh"
 host_tap_tests parse-results "$top/qemu/tests/test-parse-results.sh"
+host_tap_tests ivshmem-server "$top/qemu/tests/test-ivshmem-server.sh" "$BUILD/qemu"
 run_test lib/build make -s -C "$top" lib
 run_test selftests/build make -s -C "$top" selftests
 for k in $KERNELS; do
