@@ -258,6 +258,8 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 			scif_iv_peer_down(iv, node, "no heartbeat");
 		else if (gen != peer->generation)
 			scif_iv_peer_down(iv, node, "restarted");
+		else	/* a lost doorbell costs latency, never progress */
+			scif_hw_doorbell(&iv->hw, node);
 		return;
 	}
 	if (!alive || !fresh) {
@@ -318,6 +320,8 @@ static int scif_iv_setup_irqs(struct scif_iv *iv)
 	nvec = pci_msix_vec_count(pdev);
 	if (nvec <= 0)
 		return -ENODEV;
+	/* MSI-X messages are writes by the device: it must master the bus. */
+	pci_set_master(pdev);
 	nvec = pci_alloc_irq_vectors(pdev, 1, min(nvec, SCIF_IV_MAX_NODES),
 				     PCI_IRQ_MSIX);
 	if (nvec < 0)
