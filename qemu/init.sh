@@ -22,6 +22,56 @@ step_timeout=$(sed -n 's/.*scif.step_timeout=\([0-9]*\).*/\1/p' /proc/cmdline)
 step_timeout=${step_timeout:-600}
 taint_before=$(cat /proc/sys/kernel/tainted)
 
+# ---- Cluster nodes (qemu/cluster.sh); nothing here acts without the
+# arguments below, so single-VM runs are unchanged.
+#   scif.steps=NAME      run the steps of /tests/NAME instead of /tests/list
+#   scif.node=K scif.nodes=N [scif.restart=C]   this guest is node K of an
+#                        N-node cluster, booted for the C-th time after a
+#                        restart; exported to the steps as SCIF_NODE,
+#                        SCIF_NODES and SCIF_RESTART (0 on the first boot)
+# On a cluster node SCIF_CONTROL=/dev/ttyS2 is the launcher's control
+# channel (raw mode, one request per line) and /bin/scif-cluster uses it:
+#   scif-cluster kill J      the launcher SIGKILLs node J's QEMU
+#   scif-cluster restart J   the launcher boots node J again
+#                            (both wait for the launcher's answer, up to
+#                            $SCIF_CLUSTER_WAIT seconds (60); exit 0 if done)
+#   scif-cluster log TEXT    TEXT goes to the host's cluster.log
+list=/tests/list
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	scif.steps=*) list=/tests/${arg#*=} ;;
+	scif.node=*) export SCIF_NODE="${arg#*=}" ;;
+	scif.nodes=*) export SCIF_NODES="${arg#*=}" ;;
+	scif.restart=*) export SCIF_RESTART="${arg#*=}" ;;
+	esac
+done
+if [ ! -f "$list" ]; then
+	# A missing list is a failing step, not an empty (passing) run.
+	echo "missing-step-list-${list#/tests/}" > /tmp/list
+	list=/tmp/list
+fi
+if [ -n "${SCIF_NODES:-}" ]; then
+	export SCIF_RESTART="${SCIF_RESTART:-0}" SCIF_CONTROL=/dev/ttyS2
+	stty -F "$SCIF_CONTROL" raw -echo
+	cat > /bin/scif-cluster <<-'EOF'
+	#!/bin/sh
+	# scif-cluster kill|restart J, or scif-cluster log TEXT (see /init)
+	exec 9<> "$SCIF_CONTROL" || exit 1
+	stty raw -echo <&9
+	echo "scif-cluster: $*" >&9
+	[ "$1" = log ] && exit 0
+	while read -r -t "${SCIF_CLUSTER_WAIT:-60}" tag req node status <&9; do
+		[ "$tag $req $node" = "scif-cluster-ack: $1 $2" ] || continue
+		[ "$status" = ok ]
+		exit
+	done
+	echo "scif-cluster: no answer to '$*'" >&2
+	exit 1
+	EOF
+	chmod 0755 /bin/scif-cluster
+fi
+# ---- end of the cluster block
+
 load_modules() {
 	for m in $(cat /modules/order); do
 		insmod "/modules/$m" || return 1
@@ -44,11 +94,11 @@ run_step() {
 	echo "scif-test-end: $1 rc=$rc"
 }
 
-echo "scif-guest: $(uname -r) running $(grep -cv "^#" /tests/list) steps"
+echo "scif-guest: $(uname -r) running $(grep -cv "^#" "$list") steps"
 while read -r step; do
 	case "$step" in ''|'#'*) continue ;; esac
 	run_step "$step" > "$out" < /dev/null
-done < /tests/list
+done < "$list"
 echo "scif-run-complete" > "$out"
 
 # Leaks: kmemleak only reports objects that are a few seconds old.

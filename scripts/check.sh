@@ -3,14 +3,16 @@
 #
 # The whole test suite (make check): dependencies, static checks, the log
 # checker's own tests, then for each kernel of $KERNELS (default
-# "6.1 6.12 debug") a strict module build and a QEMU run of the
-# selftests, whose kernel log must be clean.  Ends with the line
+# "6.1 6.12 debug") a strict module build, a QEMU run of the selftests
+# and runs of clusters of each size in $CLUSTERS (default "2 4"), whose
+# kernel logs must be clean.  Ends with the line
 # "N passed, N failed, N skipped"; exits non-zero if anything failed.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$top/build}
 KERNELS=${KERNELS:-6.1 6.12 debug}
+CLUSTERS=${CLUSTERS-2 4}
 out=$BUILD/check
 results=$out/results.txt
 
@@ -68,6 +70,33 @@ vm_run() { # kernel-name
 	run_test "$k/kernel-log-clean" bash "$top/qemu/check-log.sh" "$vmdir/console.log"
 }
 
+cluster_run() { # kernel-name nodes
+	local k=$1 n=$2 kdir image rel moddir cdir j
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+		return
+	moddir=$BUILD/modules/$k
+	[ -e "$moddir/drivers/misc/scif/scif_ivshmem.ko" ] || return
+	cdir=$out/cluster$n-$k
+	rm -rf "$cdir"
+	mkdir -p "$cdir"
+	cp "$top/tools/testing/selftests/scif/cluster-steps" "$cdir/"
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
+		"$top/tools/testing/selftests/scif/cluster-steps" \
+		"$BUILD/selftests" "$moddir/drivers/misc/scif/scif.ko" \
+		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
+	echo "check: booting a $n-node cluster of $k ($rel)"
+	bash "$top/qemu/cluster.sh" -n "$n" -k "$image" -i "$cdir.cpio" \
+		-o "$cdir" -t 600 -S "$BUILD/qemu/ivshmem-server" > "$cdir/launcher.log" 2>&1 ||
+		echo "check: $n-node cluster of $k: launcher reported failure"
+	for j in $(seq 0 $((n - 1))); do
+		sh "$top/qemu/parse-results.sh" "$cdir/node$j/results.log" \
+			"$k/cluster$n/node$j" |
+			while read -r verdict name; do record "$verdict" "$name"; done
+		run_test "$k/cluster$n/node$j/kernel-log-clean" \
+			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
+	done
+}
+
 mkdir -p "$out"
 : > "$results"
 start=$(date +%s)
@@ -84,6 +113,9 @@ run_test lib/build make -s -C "$top" lib
 run_test selftests/build make -s -C "$top" selftests
 for k in $KERNELS; do
 	vm_run "$k"
+	for n in $CLUSTERS; do
+		cluster_run "$k" "$n"
+	done
 done
 
 passed=$(grep -c '^PASS' "$results")
