@@ -16,71 +16,10 @@
 #include <linux/scif_ioctl.h>
 
 #include "kselftest_harness.h"
+#include "scif_test_util.h"
 
 #define SCIF_DEV	"/dev/scif"
-#define EPD_LIST	"/sys/kernel/debug/scif/endpoints"
 #define MAX_EPD_PARAM	"/sys/module/scif/parameters/max_endpoints"
-
-static int count_lines(const char *path)
-{
-	char line[256];
-	int n = 0;
-	FILE *f;
-
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
-}
-
-/*
- * Endpoints are destroyed asynchronously after their last close: wait up
- * to two seconds for the list to reach @want lines.
- */
-static int settled_count(const char *path, int want)
-{
-	int n, tries;
-
-	for (tries = 0; tries < 200; tries++) {
-		n = count_lines(path);
-		if (n == want)
-			break;
-		usleep(10000);
-	}
-	return n;
-}
-
-static int read_file(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int write_file(const char *path, const char *val)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
 
 /* An address that is mapped but inaccessible, so every access faults. */
 static void *no_access_page(void)
@@ -121,7 +60,7 @@ TEST(one_endpoint_per_open)
 	EXPECT_EQ(before + N, count_lines(EPD_LIST));
 	for (i = 0; i < N; i++)
 		EXPECT_EQ(0, close(fds[i]));
-	EXPECT_EQ(before, settled_count(EPD_LIST, before));
+	EXPECT_EQ(before, settled_count(EPD_LIST, before, 200));
 }
 
 TEST(endpoint_closed_with_process)
@@ -142,7 +81,7 @@ TEST(endpoint_closed_with_process)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(before, settled_count(EPD_LIST, before));
+	EXPECT_EQ(before, settled_count(EPD_LIST, before, 200));
 }
 
 TEST(unknown_ioctl_enotty)
@@ -276,7 +215,7 @@ TEST_F(max_endpoints, limit_gives_enfile)
 	char limit[32];
 
 	/* Let endpoints of earlier tests go: the list must match the count. */
-	base = settled_count(EPD_LIST, 0);
+	base = settled_count(EPD_LIST, 0, 200);
 	ASSERT_LE(0, base);
 	snprintf(limit, sizeof(limit), "%d", base + 2);
 	ASSERT_EQ(0, write_file(MAX_EPD_PARAM, limit));

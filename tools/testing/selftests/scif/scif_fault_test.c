@@ -23,68 +23,31 @@
 #include "scif.h"
 
 #include "kselftest_harness.h"
+#include "scif_test_util.h"
 
 #define FAIL_DIR	"/sys/kernel/debug/scif/fail_alloc/"
-#define EPD_LIST	"/sys/kernel/debug/scif/endpoints"
 #define PORT		2900
 #define MSG_LEN		100
 #define MAX_POINTS	64
 
+/* Write @val to the fault attribute @name: 0 or -1. */
 static int write_attr(const char *name, const char *val)
 {
 	char path[128];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), FAIL_DIR "%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
+	return write_file(path, val);
 }
 
+/* The fault attribute @name's value, or -1. */
 static long read_attr(const char *name)
 {
-	char path[128], buf[32] = "";
-	ssize_t n;
-	int fd;
+	char path[128], buf[32];
 
 	snprintf(path, sizeof(path), FAIL_DIR "%s", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (read_file(path, buf, sizeof(buf)) || !buf[0])
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
-}
-
-static int count_endpoints(void)
-{
-	char line[256];
-	int n = 0;
-	FILE *f = fopen(EPD_LIST, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
-}
-
-static int settled_endpoints(int want)
-{
-	int n = -1, i;
-
-	for (i = 0; i < 300; i++) {
-		n = count_endpoints();
-		if (n == want)
-			break;
-		usleep(10000);
-	}
-	return n;
+	return strtol(buf, NULL, 10);
 }
 
 /* Errors an injected allocation failure may surface as. */
@@ -194,7 +157,7 @@ TEST_F_TIMEOUT(fault, every_allocation_fails_cleanly, 600)
 	if (access(FAIL_DIR "times", W_OK))
 		SKIP(return, "no fault injection in this kernel");
 	ASSERT_LE(1, scif_get_nodeIDs(nodes, 1, &me));
-	base = settled_endpoints(0);
+	base = settled_count(EPD_LIST, 0, 300);
 	ASSERT_LE(0, base);
 	ASSERT_EQ(0, write_attr("verbose", "0"));
 	ASSERT_EQ(0, write_attr("probability", "100"));
@@ -209,7 +172,7 @@ TEST_F_TIMEOUT(fault, every_allocation_fails_cleanly, 600)
 		ASSERT_EQ(0, write_attr("times", "0"));
 		EXPECT_EQ(NULL, why) TH_LOG("failure point %d: %s", point, why);
 		/* Nothing left behind: every endpoint goes, the port is free. */
-		EXPECT_EQ(base, settled_endpoints(base))
+		EXPECT_EQ(base, settled_count(EPD_LIST, base, 300))
 			TH_LOG("failure point %d leaked endpoints", point);
 		probe = scif_open();
 		ASSERT_LE(0, probe);

@@ -27,44 +27,21 @@
 
 #include "scif.h"
 #include "kselftest_harness.h"
+#define SCIF_TEST_WITH_LIBSCIF
+#include "scif_test_util.h"
 
 #define RING_PARAM	"/sys/module/scif/parameters/msg_ring_size"
-#define WAIT_MS		5000		/* bound on anything that should be quick */
 #define MIB		(1024L * 1024)
 
 /* --- helpers ------------------------------------------------------------ */
 
-/* The call must fail with errno @err. */
-#define EXPECT_ERRNO(err, call) do {					\
-	int ret_, err_;							\
-	errno = 0;							\
-	ret_ = (call);							\
-	err_ = errno;							\
-	EXPECT_EQ(-1, ret_) TH_LOG("%s", #call);			\
-	EXPECT_EQ(err, err_) TH_LOG("%s: %s", #call, strerror(err_));	\
-} while (0)
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
+/* A number in a sysfs file: 0, or -1 if unreadable or no number. */
 static int read_sysfs_long(const char *path, long *val)
 {
 	char buf[64], *end;
-	FILE *f;
 
-	f = fopen(path, "r");
-	if (!f)
+	if (read_file(path, buf, sizeof(buf)))
 		return -1;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
 	errno = 0;
 	*val = strtol(buf, &end, 0);
 	return errno || end == buf ? -1 : 0;
@@ -76,237 +53,6 @@ static int ring_size(long *ring)
 	if (read_sysfs_long(RING_PARAM, ring))
 		return -1;
 	return *ring > 0 && !(*ring & (*ring - 1)) ? 0 : -1;
-}
-
-static uint16_t local_node(void)
-{
-	uint16_t nodes[64], self = 0;
-
-	if (scif_get_nodeIDs(nodes, 64, &self) < 0)
-		return 0;
-	return self;
-}
-
-/* $SCIF_PEER_NODE, or the local node; looked up once. */
-static uint16_t peer_node(void)
-{
-	static atomic_int cached = -1;
-	const char *s = getenv("SCIF_PEER_NODE");
-	unsigned long v;
-	char *end;
-
-	if (atomic_load(&cached) >= 0)
-		return atomic_load(&cached);
-	errno = 0;
-	v = s && *s ? strtoul(s, &end, 0) : ULONG_MAX;
-	if (v == ULONG_MAX || errno || *end || v > UINT16_MAX)
-		v = local_node();
-	atomic_store(&cached, v);
-	return v;
-}
-
-/* A position-dependent byte stream, different for every @seed. */
-static uint8_t pattern_next(uint32_t *x)
-{
-	*x = *x * 1664525u + 1013904223u;
-	return *x >> 24;
-}
-
-static void fill_pattern(void *buf, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	uint8_t *p = buf;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pattern_next(&x);
-}
-
-/* Offset of the first byte that is not the stream's, or -1. */
-static ssize_t check_pattern(const void *buf, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	const uint8_t *p = buf;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pattern_next(&x))
-			return i;
-	return -1;
-}
-
-/* poll() one fd: its revents, 0 on timeout, -1 on error. */
-static int poll_one(int fd, short events, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n = poll(&p, 1, ms);
-
-	return n < 0 ? -1 : n == 0 ? 0 : p.revents;
-}
-
-static void close_keep_errno(int fd)
-{
-	int err = errno;
-
-	close(fd);
-	errno = err;
-}
-
-/* An endpoint bound to @port (0: any) and listening with @backlog. */
-static int listener(uint16_t port, int backlog, uint16_t *bound)
-{
-	int fd = scif_open(), p;
-
-	if (fd < 0)
-		return -1;
-	p = scif_bind(fd, port);
-	if (p < 0 || scif_listen(fd, backlog) < 0) {
-		close_keep_errno(fd);
-		return -1;
-	}
-	if (bound)
-		*bound = p;
-	return fd;
-}
-
-/* SIGALRM after @ms with a no-op handler and no SA_RESTART: EINTR. */
-static void on_alarm(int sig)
-{
-	(void)sig;
-}
-
-static void alarm_in_ms(long ms)
-{
-	struct sigaction sa = { .sa_handler = on_alarm };
-	struct itimerval it = {
-		.it_value = { .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 },
-	};
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, NULL);
-	setitimer(ITIMER_REAL, &it, NULL);
-}
-
-static void alarm_cancel(void)
-{
-	struct itimerval it = { 0 };
-
-	setitimer(ITIMER_REAL, &it, NULL);
-}
-
-/* A blocking scif_connect() of a new endpoint, run in a thread. */
-struct connector {
-	pthread_t thread;
-	int fd;
-	struct scif_port_id dst;
-	int ret;			/* scif_connect()'s result */
-	int err;			/* and its errno */
-	atomic_int done;
-};
-
-static void *connector_fn(void *arg)
-{
-	struct connector *c = arg;
-
-	errno = 0;
-	c->ret = scif_connect(c->fd, &c->dst);
-	c->err = errno;
-	atomic_store(&c->done, 1);
-	return NULL;
-}
-
-/* Heap-allocated: a thread stuck in the kernel never outlives its data. */
-static struct connector *connector_start(uint16_t port)
-{
-	struct connector *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->ret = -1;
-	c->dst.node = peer_node();
-	c->dst.port = port;
-	c->fd = scif_open();
-	if (c->fd < 0 || pthread_create(&c->thread, NULL, connector_fn, c)) {
-		if (c->fd >= 0)
-			close(c->fd);
-		free(c);
-		return NULL;
-	}
-	return c;
-}
-
-/* Reap the thread if it returned within @ms: its result, errno set. */
-static int connector_wait(struct connector *c, int ms)
-{
-	long end = now_ms() + ms;
-
-	while (!atomic_load(&c->done) && now_ms() < end)
-		usleep(1000);
-	if (!atomic_load(&c->done)) {
-		errno = ETIMEDOUT;
-		return -1;
-	}
-	pthread_join(c->thread, NULL);
-	errno = c->err;
-	return c->ret;
-}
-
-/* Non-blocking accept retried for up to WAIT_MS, or until @c has failed. */
-static int accept_wait(int lfd, struct scif_port_id *peer, int *nfd,
-		       struct connector *c)
-{
-	long end = now_ms() + WAIT_MS;
-
-	for (;;) {
-		if (scif_accept(lfd, peer, nfd, 0) == 0)
-			return 0;
-		if (errno != EAGAIN)
-			return -1;
-		if (c && atomic_load(&c->done) && c->ret < 0) {
-			errno = c->err;
-			return -1;
-		}
-		if (now_ms() > end) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		usleep(1000);
-	}
-}
-
-/* Both ends of one connection. */
-struct conn {
-	int client, server;
-};
-
-/* Two connected endpoints in this process, through a passing listener. */
-static int connect_pair(struct conn *cn)
-{
-	struct scif_port_id peer;
-	struct connector *c;
-	uint16_t port;
-	int lfd, ret = -1;
-
-	lfd = listener(0, 1, &port);
-	if (lfd < 0)
-		return -1;
-	c = connector_start(port);
-	if (!c)
-		goto out;
-	if (accept_wait(lfd, &peer, &cn->server, c)) {
-		fprintf(stderr, "# accept: %s\n", strerror(errno));
-		goto out;	/* c may still be running: leave it be */
-	}
-	if (connector_wait(c, WAIT_MS) < 0) {
-		fprintf(stderr, "# connect: %s\n", strerror(errno));
-		goto out;
-	}
-	cn->client = c->fd;
-	free(c);
-	ret = 0;
-out:
-	close(lfd);
-	return ret;
 }
 
 static void close_conn(struct conn *cn)
@@ -883,7 +629,7 @@ TEST(poll_listener_pending_request)
 	lfd = listener(0, 1, &port);
 	ASSERT_LE(0, lfd);
 	EXPECT_EQ(0, poll_one(lfd, POLLIN, 0));
-	c = connector_start(port);
+	c = connector_start(-1, port, 0);
 	ASSERT_NE(NULL, c);
 	EXPECT_EQ(POLLIN, poll_one(lfd, POLLIN, WAIT_MS));
 	ASSERT_EQ(0, accept_wait(lfd, &peer, &nfd, c));

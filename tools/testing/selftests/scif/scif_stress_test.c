@@ -24,38 +24,15 @@
 
 #include "scif.h"
 #include "kselftest_harness.h"
+#define SCIF_TEST_WITH_LIBSCIF
+#include "scif_test_util.h"
 
-#define EPD_LIST	"/sys/kernel/debug/scif/endpoints"
-#define WAIT_MS		5000		/* bound on anything that should be quick */
 #define NR_CONNS	1000
 #define NR_STREAMS	8
 #define STREAM_LEN	(1024 * 1024)
 #define MSG_LEN		16
 
 /* --- helpers ------------------------------------------------------------ */
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-static int count_lines(const char *path)
-{
-	char line[256];
-	int n = 0;
-	FILE *f;
-
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	fclose(f);
-	return n;
-}
 
 /* Poll @path for up to @ms until it has @want lines: the last count. */
 static int wait_lines(const char *path, int want, int ms)
@@ -101,181 +78,22 @@ static int raise_nofile(rlim_t want)
 	return setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-static uint16_t local_node(void)
-{
-	uint16_t nodes[64], self = 0;
-
-	if (scif_get_nodeIDs(nodes, 64, &self) < 0)
-		return 0;
-	return self;
-}
-
-/* $SCIF_PEER_NODE, or the local node; looked up once. */
-static uint16_t peer_node(void)
-{
-	static atomic_int cached = -1;
-	const char *s = getenv("SCIF_PEER_NODE");
-	unsigned long v;
-	char *end;
-
-	if (atomic_load(&cached) >= 0)
-		return atomic_load(&cached);
-	errno = 0;
-	v = s && *s ? strtoul(s, &end, 0) : ULONG_MAX;
-	if (v == ULONG_MAX || errno || *end || v > UINT16_MAX)
-		v = local_node();
-	atomic_store(&cached, v);
-	return v;
-}
-
-/* A position-dependent byte stream, different for every @seed. */
-static uint8_t pattern_next(uint32_t *x)
-{
-	*x = *x * 1664525u + 1013904223u;
-	return *x >> 24;
-}
-
-static void fill_pattern(void *buf, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	uint8_t *p = buf;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pattern_next(&x);
-}
-
-/* Offset of the first byte that is not the stream's, or -1. */
-static ssize_t check_pattern(const void *buf, size_t len, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	const uint8_t *p = buf;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pattern_next(&x))
-			return i;
-	return -1;
-}
-
-static void close_keep_errno(int fd)
-{
-	int err = errno;
-
-	close(fd);
-	errno = err;
-}
-
-/* An endpoint bound to any port and listening with @backlog. */
-static int listener(int backlog, uint16_t *bound)
-{
-	int fd = scif_open(), p;
-
-	if (fd < 0)
-		return -1;
-	p = scif_bind(fd, 0);
-	if (p < 0 || scif_listen(fd, backlog) < 0) {
-		close_keep_errno(fd);
-		return -1;
-	}
-	*bound = p;
-	return fd;
-}
-
-/* SIGALRM after @ms with a no-op handler and no SA_RESTART: EINTR. */
-static void on_alarm(int sig)
-{
-	(void)sig;
-}
-
-static void alarm_in_ms(long ms)
-{
-	struct sigaction sa = { .sa_handler = on_alarm };
-	struct itimerval it = {
-		.it_value = { .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 },
-	};
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, NULL);
-	setitimer(ITIMER_REAL, &it, NULL);
-}
-
-static void alarm_cancel(void)
-{
-	struct itimerval it = { 0 };
-
-	setitimer(ITIMER_REAL, &it, NULL);
-}
-
-/* A blocking scif_connect() of a new endpoint, run in a thread. */
-struct connector {
-	pthread_t thread;
-	int fd;
-	struct scif_port_id dst;
-	int ret;			/* scif_connect()'s result */
-	int err;			/* and its errno */
-	atomic_int done;
-};
-
-static void *connector_fn(void *arg)
-{
-	struct connector *c = arg;
-
-	errno = 0;
-	c->ret = scif_connect(c->fd, &c->dst);
-	c->err = errno;
-	atomic_store(&c->done, 1);
-	return NULL;
-}
-
-/* Both ends of one connection. */
-struct conn {
-	int client, server;
-};
-
-/* Non-blocking accept retried for up to WAIT_MS, or until @c has failed. */
-static int accept_wait(int lfd, int *nfd, struct connector *c)
-{
-	struct scif_port_id peer;
-	long end = now_ms() + WAIT_MS;
-
-	for (;;) {
-		if (scif_accept(lfd, &peer, nfd, 0) == 0)
-			return 0;
-		if (errno != EAGAIN)
-			return -1;
-		if (atomic_load(&c->done) && c->ret < 0) {
-			errno = c->err;
-			return -1;
-		}
-		if (now_ms() > end) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		usleep(1000);
-	}
-}
-
 /*
- * Connect a new endpoint to listener @lfd at @port and accept it.  The
- * connector is heap-allocated and, if it never returns, left behind:
- * the test is failing then anyway.
+ * Connect a new endpoint to listener @lfd at @port and accept it, then
+ * join the connector however long it takes.  The connector is heap-
+ * allocated and, if it never returns, left behind: the test is failing
+ * then anyway.
  */
 static int connect_to(int lfd, uint16_t port, struct conn *cn)
 {
-	struct connector *c = calloc(1, sizeof(*c));
+	struct connector *c = connector_start(-1, port, 0);
+	struct scif_port_id peer;
 
-	if (!c)
-		return -1;
-	c->dst.node = peer_node();
-	c->dst.port = port;
-	c->ret = -1;
-	c->fd = scif_open();
-	if (c->fd < 0 || pthread_create(&c->thread, NULL, connector_fn, c)) {
+	if (!c) {
 		fprintf(stderr, "# open/thread: %s\n", strerror(errno));
 		return -1;
 	}
-	if (accept_wait(lfd, &cn->server, c)) {
+	if (accept_wait(lfd, &peer, &cn->server, c)) {
 		fprintf(stderr, "# accept: %s\n", strerror(errno));
 		return -1;
 	}
@@ -334,7 +152,7 @@ TEST_F_TIMEOUT(stress, thousand_connections, 180)
 	ASSERT_NE(NULL, cn);
 	before = settled_lines(EPD_LIST, WAIT_MS);
 	ASSERT_LE(0, before);
-	lfd = listener(16, &port);
+	lfd = listener(0, 16, &port);
 	ASSERT_LE(0, lfd);
 
 	for (i = 0; i < NR_CONNS; i++)
@@ -434,7 +252,7 @@ TEST_F_TIMEOUT(stress, parallel_streams, 120)
 	uint16_t port;
 	int lfd, i;
 
-	lfd = listener(NR_STREAMS, &port);
+	lfd = listener(0, NR_STREAMS, &port);
 	ASSERT_LE(0, lfd);
 	for (i = 0; i < NR_STREAMS; i++)
 		ASSERT_EQ(0, connect_to(lfd, port, &cn[i])) TH_LOG("conn %d", i);

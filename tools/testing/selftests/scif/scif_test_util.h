@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the SCIF selftests.  Include after
+ * kselftest_harness.h (EXPECT_ERRNO uses it).
+ *
+ * The part that calls libscif is compiled only where the test defines
+ * SCIF_TEST_WITH_LIBSCIF before including this header: scif_dev_test
+ * and scif_abi_test do not link libscif.
+ */
+#ifndef SCIF_TEST_UTIL_H
+#define SCIF_TEST_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/time.h>
+#include <sys/types.h>
+
+#define EPD_LIST	"/sys/kernel/debug/scif/endpoints"
+#define WAIT_MS		5000		/* bound on anything that should be quick */
+
+/* The call must fail with errno @err. */
+#define EXPECT_ERRNO(err, call) do {					\
+	int ret_, err_;							\
+	errno = 0;							\
+	ret_ = (call);							\
+	err_ = errno;							\
+	EXPECT_EQ(-1, ret_) TH_LOG("%s", #call);			\
+	EXPECT_EQ(err, err_) TH_LOG("%s: %s", #call, strerror(err_));	\
+} while (0)
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static inline long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* The number of lines in @path (a debugfs list), or -1. */
+static inline int count_lines(const char *path)
+{
+	char line[256];
+	int n = 0;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Endpoints are destroyed asynchronously after their last close: count
+ * the lines of @path up to @tries times, 10 ms apart, until there are
+ * @want.  The last count.
+ */
+static inline int settled_count(const char *path, int want, int tries)
+{
+	int n = -1;
+
+	for (; tries > 0; tries--) {
+		n = count_lines(path);
+		if (n == want)
+			break;
+		usleep(10000);
+	}
+	return n;
+}
+
+/* Read a small file (sysfs, debugfs) into @buf, NUL-terminated: 0 or -1. */
+static inline int read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Write all of @val to @path in one write: 0 or -1. */
+static inline int write_file(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/* A position-dependent byte stream, different for every @seed. */
+static inline uint8_t pattern_next(uint32_t *x)
+{
+	*x = *x * 1664525u + 1013904223u;
+	return *x >> 24;
+}
+
+/* Fill @buf with the first @len bytes of stream @seed. */
+static inline void fill_pattern(void *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern_next(&x);
+}
+
+/* Offset of the first byte that is not the stream's, or -1. */
+static inline ssize_t check_pattern(const void *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	const uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pattern_next(&x))
+			return i;
+	return -1;
+}
+
+/* poll() one fd: its revents, 0 on timeout, -1 on error. */
+static inline int poll_one(int fd, short events, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int n = poll(&p, 1, ms);
+
+	return n < 0 ? -1 : n == 0 ? 0 : p.revents;
+}
+
+/* close() that leaves errno as it was. */
+static inline void close_keep_errno(int fd)
+{
+	int err = errno;
+
+	close(fd);
+	errno = err;
+}
+
+/* SIGALRM after @ms with a no-op handler and no SA_RESTART: EINTR. */
+static inline void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static inline void alarm_in_ms(long ms)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = {
+		.it_value = { .tv_sec = ms / 1000, .tv_usec = ms % 1000 * 1000 },
+	};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Disarm alarm_in_ms(). */
+static inline void alarm_cancel(void)
+{
+	struct itimerval it = { 0 };
+
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+#ifdef SCIF_TEST_WITH_LIBSCIF
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include "scif.h"
+
+/* This node's id, or 0. */
+static inline uint16_t local_node(void)
+{
+	uint16_t nodes[64], self = 0;
+
+	if (scif_get_nodeIDs(nodes, 64, &self) < 0)
+		return 0;
+	return self;
+}
+
+/* $SCIF_PEER_NODE, or the local node; looked up once. */
+static inline uint16_t peer_node(void)
+{
+	static atomic_int cached = -1;
+	const char *s = getenv("SCIF_PEER_NODE");
+	unsigned long v;
+	char *end;
+
+	if (atomic_load(&cached) >= 0)
+		return atomic_load(&cached);
+	errno = 0;
+	v = s && *s ? strtoul(s, &end, 0) : ULONG_MAX;
+	if (v == ULONG_MAX || errno || *end || v > UINT16_MAX)
+		v = local_node();
+	atomic_store(&cached, v);
+	return v;
+}
+
+/* An endpoint bound to @port (0: any) and listening with @backlog. */
+static inline int listener(uint16_t port, int backlog, uint16_t *bound)
+{
+	int fd = scif_open(), p;
+
+	if (fd < 0)
+		return -1;
+	p = scif_bind(fd, port);
+	if (p < 0 || scif_listen(fd, backlog) < 0) {
+		close_keep_errno(fd);
+		return -1;
+	}
+	if (bound)
+		*bound = p;
+	return fd;
+}
+
+/*
+ * A blocking scif_connect() run in a thread, optionally after a delay.
+ * Heap-allocated: a thread stuck in the kernel never outlives its data.
+ */
+struct connector {
+	pthread_t thread;
+	int fd;
+	int delay_ms;
+	struct scif_port_id dst;
+	int ret;			/* scif_connect()'s result */
+	int err;			/* and its errno */
+	atomic_int done;
+	int joined;
+};
+
+static inline void *connector_fn(void *arg)
+{
+	struct connector *c = arg;
+
+	if (c->delay_ms)
+		usleep(c->delay_ms * 1000);
+	errno = 0;
+	c->ret = scif_connect(c->fd, &c->dst);
+	c->err = errno;
+	atomic_store(&c->done, 1);
+	return NULL;
+}
+
+/* Connect @fd (-1: a new endpoint) to @port of the peer node. */
+static inline struct connector *connector_start(int fd, uint16_t port,
+						int delay_ms)
+{
+	struct connector *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->ret = -1;
+	c->delay_ms = delay_ms;
+	c->dst.node = peer_node();
+	c->dst.port = port;
+	c->fd = fd >= 0 ? fd : scif_open();
+	if (c->fd < 0 || pthread_create(&c->thread, NULL, connector_fn, c)) {
+		if (fd < 0 && c->fd >= 0)
+			close(c->fd);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * Wait up to @ms for the connect to return and reap the thread: its
+ * result with its errno, or -1/ETIMEDOUT.
+ */
+static inline int connector_wait(struct connector *c, int ms)
+{
+	long end = now_ms() + ms;
+
+	while (!atomic_load(&c->done) && now_ms() < end)
+		usleep(1000);
+	if (!atomic_load(&c->done)) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	if (!c->joined)
+		pthread_join(c->thread, NULL);
+	c->joined = 1;
+	errno = c->err;
+	return c->ret;
+}
+
+/* Free @c and close its endpoint, unless its thread is still running. */
+static inline void connector_free(struct connector *c)
+{
+	if (!c || !c->joined)
+		return;
+	close(c->fd);
+	free(c);
+}
+
+/* Non-blocking accept retried for up to WAIT_MS, or until @c has failed. */
+static inline int accept_wait(int lfd, struct scif_port_id *peer, int *nfd,
+			      struct connector *c)
+{
+	long end = now_ms() + WAIT_MS;
+
+	for (;;) {
+		if (scif_accept(lfd, peer, nfd, 0) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -1;
+		if (c && atomic_load(&c->done) && c->ret < 0) {
+			errno = c->err;
+			return -1;
+		}
+		if (now_ms() > end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		usleep(1000);
+	}
+}
+
+/* Both ends of one connection, and what each side learnt of the other. */
+struct conn {
+	int client, server;
+	int client_port;		/* scif_connect()'s result */
+	struct scif_port_id peer;	/* scif_accept()'s peer */
+};
+
+/*
+ * Connect @fd (-1: a new endpoint) to listener @lfd at @port and accept
+ * it, each step bounded by WAIT_MS.  @cn->client is set on success only.
+ */
+static inline int connect_fd_to(int fd, int lfd, uint16_t port,
+				struct conn *cn)
+{
+	struct connector *c = connector_start(fd, port, 0);
+	int ret;
+
+	if (!c)
+		return -1;
+	if (accept_wait(lfd, &cn->peer, &cn->server, c)) {
+		fprintf(stderr, "# accept: %s\n", strerror(errno));
+		connector_wait(c, 0);
+		connector_free(c);
+		return -1;
+	}
+	ret = connector_wait(c, WAIT_MS);
+	if (ret < 0) {
+		fprintf(stderr, "# connect: %s\n", strerror(errno));
+		return -1;
+	}
+	cn->client = c->fd;
+	cn->client_port = ret;
+	free(c);
+	return 0;
+}
+
+/* A connection through a listener of its own, closed afterwards. */
+static inline int connect_pair(struct conn *cn)
+{
+	uint16_t port;
+	int lfd, ret;
+
+	lfd = listener(0, 1, &port);
+	if (lfd < 0)
+		return -1;
+	ret = connect_fd_to(-1, lfd, port, cn);
+	close(lfd);
+	return ret;
+}
+#endif /* SCIF_TEST_WITH_LIBSCIF */
+
+#endif /* SCIF_TEST_UTIL_H */
