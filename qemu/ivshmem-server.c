@@ -19,16 +19,35 @@
  *   1. the protocol version, 0 (no fd);
  *   2. its own peer id (no fd);
  *   3. -1 with the shared memory fd;
- *   4. for every peer already present: that peer's id VECTORS times, each
- *      with one of that peer's eventfds, in vector order (writing the
- *      8-byte value 1 to it interrupts that peer on that vector);
+ *   4. for every other peer that has eventfds (connected now, or connected
+ *      earlier and gone since): that peer's id VECTORS times, each with one
+ *      of that peer's eventfds, in vector order (writing the 8-byte value 1
+ *      to it interrupts that peer on that vector);
  *   5. its own id VECTORS times with its own eventfds, in vector order.
- * When a peer joins, every other client gets the newcomer's id VECTORS times
- * with its eventfds.  When a peer leaves (its socket closes), every other
- * client that was told about it gets its id once, without an fd.
+ * When peer k connects for the first time, every other client gets k's id
+ * VECTORS times with its eventfds.
  *
- * Each peer gets VECTORS fresh eventfds when it connects; the server closes
- * them when the peer has left and no queued message still carries them.
+ * Deviation from upstream: peers never leave.  Upstream's server tells every
+ * other client when peer k's socket closes (k's id once, no fd) and gives k
+ * fresh eventfds when it comes back, announcing them again.  QEMU 7.2's
+ * ivshmem-doorbell frees a peer's eventfd array on that leave message and
+ * writes the next announcement of the same id into the freed array, which
+ * aborts QEMU (malloc_consolidate(): invalid chunk size): restarting one VM
+ * of a cluster would crash all the others.  So here:
+ *   - when k's socket closes, nobody is told, and k's eventfds stay open,
+ *     owned by id k (the others may keep ringing them; nobody reads them
+ *     while k is down);
+ *   - when a client connects on node<k>.sock again, it gets those same
+ *     eventfds as its own (step 5), each drained first (its counter read
+ *     without blocking) so no interrupt rung while k was down is delivered;
+ *     clients that already have k's eventfds are told nothing, since they
+ *     hold the very same objects; only a client never sent them (k vanished
+ *     mid-greeting in its first life) gets the announcement.
+ * Nothing is lost by this: QEMU tells the guest nothing about a peer
+ * leaving anyway, and the guest driver notices a lost peer by its heartbeat.
+ *
+ * Peer k's VECTORS eventfds are made, non-blocking like upstream's, the first
+ * time a client connects on node<k>.sock, and closed when the server exits.
  * Messages go through a per-client queue written with non-blocking sends,
  * so a client that stops reading cannot stall the others (one that lets
  * QUEUE_MAX messages pile up is dropped).  A client whose send fails
@@ -74,7 +93,10 @@
 #define SHM_NAME	"doorbell.shm"
 #define PID_NAME	"server.pid"
 
-/* A peer's eventfds, shared by the peer and the messages queued to others */
+/*
+ * A peer's eventfds, shared by the peer id (for the server's whole life) and
+ * the messages queued to clients
+ */
 struct evset {
 	unsigned int refs;
 	unsigned int n;
@@ -92,8 +114,8 @@ struct peer {
 	int sock;		/* -1: nobody connected on this id */
 	const char *why;	/* set once the peer must go */
 	int err;
-	uint32_t known;		/* peers whose join this client was sent */
-	struct evset *ev;
+	uint32_t known;		/* peers whose eventfds this client was sent */
+	struct evset *ev;	/* NULL until the id's first client; then kept */
 	struct msg *q;
 	unsigned int qhead, qtail, qcap;
 };
@@ -166,7 +188,7 @@ static struct evset *evset_new(unsigned int n)
 		return NULL;
 	ev->refs = 1;
 	for (ev->n = 0; ev->n < n; ev->n++) {
-		ev->fd[ev->n] = eventfd(0, EFD_CLOEXEC);
+		ev->fd[ev->n] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (ev->fd[ev->n] < 0) {
 			err = errno;
 			evset_put(ev);
@@ -175,6 +197,17 @@ static struct evset *evset_new(unsigned int n)
 		}
 	}
 	return ev;
+}
+
+/* Reset every counter of @ev, so that rings of the past are not delivered */
+static void evset_drain(struct evset *ev)
+{
+	uint64_t cnt;
+	unsigned int i;
+
+	for (i = 0; i < ev->n; i++)
+		if (read(ev->fd[i], &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
+			logmsg("eventfd: read: %m");
 }
 
 /* ---- per-client output queue ---- */
@@ -293,50 +326,41 @@ static void peer_flush(struct peer *p)
 		p->qhead = p->qtail = 0;
 }
 
-static void peer_free(struct peer *p)
+/* Forget @p's client: its socket and queue; the id keeps its eventfds */
+static void peer_disconnect(struct peer *p)
 {
-	unsigned int id = p->id;
-
 	while (p->qhead < p->qtail)
 		evset_put(p->q[p->qhead++].ref);
 	free(p->q);
-	evset_put(p->ev);
+	p->q = NULL;
+	p->qhead = p->qtail = p->qcap = 0;
 	if (p->sock >= 0)
 		close(p->sock);
-	memset(p, 0, sizeof(*p));
-	p->id = id;
 	p->sock = -1;
+	p->why = NULL;
+	p->err = 0;
+	p->known = 0;
 }
 
 /* ---- joins and leaves ---- */
 
-/* Free every dropped peer and tell whoever knew it; repeat while that fails */
+/*
+ * Disconnect every dropped peer.  Nobody is told (see the top of the file):
+ * no message is sent, so this cannot drop anyone else.
+ */
 static void reap(struct server *s)
 {
-	struct peer *p, *q;
-	unsigned int i, j;
-	bool again;
+	struct peer *p;
+	unsigned int i;
 
-	do {
-		again = false;
-		for (i = 0; i < s->nodes; i++) {
-			p = &s->peer[i];
-			if (p->sock < 0 || !p->why)
-				continue;
-			logmsg("peer %u left: %s%s%s", i, p->why,
-			       p->err ? ": " : "", p->err ? strerror(p->err) : "");
-			for (j = 0; j < s->nodes; j++) {
-				q = &s->peer[j];
-				if (!peer_live(q) || !(q->known & (1U << i)))
-					continue;
-				q->known &= ~(1U << i);
-				peer_queue(q, i, -1, NULL);
-				peer_flush(q);
-				again |= !!q->why;
-			}
-			peer_free(p);
-		}
-	} while (again);
+	for (i = 0; i < s->nodes; i++) {
+		p = &s->peer[i];
+		if (p->sock < 0 || !p->why)
+			continue;
+		logmsg("peer %u left: %s%s%s; keeping its eventfds", i, p->why,
+		       p->err ? ": " : "", p->err ? strerror(p->err) : "");
+		peer_disconnect(p);
+	}
 }
 
 static void peer_greet(struct server *s, struct peer *p)
@@ -347,12 +371,13 @@ static void peer_greet(struct server *s, struct peer *p)
 	peer_queue(p, p->id, -1, NULL);
 	peer_queue(p, -1, s->shm_fd, NULL);
 	for (i = 0; i < s->nodes; i++)
-		if (i != p->id && peer_live(&s->peer[i]))
+		if (i != p->id && s->peer[i].ev)
 			peer_queue_ids(p, &s->peer[i]);
 	peer_queue_ids(p, p);
 	peer_flush(p);
 }
 
+/* Send @p's eventfds to every other client that does not have them yet */
 static void peer_announce(struct server *s, struct peer *p)
 {
 	struct peer *q;
@@ -360,7 +385,7 @@ static void peer_announce(struct server *s, struct peer *p)
 
 	for (i = 0; i < s->nodes; i++) {
 		q = &s->peer[i];
-		if (q != p && peer_live(q)) {
+		if (q != p && peer_live(q) && !(q->known & (1U << p->id))) {
 			peer_queue_ids(q, p);
 			peer_flush(q);
 		}
@@ -384,14 +409,20 @@ static void accept_client(struct server *s, unsigned int id)
 		close(sock);
 		return;
 	}
-	p->ev = evset_new(s->vectors);
-	if (!p->ev) {
-		logmsg("refused a client on node%u.sock: eventfd: %m", id);
-		close(sock);
-		return;
+	if (p->ev) {
+		evset_drain(p->ev);
+		logmsg("peer %u joined on node%u.sock again, with its earlier eventfds",
+		       id, id);
+	} else {
+		p->ev = evset_new(s->vectors);
+		if (!p->ev) {
+			logmsg("refused a client on node%u.sock: eventfd: %m", id);
+			close(sock);
+			return;
+		}
+		logmsg("peer %u joined on node%u.sock", id, id);
 	}
 	p->sock = sock;
-	logmsg("peer %u joined on node%u.sock", id, id);
 	peer_greet(s, p);
 	if (!p->why)
 		peer_announce(s, p);
@@ -603,7 +634,9 @@ static void teardown(struct server *s)
 	unsigned int i;
 
 	for (i = 0; i < s->nodes; i++) {
-		peer_free(&s->peer[i]);
+		peer_disconnect(&s->peer[i]);
+		evset_put(s->peer[i].ev);
+		s->peer[i].ev = NULL;
 		if (s->lsock[i] < 0)
 			continue;
 		close(s->lsock[i]);

@@ -79,7 +79,6 @@ cluster_run() { # kernel-name nodes
 	cdir=$out/cluster$n-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	cp "$top/tools/testing/selftests/scif/cluster-steps" "$cdir/"
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/cluster-steps" \
 		"$BUILD/selftests" "$moddir/drivers/misc/scif/scif.ko" \
@@ -94,6 +93,38 @@ cluster_run() { # kernel-name nodes
 			while read -r verdict name; do record "$verdict" "$name"; done
 		run_test "$k/cluster$n/node$j/kernel-log-clean" \
 			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
+	done
+}
+
+# A 2-node cluster in which node 0 has node 1 killed and restarted three
+# times; node 1's earlier lives end by design, so only its last counts.
+node_loss_run() { # kernel-name
+	local k=$1 kdir image rel moddir cdir log last
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+		return
+	moddir=$BUILD/modules/$k
+	[ -e "$moddir/drivers/misc/scif/scif_ivshmem.ko" ] || return
+	cdir=$out/node-loss-$k
+	rm -rf "$cdir"
+	mkdir -p "$cdir"
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
+		"$top/tools/testing/selftests/scif/node-loss-steps" "$BUILD/selftests" \
+		"$moddir/drivers/misc/scif/scif.ko" \
+		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
+	echo "check: node loss and restart in a 2-node cluster of $k"
+	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
+		-t 600 -S "$BUILD/qemu/ivshmem-server" \
+		> "$cdir/launcher.log" 2>&1 ||
+		echo "check: node-loss cluster of $k: launcher reported failure"
+	sh "$top/qemu/parse-results.sh" "$cdir/node0/results.log" "$k/node-loss/node0" |
+		while read -r verdict name; do record "$verdict" "$name"; done
+	last=$(ls "$cdir/node1"/results.*.log 2>/dev/null | sort -V | tail -n 1)
+	sh "$top/qemu/parse-results.sh" "${last:-$cdir/node1/results.log}" \
+		"$k/node-loss/node1-last-life" |
+		while read -r verdict name; do record "$verdict" "$name"; done
+	for log in "$cdir"/node*/console*.log; do
+		run_test "$k/node-loss/$(basename "$(dirname "$log")")/$(basename "$log" .log)-clean" \
+			bash "$top/qemu/check-log.sh" "$log"
 	done
 }
 
@@ -116,6 +147,7 @@ for k in $KERNELS; do
 	for n in $CLUSTERS; do
 		cluster_run "$k" "$n"
 	done
+	[ -n "$CLUSTERS" ] && node_loss_run "$k"
 done
 
 passed=$(grep -c '^PASS' "$results")

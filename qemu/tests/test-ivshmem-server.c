@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -433,12 +434,12 @@ static bool expect_greeting(struct srv *s, struct client *c, uint32_t others)
 }
 
 /*
- * Follow what @c is told about peer @id through any number of join/leave
- * rounds until the peer is present and nothing more arrives.
+ * @c must end up with peer @id's eventfds: it either has them already or
+ * is sent them exactly once (peers never leave, nor are announced twice).
  */
 static bool follow_peer(struct srv *s, struct client *c, unsigned int id)
 {
-	unsigned int got = 0;
+	unsigned int got = c->peer[id][0] >= 0 ? s->vectors : 0;
 	int64_t val;
 	int fd, r;
 
@@ -451,18 +452,12 @@ static bool follow_peer(struct srv *s, struct client *c, unsigned int id)
 			note("peer %u about %u: %s", c->id, id, result_str(r));
 			return false;
 		}
-		if (val != id || (fd >= 0 && got == s->vectors) ||
-		    (fd < 0 && got != s->vectors)) {
+		if (val != id || fd < 0 || got == s->vectors || !is_eventfd(fd)) {
 			note("peer %u about %u: unexpected %" PRId64 "%s after %u fds",
 			     c->id, id, val, fd >= 0 ? " with an fd" : "", got);
 			if (fd >= 0)
 				close(fd);
 			return false;
-		}
-		if (fd < 0) {
-			close_fds(c->peer[id], MAX_VECTORS);
-			got = 0;
-			continue;
 		}
 		if (c->peer[id][got] >= 0)
 			close(c->peer[id][got]);
@@ -805,17 +800,18 @@ static void test_stale(void)
 
 static void test_main(void)
 {
-	struct client a, b, c, d;
-	int stale[4], v;
+	struct client a, b, c, d, e;
 	struct srv s;
 	bool good;
+	int v;
 
 	client_init(&a);
 	client_init(&b);
 	client_init(&c);
 	client_init(&d);
-	good = server_start(&s, "main", 3, 4, "64K", 65536);
-	if (!report(good, "server starts (-n 3 -v 4 -s 64K), pid file and sockets appear")) {
+	client_init(&e);
+	good = server_start(&s, "main", 4, 4, "64K", 65536);
+	if (!report(good, "server starts (-n 4 -v 4 -s 64K), pid file and sockets appear")) {
 		server_kill(&s);
 		return;
 	}
@@ -835,61 +831,90 @@ static void test_main(void)
 	report(doorbells(&b, &a, 4), "doorbell: peer 2 rings peer 0 on each vector, and only that vector");
 	report(doorbells(&a, &b, 4), "doorbell: peer 0 rings peer 2 on each vector, and only that vector");
 
-	for (v = 0; v < 4; v++)
-		stale[v] = dup(a.peer[2][v]);
+	/* peer 2 goes down: no leave message, its eventfds stay usable */
 	client_close(&b);
-	good = expect(a.sock, 2, false, NULL, "leave of 2") &&
-	       expect_quiet(a.sock, "after the leave");
-	report(good, "second client closes: first gets id 2 once, without an fd");
-	close_fds(a.peer[2], MAX_VECTORS);
-
-	good = client_connect(&s, &b, 2) && expect_greeting(&s, &b, 1U << 0);
+	good = expect_quiet(a.sock, "after peer 2 closed");
 	for (v = 0; good && v < 4; v++) {
-		ring(stale[v]);
-		if (readable(b.own[v], 0)) {
-			note("vector %u: old eventfd rings the new client", v);
+		if (!ring(a.peer[2][v])) {
+			note("peer 0 -> down peer 2 vector %d: write: %s", v,
+			     strerror(errno));
 			good = false;
 		}
 	}
-	close_fds(stale, 4);
-	report(good, "second client reconnects: full greeting, fresh eventfds (old ones ring nothing)");
+	report(good, "second client closes: the first gets no message (no leave) and can still ring peer 2");
 
-	good = expect_ids(a.sock, 2, 4, a.peer[2], "rejoin of 2") &&
-	       expect_quiet(a.sock, "after the rejoin") &&
-	       doorbells(&a, &b, 4) && doorbells(&b, &a, 4);
-	report(good, "first client is told of peer 2's return; the new eventfds work both ways");
+	/* a newcomer while peer 2 is down learns of peer 2 all the same */
+	good = client_connect(&s, &c, 3) &&
+	       expect_greeting(&s, &c, 1U << 0 | 1U << 2);
+	for (v = 0; good && v < 4; v++) {
+		if (!ring(c.peer[2][v])) {
+			note("peer 3 -> down peer 2 vector %d: write: %s", v,
+			     strerror(errno));
+			good = false;
+		}
+	}
+	report(good, "newcomer (node3) while peer 2 is down: greeting has peer 0's and peer 2's ids+fds, then its own");
+	good = expect_ids(a.sock, 3, 4, a.peer[3], "join of 3") &&
+	       expect_quiet(a.sock, "after the join of 3") &&
+	       doorbells(&a, &c, 4) && doorbells(&c, &a, 4);
+	report(good, "first client is told of peer 3's join; peers 0 and 3 ring each other");
 
-	good = client_connect(&s, &c, 0) && expect_eof(c.sock, "refused client");
-	client_close(&c);
-	report(good, "third client on node0 (id 0 in use) is refused: EOF, no messages");
+	/* peer 2 comes back: its old eventfds, drained, and nobody is told */
+	good = client_connect(&s, &b, 2) &&
+	       expect_greeting(&s, &b, 1U << 0 | 1U << 3);
+	report(good, "second client reconnects on node2: full greeting with peers 0 and 3, then its own 4");
+	good = true;
+	for (v = 0; v < 4; v++) {
+		if (b.own[v] < 0 || readable(b.own[v], 0)) {
+			note("vector %d: rung while peer 2 was down, still readable", v);
+			good = false;
+		}
+	}
+	report(good, "its own eventfds are drained: rings made while it was down are not delivered");
+	good = expect_quiet(a.sock, "peer 0 on the return of 2") &&
+	       expect_quiet(c.sock, "peer 3 on the return of 2");
+	report(good, "the other clients get no announcement of peer 2's return");
+	good = doorbells(&a, &b, 4) && doorbells(&c, &b, 4);
+	report(good, "same eventfds: those peer 0 got at 2's first join, and peer 3 while 2 was down, ring the new client");
+	good = doorbells(&b, &a, 4) && doorbells(&b, &c, 4);
+	report(good, "the returned peer 2 rings peers 0 and 3");
+
+	good = client_connect(&s, &e, 0) && expect_eof(e.sock, "refused client");
+	client_close(&e);
+	report(good, "another client on node0 (id 0 in use) is refused: EOF, no messages");
 
 	good = expect_quiet(a.sock, "peer 0") && expect_quiet(b.sock, "peer 2") &&
+	       expect_quiet(c.sock, "peer 3") &&
 	       doorbells(&a, &b, 4) && doorbells(&b, &a, 4);
-	report(good, "the refusal does not disturb peers 0 and 2");
+	report(good, "the refusal does not disturb peers 0, 2 and 3");
 
 	/* vanish with 0, 1 and 3 (shm fd) messages read */
-	good = client_connect(&s, &c, 1);
-	client_close(&c);
-	good = good && client_connect(&s, &c, 1) &&
-	       expect(c.sock, 0, false, NULL, "version");
-	client_close(&c);
-	good = good && client_connect(&s, &c, 1) &&
-	       expect(c.sock, 0, false, NULL, "version") &&
-	       expect(c.sock, 1, false, NULL, "id") &&
-	       expect(c.sock, -1, true, NULL, "shm");
-	client_close(&c);
+	good = client_connect(&s, &e, 1);
+	client_close(&e);
+	good = good && client_connect(&s, &e, 1) &&
+	       expect(e.sock, 0, false, NULL, "version");
+	client_close(&e);
+	good = good && client_connect(&s, &e, 1) &&
+	       expect(e.sock, 0, false, NULL, "version") &&
+	       expect(e.sock, 1, false, NULL, "id") &&
+	       expect(e.sock, -1, true, NULL, "shm");
+	client_close(&e);
 	good = good && client_connect(&s, &d, 1) &&
-	       expect_greeting(&s, &d, 1U << 0 | 1U << 2) &&
+	       expect_greeting(&s, &d, 1U << 0 | 1U << 2 | 1U << 3) &&
 	       follow_peer(&s, &a, 1) && follow_peer(&s, &b, 1) &&
+	       follow_peer(&s, &c, 1) &&
 	       doorbells(&a, &d, 4) && doorbells(&b, &d, 4) &&
-	       doorbells(&d, &a, 4) && doorbells(&d, &b, 4);
-	report(good, "clients vanishing mid-greeting do not kill the server; node1 then works");
+	       doorbells(&c, &d, 4) && doorbells(&d, &a, 4) &&
+	       doorbells(&d, &b, 4) && doorbells(&d, &c, 4);
+	report(good, "clients vanishing mid-greeting do not kill the server; node1 then works, each other peer is sent its eventfds once");
 
 	good = true;
 	{
 		static const char *const want[] = {
 			"peer 0 joined on node0.sock", "peer 2 joined on node2.sock",
-			"peer 2 left: disconnected", "refused a client on node0.sock",
+			"peer 2 left: disconnected", "peer 3 joined on node3.sock",
+			"peer 2 joined on node2.sock again",
+			"refused a client on node0.sock",
 			"peer 1 joined on node1.sock",
 		};
 		char line[512];
@@ -931,10 +956,12 @@ static void test_main(void)
 		good = false;
 	}
 	report(good, "SIGTERM: exit 0, sockets and pid file removed, doorbell.shm kept");
-	report(expect_eof(a.sock, "peer 0") && expect_eof(d.sock, "peer 1"),
+	report(expect_eof(a.sock, "peer 0") && expect_eof(d.sock, "peer 1") &&
+	       expect_eof(b.sock, "peer 2") && expect_eof(c.sock, "peer 3"),
 	       "clients see EOF when the server exits");
 	client_close(&a);
 	client_close(&b);
+	client_close(&c);
 	client_close(&d);
 	server_kill(&s);
 }
@@ -970,8 +997,9 @@ static void test_big(void)
 			good = false;
 			break;
 		}
-		close(fd);
-		good = expect_ids(r.sock, val, 63, NULL, "join");
+		r.peer[val][0] = fd;
+		good = is_eventfd(fd) &&
+		       expect_ids(r.sock, val, 63, r.peer[val] + 1, "join");
 	}
 	report(good, "15 clients that never read do not stall the one that does (960 join messages)");
 
@@ -987,23 +1015,22 @@ static void test_big(void)
 	       8 * (3 + 16 * 64));
 	for (i = 1; i < MAX_NODES; i++)
 		client_close(&stalled[i]);
-	for (left = 0xfffe; good && left; left &= ~(1U << (unsigned int)val)) {
-		if (recv_msg(r.sock, TIMEOUT_MS, &val, &fd) != R_MSG || fd >= 0 ||
-		    val < 1 || val >= MAX_NODES || !(left & (1U << val))) {
-			note("leave %" PRId64 " unexpected (left 0x%x)", val, left);
-			if (fd >= 0)
-				close(fd);
+	good = good && expect_quiet(r.sock, "after the stalled clients closed");
+	report(good, "stalled clients vanishing mid-greeting: the other is told nothing");
+
+	for (i = 0; good && i < 64; i++)
+		good = ring(r.peer[7][i]);
+	good = good && client_connect(&s, &late, 7) &&
+	       expect_greeting(&s, &late, 0xffffU & ~(1U << 7));
+	for (i = 0; good && i < 64; i++) {
+		if (readable(late.own[i], 0)) {
+			note("vector %u: rung while peer 7 was down, still readable", i);
 			good = false;
-			break;
 		}
 	}
-	good = good && expect_quiet(r.sock, "after the leaves");
-	report(good, "stalled clients vanishing mid-greeting: the other gets each id once, no fd");
-
-	good = client_connect(&s, &late, 7) && expect_greeting(&s, &late, 1U << 0) &&
-	       expect_ids(r.sock, 7, 64, r.peer[7], "join of 7") &&
+	good = good && expect_quiet(r.sock, "on the return of 7") &&
 	       doorbells(&r, &late, 64) && doorbells(&late, &r, 64);
-	report(good, "a new client on node7 afterwards: full greeting, 64 working doorbells");
+	report(good, "node7 again: greeting with all 15 others (14 down), its old eventfds drained, no announcement, 64 working doorbells");
 
 	good = server_stop(&s) && sockets_exist(&s, false) &&
 	       !file_exists(s.dir, "server.pid", S_IFREG);
@@ -1011,6 +1038,17 @@ static void test_big(void)
 	client_close(&r);
 	client_close(&late);
 	server_kill(&s);
+}
+
+/* The 16x64 case holds two clients' worth of eventfds: over 2048 fds */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= 4096)
+		return;
+	rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag,
@@ -1032,6 +1070,7 @@ int main(int argc, char **argv)
 	}
 	server_bin = argv[1];
 	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
 	snprintf(base, sizeof(base), "%s/ivshmem-test.XXXXXX",
 		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(base)) {

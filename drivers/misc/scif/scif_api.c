@@ -12,6 +12,12 @@
 
 #include "scif_priv.h"
 
+/* Kernel callers see EINTR where a system call could be restarted. */
+static int scif_kernel_err(int ret)
+{
+	return ret == -ERESTARTSYS ? -EINTR : ret;
+}
+
 /**
  * scif_open() - create an endpoint
  *
@@ -72,7 +78,7 @@ int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
 {
 	if (!dst)
 		return -EINVAL;
-	return scif_epd_connect(epd, dst, false);
+	return scif_kernel_err(scif_epd_connect(epd, dst, false));
 }
 EXPORT_SYMBOL_GPL(scif_connect);
 
@@ -99,7 +105,7 @@ int scif_accept(scif_epd_t epd, struct scif_port_id *peer, scif_epd_t *newepd,
 		return -EINVAL;
 	req = scif_epd_take_request(epd, flags);
 	if (IS_ERR(req))
-		return PTR_ERR(req);
+		return scif_kernel_err(PTR_ERR(req));
 	ep = scif_epd_create();
 	if (IS_ERR(ep)) {
 		scif_conreq_reject(req);
@@ -142,8 +148,9 @@ static int scif_msg_kernel(scif_epd_t epd, void *msg, int len, int flags,
 	if (len < 0)
 		return -EINVAL;
 	iov_iter_kvec(&iter, dir, &kv, 1, len);
-	return dir == ITER_SOURCE ? scif_epd_send(epd, &iter, flags) :
-				    scif_epd_recv(epd, &iter, flags);
+	return scif_kernel_err(dir == ITER_SOURCE ?
+			       scif_epd_send(epd, &iter, flags) :
+			       scif_epd_recv(epd, &iter, flags));
 }
 
 /**

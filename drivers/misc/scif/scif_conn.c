@@ -134,6 +134,7 @@ static int scif_connect_report(struct scif_endpt *ep)
 
 	spin_lock(&ep->lock);
 	ep->conn_async = false;
+	ep->conn_intr = false;
 	err = ep->conn_err;
 	ep->conn_err = 0;
 	spin_unlock(&ep->lock);
@@ -205,6 +206,7 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 	ep->peer_handle = 0;
 	ep->conn_err = 0;
 	ep->conn_async = nonblock;
+	ep->conn_intr = false;
 	ep->state = SCIF_EPD_CONNECTING;
 	spin_unlock(&ep->lock);
 
@@ -230,9 +232,13 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
  * @nonblock: return -EINPROGRESS at once and let the connection complete
  *	in the background; a later call reports the outcome
  *
+ * A blocking connect interrupted by a signal goes on in the background;
+ * if the call is restarted (the signal was ignored, or its handler asked
+ * for it) it waits again for the same connection.
+ *
  * Return: the local port once connected, or -EINVAL, -ENODEV,
  * -ECONNREFUSED, -EISCONN, -EALREADY, -EOPNOTSUPP, -ENOSPC, -ENOMEM,
- * -EINPROGRESS or -EINTR.
+ * -EINPROGRESS or -ERESTARTSYS (a signal).
  */
 int scif_epd_connect(struct scif_endpt *ep, struct scif_port_id *dst,
 		     bool nonblock)
@@ -241,6 +247,8 @@ int scif_epd_connect(struct scif_endpt *ep, struct scif_port_id *dst,
 
 	mutex_lock(&ep->ctl_mutex);
 	err = scif_connect_check(ep);
+	if (err == -EALREADY && !nonblock && READ_ONCE(ep->conn_intr))
+		goto wait;	/* a restarted, interrupted connect */
 	if (err > 0) {
 		err = scif_connect_report(ep);
 		goto out;
@@ -253,14 +261,17 @@ int scif_epd_connect(struct scif_endpt *ep, struct scif_port_id *dst,
 		err = -EINPROGRESS;
 	if (err)
 		goto out;
+wait:
 	mutex_unlock(&ep->ctl_mutex);
 
 	if (wait_event_interruptible(ep->wq,
 				     READ_ONCE(ep->state) != SCIF_EPD_CONNECTING)) {
 		spin_lock(&ep->lock);
-		err = ep->state == SCIF_EPD_CONNECTING ? -EINTR : 0;
-		if (err)
+		err = ep->state == SCIF_EPD_CONNECTING ? -ERESTARTSYS : 0;
+		if (err) {
 			ep->conn_async = true;
+			ep->conn_intr = true;
+		}
 		spin_unlock(&ep->lock);
 		if (err)
 			return err;
@@ -285,7 +296,7 @@ static bool scif_listener_ready(struct scif_endpt *lep)
  *
  * Return: the request, or ERR_PTR(-EINVAL) if @lep is not listening or
  * @flags is bad, ERR_PTR(-EAGAIN) if none is waiting and @flags says not
- * to wait, or ERR_PTR(-EINTR).
+ * to wait, or ERR_PTR(-ERESTARTSYS) on a signal.
  */
 struct scif_conreq *scif_epd_take_request(struct scif_endpt *lep, int flags)
 {
@@ -311,7 +322,7 @@ struct scif_conreq *scif_epd_take_request(struct scif_endpt *lep, int flags)
 		if (!(flags & SCIF_ACCEPT_SYNC))
 			return ERR_PTR(-EAGAIN);
 		if (wait_event_interruptible(lep->wq, scif_listener_ready(lep)))
-			return ERR_PTR(-EINTR);
+			return ERR_PTR(-ERESTARTSYS);
 	}
 }
 

@@ -70,8 +70,8 @@ static ssize_t scif_send_some(struct scif_endpt *ep, struct iov_iter *from)
  * @flags: 0, or SCIF_SEND_BLOCK to send all of @from
  *
  * Return: bytes sent (0 if there was no room and @flags says not to
- * wait), or -EINVAL, -ENOTCONN, -ECONNRESET, -EFAULT or -EINTR when
- * nothing was sent.
+ * wait), or -EINVAL, -ENOTCONN, -ECONNRESET, -EFAULT or -ERESTARTSYS
+ * (a signal) when nothing was sent.
  */
 int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags)
 {
@@ -88,7 +88,7 @@ int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags)
 		if (!iov_iter_count(from) || !(flags & SCIF_SEND_BLOCK))
 			break;
 		if (!n && wait_event_interruptible(ep->wq, scif_send_ready(ep))) {
-			n = -EINTR;
+			n = -ERESTARTSYS;	/* EINTR, or restarted if it may be */
 			break;
 		}
 	}
@@ -140,8 +140,8 @@ static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
  * Data that arrived before the peer closed stays receivable.
  *
  * Return: bytes received (0 if none was waiting and @flags says not to
- * wait), or -EINVAL, -ENOTCONN, -ECONNRESET, -EFAULT or -EINTR when
- * nothing was received.
+ * wait), or -EINVAL, -ENOTCONN, -ECONNRESET, -EFAULT or -ERESTARTSYS
+ * (a signal) when nothing was received.
  */
 int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags)
 {
@@ -158,7 +158,7 @@ int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags)
 		if (!iov_iter_count(to) || !(flags & SCIF_RECV_BLOCK))
 			break;
 		if (!n && wait_event_interruptible(ep->wq, scif_recv_ready(ep))) {
-			n = -EINTR;
+			n = -ERESTARTSYS;	/* EINTR, or restarted if it may be */
 			break;
 		}
 	}

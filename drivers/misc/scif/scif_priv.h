@@ -192,6 +192,7 @@ struct scif_conreq {
  * @conn_err: result of a connect that completed without the caller
  *	waiting for it (non-blocking or interrupted), reported once
  * @conn_async: a connect is completing without its caller waiting
+ * @conn_intr: that is because a blocking connect was interrupted
  * @proto_ref: the protocol holds a reference (see the notes)
  * @backlog: most requests that may wait at a listener
  * @nr_conreqs: requests waiting in @conreqs
@@ -223,6 +224,7 @@ struct scif_endpt {
 	u64 peer_handle;
 	int conn_err;
 	bool conn_async;
+	bool conn_intr;
 	bool proto_ref;
 	int backlog;
 	int nr_conreqs;

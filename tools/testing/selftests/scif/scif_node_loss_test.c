@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Losing a node, in a 2-node cluster (qemu/cluster.sh).  Node 1 runs an
+ * echo server until told to quit.  Node 0, three times in a row: keeps
+ * four echo streams running to node 1, has the launcher kill node 1
+ * (scif-cluster kill 1: its VM stops dead, as a crashed machine), checks
+ * that every stream fails with ECONNRESET within a bound, that a new
+ * connect gets ENODEV and that the node list no longer has node 1; then
+ * has node 1 restarted and waits for it to rejoin.  At the end it checks
+ * a fresh connection works and tells node 1 to quit.
+ *
+ * Node 0 prints TAP; node 1 prints one line when it quits.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "scif.h"
+
+#define PORT		2200
+#define BLOCK		4096
+#define STREAMS		4
+#define ROUNDS		3
+#define RESET_BOUND_MS	5000	/* hb_timeout_ms is 1000 */
+
+static int t;
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void check(int ok, const char *fmt, int round, const char *extra)
+{
+	printf("%sok %d round_%d_", ok ? "" : "not ", ++t, round);
+	printf(fmt, extra);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- node 1: the echo server ---- */
+
+static void *echo_conn(void *arg)
+{
+	scif_epd_t epd = (intptr_t)arg;
+	char buf[BLOCK];
+
+	for (;;) {
+		if (scif_recv(epd, buf, BLOCK, SCIF_RECV_BLOCK) != BLOCK)
+			break;
+		if (!memcmp(buf, "QUIT", 4)) {
+			printf("# node 1: told to quit\n");
+			fflush(stdout);
+			exit(0);
+		}
+		if (scif_send(epd, buf, BLOCK, SCIF_SEND_BLOCK) != BLOCK)
+			break;
+	}
+	scif_close(epd);
+	return NULL;
+}
+
+static int serve(void)
+{
+	struct scif_port_id peer;
+	scif_epd_t lep = scif_open(), epd;
+	pthread_t th;
+
+	if (lep < 0 || scif_bind(lep, PORT) < 0 || scif_listen(lep, 16) < 0)
+		return 1;
+	for (;;) {
+		if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC) < 0)
+			continue;
+		pthread_create(&th, NULL, echo_conn, (void *)(intptr_t)epd);
+		pthread_detach(th);
+	}
+}
+
+/* ---- node 0: the driver ---- */
+
+struct stream {
+	pthread_t th;
+	scif_epd_t epd;
+	int err;
+	long failed_at;
+	long blocks;
+};
+
+static void *stream_fn(void *arg)
+{
+	struct stream *s = arg;
+	char out[BLOCK], in[BLOCK];
+
+	for (;;) {
+		memset(out, (int)(s->blocks & 0xff), BLOCK);
+		out[0] = 'D';
+		if (scif_send(s->epd, out, BLOCK, SCIF_SEND_BLOCK) != BLOCK ||
+		    scif_recv(s->epd, in, BLOCK, SCIF_RECV_BLOCK) != BLOCK)
+			break;
+		if (memcmp(in, out, BLOCK)) {
+			s->err = EBADMSG;
+			s->failed_at = now_ms();
+			return NULL;
+		}
+		s->blocks++;
+	}
+	s->err = errno;
+	s->failed_at = now_ms();
+	return NULL;
+}
+
+static int nodes_online(uint16_t *self)
+{
+	uint16_t nodes[16];
+
+	return scif_get_nodeIDs(nodes, 16, self);
+}
+
+static int wait_nodes(int want, int ms)
+{
+	long end = now_ms() + ms;
+	uint16_t self;
+	int n;
+
+	while ((n = nodes_online(&self)) != want && now_ms() < end)
+		usleep(100 * 1000);
+	return n;
+}
+
+static scif_epd_t connect_to(uint16_t node, int tries)
+{
+	struct scif_port_id dst = { .node = node, .port = PORT };
+	scif_epd_t epd;
+
+	while (tries--) {
+		epd = scif_open();
+		if (epd < 0)
+			return -1;
+		if (scif_connect(epd, &dst) >= 0)
+			return epd;
+		scif_close(epd);
+		usleep(200 * 1000);
+	}
+	return -1;
+}
+
+static int run_round(int round)
+{
+	struct stream s[STREAMS] = { 0 };
+	long killed, worst = 0;
+	int i, ok = 1, epd;
+	uint16_t self;
+
+	check(wait_nodes(2, 60000) == 2, "node_1_online%s", round, "");
+	for (i = 0; i < STREAMS; i++) {
+		s[i].epd = connect_to(1, 50);
+		if (s[i].epd < 0)
+			ok = 0;
+	}
+	check(ok, "connected_%s_streams", round, "4");
+	if (!ok)
+		return -1;
+	for (i = 0; i < STREAMS; i++)
+		pthread_create(&s[i].th, NULL, stream_fn, &s[i]);
+	sleep(1);
+	killed = now_ms();
+	check(system("scif-cluster kill 1") == 0, "node_1_killed%s", round, "");
+	for (i = 0; i < STREAMS; i++) {
+		pthread_join(s[i].th, NULL);
+		if (s[i].err != ECONNRESET || !s[i].blocks) {
+			printf("# stream %d: %ld blocks, then %s\n", i,
+			       s[i].blocks, strerror(s[i].err));
+			ok = 0;
+		}
+		if (s[i].failed_at - killed > worst)
+			worst = s[i].failed_at - killed;
+		scif_close(s[i].epd);
+	}
+	check(ok, "streams_were_moving_and_got_econnreset%s", round, "");
+	printf("# round %d: streams reset %ld ms after the kill\n", round, worst);
+	check(worst < RESET_BOUND_MS, "reset_within_bound%s", round, "");
+	check(nodes_online(&self) == 1, "node_list_without_node_1%s", round, "");
+	epd = scif_open();
+	{
+		struct scif_port_id dst = { .node = 1, .port = PORT };
+
+		check(scif_connect(epd, &dst) < 0 && errno == ENODEV,
+		      "connect_to_lost_node_enodev%s", round, "");
+	}
+	scif_close(epd);
+	check(system("scif-cluster restart 1") == 0, "node_1_restarted%s",
+	      round, "");
+	return 0;
+}
+
+static int drive(void)
+{
+	char msg[BLOCK] = "QUIT";
+	int round, epd;
+
+	printf("TAP version 13\n1..%d\n", ROUNDS * 8 + 2);
+	for (round = 1; round <= ROUNDS; round++)
+		if (run_round(round))
+			return 1;
+	check(wait_nodes(2, 60000) == 2, "node_1_rejoined%s", ROUNDS + 1, "");
+	epd = connect_to(1, 50);
+	check(epd >= 0 && scif_send(epd, msg, BLOCK, SCIF_SEND_BLOCK) == BLOCK,
+	      "new_connection_works%s", ROUNDS + 1, "");
+	scif_close(epd);
+	return 0;
+}
+
+int main(void)
+{
+	const char *node = getenv("SCIF_NODE");
+
+	if (!node || !getenv("SCIF_CONTROL")) {
+		printf("1..0 # SKIP not in a cluster\n");
+		return 4;
+	}
+	return atoi(node) == 0 ? drive() : serve();
+}
