@@ -12,7 +12,7 @@
 #   make test-modules  scif.ko and the kernel-API test module
 #   make lint        checkpatch --strict on drivers/ and include/
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
-#   make demo        boot a VM, load the module, show /dev/scif
+#   make demo        boot a 2-node cluster of VMs and show them talk
 #   make clean       remove $(BUILD)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
