@@ -142,6 +142,8 @@ host_tap_tests parse-results "$top/qemu/tests/test-parse-results.sh"
 host_tap_tests ivshmem-server "$top/qemu/tests/test-ivshmem-server.sh" "$BUILD/qemu"
 run_test lib/build make -s -C "$top" lib
 run_test selftests/build make -s -C "$top" selftests
+# The launcher's own tests (kill/restart, cleanup on every exit path).
+[ -n "$CLUSTERS" ] && host_tap_tests cluster-launcher "$top/qemu/tests/test-cluster.sh"
 for k in $KERNELS; do
 	vm_run "$k"
 	for n in $CLUSTERS; do
