@@ -50,6 +50,14 @@ static void scif_epd_drop_proto_ref(struct scif_endpt *ep)
 		scif_epd_put(ep);
 }
 
+static void scif_epd_set_bound(struct scif_endpt *ep, u16 port)
+{
+	spin_lock(&ep->lock);
+	ep->port = port;
+	ep->state = SCIF_EPD_BOUND;
+	spin_unlock(&ep->lock);
+}
+
 /**
  * scif_epd_bind() - bind an endpoint to a port
  * @ep: the endpoint
@@ -77,12 +85,8 @@ int scif_epd_bind(struct scif_endpt *ep, u16 port)
 		err = -EINVAL;
 		break;
 	}
-	if (!err) {
-		spin_lock(&ep->lock);
-		ep->port = port;
-		ep->state = SCIF_EPD_BOUND;
-		spin_unlock(&ep->lock);
-	}
+	if (!err)
+		scif_epd_set_bound(ep, port);
 	mutex_unlock(&ep->ctl_mutex);
 	return err ?: port;
 }
@@ -191,10 +195,7 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 		err = scif_port_alloc(&port);
 		if (err)
 			return err;
-		spin_lock(&ep->lock);
-		ep->port = port;
-		ep->state = SCIF_EPD_BOUND;
-		spin_unlock(&ep->lock);
+		scif_epd_set_bound(ep, port);
 	}
 	err = scif_epd_prepare_area(ep);
 	if (err)

@@ -63,38 +63,6 @@ static ssize_t scif_send_some(struct scif_endpt *ep, struct iov_iter *from)
 	return sent < want && !sent ? -EFAULT : sent;
 }
 
-/**
- * scif_epd_send() - send on a connected endpoint
- * @ep: the endpoint
- * @from: the data
- * @flags: 0, or SCIF_SEND_BLOCK to send all of @from
- *
- * Return: bytes sent (0 if there was no room and @flags says not to
- * wait), or -EINVAL, -ENOTCONN, -ECONNRESET, -EFAULT or -ERESTARTSYS
- * (a signal) when nothing was sent.
- */
-int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags)
-{
-	size_t total = 0;
-	ssize_t n;
-
-	if (flags & ~SCIF_SEND_BLOCK)
-		return -EINVAL;
-	for (;;) {
-		n = scif_send_some(ep, from);
-		if (n < 0)
-			break;
-		total += n;
-		if (!iov_iter_count(from) || !(flags & SCIF_SEND_BLOCK))
-			break;
-		if (!n && wait_event_interruptible(ep->wq, scif_send_ready(ep))) {
-			n = -ERESTARTSYS;	/* EINTR, or restarted if it may be */
-			break;
-		}
-	}
-	return total ? total : min_t(ssize_t, n, 0);
-}
-
 static bool scif_recv_ready(struct scif_endpt *ep)
 {
 	u32 avail = 0;
@@ -131,6 +99,52 @@ static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
 	return got < want && !got ? -EFAULT : got;
 }
 
+/*
+ * Move data in rounds until @iter is done or, without @block, after one
+ * round; sleep between rounds that moved nothing.  One loop for send and
+ * recv: @round moves what it can now, @ready says when to look again.
+ */
+static int scif_epd_xfer(struct scif_endpt *ep, struct iov_iter *iter,
+			 bool block,
+			 ssize_t (*round)(struct scif_endpt *, struct iov_iter *),
+			 bool (*ready)(struct scif_endpt *))
+{
+	size_t total = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = round(ep, iter);
+		if (n < 0)
+			break;
+		total += n;
+		if (!iov_iter_count(iter) || !block)
+			break;
+		if (!n && wait_event_interruptible(ep->wq, ready(ep))) {
+			n = -ERESTARTSYS;	/* EINTR, or restarted if it may be */
+			break;
+		}
+	}
+	return total ? total : min_t(ssize_t, n, 0);
+}
+
+/**
+ * scif_epd_send() - send on a connected endpoint
+ * @ep: the endpoint
+ * @from: the data
+ * @flags: 0, or SCIF_SEND_BLOCK to send all of @from
+ *
+ * Return: bytes sent (0 if there was no room and @flags says not to
+ * wait), or -EINVAL, -ENOTCONN, -ECONNRESET, -EFAULT or -ERESTARTSYS
+ * (a signal) when nothing was sent.
+ */
+int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags)
+{
+	if (flags & ~SCIF_SEND_BLOCK)
+		return -EINVAL;
+	return scif_epd_xfer(ep, from, flags & SCIF_SEND_BLOCK, scif_send_some,
+			     scif_send_ready);
+}
+
 /**
  * scif_epd_recv() - receive on a connected endpoint
  * @ep: the endpoint
@@ -145,24 +159,10 @@ static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
  */
 int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags)
 {
-	size_t total = 0;
-	ssize_t n;
-
 	if (flags & ~SCIF_RECV_BLOCK)
 		return -EINVAL;
-	for (;;) {
-		n = scif_recv_some(ep, to);
-		if (n < 0)
-			break;
-		total += n;
-		if (!iov_iter_count(to) || !(flags & SCIF_RECV_BLOCK))
-			break;
-		if (!n && wait_event_interruptible(ep->wq, scif_recv_ready(ep))) {
-			n = -ERESTARTSYS;	/* EINTR, or restarted if it may be */
-			break;
-		}
-	}
-	return total ? total : min_t(ssize_t, n, 0);
+	return scif_epd_xfer(ep, to, flags & SCIF_RECV_BLOCK, scif_recv_some,
+			     scif_recv_ready);
 }
 
 /**

@@ -76,6 +76,24 @@ int scif_rb_rx_avail(const struct scif_rb *rb, u32 *avail)
 	return 0;
 }
 
+/*
+ * Copy @n bytes between @iter and a ring of @size bytes, starting at
+ * @pos and wrapping at the end.  Returns the bytes copied (short only if
+ * @iter faulted).
+ */
+static size_t scif_rb_copy(u8 *ring, u32 size, u32 pos, size_t n,
+			   struct iov_iter *iter, bool into_ring)
+{
+	size_t first = min_t(size_t, n, size - pos), done;
+
+	done = into_ring ? copy_from_iter(ring + pos, first, iter) :
+			   copy_to_iter(ring + pos, first, iter);
+	if (done == first && n > first)
+		done += into_ring ? copy_from_iter(ring, n - first, iter) :
+				    copy_to_iter(ring, n - first, iter);
+	return done;
+}
+
 /**
  * scif_rb_put() - send as much of @from as there is room for
  * @rb: the ring; the caller owns its transmit side
@@ -86,18 +104,13 @@ int scif_rb_rx_avail(const struct scif_rb *rb, u32 *avail)
  */
 size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from)
 {
-	u32 mask = rb->tx_size - 1;
-	size_t n, first, done;
-	u32 pos;
+	size_t n, done;
 
 	n = min_t(size_t, scif_rb_tx_room(rb), iov_iter_count(from));
 	if (!n)
 		return 0;
-	pos = rb->tx_write & mask;
-	first = min_t(size_t, n, rb->tx_size - pos);
-	done = copy_from_iter(rb->remote->rx_data + pos, first, from);
-	if (done == first && n > first)
-		done += copy_from_iter(rb->remote->rx_data, n - first, from);
+	done = scif_rb_copy(rb->remote->rx_data, rb->tx_size,
+			    rb->tx_write & (rb->tx_size - 1), n, from, true);
 	if (!done)
 		return 0;
 
@@ -119,9 +132,8 @@ size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from)
  */
 size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to)
 {
-	u32 mask = rb->rx_size - 1;
-	size_t n, first, done;
-	u32 avail, pos;
+	size_t n, done;
+	u32 avail;
 
 	if (scif_rb_rx_avail(rb, &avail))
 		return 0;
@@ -130,11 +142,8 @@ size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to)
 		return 0;
 	/* Read the data only after the count that exposed it. */
 	rmb();
-	pos = rb->rx_read & mask;
-	first = min_t(size_t, n, rb->rx_size - pos);
-	done = copy_to_iter(rb->local->rx_data + pos, first, to);
-	if (done == first && n > first)
-		done += copy_to_iter(rb->local->rx_data, n - first, to);
+	done = scif_rb_copy(rb->local->rx_data, rb->rx_size,
+			    rb->rx_read & (rb->rx_size - 1), n, to, false);
 	if (!done)
 		return 0;
 
