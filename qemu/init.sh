@@ -8,7 +8,8 @@
 #   ttyS1            test output framed by scif-test-begin/-end lines,
 #                    then scif-run-complete, for the host's result parser
 # A step is a program in /tests, or one of the words "insmod" (load the
-# modules named in /modules/order) and "rmmod" (unload them in reverse).
+# modules named in /modules/order) and "rmmod" (unload them in reverse);
+# see run_step for variables and arguments.
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/tests
 mount -t proc proc /proc
@@ -84,14 +85,30 @@ unload_modules() {
 	done
 }
 
+# A step line: [VAR=value ...] name [argument ...]; the step is known by
+# its name, and runs with those variables and arguments.
 run_step() {
-	echo "scif-test-begin: $1"
-	case "$1" in
+	set -f
+	# shellcheck disable=SC2086 # split the line into words, unglobbed
+	set -- $1
+	set +f
+	vars=''
+	while [ $# -gt 1 ]; do
+		case "$1" in
+		[A-Za-z_]*=*) vars="$vars $1"; shift ;;
+		*) break ;;
+		esac
+	done
+	name=$1
+	shift
+	echo "scif-test-begin: $name"
+	case "$name" in
 	insmod) load_modules; rc=$? ;;
 	rmmod) unload_modules; rc=$? ;;
-	*) (cd /tests && timeout "$step_timeout" "./$1") 2>&1; rc=$? ;;
+	# shellcheck disable=SC2086 # $vars are words: VAR=value ...
+	*) (cd /tests && env $vars timeout "$step_timeout" "./$name" "$@") 2>&1; rc=$? ;;
 	esac
-	echo "scif-test-end: $1 rc=$rc"
+	echo "scif-test-end: $name rc=$rc"
 }
 
 echo "scif-guest: $(uname -r) running $(grep -cv "^#" "$list") steps"

@@ -5,7 +5,8 @@
 # Build an uncompressed initramfs: busybox-static, qemu/init.sh as /init,
 # the modules (loaded in the order given), the files of TESTDIR and LIST
 # as the steps to run (see init.sh).  Modules named in $EXTRA_MODULES go
-# to /modules/extra/ for tests to load themselves.
+# to /modules/extra/ for tests to load themselves; the step lists named in
+# $EXTRA_LISTS go to /tests/ under their own names (for scif.steps=).
 set -eu
 
 [ $# -ge 3 ] || { echo "usage: $0 OUT LIST TESTDIR [MODULE.ko...]" >&2; exit 2; }
@@ -33,5 +34,8 @@ for m in ${EXTRA_MODULES:-}; do
 	cp "$m" "$stage/modules/extra/"
 done
 cp -a "$tests/." "$stage/tests/"
+for l in ${EXTRA_LISTS:-}; do
+	cp "$l" "$stage/tests/"
+done
 cp "$list" "$stage/tests/list"
 (cd "$stage" && find . | cpio -o -H newc --quiet) > "$out"

@@ -71,7 +71,8 @@ vm_run() { # kernel-name
 }
 
 cluster_run() { # kernel-name nodes
-	local k=$1 n=$2 kdir image rel moddir cdir j
+	local k=$1 n=$2 kdir image rel moddir cdir j lists
+	local sd=$top/tools/testing/selftests/scif
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
 	moddir=$BUILD/modules/$k
@@ -79,13 +80,18 @@ cluster_run() { # kernel-name nodes
 	cdir=$out/cluster$n-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
-		"$top/tools/testing/selftests/scif/cluster-steps" \
+	# Node 0 also runs the selftests with their peer on node 1; the
+	# other nodes run cluster-steps.
+	lists=cross-steps,agent-steps
+	for j in $(seq 2 $((n - 1))); do lists=$lists,; done
+	EXTRA_LISTS="$sd/cross-steps $sd/agent-steps" \
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/cluster-steps" \
 		"$BUILD/selftests" "$moddir/drivers/misc/scif/scif.ko" \
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
 	echo "check: booting a $n-node cluster of $k ($rel)"
 	bash "$top/qemu/cluster.sh" -n "$n" -k "$image" -i "$cdir.cpio" \
-		-o "$cdir" -t 600 -S "$BUILD/qemu/ivshmem-server" > "$cdir/launcher.log" 2>&1 ||
+		-o "$cdir" -t 900 -s "$lists" -S "$BUILD/qemu/ivshmem-server" \
+		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: $n-node cluster of $k: launcher reported failure"
 	for j in $(seq 0 $((n - 1))); do
 		sh "$top/qemu/parse-results.sh" "$cdir/node$j/results.log" \

@@ -5,9 +5,12 @@
  * behind; and eight 1 MiB streams on eight connections at the same time.
  *
  * Connections go to the node named by $SCIF_PEER_NODE (default: the
- * local node), so that the same program can later run across VMs.
+ * local node).  When that is another node, the listener and the
+ * accepted ends live there, driven through scif_peer_agent (see
+ * scif_test_remote.h), and both nodes' endpoint lists are checked.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -113,7 +116,7 @@ static int send_msg(int from, uint32_t seed)
 	uint8_t msg[MSG_LEN];
 
 	fill_pattern(msg, sizeof(msg), seed);
-	return scif_send(from, msg, sizeof(msg), SCIF_SEND_BLOCK) == MSG_LEN ?
+	return ep_send(from, msg, sizeof(msg), SCIF_SEND_BLOCK) == MSG_LEN ?
 		0 : -1;
 }
 
@@ -122,9 +125,20 @@ static int recv_msg(int to, uint32_t seed)
 {
 	uint8_t msg[MSG_LEN] = { 0 };
 
-	if (scif_recv(to, msg, sizeof(msg), SCIF_RECV_BLOCK) != MSG_LEN)
+	if (ep_recv(to, msg, sizeof(msg), SCIF_RECV_BLOCK) != MSG_LEN)
 		return -1;
 	return check_pattern(msg, sizeof(msg), seed) == -1 ? 0 : -1;
+}
+
+/* Poll the agent's node for up to @ms until it lists @want endpoints. */
+static int wait_remote_lines(int want, int ms)
+{
+	long end = now_ms() + ms;
+	int n;
+
+	while ((n = agent_epcount()) != want && now_ms() < end)
+		usleep(50 * 1000);
+	return n;
 }
 
 /* --- tests -------------------------------------------------------------- */
@@ -146,19 +160,32 @@ FIXTURE_TEARDOWN(stress)
 TEST_F_TIMEOUT(stress, thousand_connections, 180)
 {
 	struct conn *cn = calloc(NR_CONNS, sizeof(*cn));
-	int before, lfd, i;
+	bool remote = remote_mode();
+	int before, rbefore = 0, lfd, i;
 	uint16_t port;
 
 	ASSERT_NE(NULL, cn);
+	/* The agent's control connection, if any, is in "before". */
+	ASSERT_EQ(0, agent_ready());
 	before = settled_lines(EPD_LIST, WAIT_MS);
 	ASSERT_LE(0, before);
-	lfd = listener(0, 16, &port);
+	if (remote) {
+		rbefore = agent_epcount();
+		ASSERT_LE(0, rbefore);
+	}
+	lfd = peer_listener(0, 16, &port);
 	ASSERT_LE(0, lfd);
 
 	for (i = 0; i < NR_CONNS; i++)
 		ASSERT_EQ(0, connect_to(lfd, port, &cn[i]))
 			TH_LOG("connection %d", i);
-	EXPECT_EQ(before + 1 + 2 * NR_CONNS, count_lines(EPD_LIST));
+	/* The listener and the accepted ends are on the peer's node. */
+	if (remote) {
+		EXPECT_EQ(before + NR_CONNS, count_lines(EPD_LIST));
+		EXPECT_EQ(rbefore + 1 + NR_CONNS, agent_epcount());
+	} else {
+		EXPECT_EQ(before + 1 + 2 * NR_CONNS, count_lines(EPD_LIST));
+	}
 
 	/*
 	 * All messages out before any is read, each of its own stream, so
@@ -178,13 +205,15 @@ TEST_F_TIMEOUT(stress, thousand_connections, 180)
 	alarm_cancel();
 
 	for (i = 0; i < NR_CONNS; i++) {
-		EXPECT_EQ(0, close(cn[i].client));
-		EXPECT_EQ(0, close(cn[i].server));
+		EXPECT_EQ(0, ep_close(cn[i].client));
+		EXPECT_EQ(0, ep_close(cn[i].server));
 	}
-	EXPECT_EQ(0, close(lfd));
+	EXPECT_EQ(0, ep_close(lfd));
 	/* Teardown is asynchronous: give it a moment. */
 	EXPECT_EQ(before, wait_lines(EPD_LIST, before, WAIT_MS))
 		system("sed 's/^/# left: /' " EPD_LIST);
+	if (remote)
+		EXPECT_EQ(rbefore, wait_remote_lines(rbefore, WAIT_MS));
 	free(cn);
 }
 
@@ -206,7 +235,7 @@ static void *stream_send(void *arg)
 	int n;
 
 	pthread_barrier_wait(s->start);
-	n = scif_send(s->fd, s->buf, STREAM_LEN, SCIF_SEND_BLOCK);
+	n = ep_send(s->fd, s->buf, STREAM_LEN, SCIF_SEND_BLOCK);
 	s->err = errno;
 	s->moved = n;
 	return NULL;
@@ -221,7 +250,7 @@ static void *stream_recv(void *arg)
 	pthread_barrier_wait(s->start);
 	while (got < STREAM_LEN) {
 		want = STREAM_LEN - got < s->chunk ? STREAM_LEN - got : s->chunk;
-		n = scif_recv(s->fd, s->buf + got, want, SCIF_RECV_BLOCK);
+		n = ep_recv(s->fd, s->buf + got, want, SCIF_RECV_BLOCK);
 		if (n <= 0) {
 			s->err = n < 0 ? errno : EIO;
 			break;
@@ -252,11 +281,11 @@ TEST_F_TIMEOUT(stress, parallel_streams, 120)
 	uint16_t port;
 	int lfd, i;
 
-	lfd = listener(0, NR_STREAMS, &port);
+	lfd = peer_listener(0, NR_STREAMS, &port);
 	ASSERT_LE(0, lfd);
 	for (i = 0; i < NR_STREAMS; i++)
 		ASSERT_EQ(0, connect_to(lfd, port, &cn[i])) TH_LOG("conn %d", i);
-	close(lfd);
+	ep_close(lfd);
 
 	ASSERT_EQ(0, pthread_barrier_init(&start, NULL, 2 * NR_STREAMS));
 	for (i = 0; i < NR_STREAMS; i++) {
@@ -285,11 +314,11 @@ TEST_F_TIMEOUT(stress, parallel_streams, 120)
 		EXPECT_EQ(-1, rx[i].bad) TH_LOG("stream %d: first wrong byte at %zd",
 						i, rx[i].bad);
 		/* Nothing beyond the stream, nothing from another one. */
-		EXPECT_EQ(0, scif_recv(cn[i].server, rx[i].buf, 1, 0));
+		EXPECT_EQ(0, ep_recv(cn[i].server, rx[i].buf, 1, 0));
 	}
 	for (i = 0; i < NR_STREAMS; i++) {
-		close(cn[i].client);
-		close(cn[i].server);
+		ep_close(cn[i].client);
+		ep_close(cn[i].server);
 		free(tx[i].buf);
 		free(rx[i].buf);
 	}

@@ -189,7 +189,11 @@ static inline void alarm_cancel(void)
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/ioctl.h>
+#include <linux/scif_ioctl.h>
 #include "scif.h"
+#include "scif_test_remote.h"
 
 /* This node's id, or 0. */
 static inline uint16_t local_node(void)
@@ -219,6 +223,290 @@ static inline uint16_t peer_node(void)
 	return v;
 }
 
+/* --- endpoints on the peer node (see scif_test_remote.h) ---------------- */
+
+/* True when the peer is another node: then peer endpoints are remote. */
+static inline bool remote_mode(void)
+{
+	return peer_node() != local_node();
+}
+
+static inline bool ep_is_remote(int fd)
+{
+	return fd >= REMOTE_FD_BASE;
+}
+
+/* The node an endpoint lives on. */
+static inline uint16_t ep_node(int fd)
+{
+	return ep_is_remote(fd) ? peer_node() : local_node();
+}
+
+/* This thread's control connection to the agent, and who opened it. */
+static __thread int agent_fd = -1;
+static __thread pid_t agent_pid;
+static pthread_key_t agent_key;
+static pthread_once_t agent_once = PTHREAD_ONCE_INIT;
+
+/* A thread's control connection ends with the thread. */
+static inline void agent_thread_exit(void *arg)
+{
+	close((int)(intptr_t)arg - 1);
+}
+
+static inline void agent_key_init(void)
+{
+	pthread_key_create(&agent_key, agent_thread_exit);
+}
+
+static inline void agent_drop(void)
+{
+	if (agent_fd >= 0 && agent_pid == getpid()) {
+		close(agent_fd);
+		pthread_setspecific(agent_key, NULL);
+	}
+	agent_fd = -1;
+}
+
+/* This thread's control connection (a fork gets its own): fd or -1. */
+static inline int agent_session(void)
+{
+	struct scif_port_id dst = { .node = peer_node(), .port = AGENT_PORT };
+	int fd, tries;
+
+	if (agent_fd >= 0 && agent_pid == getpid())
+		return agent_fd;
+	agent_fd = -1;
+	pthread_once(&agent_once, agent_key_init);
+	for (tries = 0; ; tries++) {
+		fd = scif_open();
+		if (fd < 0)
+			return -1;
+		if (scif_connect(fd, &dst) >= 0)
+			break;
+		close_keep_errno(fd);
+		/* The agent may still be starting. */
+		if (errno != ECONNREFUSED || tries == 50)
+			return -1;
+		usleep(100 * 1000);
+	}
+	agent_fd = fd;
+	agent_pid = getpid();
+	pthread_setspecific(agent_key, (void *)(intptr_t)(fd + 1));
+	return fd;
+}
+
+/* Move all of @len bytes over @fd, blocking: 0 or -1. */
+static inline int agent_xfer(int fd, void *buf, size_t len, bool out)
+{
+	size_t done = 0;
+	int n;
+
+	while (done < len) {
+		n = out ? scif_send(fd, (char *)buf + done, len - done,
+				    SCIF_SEND_BLOCK) :
+			  scif_recv(fd, (char *)buf + done, len - done,
+				    SCIF_RECV_BLOCK);
+		if (n <= 0) {
+			if (n == 0)
+				errno = ECONNRESET;
+			return -1;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+/*
+ * One call on the agent: @req (its len set from @plen) and @payload out,
+ * the reply into @rep and up to @cap bytes of its payload into @buf.
+ * Returns rep->ret with errno from rep->err.  A transport failure
+ * (a signal, the agent gone) drops the control connection, whose remote
+ * endpoints the agent then closes, and returns -1 with its errno.
+ */
+static inline int64_t agent_call(struct agent_req *req, const void *payload,
+				 size_t plen, struct agent_rep *rep,
+				 void *buf, size_t cap)
+{
+	int fd = agent_session();
+
+	memset(rep, 0, sizeof(*rep));
+	if (fd < 0)
+		return -1;
+	req->len = plen;
+	if (agent_xfer(fd, req, sizeof(*req), true) ||
+	    agent_xfer(fd, (void *)payload, plen, true) ||
+	    agent_xfer(fd, rep, sizeof(*rep), false))
+		goto broken;
+	if (rep->len > cap) {
+		errno = EPROTO;
+		goto broken;
+	}
+	if (agent_xfer(fd, buf, rep->len, false))
+		goto broken;
+	errno = rep->err;
+	return rep->ret;
+broken:
+	fprintf(stderr, "# agent: %s\n", strerror(errno));
+	close_keep_errno(fd);
+	agent_fd = -1;
+	return -1;
+}
+
+/* A call without payloads, on remote endpoint @fd (or none). */
+static inline int64_t agent_simple(uint32_t op, int fd, int64_t a1,
+				   int64_t a2, struct agent_rep *rep)
+{
+	struct agent_req req = {
+		.op = op, .arg = { fd - REMOTE_FD_BASE, a1, a2 },
+	};
+	struct agent_rep dummy;
+
+	return agent_call(&req, NULL, 0, rep ? rep : &dummy, NULL, 0);
+}
+
+/* Make sure this thread's control connection exists: 0 or -1. */
+static inline int agent_ready(void)
+{
+	return !remote_mode() || agent_session() >= 0 ? 0 : -1;
+}
+
+/* Endpoints listed on the agent's node, or -1. */
+static inline int agent_epcount(void)
+{
+	return agent_simple(RPC_EPCOUNT, REMOTE_FD_BASE, 0, 0, NULL);
+}
+
+/* An endpoint on the peer node (this node when the peer is local). */
+static inline int peer_open(void)
+{
+	int64_t h;
+
+	if (!remote_mode())
+		return scif_open();
+	h = agent_simple(RPC_OPEN, REMOTE_FD_BASE, 0, 0, NULL);
+	return h < 0 ? -1 : REMOTE_FD_BASE + (int)h;
+}
+
+static inline int ep_close(int fd)
+{
+	if (!ep_is_remote(fd))
+		return close(fd);
+	return agent_simple(RPC_CLOSE, fd, 0, 0, NULL);
+}
+
+/* ep_close() that leaves errno as it was. */
+static inline void ep_close_keep_errno(int fd)
+{
+	int err = errno;
+
+	ep_close(fd);
+	errno = err;
+}
+
+static inline int ep_bind(int fd, uint16_t port)
+{
+	if (!ep_is_remote(fd))
+		return scif_bind(fd, port);
+	return agent_simple(RPC_BIND, fd, port, 0, NULL);
+}
+
+static inline int ep_listen(int fd, int backlog)
+{
+	if (!ep_is_remote(fd))
+		return scif_listen(fd, backlog);
+	return agent_simple(RPC_LISTEN, fd, backlog, 0, NULL);
+}
+
+static inline int ep_connect(int fd, struct scif_port_id *dst)
+{
+	if (!ep_is_remote(fd))
+		return scif_connect(fd, dst);
+	return agent_simple(RPC_CONNECT, fd, dst->node, dst->port, NULL);
+}
+
+static inline int ep_accept(int fd, struct scif_port_id *peer, int *nfd,
+			    int flags)
+{
+	struct agent_rep rep;
+	int64_t h;
+
+	if (!ep_is_remote(fd))
+		return scif_accept(fd, peer, nfd, flags);
+	h = agent_simple(RPC_ACCEPT, fd, flags, 0, &rep);
+	if (h < 0)
+		return -1;
+	*nfd = REMOTE_FD_BASE + (int)h;
+	peer->node = rep.val[0];
+	peer->port = rep.val[1];
+	return 0;
+}
+
+/* ioctl(SCIF_ACCEPTREQ) on listener @fd. */
+static inline int ep_acceptreq(int fd, struct scifioctl_accept *req)
+{
+	struct agent_rep rep;
+
+	if (!ep_is_remote(fd))
+		return ioctl(fd, SCIF_ACCEPTREQ, req);
+	if (agent_simple(RPC_ACCEPTREQ, fd, 0, 0, &rep) < 0)
+		return -1;
+	req->endpt = rep.val[0];
+	req->peer.node = rep.val[1];
+	req->peer.port = rep.val[2];
+	return 0;
+}
+
+/* ioctl(SCIF_ACCEPTREG) of @cookie on @fd. */
+static inline int ep_acceptreg(int fd, uint64_t cookie)
+{
+	if (!ep_is_remote(fd))
+		return ioctl(fd, SCIF_ACCEPTREG, &cookie);
+	return agent_simple(RPC_ACCEPTREG, fd, cookie, 0, NULL);
+}
+
+static inline int ep_send(int fd, void *buf, int len, int flags)
+{
+	struct agent_req req = { .op = RPC_SEND };
+	struct agent_rep rep;
+
+	if (!ep_is_remote(fd))
+		return scif_send(fd, buf, len, flags);
+	/* Errors the agent could not see: the buffer is ours. */
+	if (len < 0 || len > AGENT_MAX_PAYLOAD) {
+		errno = EINVAL;
+		return -1;
+	}
+	req.arg[0] = fd - REMOTE_FD_BASE;
+	req.arg[1] = flags;
+	return agent_call(&req, buf, len, &rep, NULL, 0);
+}
+
+static inline int ep_recv(int fd, void *buf, int len, int flags)
+{
+	struct agent_req req = { .op = RPC_RECV };
+	struct agent_rep rep;
+
+	if (!ep_is_remote(fd))
+		return scif_recv(fd, buf, len, flags);
+	req.arg[0] = fd - REMOTE_FD_BASE;
+	req.arg[1] = len;
+	req.arg[2] = flags;
+	return agent_call(&req, NULL, 0, &rep, buf, len > 0 ? len : 0);
+}
+
+/* poll_one() on a local or remote endpoint. */
+static inline int ep_poll(int fd, short events, int ms)
+{
+	struct agent_rep rep;
+
+	if (!ep_is_remote(fd))
+		return poll_one(fd, events, ms);
+	if (agent_simple(RPC_POLL, fd, events, ms, &rep) < 0)
+		return -1;
+	return rep.ret == 0 ? 0 : rep.val[0];
+}
+
 /* An endpoint bound to @port (0: any) and listening with @backlog. */
 static inline int listener(uint16_t port, int backlog, uint16_t *bound)
 {
@@ -229,6 +517,23 @@ static inline int listener(uint16_t port, int backlog, uint16_t *bound)
 	p = scif_bind(fd, port);
 	if (p < 0 || scif_listen(fd, backlog) < 0) {
 		close_keep_errno(fd);
+		return -1;
+	}
+	if (bound)
+		*bound = p;
+	return fd;
+}
+
+/* listener() on the peer node: the endpoint to connect to. */
+static inline int peer_listener(uint16_t port, int backlog, uint16_t *bound)
+{
+	int fd = peer_open(), p;
+
+	if (fd < 0)
+		return -1;
+	p = ep_bind(fd, port);
+	if (p < 0 || ep_listen(fd, backlog) < 0) {
+		ep_close_keep_errno(fd);
 		return -1;
 	}
 	if (bound)
@@ -264,9 +569,9 @@ static inline void *connector_fn(void *arg)
 	return NULL;
 }
 
-/* Connect @fd (-1: a new endpoint) to @port of the peer node. */
-static inline struct connector *connector_start(int fd, uint16_t port,
-						int delay_ms)
+/* Connect @fd (-1: a new endpoint) to @port of @node. */
+static inline struct connector *connector_start_to(int fd, uint16_t node,
+						   uint16_t port, int delay_ms)
 {
 	struct connector *c = calloc(1, sizeof(*c));
 
@@ -274,7 +579,7 @@ static inline struct connector *connector_start(int fd, uint16_t port,
 		return NULL;
 	c->ret = -1;
 	c->delay_ms = delay_ms;
-	c->dst.node = peer_node();
+	c->dst.node = node;
 	c->dst.port = port;
 	c->fd = fd >= 0 ? fd : scif_open();
 	if (c->fd < 0 || pthread_create(&c->thread, NULL, connector_fn, c)) {
@@ -284,6 +589,13 @@ static inline struct connector *connector_start(int fd, uint16_t port,
 		return NULL;
 	}
 	return c;
+}
+
+/* Connect @fd (-1: a new endpoint) to @port of the peer node. */
+static inline struct connector *connector_start(int fd, uint16_t port,
+						int delay_ms)
+{
+	return connector_start_to(fd, peer_node(), port, delay_ms);
 }
 
 /*
@@ -323,7 +635,7 @@ static inline int accept_wait(int lfd, struct scif_port_id *peer, int *nfd,
 	long end = now_ms() + WAIT_MS;
 
 	for (;;) {
-		if (scif_accept(lfd, peer, nfd, 0) == 0)
+		if (ep_accept(lfd, peer, nfd, 0) == 0)
 			return 0;
 		if (errno != EAGAIN)
 			return -1;
@@ -353,7 +665,7 @@ struct conn {
 static inline int connect_fd_to(int fd, int lfd, uint16_t port,
 				struct conn *cn)
 {
-	struct connector *c = connector_start(fd, port, 0);
+	struct connector *c = connector_start_to(fd, ep_node(lfd), port, 0);
 	int ret;
 
 	if (!c)
@@ -375,17 +687,20 @@ static inline int connect_fd_to(int fd, int lfd, uint16_t port,
 	return 0;
 }
 
-/* A connection through a listener of its own, closed afterwards. */
+/*
+ * A connection through a listener of its own on the peer node, closed
+ * afterwards: @cn->client is local, @cn->server on the peer node.
+ */
 static inline int connect_pair(struct conn *cn)
 {
 	uint16_t port;
 	int lfd, ret;
 
-	lfd = listener(0, 1, &port);
+	lfd = peer_listener(0, 1, &port);
 	if (lfd < 0)
 		return -1;
 	ret = connect_fd_to(-1, lfd, port, cn);
-	close(lfd);
+	ep_close(lfd);
 	return ret;
 }
 #endif /* SCIF_TEST_WITH_LIBSCIF */
