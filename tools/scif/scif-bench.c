@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif-bench: SCIF messaging figures, side by side with the transports a
+ * user would otherwise reach for (TCP, AF_UNIX) and with memcpy.
+ *
+ *   scif-bench serve [-p PORT]
+ *	serve every transport at once: SCIF port PORT, TCP port PORT on
+ *	every address, AF_UNIX socket /tmp/scif-bench.<PORT>
+ *   scif-bench [-t TRANSPORT] [-n NODE] [-H HOST] [-p PORT] [-f FORMAT]
+ *              [-i ITERS] [-q] MODE...
+ *	TRANSPORT scif (default; NODE, default this node), tcp (HOST, a
+ *	numeric IPv4 or IPv6 address, default 127.0.0.1) or unix; FORMAT table (default), csv or json;
+ *	-q: tiny sizes and counts (a smoke run).  MODEs:
+ *	  lat      ping-pong round trip of 8 B, 64 B, 1 KiB messages:
+ *	           min, median and p99 over ITERS round trips after warm-up
+ *	  bw       streaming send/recv, 64 B .. 1 MiB messages: MB/s
+ *	  connect  connections set up (connect + accept) per second
+ *	  memcpy   in-process memcpy bandwidth, 4 KiB .. 64 MiB (no peer)
+ *
+ * Every figure is one row: mode, transport, size, count, min/median/p99
+ * (microseconds, round trips) or MB/s (10^6 bytes per second).  Progress
+ * goes to stderr when it is a terminal.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "scif.h"
+
+#define DEFAULT_PORT	2300
+#define MIB		(1024 * 1024)
+
+enum transport { T_SCIF, T_TCP, T_UNIX, T_NONE };
+static const char *const transport_names[] = { "scif", "tcp", "unix", "-" };
+
+/* What a client asks of the server on a new connection. */
+enum request { REQ_PINGPONG = 1, REQ_STREAM, REQ_CLOSE };
+
+struct req_hdr {
+	uint32_t kind;
+	uint32_t size;		/* message size */
+	uint64_t count;		/* messages */
+};
+
+/* --- a connection over any transport ------------------------------------ */
+
+struct conn {
+	enum transport t;
+	int fd;
+};
+
+static int conn_send(struct conn *c, const void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		if (c->t == T_SCIF)
+			n = scif_send(c->fd, (char *)buf + done, len - done,
+				      SCIF_SEND_BLOCK);
+		else
+			n = send(c->fd, (const char *)buf + done, len - done,
+				 MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += n;
+	}
+	return 0;
+}
+
+static int conn_recv(struct conn *c, void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		if (c->t == T_SCIF)
+			n = scif_recv(c->fd, (char *)buf + done, len - done,
+				      SCIF_RECV_BLOCK);
+		else
+			n = recv(c->fd, (char *)buf + done, len - done, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = ECONNRESET;
+			return -1;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+static void conn_close(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+static void unix_path(struct sockaddr_un *sa, int port)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	snprintf(sa->sun_path, sizeof(sa->sun_path), "/tmp/scif-bench.%d", port);
+}
+
+struct target {
+	enum transport t;
+	int node;		/* SCIF; -1: this node */
+	const char *host;	/* TCP */
+	int port;
+};
+
+/* TCP to a numeric IPv4 or IPv6 address (no resolver in a static binary). */
+static int tcp_connect(const struct target *tg)
+{
+	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(tg->port) };
+	struct sockaddr_in sa4 = { .sin_family = AF_INET,
+				   .sin_port = htons(tg->port) };
+	struct sockaddr *sa;
+	socklen_t len;
+	int fd, one = 1;
+
+	if (inet_pton(AF_INET, tg->host, &sa4.sin_addr) == 1) {
+		sa = (struct sockaddr *)&sa4;
+		len = sizeof(sa4);
+	} else if (inet_pton(AF_INET6, tg->host, &sa6.sin6_addr) == 1) {
+		sa = (struct sockaddr *)&sa6;
+		len = sizeof(sa6);
+	} else {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = socket(sa->sa_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, sa, len)) {
+		close(fd);
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+static int conn_open(struct conn *c, const struct target *tg)
+{
+	struct scif_port_id dst;
+	struct sockaddr_un sa;
+	uint16_t self;
+
+	c->t = tg->t;
+	c->fd = -1;
+	switch (tg->t) {
+	case T_SCIF:
+		if (tg->node < 0) {
+			if (scif_get_nodeIDs(NULL, 0, &self) < 0)
+				return -1;
+			dst.node = self;
+		} else {
+			dst.node = tg->node;
+		}
+		dst.port = tg->port;
+		c->fd = scif_open();
+		if (c->fd < 0)
+			return -1;
+		if (scif_connect(c->fd, &dst) < 0) {
+			conn_close(c);
+			return -1;
+		}
+		return 0;
+	case T_TCP:
+		c->fd = tcp_connect(tg);
+		return c->fd < 0 ? -1 : 0;
+	case T_UNIX:
+		unix_path(&sa, tg->port);
+		c->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (c->fd < 0)
+			return -1;
+		if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+			conn_close(c);
+			return -1;
+		}
+		return 0;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+}
+
+/* --- the server ----------------------------------------------------------- */
+
+static void *serve_conn(void *arg)
+{
+	struct conn *c = arg;
+	struct req_hdr h;
+	uint64_t i, ack = 0;
+	char *buf = NULL;
+
+	while (!conn_recv(c, &h, sizeof(h))) {
+		if (h.kind == REQ_CLOSE || h.size > 64 * MIB)
+			break;
+		free(buf);
+		buf = malloc(h.size ? h.size : 1);
+		if (!buf)
+			break;
+		if (h.kind == REQ_PINGPONG) {
+			for (i = 0; i < h.count; i++)
+				if (conn_recv(c, buf, h.size) ||
+				    conn_send(c, buf, h.size))
+					goto out;
+		} else if (h.kind == REQ_STREAM) {
+			for (i = 0; i < h.count; i++)
+				if (conn_recv(c, buf, h.size))
+					goto out;
+			ack = h.count;
+			if (conn_send(c, &ack, sizeof(ack)))
+				break;
+		} else {
+			break;
+		}
+	}
+out:
+	free(buf);
+	conn_close(c);
+	free(c);
+	return NULL;
+}
+
+static void spawn(enum transport t, int fd)
+{
+	struct conn *c = malloc(sizeof(*c));
+	pthread_attr_t attr;
+	pthread_t th;
+
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->t = t;
+	c->fd = fd;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, serve_conn, c)) {
+		close(fd);
+		free(c);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+struct listener {
+	enum transport t;
+	int fd;
+};
+
+static void *accept_loop(void *arg)
+{
+	struct listener *l = arg;
+	struct scif_port_id peer;
+	int fd, one = 1;
+
+	for (;;) {
+		if (l->t == T_SCIF) {
+			if (scif_accept(l->fd, &peer, &fd, SCIF_ACCEPT_SYNC) < 0) {
+				if (errno == EINTR)
+					continue;
+				perror("scif-bench: scif_accept");
+				return NULL;
+			}
+		} else {
+			fd = accept(l->fd, NULL, NULL);
+			if (fd < 0) {
+				if (errno == EINTR || errno == ECONNABORTED)
+					continue;
+				perror("scif-bench: accept");
+				return NULL;
+			}
+			if (l->t == T_TCP)
+				setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+					   sizeof(one));
+		}
+		spawn(l->t, fd);
+	}
+}
+
+static int listen_scif(int port)
+{
+	int fd = scif_open();
+
+	if (fd < 0 || scif_bind(fd, port) < 0 || scif_listen(fd, 128) < 0) {
+		perror("scif-bench: SCIF listener");
+		return -1;
+	}
+	return fd;
+}
+
+static int listen_tcp(int port)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6,
+				   .sin6_port = htons(port),
+				   .sin6_addr = IN6ADDR_ANY_INIT };
+	int fd = socket(AF_INET6, SOCK_STREAM, 0), one = 1;
+
+	if (fd < 0) {
+		/* A kernel without IPv6: IPv4 only. */
+		struct sockaddr_in sa4 = { .sin_family = AF_INET,
+					   .sin_port = htons(port) };
+
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0)
+			return -1;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&sa4, sizeof(sa4)) ||
+		    listen(fd, 128))
+			goto fail;
+		return fd;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128))
+		goto fail;
+	return fd;
+fail:
+	perror("scif-bench: TCP listener");
+	close(fd);
+	return -1;
+}
+
+static int listen_unix(int port)
+{
+	struct sockaddr_un sa;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	unix_path(&sa, port);
+	unlink(sa.sun_path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
+		perror("scif-bench: AF_UNIX listener");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Serve every transport that can be set up; runs until killed. */
+static int serve(int port)
+{
+	static struct listener l[3];
+	pthread_t th[3];
+	int n = 0, i;
+
+	l[n] = (struct listener){ T_SCIF, listen_scif(port) };
+	n += l[n].fd >= 0;
+	l[n] = (struct listener){ T_TCP, listen_tcp(port) };
+	n += l[n].fd >= 0;
+	l[n] = (struct listener){ T_UNIX, listen_unix(port) };
+	n += l[n].fd >= 0;
+	if (!n)
+		return 1;
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&th[i], NULL, accept_loop, &l[i]))
+			return 1;
+		fprintf(stderr, "scif-bench: serving %s on port %d\n",
+			transport_names[l[i].t], port);
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	return 1;
+}
+
+/* --- measurements --------------------------------------------------------- */
+
+struct row {
+	const char *mode;
+	enum transport t;
+	size_t size;
+	uint64_t count;
+	double min_us, med_us, p99_us;	/* latency rows */
+	double mbps;			/* bandwidth and rate rows */
+};
+
+enum format { F_TABLE, F_CSV, F_JSON };
+
+static struct {
+	enum format format;
+	bool quick;
+	long iters;
+	int rows;
+} opt = { .iters = 0 };
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void progress(const char *mode, enum transport t, size_t size)
+{
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\r%-8s %-5s %9zu bytes ...", mode,
+			transport_names[t], size);
+}
+
+static void print_row(const struct row *r)
+{
+	bool lat = r->mbps == 0;
+
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\r%40s\r", "");
+	switch (opt.format) {
+	case F_TABLE:
+		if (!opt.rows)
+			printf("%-8s %-5s %10s %9s %10s %10s %10s %12s\n", "mode",
+			       "via", "size", "count", "min_us", "median_us",
+			       "p99_us", "MB/s|op/s");
+		if (lat)
+			printf("%-8s %-5s %10zu %9llu %10.2f %10.2f %10.2f %12s\n",
+			       r->mode, transport_names[r->t], r->size,
+			       (unsigned long long)r->count, r->min_us,
+			       r->med_us, r->p99_us, "-");
+		else
+			printf("%-8s %-5s %10zu %9llu %10s %10s %10s %12.1f\n",
+			       r->mode, transport_names[r->t], r->size,
+			       (unsigned long long)r->count, "-", "-", "-",
+			       r->mbps);
+		break;
+	case F_CSV:
+		if (!opt.rows)
+			printf("mode,via,size,count,min_us,median_us,p99_us,rate\n");
+		printf("%s,%s,%zu,%llu,%.3f,%.3f,%.3f,%.3f\n", r->mode,
+		       transport_names[r->t], r->size,
+		       (unsigned long long)r->count, r->min_us, r->med_us,
+		       r->p99_us, r->mbps);
+		break;
+	case F_JSON:
+		printf("%s{\"mode\":\"%s\",\"via\":\"%s\",\"size\":%zu,"
+		       "\"count\":%llu,\"min_us\":%.3f,\"median_us\":%.3f,"
+		       "\"p99_us\":%.3f,\"rate\":%.3f}", opt.rows ? ",\n" : "[\n",
+		       r->mode, transport_names[r->t], r->size,
+		       (unsigned long long)r->count, r->min_us, r->med_us,
+		       r->p99_us, r->mbps);
+		break;
+	}
+	opt.rows++;
+	fflush(stdout);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int start(struct conn *c, const struct target *tg, uint32_t kind,
+		 size_t size, uint64_t count)
+{
+	struct req_hdr h = { .kind = kind, .size = size, .count = count };
+
+	if (conn_open(c, tg)) {
+		perror("scif-bench: connect");
+		return -1;
+	}
+	if (conn_send(c, &h, sizeof(h))) {
+		perror("scif-bench: request");
+		conn_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+static void finish(struct conn *c)
+{
+	struct req_hdr h = { .kind = REQ_CLOSE };
+
+	conn_send(c, &h, sizeof(h));
+	conn_close(c);
+}
+
+static int bench_lat(const struct target *tg)
+{
+	static const size_t sizes[] = { 8, 64, 1024 };
+	long iters = opt.iters ? opt.iters : opt.quick ? 20 : 10000;
+	long warm = iters / 10 + 1, i;
+	struct row r = { .mode = "lat", .t = tg->t };
+	char buf[1024] = { 0 };
+	double *rt, t0;
+	struct conn c;
+	size_t s;
+
+	rt = calloc(iters, sizeof(*rt));
+	if (!rt)
+		return -1;
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		progress(r.mode, tg->t, sizes[s]);
+		if (start(&c, tg, REQ_PINGPONG, sizes[s], warm + iters))
+			goto fail;
+		for (i = 0; i < warm + iters; i++) {
+			t0 = now_us();
+			if (conn_send(&c, buf, sizes[s]) ||
+			    conn_recv(&c, buf, sizes[s])) {
+				perror("scif-bench: ping-pong");
+				conn_close(&c);
+				goto fail;
+			}
+			if (i >= warm)
+				rt[i - warm] = now_us() - t0;
+		}
+		finish(&c);
+		qsort(rt, iters, sizeof(*rt), cmp_double);
+		r.size = sizes[s];
+		r.count = iters;
+		r.min_us = rt[0];
+		r.med_us = rt[iters / 2];
+		r.p99_us = rt[(iters * 99) / 100 < iters ? (iters * 99) / 100 :
+			      iters - 1];
+		print_row(&r);
+	}
+	free(rt);
+	return 0;
+fail:
+	free(rt);
+	return -1;
+}
+
+static int bench_bw(const struct target *tg)
+{
+	size_t max = opt.quick ? 64 * 1024 : MIB, size;
+	uint64_t total = opt.quick ? MIB : 64ULL * MIB, count, i, ack;
+	struct row r = { .mode = "bw", .t = tg->t };
+	struct conn c;
+	double t0, dt;
+	char *buf;
+
+	buf = calloc(1, max);
+	if (!buf)
+		return -1;
+	for (size = 64; size <= max; size *= 4) {
+		progress(r.mode, tg->t, size);
+		count = total / size;
+		if (opt.iters && (uint64_t)opt.iters < count)
+			count = opt.iters;
+		if (start(&c, tg, REQ_STREAM, size, count))
+			goto fail;
+		t0 = now_us();
+		for (i = 0; i < count; i++)
+			if (conn_send(&c, buf, size))
+				break;
+		if (i < count || conn_recv(&c, &ack, sizeof(ack)) || ack != count) {
+			perror("scif-bench: stream");
+			conn_close(&c);
+			goto fail;
+		}
+		dt = now_us() - t0;
+		finish(&c);
+		r.size = size;
+		r.count = count;
+		r.mbps = size * count / dt;	/* bytes per us = MB/s */
+		print_row(&r);
+	}
+	free(buf);
+	return 0;
+fail:
+	free(buf);
+	return -1;
+}
+
+static int bench_connect(const struct target *tg)
+{
+	long n = opt.iters ? opt.iters : opt.quick ? 10 : 500, i;
+	struct row r = { .mode = "connect", .t = tg->t };
+	struct conn c;
+	double t0;
+
+	progress(r.mode, tg->t, 0);
+	t0 = now_us();
+	for (i = 0; i < n; i++) {
+		if (conn_open(&c, tg)) {
+			perror("scif-bench: connect");
+			return -1;
+		}
+		finish(&c);
+	}
+	r.count = n;
+	r.mbps = n / ((now_us() - t0) / 1e6);	/* connections per second */
+	print_row(&r);
+	return 0;
+}
+
+static int bench_memcpy(void)
+{
+	size_t max = opt.quick ? MIB : 64 * MIB, size;
+	struct row r = { .mode = "memcpy", .t = T_NONE };
+	uint64_t reps, i;
+	char *a, *b;
+	double t0;
+
+	a = malloc(max);
+	b = malloc(max);
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return -1;
+	}
+	memset(a, 1, max);
+	memset(b, 2, max);
+	for (size = 4096; size <= max; size *= 4) {
+		progress(r.mode, r.t, size);
+		/* About 256 MiB (4 MiB quick) copied per size. */
+		reps = (opt.quick ? 4 * MIB : 256ULL * MIB) / size;
+		reps = reps ? reps : 1;
+		t0 = now_us();
+		for (i = 0; i < reps; i++) {
+			memcpy(b, a, size);
+			/* Keep the copy: the compiler may not drop it. */
+			__asm__ __volatile__("" : : "r"(b) : "memory");
+		}
+		r.size = size;
+		r.count = reps;
+		r.mbps = size * reps / (now_us() - t0);
+		print_row(&r);
+	}
+	free(a);
+	free(b);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: scif-bench serve [-p PORT]\n"
+		"       scif-bench [-t scif|tcp|unix] [-n NODE] [-H HOST] [-p PORT]\n"
+		"                  [-f table|csv|json] [-i ITERS] [-q] "
+		"lat|bw|connect|memcpy...\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct target tg = { .t = T_SCIF, .node = -1, .host = "127.0.0.1",
+			     .port = DEFAULT_PORT };
+	int c, i, ret = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	while ((c = getopt(argc, argv, "t:n:H:p:f:i:qh")) != -1) {
+		switch (c) {
+		case 't':
+			for (i = 0; i < T_NONE; i++)
+				if (!strcmp(optarg, transport_names[i]))
+					break;
+			if (i == T_NONE)
+				usage();
+			tg.t = i;
+			break;
+		case 'n':
+			tg.node = atoi(optarg);
+			break;
+		case 'H':
+			tg.host = optarg;
+			break;
+		case 'p':
+			tg.port = atoi(optarg);
+			break;
+		case 'f':
+			if (!strcmp(optarg, "table"))
+				opt.format = F_TABLE;
+			else if (!strcmp(optarg, "csv"))
+				opt.format = F_CSV;
+			else if (!strcmp(optarg, "json"))
+				opt.format = F_JSON;
+			else
+				usage();
+			break;
+		case 'i':
+			opt.iters = atol(optarg);
+			if (opt.iters <= 0)
+				usage();
+			break;
+		case 'q':
+			opt.quick = true;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind >= argc)
+		usage();
+	if (!strcmp(argv[optind], "serve"))
+		return serve(tg.port);
+	for (i = optind; i < argc && !ret; i++) {
+		if (!strcmp(argv[i], "lat"))
+			ret = bench_lat(&tg);
+		else if (!strcmp(argv[i], "bw"))
+			ret = bench_bw(&tg);
+		else if (!strcmp(argv[i], "connect"))
+			ret = bench_connect(&tg);
+		else if (!strcmp(argv[i], "memcpy"))
+			ret = bench_memcpy();
+		else
+			usage();
+	}
+	if (opt.format == F_JSON && opt.rows)
+		printf("\n]\n");
+	return ret ? 1 : 0;
+}
