@@ -13,6 +13,7 @@
 #   make lint        checkpatch --strict on drivers/ and include/
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a 2-node cluster of VMs and show them talk
+#   make bench       measure SCIF next to TCP, AF_UNIX and memcpy (build/bench)
 #   make clean       remove $(BUILD)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -77,7 +78,11 @@ check:
 demo:
 	bash $(TOP)/scripts/demo.sh
 
+# Benchmarks side by side with TCP, AF_UNIX and memcpy (not part of check).
+bench:
+	bash $(TOP)/scripts/bench.sh
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps modules test-modules lib selftests lint check demo clean
+.PHONY: all deps modules test-modules lib selftests lint check demo bench clean

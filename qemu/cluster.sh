@@ -3,6 +3,7 @@
 #
 # cluster.sh -n N -k KERNEL -i INITRD -o OUTDIR [-m MEM] [-t TIMEOUT]
 #            [-a "EXTRA KERNEL ARGS"] [-s STEPS0,STEPS1,...] [-S SERVER_BIN]
+#            [-N]
 #
 # Boot N QEMU guests (2..8) that form an emulated SCIF cluster, wait for
 # them to power off, and say whether every node completed its steps.
@@ -22,6 +23,12 @@
 #               instead of /tests/list; an empty entry keeps /tests/list
 #   -S BIN      the ivshmem server (default build/qemu/ivshmem-server, which
 #               `make -C qemu OUTPUT=build/qemu` builds, else one in PATH)
+#   -N          also join the nodes by an Ethernet link (2 nodes only), for
+#               comparisons with TCP: a virtio-net device per node on a
+#               datagram socket pair (node<k>.net in the cluster directory),
+#               and scif.net=10.99.0.<k+1>/24 on the kernel command line
+#               (init.sh loads the guest's virtio-net modules, if the
+#               initramfs has them, and sets the address on eth0)
 #
 # Environment: SCIF_ACCEL=tcg|kvm (TCG unless kvm is asked for and usable),
 # SCIF_VM_CPUS (vCPUs per node, default 1).
@@ -83,8 +90,8 @@ die() {
 }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-nodes='' kernel='' initrd='' outdir='' mem='' timeout=900 extra='' steps_opt='' server=''
-while getopts "n:k:i:o:m:t:a:s:S:h" opt; do
+nodes='' kernel='' initrd='' outdir='' mem='' timeout=900 extra='' steps_opt='' server='' net=0
+while getopts "n:k:i:o:m:t:a:s:S:Nh" opt; do
 	case $opt in
 	n) nodes=$OPTARG ;;
 	k) kernel=$OPTARG ;;
@@ -95,6 +102,7 @@ while getopts "n:k:i:o:m:t:a:s:S:h" opt; do
 	a) extra=$OPTARG ;;
 	s) steps_opt=$OPTARG ;;
 	S) server=$OPTARG ;;
+	N) net=1 ;;
 	*) usage ;;
 	esac
 done
@@ -105,6 +113,7 @@ fi
 
 bad() { echo "cluster: $*" >&2; exit 2; }
 [[ $nodes =~ ^[2-8]$ ]] || bad "-n must be 2..8, not '$nodes'"
+[ "$net" = 0 ] || [ "$nodes" -eq 2 ] || bad "-N needs -n 2"
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || bad "-t must be a number of seconds, not '$timeout'"
 [ -n "$mem" ] || { [ "$nodes" -eq 2 ] && mem=512M || mem=256M; }
 [[ $mem =~ ^([1-9][0-9]*)([MmGg]?)$ ]] || bad "-m: bad size '$mem'"
@@ -318,6 +327,7 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 	: > "$results"
 	local append="console=ttyS0 loglevel=7 panic=-1 oops=panic"
 	append+=" scif.node=$k scif.nodes=$nodes"
+	[ "$net" = 0 ] || append+=" scif.net=10.99.0.$((k + 1))/24"
 	[ -z "${steps[k]:-}" ] || append+=" scif.steps=${steps[k]}"
 	[ "$life" -eq 0 ] || append+=" scif.restart=$life"
 	[ -z "$extra" ] || append+=" $extra"
@@ -335,6 +345,13 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 		-serial "file:$console" -serial "file:$results"
 		-serial "pipe:$dir/node$k.ctl"
 		-kernel "$kernel" -initrd "$initrd" -append "$append")
+	if [ "$net" = 1 ]; then
+		# A datagram to a socket not bound yet is just lost, so the
+		# two nodes need not start in any order.
+		rm -f "$dir/node$k.net"
+		cmd+=(-netdev "dgram,id=net0,local.type=unix,local.path=$dir/node$k.net,remote.type=unix,remote.path=$dir/node$((1 - k)).net"
+			-device "virtio-net-pci,netdev=net0,mac=52:54:00:5c:1f:0$k")
+	fi
 	echo "== life $life: ${cmd[*]}" >> "$outdir/node$k/qemu.log"
 	# QEMU gets none of the launcher's FIFO descriptors.
 	closefds=("$evfd" "${infd[@]}")

@@ -26,6 +26,7 @@ taint_before=$(cat /proc/sys/kernel/tainted)
 # ---- Cluster nodes (qemu/cluster.sh); nothing here acts without the
 # arguments below, so single-VM runs are unchanged.
 #   scif.steps=NAME      run the steps of /tests/NAME instead of /tests/list
+#   scif.net=ADDR/LEN    load /modules/net/* and give eth0 that address
 #   scif.node=K scif.nodes=N [scif.restart=C]   this guest is node K of an
 #                        N-node cluster, booted for the C-th time after a
 #                        restart; exported to the steps as SCIF_NODE,
@@ -44,8 +45,19 @@ for arg in $(cat /proc/cmdline); do
 	scif.node=*) export SCIF_NODE="${arg#*=}" ;;
 	scif.nodes=*) export SCIF_NODES="${arg#*=}" ;;
 	scif.restart=*) export SCIF_RESTART="${arg#*=}" ;;
+	scif.net=*) net_addr=${arg#*=} ;;
 	esac
 done
+# scif.net=ADDR/PREFIX (qemu/cluster.sh -N): eth0 gets ADDR, for the
+# steps that compare with TCP; the driver comes from /modules/net.
+ip link set lo up 2>/dev/null
+if [ -n "${net_addr:-}" ]; then
+	for m in $(cat /modules/net/order); do
+		insmod "/modules/net/$m" 2>/dev/null
+	done
+	ip link set eth0 up && ip addr add "$net_addr" dev eth0 ||
+		echo "scif-guest: no network for scif.net=$net_addr"
+fi
 if [ ! -f "$list" ]; then
 	# A missing list is a failing step, not an empty (passing) run.
 	echo "missing-step-list-${list#/tests/}" > /tmp/list

@@ -6,7 +6,10 @@
 # the modules (loaded in the order given), the files of TESTDIR and LIST
 # as the steps to run (see init.sh).  Modules named in $EXTRA_MODULES go
 # to /modules/extra/ for tests to load themselves; the step lists named in
-# $EXTRA_LISTS go to /tests/ under their own names (for scif.steps=).
+# $EXTRA_LISTS go to /tests/ under their own names (for scif.steps=);
+# the modules in $NET_MODULES (.ko, .ko.xz or .ko.zst, in load order: the
+# guest's virtio-net driver and what it needs) go to /modules/net/,
+# uncompressed, for init.sh's scif.net=.
 set -eu
 
 [ $# -ge 3 ] || { echo "usage: $0 OUT LIST TESTDIR [MODULE.ko...]" >&2; exit 2; }
@@ -34,6 +37,17 @@ for m in ${EXTRA_MODULES:-}; do
 	cp "$m" "$stage/modules/extra/"
 done
 cp -a "$tests/." "$stage/tests/"
+mkdir -p "$stage/modules/net"
+: > "$stage/modules/net/order"
+for m in ${NET_MODULES:-}; do
+	base=$(basename "$m")
+	case "$m" in
+	*.xz) xz -dc "$m" > "$stage/modules/net/${base%.xz}"; base=${base%.xz} ;;
+	*.zst) zstd -qdc "$m" > "$stage/modules/net/${base%.zst}"; base=${base%.zst} ;;
+	*) cp "$m" "$stage/modules/net/" ;;
+	esac
+	echo "$base" >> "$stage/modules/net/order"
+done
 for l in ${EXTRA_LISTS:-}; do
 	cp "$l" "$stage/tests/"
 done

@@ -16,10 +16,11 @@
  *	  bw       streaming send/recv, 64 B .. 1 MiB messages: MB/s
  *	  connect  connections set up (connect + accept) per second
  *	  memcpy   in-process memcpy bandwidth, 4 KiB .. 64 MiB (no peer)
+ *	  stop     make the server exit
  *
  * Every figure is one row: mode, transport, size, count, min/median/p99
  * (microseconds, round trips) or MB/s (10^6 bytes per second).  Progress
- * goes to stderr when it is a terminal.
+ * goes to stderr when both it and stdout are a terminal.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -47,7 +48,7 @@ enum transport { T_SCIF, T_TCP, T_UNIX, T_NONE };
 static const char *const transport_names[] = { "scif", "tcp", "unix", "-" };
 
 /* What a client asks of the server on a new connection. */
-enum request { REQ_PINGPONG = 1, REQ_STREAM, REQ_CLOSE };
+enum request { REQ_PINGPONG = 1, REQ_STREAM, REQ_CLOSE, REQ_STOP };
 
 struct req_hdr {
 	uint32_t kind;
@@ -214,6 +215,11 @@ static void *serve_conn(void *arg)
 	char *buf = NULL;
 
 	while (!conn_recv(c, &h, sizeof(h))) {
+		if (h.kind == REQ_STOP) {
+			fprintf(stderr, "scif-bench: stopped by request\n");
+			conn_send(c, &h, sizeof(h));
+			exit(0);
+		}
 		if (h.kind == REQ_CLOSE || h.size > 64 * MIB)
 			break;
 		free(buf);
@@ -412,9 +418,15 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+/* A progress line, on an interactive terminal only. */
+static bool interactive(void)
+{
+	return isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
+}
+
 static void progress(const char *mode, enum transport t, size_t size)
 {
-	if (isatty(STDERR_FILENO))
+	if (interactive())
 		fprintf(stderr, "\r%-8s %-5s %9zu bytes ...", mode,
 			transport_names[t], size);
 }
@@ -423,7 +435,7 @@ static void print_row(const struct row *r)
 {
 	bool lat = r->mbps == 0;
 
-	if (isatty(STDERR_FILENO))
+	if (interactive())
 		fprintf(stderr, "\r%40s\r", "");
 	switch (opt.format) {
 	case F_TABLE:
@@ -605,6 +617,24 @@ static int bench_connect(const struct target *tg)
 	return 0;
 }
 
+/* Ask the server to exit. */
+static int stop_server(const struct target *tg)
+{
+	struct req_hdr h;
+	struct conn c;
+
+	if (start(&c, tg, REQ_STOP, 0, 0))
+		return -1;
+	/* It answers before it exits. */
+	if (conn_recv(&c, &h, sizeof(h)) || h.kind != REQ_STOP) {
+		perror("scif-bench: stop");
+		conn_close(&c);
+		return -1;
+	}
+	conn_close(&c);
+	return 0;
+}
+
 static int bench_memcpy(void)
 {
 	size_t max = opt.quick ? MIB : 64 * MIB, size;
@@ -649,7 +679,7 @@ static void usage(void)
 		"usage: scif-bench serve [-p PORT]\n"
 		"       scif-bench [-t scif|tcp|unix] [-n NODE] [-H HOST] [-p PORT]\n"
 		"                  [-f table|csv|json] [-i ITERS] [-q] "
-		"lat|bw|connect|memcpy...\n");
+		"lat|bw|connect|memcpy|stop...\n");
 	exit(2);
 }
 
@@ -714,6 +744,8 @@ int main(int argc, char **argv)
 			ret = bench_connect(&tg);
 		else if (!strcmp(argv[i], "memcpy"))
 			ret = bench_memcpy();
+		else if (!strcmp(argv[i], "stop"))
+			ret = stop_server(&tg);
 		else
 			usage();
 	}

@@ -1,0 +1,63 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# What `make bench` runs inside a guest (see scripts/bench.sh), once
+# scif.ko (and scif_ivshmem.ko) are loaded:
+#   bench-guest.sh serve    node 1 of the 2-node cluster: scif-bench serve
+#                           until node 0 stops it
+#   bench-guest.sh client   node 0: every mode to node 1 over SCIF and over
+#                           TCP (the cluster's Ethernet link), and memcpy
+#   bench-guest.sh single   one VM: SCIF to itself, TCP over loopback,
+#                           AF_UNIX, and memcpy
+# Figures go out as "bench: SETUP,<CSV row>" lines (SETUP 2vm or 1vm).
+# $SCIF_BENCH_ARGS is added to every measuring run (e.g. -q).
+role=${1:-}
+bench="scif-bench ${SCIF_BENCH_ARGS:-}"
+
+# Wait up to 60 s for a server to answer on transport args "$@".
+wait_server() {
+	i=0
+	until scif-bench "$@" -i 1 -q connect > /dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || { echo "bench: no server ($*)" >&2; return 1; }
+		sleep 0.2
+	done
+}
+
+# Run one measurement, tagging its rows with the setup.
+measure() { # setup args...
+	setup=$1
+	shift
+	echo "bench-progress: $setup $*" >&2
+	# shellcheck disable=SC2086 # $bench is a command with options
+	$bench -f csv "$@" | sed -n "2,\$s/^/bench: $setup,/p"
+}
+
+case "$role" in
+serve)
+	exec scif-bench serve
+	;;
+client)
+	wait_server -n 1 || exit 1
+	wait_server -t tcp -H 10.99.0.2 || exit 1
+	measure 2vm -n 1 lat bw connect
+	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
+	measure 2vm memcpy
+	scif-bench -n 1 stop
+	;;
+single)
+	scif-bench serve 2> /dev/null &
+	server=$!
+	wait_server || exit 1
+	measure 1vm lat bw connect
+	measure 1vm -t tcp lat bw connect
+	measure 1vm -t unix lat bw connect
+	measure 1vm memcpy
+	scif-bench stop
+	wait $server
+	;;
+*)
+	echo "usage: $0 serve|client|single" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: install what is needed, build for the newest Debian kernel,
+# then measure in one go, on the same emulated machines:
+#   - one VM: SCIF to itself, TCP over loopback, AF_UNIX, memcpy;
+#   - a 2-node cluster joined by ivshmem and, for the comparison, by an
+#     Ethernet link (cluster.sh -N): SCIF and TCP between the VMs, memcpy.
+# Results go to $BENCH_OUT (default build/bench): results.csv (every
+# figure), results.txt (the same as a table, with the ratios), and the
+# plots bandwidth.png and latency.png.  BENCH_QUICK=1 runs tiny sizes
+# (a smoke run: the figures mean nothing).
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$top/build}
+out=${BENCH_OUT:-$BUILD/bench}
+args=
+[ "${BENCH_QUICK:-0}" = 0 ] || args=-q
+
+say() { echo "bench: $*" >&2; }
+
+sh "$top/scripts/deps.sh"
+rel=$(sh "$top/scripts/kernels.sh" default)
+mod=$BUILD/modules/$rel/drivers/misc/scif
+say "building for $rel"
+make -s -C "$top" modules KVER="$rel" MODDIR="$BUILD/modules/$rel"
+make -s -C "$top" lib selftests
+make -s -C "$top/qemu" OUTPUT="$BUILD/qemu"
+
+rm -rf "$out"
+mkdir -p "$out/guest"
+cp -a "$BUILD/selftests/." "$out/guest/"
+cp "$top/qemu/bench-guest.sh" "$out/guest/"
+for role in single client serve; do
+	printf 'insmod\nSCIF_BENCH_ARGS=%s bench-guest.sh %s\nrmmod\n' \
+		"$args" "$role" > "$out/guest/bench-$role"
+done
+# The guest's virtio-net driver and what it needs, in load order.
+net=$(for m in virtio_pci virtio_net; do
+	modprobe --show-depends -S "$rel" "$m"
+done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
+
+NET_MODULES=$net sh "$top/qemu/mkinitramfs.sh" "$out/bench.cpio" \
+	"$out/guest/bench-single" "$out/guest" "$mod/scif.ko" "$mod/scif_ivshmem.ko"
+
+say "one VM: SCIF loopback, TCP loopback, AF_UNIX, memcpy"
+SCIF_VM_TIMEOUT=1800 sh "$top/qemu/run-vm.sh" "/boot/vmlinuz-$rel" \
+	"$out/bench.cpio" "$out/vm" || say "the VM exited with status $?"
+say "two VMs: SCIF over ivshmem, TCP over virtio-net, memcpy"
+bash "$top/qemu/cluster.sh" -n 2 -N -k "/boot/vmlinuz-$rel" -i "$out/bench.cpio" \
+	-o "$out/cluster" -t 1800 -s bench-client,bench-serve \
+	-S "$BUILD/qemu/ivshmem-server" > "$out/cluster.log" 2>&1 ||
+	say "the cluster launcher reported a failure (see $out/cluster.log)"
+
+csv=$out/results.csv
+echo "setup,mode,via,size,count,min_us,median_us,p99_us,rate" > "$csv"
+cat "$out/vm/results.log" "$out/cluster/node0/results.log" |
+	tr -d '\r' | sed -n 's/^bench: //p' >> "$csv"
+
+status=0
+for log in "$out/vm/console.log" "$out/cluster/node0/console.log" \
+	   "$out/cluster/node1/console.log"; do
+	bash "$top/qemu/check-log.sh" "$log" > /dev/null ||
+		{ say "kernel log not clean: $log"; status=1; }
+done
+# Every setup must have measured every mode it runs.
+for want in "1vm lat scif" "1vm bw tcp" "1vm lat unix" "1vm memcpy -" \
+	    "2vm lat scif" "2vm bw scif" "2vm lat tcp" "2vm bw tcp" "2vm connect scif"; do
+	set -- $want
+	awk -F, -v s="$1" -v m="$2" -v v="$3" \
+		'$1 == s && $2 == m && $3 == v { found = 1 } END { exit !found }' "$csv" ||
+		{ say "missing: $want"; status=1; }
+done
+
+sh "$top/scripts/bench-report.sh" "$out" | tee "$out/results.txt"
+[ "$status" = 0 ] && say "done; results in $out" ||
+	say "incomplete; see $out"
+exit "$status"
