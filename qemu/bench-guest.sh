@@ -6,7 +6,8 @@
 #   bench-guest.sh serve    node 1 of the 2-node cluster: scif-bench serve
 #                           until node 0 stops it
 #   bench-guest.sh client   node 0: every mode to node 1 over SCIF and over
-#                           TCP (the cluster's Ethernet link), and memcpy
+#                           TCP (the cluster's Ethernet link), memcpy, and
+#                           the shared ivshmem device used raw
 #   bench-guest.sh single   one VM: SCIF to itself, TCP over loopback,
 #                           AF_UNIX, and memcpy
 # Figures go out as "bench: SETUP,<CSV row>" lines (SETUP 2vm or 1vm).
@@ -43,6 +44,7 @@ client)
 	measure 2vm -n 1 lat bw connect
 	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
 	measure 2vm memcpy
+	measure 2vm -n 1 raw-lat raw-bw
 	scif-bench -n 1 stop
 	;;
 single)

@@ -3,7 +3,7 @@
 #
 # cluster.sh -n N -k KERNEL -i INITRD -o OUTDIR [-m MEM] [-t TIMEOUT]
 #            [-a "EXTRA KERNEL ARGS"] [-s STEPS0,STEPS1,...] [-S SERVER_BIN]
-#            [-N]
+#            [-N] [-R]
 #
 # Boot N QEMU guests (2..8) that form an emulated SCIF cluster, wait for
 # them to power off, and say whether every node completed its steps.
@@ -29,6 +29,10 @@
 #               and scif.net=10.99.0.<k+1>/24 on the kernel command line
 #               (init.sh loads the guest's virtio-net modules, if the
 #               initramfs has them, and sets the address on eth0)
+#   -R          also give every node one more ivshmem-plain device, at PCI
+#               slot 0x10, whose 64 MiB (scratch.shm in the cluster
+#               directory) all nodes share: no node's RAM, a place where
+#               benchmarks may use the emulated link raw (scif-bench raw)
 #
 # Environment: SCIF_ACCEL=tcg|kvm (TCG unless kvm is asked for and usable),
 # SCIF_VM_CPUS (vCPUs per node, default 1).
@@ -90,8 +94,8 @@ die() {
 }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-nodes='' kernel='' initrd='' outdir='' mem='' timeout=900 extra='' steps_opt='' server='' net=0
-while getopts "n:k:i:o:m:t:a:s:S:Nh" opt; do
+nodes='' kernel='' initrd='' outdir='' mem='' timeout=900 extra='' steps_opt='' server='' net=0 scratch=0
+while getopts "n:k:i:o:m:t:a:s:S:NRh" opt; do
 	case $opt in
 	n) nodes=$OPTARG ;;
 	k) kernel=$OPTARG ;;
@@ -103,6 +107,7 @@ while getopts "n:k:i:o:m:t:a:s:S:Nh" opt; do
 	s) steps_opt=$OPTARG ;;
 	S) server=$OPTARG ;;
 	N) net=1 ;;
+	R) scratch=1 ;;
 	*) usage ;;
 	esac
 done
@@ -262,6 +267,7 @@ for ((k = 0; k < nodes; k++)); do
 	mkfifo "$dir/node$k.ctl.in" "$dir/node$k.ctl.out" || die "mkfifo failed"
 done
 mkfifo "$dir/events" || die "mkfifo failed"
+[ "$scratch" = 0 ] || truncate -s 64M "$dir/scratch.shm" || die "cannot create $dir/scratch.shm"
 
 # ---- the ivshmem server: sockets node<k>.sock, peer id k on node<k>.sock ----
 log "starting $server -d $dir -n $nodes -v $nodes -s 1048576 -F"
@@ -351,6 +357,10 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 		rm -f "$dir/node$k.net"
 		cmd+=(-netdev "dgram,id=net0,local.type=unix,local.path=$dir/node$k.net,remote.type=unix,remote.path=$dir/node$((1 - k)).net"
 			-device "virtio-net-pci,netdev=net0,mac=52:54:00:5c:1f:0$k")
+	fi
+	if [ "$scratch" = 1 ]; then
+		cmd+=(-object "memory-backend-file,id=scratch,size=64M,share=on,mem-path=$dir/scratch.shm"
+			-device "ivshmem-plain,memdev=scratch,addr=0x10")
 	fi
 	echo "== life $life: ${cmd[*]}" >> "$outdir/node$k/qemu.log"
 	# QEMU gets none of the launcher's FIFO descriptors.

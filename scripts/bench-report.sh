@@ -32,7 +32,7 @@ awk -F, 'NR > 1 && $2 == "lat" {
 		$1, $3, $4, $6, $7, $8 }' "$csv"
 echo
 echo "Bandwidth (MB/s) and connection rate (per second)"
-awk -F, 'NR > 1 && ($2 == "bw" || $2 == "memcpy") {
+awk -F, 'NR > 1 && ($2 == "bw" || $2 == "memcpy" || $2 ~ /^raw-/) {
 	printf "  %-4s %-7s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
 	NR > 1 && $2 == "connect" {
 	printf "  %-4s connect %-5s              %10.1f /s\n", $1, $3, $9 }' "$csv"
@@ -46,6 +46,10 @@ ratio "SCIF messaging / memcpy bandwidth, 1 MiB" \
 	"$(value 2vm bw scif 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
 ratio "SCIF / TCP connections per second" \
 	"$(value 2vm connect scif 0 9)" "$(value 2vm connect tcp 0 9)"
+ratio "SCIF message / raw link round trip, 8 B" \
+	"$(value 2vm lat scif 8 7)" "$(value 2vm lat raw 8 7)"
+ratio "raw link write / memcpy bandwidth, 1 MiB" \
+	"$(value 2vm raw-wr raw 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
 ratio "one VM: AF_UNIX / SCIF round trip, 8 B" \
 	"$(value 1vm lat unix 8 7)" "$(value 1vm lat scif 8 7)"
 echo "  RMA / memcpy, mmap / raw aperture round trip:  not measured yet"
@@ -61,6 +65,7 @@ series 2vm bw scif 9 > "$tmp/scif2"
 series 2vm bw tcp 9 > "$tmp/tcp2"
 series 1vm bw scif 9 > "$tmp/scif1"
 series 2vm memcpy - 9 > "$tmp/memcpy"
+series 2vm raw-wr raw 9 > "$tmp/rawwr"
 series 2vm lat scif 7 > "$tmp/lscif2"
 series 2vm lat tcp 7 > "$tmp/ltcp2"
 series 1vm lat scif 7 > "$tmp/lscif1"
@@ -77,6 +82,7 @@ set output "$dir/bandwidth.png"
 set ylabel "MB/s"
 set title "Bandwidth between two QEMU VMs (TCG), and the in-VM memcpy ceiling"
 plot "$tmp/memcpy" with linespoints title "memcpy (one VM)", \
+     "$tmp/rawwr" with linespoints title "raw link, memcpy into it (2 VMs)", \
      "$tmp/scif2" with linespoints title "SCIF send/recv (2 VMs)", \
      "$tmp/tcp2" with linespoints title "TCP over virtio-net (2 VMs)", \
      "$tmp/scif1" with linespoints title "SCIF send/recv (one VM)"

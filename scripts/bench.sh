@@ -5,7 +5,8 @@
 # then measure in one go, on the same emulated machines:
 #   - one VM: SCIF to itself, TCP over loopback, AF_UNIX, memcpy;
 #   - a 2-node cluster joined by ivshmem and, for the comparison, by an
-#     Ethernet link (cluster.sh -N): SCIF and TCP between the VMs, memcpy.
+#     Ethernet link (cluster.sh -N): SCIF and TCP between the VMs, memcpy,
+#     and the link itself used raw from user space (cluster.sh -R).
 # Results go to $BENCH_OUT (default build/bench): results.csv (every
 # figure), results.txt (the same as a table, with the ratios), and the
 # plots bandwidth.png and latency.png.  BENCH_QUICK=1 runs tiny sizes
@@ -48,7 +49,7 @@ say "one VM: SCIF loopback, TCP loopback, AF_UNIX, memcpy"
 SCIF_VM_TIMEOUT=1800 sh "$top/qemu/run-vm.sh" "/boot/vmlinuz-$rel" \
 	"$out/bench.cpio" "$out/vm" || say "the VM exited with status $?"
 say "two VMs: SCIF over ivshmem, TCP over virtio-net, memcpy"
-bash "$top/qemu/cluster.sh" -n 2 -N -k "/boot/vmlinuz-$rel" -i "$out/bench.cpio" \
+bash "$top/qemu/cluster.sh" -n 2 -N -R -k "/boot/vmlinuz-$rel" -i "$out/bench.cpio" \
 	-o "$out/cluster" -t 1800 -s bench-client,bench-serve \
 	-S "$BUILD/qemu/ivshmem-server" > "$out/cluster.log" 2>&1 ||
 	say "the cluster launcher reported a failure (see $out/cluster.log)"
@@ -66,7 +67,8 @@ for log in "$out/vm/console.log" "$out/cluster/node0/console.log" \
 done
 # Every setup must have measured every mode it runs.
 for want in "1vm lat scif" "1vm bw tcp" "1vm lat unix" "1vm memcpy -" \
-	    "2vm lat scif" "2vm bw scif" "2vm lat tcp" "2vm bw tcp" "2vm connect scif"; do
+	    "2vm lat scif" "2vm bw scif" "2vm lat tcp" "2vm bw tcp" "2vm connect scif" \
+	    "2vm lat raw" "2vm raw-wr raw" "2vm raw-rd raw"; do
 	set -- $want
 	awk -F, -v s="$1" -v m="$2" -v v="$3" \
 		'$1 == s && $2 == m && $3 == v { found = 1 } END { exit !found }' "$csv" ||

@@ -16,6 +16,10 @@
  *	  bw       streaming send/recv, 64 B .. 1 MiB messages: MB/s
  *	  connect  connections set up (connect + accept) per second
  *	  memcpy   in-process memcpy bandwidth, 4 KiB .. 64 MiB (no peer)
+ *	  raw-lat  8-byte ping-pong through a shared ivshmem device used raw
+ *	           (cluster.sh -R; -D names its sysfs resource file), no SCIF
+ *	           on the way: the link's own round trip
+ *	  raw-bw   memcpy into (raw-wr) and out of (raw-rd) that device
  *	  stop     make the server exit
  *
  * Every figure is one row: mode, transport, size, count, min/median/p99
@@ -36,7 +40,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "scif.h"
@@ -44,11 +51,26 @@
 #define DEFAULT_PORT	2300
 #define MIB		(1024 * 1024)
 
-enum transport { T_SCIF, T_TCP, T_UNIX, T_NONE };
-static const char *const transport_names[] = { "scif", "tcp", "unix", "-" };
+enum transport { T_SCIF, T_TCP, T_UNIX, T_NONE, T_RAW };
+static const char *const transport_names[] = {
+	"scif", "tcp", "unix", "-", "raw"
+};
 
 /* What a client asks of the server on a new connection. */
-enum request { REQ_PINGPONG = 1, REQ_STREAM, REQ_CLOSE, REQ_STOP };
+enum request { REQ_PINGPONG = 1, REQ_STREAM, REQ_CLOSE, REQ_STOP, REQ_RAW_PONG };
+
+/*
+ * The raw link: an ivshmem-plain device that every node of the cluster
+ * shares (cluster.sh -R), mapped from sysfs.  Ping-pong uses two cache
+ * lines at its start, copies the rest.
+ */
+#define RAW_DEFAULT	"/sys/bus/pci/devices/0000:00:10.0/resource2"
+#define RAW_PING	0	/* the client writes here */
+#define RAW_PONG	64	/* the server answers here */
+#define RAW_DATA	4096	/* copies start here */
+#define RAW_TIMEOUT_S	5
+
+static const char *raw_path = RAW_DEFAULT;
 
 struct req_hdr {
 	uint32_t kind;
@@ -205,6 +227,92 @@ static int conn_open(struct conn *c, const struct target *tg)
 	}
 }
 
+/* --- the raw link ---------------------------------------------------------- */
+
+struct raw_map {
+	volatile char *va;
+	size_t size;
+};
+
+/* Map the raw link, write-combined where sysfs offers it: 0 or -1. */
+static int raw_open(struct raw_map *m)
+{
+	char wc[256];
+	struct stat st;
+	int fd;
+
+	snprintf(wc, sizeof(wc), "%s_wc", raw_path);
+	fd = open(wc, O_RDWR);
+	if (fd < 0)
+		fd = open(raw_path, O_RDWR);
+	if (fd < 0 || fstat(fd, &st) || st.st_size <= RAW_DATA) {
+		fprintf(stderr, "scif-bench: raw link %s: %s\n", raw_path,
+			fd < 0 ? strerror(errno) : "too small");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	m->size = st.st_size;
+	m->va = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m->va == MAP_FAILED) {
+		perror("scif-bench: mmap of the raw link");
+		return -1;
+	}
+	return 0;
+}
+
+static void raw_close(struct raw_map *m)
+{
+	munmap((void *)m->va, m->size);
+}
+
+static uint64_t raw_load(struct raw_map *m, size_t off)
+{
+	return __atomic_load_n((volatile uint64_t *)(m->va + off), __ATOMIC_ACQUIRE);
+}
+
+static void raw_store(struct raw_map *m, size_t off, uint64_t v)
+{
+	__atomic_store_n((volatile uint64_t *)(m->va + off), v, __ATOMIC_RELEASE);
+}
+
+/* Spin until the word at @off is @v: 0, or -1 after RAW_TIMEOUT_S. */
+static int raw_wait(struct raw_map *m, size_t off, uint64_t v)
+{
+	time_t end = time(NULL) + RAW_TIMEOUT_S;
+	unsigned long spins = 0;
+
+	while (raw_load(m, off) != v) {
+		if (!(++spins & 0xfffff) && time(NULL) > end) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Server side of raw ping-pong: answer @count pings from @base + 1 on. */
+static int raw_pong(struct conn *c, uint64_t base, uint64_t count)
+{
+	struct raw_map m;
+	uint64_t i, ok;
+
+	ok = !raw_open(&m);
+	if (conn_send(c, &ok, sizeof(ok)) || !ok) {
+		if (ok)
+			raw_close(&m);
+		return -1;
+	}
+	for (i = 1; i <= count; i++) {
+		if (raw_wait(&m, RAW_PING, base + i))
+			break;
+		raw_store(&m, RAW_PONG, base + i);
+	}
+	raw_close(&m);
+	return i > count ? 0 : -1;
+}
+
 /* --- the server ----------------------------------------------------------- */
 
 static void *serve_conn(void *arg)
@@ -219,6 +327,11 @@ static void *serve_conn(void *arg)
 			fprintf(stderr, "scif-bench: stopped by request\n");
 			conn_send(c, &h, sizeof(h));
 			exit(0);
+		}
+		if (h.kind == REQ_RAW_PONG) {
+			if (raw_pong(c, h.size, h.count))
+				break;
+			continue;
 		}
 		if (h.kind == REQ_CLOSE || h.size > 64 * MIB)
 			break;
@@ -617,6 +730,106 @@ static int bench_connect(const struct target *tg)
 	return 0;
 }
 
+/* Raw ping-pong through the shared link, with the server's help. */
+static int bench_raw_lat(const struct target *tg)
+{
+	long iters = opt.iters ? opt.iters : opt.quick ? 20 : 10000;
+	long warm = iters / 10 + 1, i;
+	struct row r = { .mode = "lat", .t = T_RAW, .size = 8 };
+	uint64_t base, ok = 0;
+	struct raw_map m;
+	struct conn c;
+	double *rt, t0;
+	int ret = -1;
+
+	if (raw_open(&m))
+		return -1;
+	rt = calloc(iters, sizeof(*rt));
+	/* Sequence numbers unlike any earlier run's; the size field takes it. */
+	base = (uint32_t)(time(NULL) * 7919u ^ (uint32_t)getpid() << 16);
+	raw_store(&m, RAW_PING, 0);
+	progress(r.mode, r.t, r.size);
+	if (!rt || start(&c, tg, REQ_RAW_PONG, base, warm + iters))
+		goto out;
+	if (conn_recv(&c, &ok, sizeof(ok)) || !ok) {
+		fprintf(stderr, "scif-bench: the server cannot map the raw link\n");
+		conn_close(&c);
+		goto out;
+	}
+	for (i = 1; i <= warm + iters; i++) {
+		t0 = now_us();
+		raw_store(&m, RAW_PING, base + i);
+		if (raw_wait(&m, RAW_PONG, base + i)) {
+			perror("scif-bench: raw ping-pong");
+			conn_close(&c);
+			goto out;
+		}
+		if (i > warm)
+			rt[i - warm - 1] = now_us() - t0;
+	}
+	finish(&c);
+	qsort(rt, iters, sizeof(*rt), cmp_double);
+	r.count = iters;
+	r.min_us = rt[0];
+	r.med_us = rt[iters / 2];
+	r.p99_us = rt[(iters * 99) / 100 < iters ? (iters * 99) / 100 : iters - 1];
+	print_row(&r);
+	ret = 0;
+out:
+	free(rt);
+	raw_close(&m);
+	return ret;
+}
+
+/* memcpy into (write) and out of (read) the raw link, 4 KiB .. 64 MiB. */
+static int bench_raw_bw(void)
+{
+	size_t max = opt.quick ? MIB : 64 * MIB, size, room, done, n;
+	struct row wr = { .mode = "raw-wr", .t = T_RAW };
+	struct row rd = { .mode = "raw-rd", .t = T_RAW };
+	uint64_t reps, i;
+	struct raw_map m;
+	double t0;
+	char *buf;
+
+	if (raw_open(&m))
+		return -1;
+	room = m.size - RAW_DATA;
+	buf = malloc(max);
+	if (!buf) {
+		raw_close(&m);
+		return -1;
+	}
+	memset(buf, 3, max);
+	for (size = 4096; size <= max; size *= 4) {
+		reps = (opt.quick ? 4 * MIB : 256ULL * MIB) / size;
+		reps = reps ? reps : 1;
+		for (int dir = 0; dir < 2; dir++) {
+			struct row *r = dir ? &rd : &wr;
+
+			progress(r->mode, r->t, size);
+			t0 = now_us();
+			for (i = 0; i < reps; i++) {
+				for (done = 0; done < size; done += n) {
+					n = size - done < room ? size - done : room;
+					if (dir)
+						memcpy(buf + done, (char *)m.va + RAW_DATA, n);
+					else
+						memcpy((char *)m.va + RAW_DATA, buf + done, n);
+				}
+				__asm__ __volatile__("" : : "r"(buf) : "memory");
+			}
+			r->size = size;
+			r->count = reps;
+			r->mbps = size * reps / (now_us() - t0);
+			print_row(r);
+		}
+	}
+	free(buf);
+	raw_close(&m);
+	return 0;
+}
+
 /* Ask the server to exit. */
 static int stop_server(const struct target *tg)
 {
@@ -678,8 +891,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: scif-bench serve [-p PORT]\n"
 		"       scif-bench [-t scif|tcp|unix] [-n NODE] [-H HOST] [-p PORT]\n"
-		"                  [-f table|csv|json] [-i ITERS] [-q] "
-		"lat|bw|connect|memcpy|stop...\n");
+		"                  [-f table|csv|json] [-i ITERS] [-D RAWDEV] [-q]\n"
+		"                  lat|bw|connect|memcpy|raw-lat|raw-bw|stop...\n");
 	exit(2);
 }
 
@@ -690,7 +903,7 @@ int main(int argc, char **argv)
 	int c, i, ret = 0;
 
 	signal(SIGPIPE, SIG_IGN);
-	while ((c = getopt(argc, argv, "t:n:H:p:f:i:qh")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:H:p:f:i:D:qh")) != -1) {
 		switch (c) {
 		case 't':
 			for (i = 0; i < T_NONE; i++)
@@ -727,6 +940,9 @@ int main(int argc, char **argv)
 		case 'q':
 			opt.quick = true;
 			break;
+		case 'D':
+			raw_path = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -744,6 +960,10 @@ int main(int argc, char **argv)
 			ret = bench_connect(&tg);
 		else if (!strcmp(argv[i], "memcpy"))
 			ret = bench_memcpy();
+		else if (!strcmp(argv[i], "raw-lat"))
+			ret = bench_raw_lat(&tg);
+		else if (!strcmp(argv[i], "raw-bw"))
+			ret = bench_raw_bw();
 		else if (!strcmp(argv[i], "stop"))
 			ret = stop_server(&tg);
 		else
