@@ -1,15 +1,28 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# scif-bench(1) smoke run in the guest, so that the tool cannot rot: each
-# mode with tiny sizes (-q) over SCIF to this node, TCP over loopback and
-# AF_UNIX; every row it prints must be there, with numbers above zero.
-# Not a performance gate.  scif.ko must be loaded; scif-bench on $PATH.
+# scif_bench_test.sh [PEER]
+# scif-bench(1) smoke run, so that the tool cannot rot: each mode with
+# tiny sizes (-q); every row it prints must be there, with numbers above
+# zero.  Not a performance gate.  scif.ko must be loaded; scif-bench on
+# $PATH.
+#   without PEER: a server here; SCIF to this node, TCP over loopback,
+#                 AF_UNIX, memcpy
+#   with PEER:    the server that node PEER runs (scif-bench serve); SCIF
+#                 to it, and the raw link modes over the shared device of
+#                 cluster.sh -R; the server is stopped at the end
 bench=${SCIF_BENCH:-scif-bench}
+peer=${1:-}
 port=2399
+[ -z "$peer" ] || port=2300
+raw=/sys/bus/pci/devices/0000:00:10.0/resource2
 
 echo "TAP version 13"
-echo "1..9"
+if [ -z "$peer" ]; then
+	echo "1..10"
+else
+	echo "1..7"
+fi
 
 n=0
 result() { # status name [comment]: status 0 passes
@@ -32,26 +45,55 @@ check_csv() {
 		END { exit !(ok && NR == rows + 1) }'
 }
 
-ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
+# wait_server ARGS: until a server answers (10 s at most).
+wait_server() {
+	i=0
+	until "$bench" "$@" -q -i 1 connect > /dev/null 2>&1 || [ $i -ge 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
 
-"$bench" -p $port serve 2> /tmp/bench-serve.log &
-server=$!
-# Ready when the SCIF listener answers.
-i=0
-until "$bench" -p $port -q -i 1 connect > /dev/null 2>&1 || [ $i -ge 50 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-
-run() { # name mode via rows args...
+run() { # name mode via rows args...: scif-bench ARGS MODE (MODE's rows
+	# are named MODE, but raw-lat's are "lat" rows via "raw")
 	name=$1 mode=$2 via=$3 rows=$4
 	shift 4
 	out=$("$bench" -p $port -q -f csv "$@" "$mode" 2>&1)
 	rc=$?
 	echo "$out" | sed 's/^/# /'
-	[ $rc -eq 0 ] && check_csv "$mode" "$via" "$rows" "$out"
+	[ $rc -eq 0 ] && check_csv "${mode#raw-}" "$via" "$rows" "$out"
 	result $? "$name" "rc=$rc"
 }
+
+if [ -n "$peer" ]; then
+	wait_server -p $port -n "$peer"
+	run scif_lat lat scif 3 -n "$peer"
+	run scif_bw bw scif 6 -n "$peer"
+	run scif_connect connect scif 1 -n "$peer"
+	if [ -e "$raw" ]; then
+		run raw_lat raw-lat raw 1 -n "$peer"
+		# raw-bw prints two rows per size, raw-wr then raw-rd.
+		out=$("$bench" -q -f csv raw-bw 2>&1); rc=$?
+		echo "$out" | sed 's/^/# /'
+		[ $rc -eq 0 ] &&
+			check_csv raw-wr raw 5 "$(echo "$out" | grep -v '^raw-rd,')" &&
+			check_csv raw-rd raw 5 "$(echo "$out" | grep -v '^raw-wr,')"
+		result $? raw_bw "rc=$rc"
+	else
+		echo "ok 4 raw_lat # SKIP no shared device at $raw"
+		echo "ok 5 raw_bw # SKIP no shared device at $raw"
+		n=5
+	fi
+	run memcpy memcpy - 5
+	"$bench" -p $port -n "$peer" stop > /dev/null 2>&1
+	result $? server_stopped
+	exit 0
+fi
+
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
+"$bench" -p $port serve 2> /tmp/bench-serve.log &
+server=$!
+wait_server -p $port
 
 run scif_lat lat scif 3 -t scif
 run scif_bw bw scif 6 -t scif
@@ -73,6 +115,7 @@ result $? json_format
 [ $? -ne 0 ]
 result $? no_server_fails
 
-kill $server 2>/dev/null
-wait $server 2>/dev/null
+"$bench" -p $port stop > /dev/null 2>&1
+wait $server
+result $? server_stopped_cleanly
 sed 's/^/# server: /' /tmp/bench-serve.log
