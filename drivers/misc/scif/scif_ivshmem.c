@@ -22,7 +22,8 @@
  *   alive and misbehaving: it is reported failed (scif_hw_node_failed())
  *   and stays so until it restarts or dies, when it is reported lost.
  *   A node is brought up only once its signature is found, through its
- *   aperture, where its slot says.
+ *   aperture, where its slot says.  A peer that takes back the queue it
+ *   published for us (qp_addr 0) dropped us: it is reported lost.
  *
  * Everything read from the table or through an aperture is written by
  * another node and checked before use.  The emulation lets every node
@@ -332,6 +333,14 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 	if (v->magic == SCIF_IV_MAGIC && v->sig_value != peer->sig_value &&
 	    scif_iv_sig_found(peer->ap, v->sig_addr, v->sig_value)) {
 		scif_iv_peer_down(iv, node, "restarted");
+		return;
+	}
+	/*
+	 * It took its queue for us back: it dropped us (a protocol error,
+	 * or it lost us) and no longer touches our memory.
+	 */
+	if (v->magic == SCIF_IV_MAGIC && !v->qp && peer->qp) {
+		scif_iv_peer_down(iv, node, "it dropped this node");
 		return;
 	}
 	if (peer->failed)
