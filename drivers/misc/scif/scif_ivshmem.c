@@ -336,6 +336,14 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 		return;
 	}
 	/*
+	 * The core took our queue for it back: it found a protocol error,
+	 * and the node stays offline until it restarts or dies.
+	 */
+	if (!READ_ONCE(scif_iv_slot(iv, iv->self)->qp_addr[node]))
+		peer->failed = true;
+	if (peer->failed)
+		return;
+	/*
 	 * It took its queue for us back: it dropped us (a protocol error,
 	 * or it lost us) and no longer touches our memory.
 	 */
@@ -343,8 +351,6 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 		scif_iv_peer_down(iv, node, "it dropped this node");
 		return;
 	}
-	if (peer->failed)
-		return;
 	why = scif_iv_slot_changed(peer, v);
 	if (why) {
 		peer->failed = true;

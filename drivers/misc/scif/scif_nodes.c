@@ -335,7 +335,8 @@ EXPORT_SYMBOL_GPL(scif_hw_node_up);
 /*
  * Take an online node offline: clients are told, rx_work stops, every
  * endpoint connected to it is reset (@hold: keeping what the node may
- * still write into, see the notes) and queued replies are dropped.
+ * still write into, see the notes; only fail_work holds) and queued
+ * replies are dropped.
  * Called and returns with scif_info.node_lock held; drops it meanwhile.
  */
 static void scif_node_offline(struct scif_node *n, bool hold)
@@ -346,6 +347,9 @@ static void scif_node_offline(struct scif_node *n, bool hold)
 	mutex_unlock(&scif_info.node_lock);
 
 	cancel_work_sync(&n->rx_work);
+	/* rx_work is stopped: nothing queues fail_work any more. */
+	if (!hold)	/* (not called from fail_work) */
+		cancel_work_sync(&n->fail_work);
 	scif_epd_node_lost(n, hold);
 	cancel_work_sync(&n->reply_work);
 
@@ -381,8 +385,6 @@ void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
 		goto out;
 	if (n->online) {
 		scif_node_offline(n, false);
-		/* rx_work is stopped: nothing queues fail_work any more. */
-		cancel_work_sync(&n->fail_work);
 	} else if (n->failed) {
 		mutex_unlock(&scif_info.node_lock);
 		scif_epd_node_lost(n, false);
