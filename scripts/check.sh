@@ -128,9 +128,10 @@ node_loss_run() { # kernel-name
 	done
 }
 
-# A 2-node cluster in which node 1 writes garbage into what node 0 reads
+# A 3-node cluster in which node 1 writes garbage into what node 0 reads
 # (node messages, ring counts, its bootstrap slot) and reloads its modules
-# after each kind that costs it its place; node 0 checks the outcome.
+# after each kind that costs it its place; node 0 checks the outcome,
+# and that its traffic with node 2, a bystander, carries on.
 corrupt_run() { # kernel-name
 	local k=$1 kdir image rel moddir cdir j
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
@@ -144,12 +145,12 @@ corrupt_run() { # kernel-name
 		"$top/tools/testing/selftests/scif/corrupt-steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" \
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
-	echo "check: a misbehaving peer in a 2-node cluster of $k"
-	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
+	echo "check: a misbehaving peer in a 3-node cluster of $k"
+	bash "$top/qemu/cluster.sh" -n 3 -k "$image" -i "$cdir.cpio" -o "$cdir" \
 		-t 600 -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: corrupt cluster of $k: launcher reported failure"
-	for j in 0 1; do
+	for j in 0 1 2; do
 		sh "$top/qemu/parse-results.sh" "$cdir/node$j/results.log" \
 			"$k/corrupt/node$j" |
 			while read -r verdict name; do record "$verdict" "$name"; done

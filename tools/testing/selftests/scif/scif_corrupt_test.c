@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A peer that writes garbage, in a 2-node cluster (qemu/cluster.sh).
+ * A peer that writes garbage, in a 2- or 3-node cluster (qemu/cluster.sh).
  * Node 1 misbehaves on command, through the test hooks in debugfs
  * (<debugfs>/scif/corrupt and <debugfs>/scif_ivshmem/corrupt_slot);
  * node 0 is the victim and checks what happens to it:
@@ -14,6 +14,10 @@
  *               get ECONNRESET within a bound, a blocked recv ends,
  *               connect gets ENODEV, scif_get_nodeIDs() drops node 1;
  *               node 1 reloads its modules and a fresh connection works
+ *
+ * A node 2, if there is one, is a bystander: node 0 keeps an echo stream
+ * to it running throughout and checks, after every kind, that it still
+ * moves and that node 2 stays listed.
  *
  * Commands go over a SCIF connection to node 1's control port.  Node 1
  * serves each life of its modules in a child process; after a kind that
@@ -202,6 +206,9 @@ struct stream {
 	int done;
 };
 
+static int nr_nodes;
+static struct stream *bystander;
+
 static void *stream_fn(void *arg)
 {
 	struct stream *s = arg;
@@ -253,9 +260,9 @@ static int wait_nodes(int want, long ms)
 	return n;
 }
 
-static int connect_to(uint16_t port, int tries)
+static int connect_node(uint16_t node, uint16_t port, int tries)
 {
-	struct scif_port_id dst = { .node = 1, .port = port };
+	struct scif_port_id dst = { .node = node, .port = port };
 	int epd;
 
 	while (tries--) {
@@ -272,6 +279,11 @@ static int connect_to(uint16_t port, int tries)
 		usleep(200 * 1000);
 	}
 	return -1;
+}
+
+static int connect_to(uint16_t port, int tries)
+{
+	return connect_node(1, port, tries);
 }
 
 static int send_cmd(int ctl, const char *kind)
@@ -294,13 +306,37 @@ static int recv_bounded(int epd, char *buf, int len, long ms)
 	return ret;
 }
 
-static int start_stream(struct stream *s)
+static int start_stream_to(struct stream *s, uint16_t node)
 {
 	memset(s, 0, sizeof(*s));
-	s->epd = connect_to(ECHO_PORT, 50);
+	s->epd = connect_node(node, ECHO_PORT, 50);
 	if (s->epd < 0)
 		return -1;
 	return pthread_create(&s->th, NULL, stream_fn, s);
+}
+
+static int start_stream(struct stream *s)
+{
+	return start_stream_to(s, 1);
+}
+
+/* The bystander's stream moves and node 2 is listed (if there is one). */
+static void check_bystander(const char *kind)
+{
+	long moved;
+	uint16_t nodes[16], self;
+	int i, n, listed = 0;
+
+	if (!bystander)
+		return;
+	moved = bystander->blocks;
+	usleep(300 * 1000);
+	check(bystander->blocks > moved && !bystander->done,
+	      "bystander_stream_carries_on", kind);
+	n = scif_get_nodeIDs(nodes, 16, &self);
+	for (i = 0; i < n && i < 16; i++)
+		listed |= nodes[i] == 2;
+	check(listed, "bystander_listed", kind);
 }
 
 /* A kind that must cost nothing but what it broke. */
@@ -341,7 +377,8 @@ static int harmless_round(int ctl, const char *kind)
 	moved = s.blocks;
 	usleep(500 * 1000);
 	check(s.blocks > moved && !s.done, "echo_stream_carries_on", kind);
-	check(nodes_online() == 2, "node_1_still_listed", kind);
+	check(nodes_online() == nr_nodes, "node_1_still_listed", kind);
+	check_bystander(kind);
 	check(stat_of("node_failures") == failures, "no_node_failure", kind);
 	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
 	ok = stream_join(&s, BOUND_MS) == 0;
@@ -360,7 +397,8 @@ static int loss_round(int ctl, const char *kind)
 	long start, worst = 0;
 	char buf[CMD];
 
-	if (!check(wait_nodes(2, REJOIN_MS) == 2, "node_1_online", kind))
+	if (!check(wait_nodes(nr_nodes, REJOIN_MS) == nr_nodes,
+		   "node_1_online", kind))
 		return -1;
 	if (ctl < 0)
 		ctl = connect_to(CTL_PORT, 100);
@@ -394,7 +432,8 @@ static int loss_round(int ctl, const char *kind)
 	check(recv_bounded(ctl, buf, CMD, BOUND_MS) < 0 && errno == ECONNRESET,
 	      "control_recv_econnreset", kind);
 	scif_close(ctl);
-	check(nodes_online() == 1, "node_list_without_node_1", kind);
+	check(nodes_online() == nr_nodes - 1, "node_list_without_node_1",
+	      kind);
 	epd = scif_open();
 	errno = 0;
 	check(scif_connect(epd, &dst) < 0 && errno == ENODEV,
@@ -402,6 +441,7 @@ static int loss_round(int ctl, const char *kind)
 	scif_close(epd);
 	check(stat_of("node_failures") == failures + 1,
 	      "node_failure_counted", kind);
+	check_bystander(kind);
 	return 0;
 }
 
@@ -412,11 +452,20 @@ static int drive(void)
 	size_t k;
 
 	printf("TAP version 13\n");
-	if (!check(wait_nodes(2, REJOIN_MS) == 2, "node_1_online", "start"))
+	if (!check(wait_nodes(nr_nodes, REJOIN_MS) == nr_nodes,
+		   "all_nodes_online", "start"))
 		return 1;
 	ctl = connect_to(CTL_PORT, 100);
 	if (!check(ctl >= 0, "control_connected", "start"))
 		return 1;
+	if (nr_nodes > 2) {
+		static struct stream by;
+
+		if (!check(start_stream_to(&by, 2) == 0,
+			   "bystander_stream_started", "start"))
+			return 1;
+		bystander = &by;
+	}
 	if (harmless_round(ctl, "msgs") || harmless_round(ctl, "conn"))
 		return 1;
 	/* The first loss ends node 1's life and its control connection. */
@@ -424,13 +473,23 @@ static int drive(void)
 		if (loss_round(ctl, loss_kinds[k]))
 			return 1;
 
-	check(wait_nodes(2, REJOIN_MS) == 2, "node_1_rejoined", "end");
+	check(wait_nodes(nr_nodes, REJOIN_MS) == nr_nodes, "node_1_rejoined",
+	      "end");
 	epd = connect_to(ECHO_PORT, 50);
 	fill_pattern(out, BLOCK, 7);
 	check(epd >= 0 && scif_send(epd, out, BLOCK, SCIF_SEND_BLOCK) == BLOCK &&
 	      recv_bounded(epd, in, BLOCK, BOUND_MS) == BLOCK &&
 	      !memcmp(in, out, BLOCK), "fresh_connection_echoes", "end");
 	scif_close(epd);
+	if (bystander) {
+		__atomic_store_n(&bystander->stop, 1, __ATOMIC_RELEASE);
+		check(stream_join(bystander, BOUND_MS) == 0 && !bystander->err,
+		      "bystander_stream_stopped_cleanly", "end");
+		scif_close(bystander->epd);
+		ctl = connect_node(2, CTL_PORT, 100);
+		send_cmd(ctl, "QUIT");
+		scif_close(ctl);
+	}
 	ctl = connect_to(CTL_PORT, 100);
 	send_cmd(ctl, "QUIT");
 	scif_close(ctl);
@@ -442,9 +501,17 @@ int main(void)
 {
 	const char *node = getenv("SCIF_NODE");
 
-	if (!node || !getenv("SCIF_CONTROL")) {
+	if (!node || !getenv("SCIF_CONTROL") || !getenv("SCIF_NODES")) {
 		printf("1..0 # SKIP not in a cluster\n");
 		return 4;
 	}
-	return atoi(node) == 0 ? drive() : serve();
+	nr_nodes = atoi(getenv("SCIF_NODES"));
+	switch (atoi(node)) {
+	case 0:
+		return drive();
+	case 1:
+		return serve();
+	default:	/* a bystander: serves until told to quit */
+		return serve_life() == 1 ? 0 : 1;
+	}
 }
