@@ -134,6 +134,37 @@ node_loss_run() { # kernel-name
 	done
 }
 
+# A 3-node cluster in which node 1 writes garbage into what node 0 reads
+# (node messages, ring counts, its bootstrap slot) and reloads its modules
+# after each kind that costs it its place; node 0 checks the outcome,
+# and that its traffic with node 2, a bystander, carries on.
+corrupt_run() { # kernel-name
+	local k=$1 kdir image rel moddir cdir j
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+		return
+	moddir=$BUILD/modules/$k
+	[ -e "$moddir/drivers/misc/scif/scif_ivshmem.ko" ] || return
+	cdir=$out/corrupt-$k
+	rm -rf "$cdir"
+	mkdir -p "$cdir"
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
+		"$top/tools/testing/selftests/scif/corrupt-steps" "$BUILD/selftests" \
+		"$moddir/drivers/misc/scif/scif.ko" \
+		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
+	echo "check: a misbehaving peer in a 3-node cluster of $k"
+	bash "$top/qemu/cluster.sh" -n 3 -k "$image" -i "$cdir.cpio" -o "$cdir" \
+		-t 600 -S "$BUILD/qemu/ivshmem-server" \
+		> "$cdir/launcher.log" 2>&1 ||
+		echo "check: corrupt cluster of $k: launcher reported failure"
+	for j in 0 1 2; do
+		sh "$top/qemu/parse-results.sh" "$cdir/node$j/results.log" \
+			"$k/corrupt/node$j" |
+			while read -r verdict name; do record "$verdict" "$name"; done
+		run_test "$k/corrupt/node$j/kernel-log-clean" \
+			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
+	done
+}
+
 mkdir -p "$out"
 : > "$results"
 start=$(date +%s)
@@ -156,6 +187,7 @@ for k in $KERNELS; do
 		cluster_run "$k" "$n"
 	done
 	[ -n "$CLUSTERS" ] && node_loss_run "$k"
+	[ -n "$CLUSTERS" ] && corrupt_run "$k"
 done
 
 passed=$(grep -c '^PASS' "$results")

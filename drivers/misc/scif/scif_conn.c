@@ -719,6 +719,52 @@ void scif_epd_disconnect_work(struct work_struct *work)
 	scif_epd_put(ep);
 }
 
+/**
+ * scif_epd_ring_broken() - the peer broke a connection's ring: reset it
+ * @ep: the endpoint, whose peer wrote a count that makes no sense
+ *
+ * Costs only this connection: it is reset (ECONNRESET) and the peer is
+ * sent DISCONNECT, as if this side had closed; the receive area stays
+ * (held by the protocol) until the peer acknowledges or its node goes.
+ *
+ * Context: process context, without the endpoint's data mutexes.
+ */
+void scif_epd_ring_broken(struct scif_endpt *ep)
+{
+	struct scif_msg msg;
+	void *remote = NULL;
+	bool reset = false;
+
+	mutex_lock(&ep->recv_mutex);
+	mutex_lock(&ep->send_mutex);
+	spin_lock(&ep->lock);
+	if (ep->state == SCIF_EPD_CONNECTED) {
+		ep->state = SCIF_EPD_DISCONNECTED;
+		remote = ep->rb.remote;
+		ep->rb.remote = NULL;
+		if (!ep->proto_ref) {
+			kref_get(&ep->ref);
+			ep->proto_ref = true;
+		}
+		reset = true;
+	}
+	spin_unlock(&ep->lock);
+	mutex_unlock(&ep->send_mutex);
+	mutex_unlock(&ep->recv_mutex);
+	if (!reset)
+		return;
+
+	atomic_inc(&scif_info.ring_failures);
+	pr_warn_ratelimited("scif: node %u broke the ring of endpoint %#llx: connection reset\n",
+			    ep->node->id, ep->handle);
+	if (remote)
+		scif_node_unmap(ep->node, remote, scif_area_len(ep->rb.tx_size));
+	wake_up_all(&ep->wq);
+	scif_msg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle, ep->handle);
+	if (scif_node_send(ep->node, &msg))
+		scif_epd_drop_proto_ref(ep);
+}
+
 static void scif_handle_disc_ack(const struct scif_msg *msg,
 				 struct scif_endpt *ep)
 {
@@ -777,12 +823,14 @@ void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg)
 		return;
 	}
 	if (!msg->op || msg->op >= SCIF_MSG_NR) {
+		atomic_inc(&scif_info.dropped_msgs);
 		pr_warn_ratelimited("scif: node %u sent message type %u\n",
 				    node->id, msg->op);
 		return;
 	}
 	ep = scif_epd_lookup(msg->dst);
 	if (!ep || READ_ONCE(ep->node) != node) {
+		atomic_inc(&scif_info.dropped_msgs);
 		scif_handle_orphan(node, msg);
 		goto out;
 	}

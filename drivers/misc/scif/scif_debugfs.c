@@ -5,13 +5,24 @@
  *   endpoints   one line per endpoint not yet destroyed:
  *               "<handle> <state> <port> <peer node>:<peer port>"
  *   nodes       one line per node online: "<id> <bus>"
+ *   stats       "<name> <count>" lines: node messages dropped, nodes
+ *               taken offline and connections reset for protocol errors
+ *   corrupt     test hook (write only): make this node a peer that breaks
+ *               what it writes into another node's memory:
+ *                 "msgs <node> <n>"  n node messages of random bytes
+ *                 "count <node>"     a write count beyond the node ring
+ *                 "conn <port>"      bad counts in the rings of every
+ *                                    connection bound to local <port>
  *   fail_alloc  fault injection into every allocation of the driver
  *               (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; see
  *               Documentation/fault-injection/ for the attributes)
  */
 #include <linux/debugfs.h>
 #include <linux/fault-inject.h>
+#include <linux/module.h>
 #include <linux/seq_file.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
 
 #include "scif_priv.h"
 
@@ -44,6 +55,47 @@ static int nodes_show(struct seq_file *s, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(nodes);
+
+static int stats_show(struct seq_file *s, void *unused)
+{
+	seq_printf(s, "dropped_msgs %d\n", atomic_read(&scif_info.dropped_msgs));
+	seq_printf(s, "node_failures %d\n",
+		   atomic_read(&scif_info.node_failures));
+	seq_printf(s, "ring_failures %d\n",
+		   atomic_read(&scif_info.ring_failures));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(stats);
+
+static ssize_t corrupt_write(struct file *file, const char __user *ubuf,
+			     size_t len, loff_t *ppos)
+{
+	unsigned int a, b;
+	char buf[32];
+	int err;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "msgs %u %u", &a, &b) == 2 && a <= U16_MAX &&
+	    b <= 1024)
+		err = scif_node_corrupt(a, false, b);
+	else if (sscanf(buf, "count %u", &a) == 1 && a <= U16_MAX)
+		err = scif_node_corrupt(a, true, 0);
+	else if (sscanf(buf, "conn %u", &a) == 1 && a && a <= U16_MAX)
+		err = scif_epd_corrupt_rings(a) ? 0 : -ENOENT;
+	else
+		err = -EINVAL;
+	return err ?: len;
+}
+
+static const struct file_operations corrupt_fops = {
+	.owner = THIS_MODULE,
+	.write = corrupt_write,
+	.llseek = noop_llseek,
+};
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 static DECLARE_FAULT_ATTR(scif_fail_alloc_attr);
@@ -81,6 +133,10 @@ void scif_debugfs_init(void)
 			    &endpoints_fops);
 	debugfs_create_file("nodes", 0400, scif_info.debugfs, NULL,
 			    &nodes_fops);
+	debugfs_create_file("stats", 0400, scif_info.debugfs, NULL,
+			    &stats_fops);
+	debugfs_create_file("corrupt", 0200, scif_info.debugfs, NULL,
+			    &corrupt_fops);
 	scif_debugfs_fault_init();
 }
 

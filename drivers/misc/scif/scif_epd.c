@@ -144,26 +144,37 @@ undo_count:
 /*
  * Reset one endpoint whose peer node is gone: wake its waiters, unmap the
  * peer's area and drop the protocol's reference, since no
- * acknowledgment will come.
+ * acknowledgment will come.  With @hold the node is alive but broke the
+ * protocol: the protocol keeps (or takes) a reference instead, so the
+ * receive area the node may still write into lives until the node is
+ * reported down.
  */
-static void scif_epd_lose_peer(struct scif_endpt *ep)
+static void scif_epd_lose_peer(struct scif_endpt *ep, bool hold)
 {
 	void *remote;
-	bool drop;
+	bool drop = false, take = false;
 
 	mutex_lock(&ep->recv_mutex);
 	mutex_lock(&ep->send_mutex);
 	spin_lock(&ep->lock);
 	if (ep->state == SCIF_EPD_CONNECTING) {
-		ep->state = SCIF_EPD_BOUND;
+		/* With @hold the area is not reused by a later connect. */
+		ep->state = hold ? SCIF_EPD_DISCONNECTED : SCIF_EPD_BOUND;
 		ep->conn_err = -ENODEV;
+		take = hold;
 	} else if (ep->state == SCIF_EPD_CONNECTED) {
 		ep->state = SCIF_EPD_DISCONNECTED;
+		take = hold;
 	}
 	remote = ep->rb.remote;
 	ep->rb.remote = NULL;
-	drop = ep->proto_ref;
-	ep->proto_ref = false;
+	if (take && !ep->proto_ref) {
+		kref_get(&ep->ref);
+		ep->proto_ref = true;
+	} else if (!hold) {
+		drop = ep->proto_ref;
+		ep->proto_ref = false;
+	}
 	spin_unlock(&ep->lock);
 	mutex_unlock(&ep->send_mutex);
 	mutex_unlock(&ep->recv_mutex);
@@ -177,25 +188,27 @@ static void scif_epd_lose_peer(struct scif_endpt *ep)
 }
 
 static bool scif_epd_needs_reset(struct scif_endpt *ep,
-				 struct scif_node *node)
+				 struct scif_node *node, bool hold)
 {
 	enum scif_epd_state state = READ_ONCE(ep->state);
 
 	return READ_ONCE(ep->node) == node &&
 	       (state == SCIF_EPD_CONNECTING || state == SCIF_EPD_CONNECTED ||
-		READ_ONCE(ep->rb.remote) || READ_ONCE(ep->proto_ref));
+		READ_ONCE(ep->rb.remote) || (!hold && READ_ONCE(ep->proto_ref)));
 }
 
 /**
  * scif_epd_node_lost() - reset every endpoint whose peer is on @node
  * @node: the node that is gone; no message from it is handled any more
+ * @hold: the node broke the protocol and may still write into our
+ *	memory: keep the receive areas it knows of (see scif_priv.h)
  *
  * Endpoints are reset in batches, each outside scif_info.eplock, until
  * none is left to reset.
  *
  * Context: process context; may sleep.
  */
-void scif_epd_node_lost(struct scif_node *node)
+void scif_epd_node_lost(struct scif_node *node, bool hold)
 {
 	struct scif_endpt *ep, *batch[16];
 	int i, n;
@@ -204,7 +217,7 @@ void scif_epd_node_lost(struct scif_node *node)
 		n = 0;
 		mutex_lock(&scif_info.eplock);
 		list_for_each_entry(ep, &scif_info.endpoints, list) {
-			if (!scif_epd_needs_reset(ep, node) ||
+			if (!scif_epd_needs_reset(ep, node, hold) ||
 			    !kref_get_unless_zero(&ep->ref))
 				continue;
 			batch[n++] = ep;
@@ -213,7 +226,7 @@ void scif_epd_node_lost(struct scif_node *node)
 		}
 		mutex_unlock(&scif_info.eplock);
 		for (i = 0; i < n; i++) {
-			scif_epd_lose_peer(batch[i]);
+			scif_epd_lose_peer(batch[i], hold);
 			scif_epd_put(batch[i]);
 		}
 	} while (n);

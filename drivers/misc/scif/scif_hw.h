@@ -6,8 +6,11 @@
  * A backend fills a struct scif_hw_ops and registers a struct scif_hw_dev
  * with scif_hw_register().  It then reports the nodes it reaches with
  * scif_hw_node_up()/scif_hw_node_down() and incoming doorbells with
- * scif_hw_doorbell().  Backends know nothing of endpoints, rings or
- * windows; the core's node layer is the only user of these operations.
+ * scif_hw_doorbell().  A node that is alive but whose bootstrap data
+ * turned invalid is reported with scif_hw_node_failed(); it stays offline
+ * until the backend reports it down (it restarted or died).  Backends
+ * know nothing of endpoints, rings or windows; the core's node layer is
+ * the only user of these operations.
  */
 #ifndef _SCIF_HW_H_
 #define _SCIF_HW_H_
@@ -57,6 +60,7 @@ int scif_hw_register(struct scif_hw_dev *hw);
 void scif_hw_unregister(struct scif_hw_dev *hw);
 int scif_hw_node_up(struct scif_hw_dev *hw, u16 node);
 void scif_hw_node_down(struct scif_hw_dev *hw, u16 node);
+void scif_hw_node_failed(struct scif_hw_dev *hw, u16 node, const char *why);
 void scif_hw_doorbell(struct scif_hw_dev *hw, u16 node);
 
 #endif /* _SCIF_HW_H_ */

@@ -15,14 +15,22 @@
  * - Doorbells are MSI-X vectors: a node rings peer p on the vector equal
  *   to its own id, so vector j means "node j rang".
  * - Peers are watched by heartbeat: a peer whose heartbeat stops for
- *   hb_timeout_ms, or whose generation changes (it restarted), is
+ *   hb_timeout_ms, or that restarted (new generation and signature), is
  *   reported lost; one that beats again is brought up again.
+ * - A peer that is up but whose slot no longer matches what it was
+ *   brought up with (magic, generation, signature, queue address) is
+ *   alive and misbehaving: it is reported failed (scif_hw_node_failed())
+ *   and stays so until it restarts or dies, when it is reported lost.
+ *   A node is brought up only once its signature is found, through its
+ *   aperture, where its slot says.  A peer that takes back the queue it
+ *   published for us (qp_addr 0) dropped us: it is reported lost.
  *
  * Everything read from the table or through an aperture is written by
  * another node and checked before use.  The emulation lets every node
  * reach all of every other node's RAM; this driver only ever touches
  * memory its owner published.
  */
+#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
@@ -30,6 +38,8 @@
 #include <linux/overflow.h>
 #include <linux/pci.h>
 #include <linux/random.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include "scif_hw.h"
@@ -88,7 +98,11 @@ struct scif_iv;
  * @ap: the aperture that reaches it, once identified
  * @up: reported up to the core
  * @pending: scif_hw_node_up() said -EAGAIN; our half is published
+ * @failed: reported failed to the core (its slot went bad while up)
  * @generation: the generation it was brought up with
+ * @sig_addr: the signature address it was brought up with
+ * @sig_value: the signature it was brought up with
+ * @qp: the queue address the core was given for it (by peer_qp)
  * @heartbeat: its heartbeat as last read
  * @seen: jiffies when @heartbeat last moved
  *
@@ -100,7 +114,11 @@ struct scif_iv_peer {
 	struct scif_iv_aperture *ap;
 	bool up;
 	bool pending;
+	bool failed;
 	u32 generation;
+	u64 sig_addr;
+	u64 sig_value;
+	u64 qp;
 	u64 heartbeat;
 	unsigned long seen;
 };
@@ -114,6 +132,7 @@ struct scif_iv {
 	int nr_vectors;
 	u64 *sig;
 	struct delayed_work hb_work;
+	struct dentry *debugfs;
 	struct scif_iv_peer peers[SCIF_IV_MAX_NODES];
 };
 
@@ -166,13 +185,24 @@ static void scif_iv_publish_qp(struct scif_hw_dev *hw, u16 node, u64 addr)
 		WRITE_ONCE(scif_iv_slot(iv, iv->self)->qp_addr[node], addr);
 }
 
+/*
+ * An address that is not page aligned or that the aperture cannot reach
+ * is as good as none; the one given out is remembered, to notice change.
+ */
 static u64 scif_iv_peer_qp(struct scif_hw_dev *hw, u16 node)
 {
 	struct scif_iv *iv = to_iv(hw);
+	struct scif_iv_aperture *ap;
+	u64 addr;
 
 	if (node >= SCIF_IV_MAX_NODES)
 		return 0;
-	return READ_ONCE(scif_iv_slot(iv, node)->qp_addr[iv->self]);
+	ap = iv->peers[node].ap;
+	addr = READ_ONCE(scif_iv_slot(iv, node)->qp_addr[iv->self]);
+	if (!ap || !PAGE_ALIGNED(addr) || addr >= ap->size)
+		addr = 0;
+	iv->peers[node].qp = addr;
+	return addr;
 }
 
 static void scif_iv_ring(struct scif_hw_dev *hw, u16 node)
@@ -234,6 +264,103 @@ static void scif_iv_peer_down(struct scif_iv *iv, u16 node, const char *why)
 		scif_hw_node_down(&iv->hw, node);
 	peer->up = false;
 	peer->pending = false;
+	peer->failed = false;
+}
+
+/* Whether @want is the 8 bytes at @addr of the node behind @ap. */
+static bool scif_iv_sig_found(struct scif_iv_aperture *ap, u64 addr, u64 want)
+{
+	if (!ap || !want || !IS_ALIGNED(addr, sizeof(u64)) ||
+	    ap->size < sizeof(u64) || addr > ap->size - sizeof(u64))
+		return false;
+	return READ_ONCE(*(u64 *)(ap->va + addr)) == want;
+}
+
+/* What a slot said at one look; every field is the peer's to corrupt. */
+struct scif_iv_view {
+	u64 magic;
+	u32 generation;
+	u32 up;
+	u64 sig_addr;
+	u64 sig_value;
+	u64 qp;
+};
+
+static void scif_iv_read_slot(struct scif_iv *iv, u16 node,
+			      struct scif_iv_view *v)
+{
+	struct scif_iv_slot *slot = scif_iv_slot(iv, node);
+
+	v->magic = READ_ONCE(slot->magic);
+	v->generation = READ_ONCE(slot->generation);
+	v->up = READ_ONCE(slot->up);
+	v->sig_addr = READ_ONCE(slot->sig_addr);
+	v->sig_value = READ_ONCE(slot->sig_value);
+	v->qp = READ_ONCE(slot->qp_addr[iv->self]);
+}
+
+/* What is wrong with the slot of a peer that is up, or NULL. */
+static const char *scif_iv_slot_changed(struct scif_iv_peer *peer,
+					const struct scif_iv_view *v)
+{
+	if (v->magic != SCIF_IV_MAGIC)
+		return "bad magic";
+	if (v->generation != peer->generation)
+		return "generation changed";
+	if (v->sig_addr != peer->sig_addr || v->sig_value != peer->sig_value)
+		return "signature changed";
+	if (v->qp != peer->qp)
+		return "queue address changed";
+	return NULL;
+}
+
+/* A peer that is up (or failed): lost, restarted, misbehaving or fine. */
+static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
+			       const struct scif_iv_view *v, bool fresh)
+{
+	struct scif_iv_peer *peer = &iv->peers[node];
+	const char *why;
+
+	if (!fresh) {
+		scif_iv_peer_down(iv, node, "no heartbeat");
+		return;
+	}
+	if (v->magic == SCIF_IV_MAGIC && !v->up) {
+		scif_iv_peer_down(iv, node, "left");
+		return;
+	}
+	/* A restart shows a new signature, found where the slot says. */
+	if (v->magic == SCIF_IV_MAGIC && v->sig_value != peer->sig_value &&
+	    scif_iv_sig_found(peer->ap, v->sig_addr, v->sig_value)) {
+		scif_iv_peer_down(iv, node, "restarted");
+		return;
+	}
+	/*
+	 * The core took our queue for it back: it found a protocol error,
+	 * and the node stays offline until it restarts or dies.
+	 */
+	if (!READ_ONCE(scif_iv_slot(iv, iv->self)->qp_addr[node]))
+		peer->failed = true;
+	if (peer->failed)
+		return;
+	/*
+	 * It took its queue for us back: it dropped us (a protocol error,
+	 * or it lost us) and no longer touches our memory.
+	 */
+	if (v->magic == SCIF_IV_MAGIC && !v->qp && peer->qp) {
+		scif_iv_peer_down(iv, node, "it dropped this node");
+		return;
+	}
+	why = scif_iv_slot_changed(peer, v);
+	if (why) {
+		peer->failed = true;
+		dev_warn(&iv->pdev->dev, "node %u: invalid bootstrap slot (%s)\n",
+			 node, why);
+		scif_hw_node_failed(&iv->hw, node, "wrote an invalid bootstrap slot");
+		return;
+	}
+	/* A lost doorbell costs latency, never progress. */
+	scif_hw_doorbell(&iv->hw, node);
 }
 
 static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
@@ -241,8 +368,8 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 	struct scif_iv_slot *slot = scif_iv_slot(iv, node);
 	struct scif_iv_peer *peer = &iv->peers[node];
 	u64 hb = READ_ONCE(slot->heartbeat);
-	u32 gen = READ_ONCE(slot->generation);
-	bool alive, fresh;
+	struct scif_iv_view v;
+	bool fresh;
 	int err;
 
 	if (hb != peer->heartbeat) {
@@ -251,32 +378,30 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 	}
 	fresh = peer->seen &&
 		time_before(jiffies, peer->seen + msecs_to_jiffies(hb_timeout_ms));
-	alive = READ_ONCE(slot->magic) == SCIF_IV_MAGIC && READ_ONCE(slot->up);
+	scif_iv_read_slot(iv, node, &v);
 
 	if (peer->up) {
-		if (!alive || !fresh)
-			scif_iv_peer_down(iv, node, "no heartbeat");
-		else if (gen != peer->generation)
-			scif_iv_peer_down(iv, node, "restarted");
-		else	/* a lost doorbell costs latency, never progress */
-			scif_hw_doorbell(&iv->hw, node);
+		scif_iv_check_peer(iv, node, &v, fresh);
 		return;
 	}
-	if (!alive || !fresh) {
+	if (v.magic != SCIF_IV_MAGIC || !v.up || !fresh) {
 		scif_iv_peer_down(iv, node, "gone");
 		return;
 	}
 	if (!peer->ap)
 		peer->ap = scif_iv_find_aperture(slot, node);
-	if (!peer->ap)
+	if (!scif_iv_sig_found(peer->ap, v.sig_addr, v.sig_value))
 		return;
 	err = scif_hw_node_up(&iv->hw, node);
 	peer->pending = err == -EAGAIN;
 	if (err)
 		return;
 	peer->up = true;
-	peer->generation = gen;
-	dev_info(&iv->pdev->dev, "node %u up (generation %u)\n", node, gen);
+	peer->generation = v.generation;
+	peer->sig_addr = v.sig_addr;
+	peer->sig_value = v.sig_value;
+	dev_info(&iv->pdev->dev, "node %u up (generation %u)\n", node,
+		 v.generation);
 }
 
 static void scif_iv_hb_work(struct work_struct *work)
@@ -311,6 +436,59 @@ static void scif_iv_claim_slot(struct scif_iv *iv)
 	WRITE_ONCE(me->up, 1);
 	dev_info(&iv->pdev->dev, "node %u, generation %u\n", iv->self, gen);
 }
+
+/*
+ * Test hook, <debugfs>/scif_ivshmem/corrupt_slot (root only, write only):
+ * this node writes garbage into its own bootstrap slot, as a misbehaving
+ * peer would.  Words: magic, generation, signature, sig_addr (outside
+ * any aperture), qp_addr (random), qp_far (page aligned, outside any
+ * aperture).  Undone only by reloading the module (a new life).
+ */
+static ssize_t scif_iv_corrupt_write(struct file *file, const char __user *ubuf,
+				     size_t len, loff_t *ppos)
+{
+	struct scif_iv *iv = file->private_data;
+	struct scif_iv_slot *me = scif_iv_slot(iv, iv->self);
+	char buf[16];
+	int i;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	strim(buf);
+	if (!strcmp(buf, "magic")) {
+		WRITE_ONCE(me->magic, get_random_u64() | 1);
+	} else if (!strcmp(buf, "generation")) {
+		WRITE_ONCE(me->generation, me->generation + 1 +
+			   get_random_u32() % 1000);
+	} else if (!strcmp(buf, "signature")) {
+		WRITE_ONCE(me->sig_value, get_random_u64() | 1);
+	} else if (!strcmp(buf, "sig_addr")) {
+		WRITE_ONCE(me->sig_addr, (get_random_u64() | BIT_ULL(62)) &
+			   ~(u64)7);
+	} else if (!strcmp(buf, "qp_addr")) {
+		for (i = 0; i < SCIF_IV_MAX_NODES; i++)
+			if (i != iv->self)
+				WRITE_ONCE(me->qp_addr[i], get_random_u64());
+	} else if (!strcmp(buf, "qp_far")) {
+		for (i = 0; i < SCIF_IV_MAX_NODES; i++)
+			if (i != iv->self)
+				WRITE_ONCE(me->qp_addr[i], BIT_ULL(40) +
+					   i * PAGE_SIZE);
+	} else {
+		return -EINVAL;
+	}
+	return len;
+}
+
+static const struct file_operations scif_iv_corrupt_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = scif_iv_corrupt_write,
+	.llseek = noop_llseek,
+};
 
 static int scif_iv_setup_irqs(struct scif_iv *iv)
 {
@@ -410,6 +588,9 @@ static int scif_iv_probe_doorbell(struct pci_dev *pdev)
 	scif_iv_dev = iv;
 	mutex_unlock(&scif_iv_lock);
 	pci_set_drvdata(pdev, iv);
+	iv->debugfs = debugfs_create_dir("scif_ivshmem", NULL);
+	debugfs_create_file("corrupt_slot", 0200, iv->debugfs, iv,
+			    &scif_iv_corrupt_fops);
 	schedule_delayed_work(&iv->hb_work, 0);
 	return 0;
 
@@ -424,6 +605,7 @@ static void scif_iv_remove_doorbell(struct pci_dev *pdev)
 {
 	struct scif_iv *iv = pci_get_drvdata(pdev);
 
+	debugfs_remove_recursive(iv->debugfs);
 	cancel_delayed_work_sync(&iv->hb_work);
 	WRITE_ONCE(scif_iv_slot(iv, iv->self)->up, 0);
 	mutex_lock(&scif_iv_lock);

@@ -9,6 +9,7 @@
  */
 #include <linux/minmax.h>
 #include <linux/poll.h>
+#include <linux/random.h>
 
 #include "scif_priv.h"
 
@@ -39,7 +40,7 @@ static int scif_epd_tx_state(struct scif_endpt *ep)
 static bool scif_send_ready(struct scif_endpt *ep)
 {
 	return READ_ONCE(ep->state) != SCIF_EPD_CONNECTED ||
-	       scif_rb_tx_room(&ep->rb);
+	       scif_rb_tx_room(&ep->rb) || scif_rb_tx_broken(&ep->rb);
 }
 
 /* One round of sending: what fits now.  Returns bytes sent or -errno. */
@@ -53,6 +54,11 @@ static ssize_t scif_send_some(struct scif_endpt *ep, struct iov_iter *from)
 	if (err) {
 		mutex_unlock(&ep->send_mutex);
 		return err;
+	}
+	if (scif_rb_tx_broken(&ep->rb)) {
+		mutex_unlock(&ep->send_mutex);
+		scif_epd_ring_broken(ep);
+		return -ECONNRESET;
 	}
 	want = min_t(size_t, scif_rb_tx_room(&ep->rb), iov_iter_count(from));
 	sent = scif_rb_put(&ep->rb, from);
@@ -86,7 +92,8 @@ static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
 	}
 	if (scif_rb_rx_avail(&ep->rb, &avail)) {
 		mutex_unlock(&ep->recv_mutex);
-		return -ECONNRESET;	/* the peer broke the ring */
+		scif_epd_ring_broken(ep);	/* the peer broke the ring */
+		return -ECONNRESET;
 	}
 	want = min_t(size_t, avail, iov_iter_count(to));
 	got = scif_rb_get(&ep->rb, to);
@@ -202,4 +209,51 @@ __poll_t scif_epd_poll_mask(struct scif_endpt *ep)
 	}
 	spin_unlock(&ep->lock);
 	return mask;
+}
+
+/**
+ * scif_epd_corrupt_rings() - test hook: break the rings we send into
+ * @port: local port of the connections to break
+ *
+ * For every connected endpoint bound to @port, stores counts that make
+ * no sense in the peer's half of the queue pair (a write count beyond
+ * the ring, a read count of bytes never sent) and tells the peer with
+ * DATA and SPACE.  Reached only through debugfs.
+ *
+ * Context: process context; may sleep.
+ * Return: the number of connections broken.
+ */
+int scif_epd_corrupt_rings(u16 port)
+{
+	struct scif_endpt *ep, *batch[16];
+	int i, n = 0;
+
+	mutex_lock(&scif_info.eplock);
+	list_for_each_entry(ep, &scif_info.endpoints, list) {
+		if (READ_ONCE(ep->port) != port ||
+		    READ_ONCE(ep->state) != SCIF_EPD_CONNECTED ||
+		    !kref_get_unless_zero(&ep->ref))
+			continue;
+		batch[n++] = ep;
+		if (n == ARRAY_SIZE(batch))
+			break;
+	}
+	mutex_unlock(&scif_info.eplock);
+	for (i = 0; i < n; i++) {
+		ep = batch[i];
+		mutex_lock(&ep->send_mutex);
+		if (ep->rb.remote) {
+			WRITE_ONCE(ep->rb.remote->rx_write, ep->rb.tx_write +
+				   ep->rb.tx_size + 1 + get_random_u32() % 4096);
+			WRITE_ONCE(ep->rb.remote->tx_read, ep->rb.rx_read +
+				   ep->rb.rx_size + 1 + get_random_u32() % 4096);
+		}
+		mutex_unlock(&ep->send_mutex);
+		if (READ_ONCE(ep->state) == SCIF_EPD_CONNECTED) {
+			scif_epd_notify(ep, SCIF_MSG_DATA);
+			scif_epd_notify(ep, SCIF_MSG_SPACE);
+		}
+		scif_epd_put(ep);
+	}
+	return n;
 }

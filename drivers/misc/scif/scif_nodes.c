@@ -7,6 +7,7 @@
 #include <linux/export.h>
 #include <linux/io.h>
 #include <linux/minmax.h>
+#include <linux/random.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
@@ -45,7 +46,8 @@ static bool scif_node_tx_ready(struct scif_node *node)
  * @msg: the message
  *
  * Sleeps while the peer's queue is full.  Only a fatal signal or the
- * loss of the node ends the wait early.
+ * loss of the node ends the wait early; a read count from the peer that
+ * makes no sense is a protocol error, which takes the node offline.
  *
  * Context: process context; takes @node->tx_mutex.
  * Return: 0, -ENODEV if the node is gone, or -EINTR.
@@ -59,6 +61,11 @@ int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
 	mutex_lock(&node->tx_mutex);
 	while (READ_ONCE(node->online) &&
 	       scif_rb_tx_room(&node->rb) < sizeof(*msg)) {
+		if (scif_rb_tx_broken(&node->rb)) {
+			scif_node_protocol_error(node);
+			err = -ENODEV;
+			goto out;
+		}
 		/* Ask for a doorbell once the peer has made room. */
 		WRITE_ONCE(node->rb.remote->rx_waiting, 1);
 		/* The flag must be visible before we look at the room again. */
@@ -135,14 +142,19 @@ static void scif_node_drop_replies(struct scif_node *node)
 	}
 }
 
-static bool scif_node_recv(struct scif_node *node, struct scif_msg *msg)
+/* 1 with a message in @msg, 0 if none is waiting, -EPROTO. */
+static int scif_node_recv(struct scif_node *node, struct scif_msg *msg)
 {
 	struct kvec kv = { .iov_base = msg, .iov_len = sizeof(*msg) };
 	struct iov_iter iter;
 	u32 avail;
+	int err;
 
-	if (scif_rb_rx_avail(&node->rb, &avail) || avail < sizeof(*msg))
-		return false;
+	err = scif_rb_rx_avail(&node->rb, &avail);
+	if (err)
+		return err;
+	if (avail < sizeof(*msg))
+		return 0;
 	iov_iter_kvec(&iter, ITER_DEST, &kv, 1, sizeof(*msg));
 	return scif_rb_get(&node->rb, &iter) == sizeof(*msg);
 }
@@ -151,11 +163,16 @@ static void scif_node_rx_work(struct work_struct *work)
 {
 	struct scif_node *node = container_of(work, struct scif_node, rx_work);
 	struct scif_msg msg;
+	int ret;
 
 	if (!READ_ONCE(node->online))
 		return;
-	while (scif_node_recv(node, &msg))
+	while ((ret = scif_node_recv(node, &msg)) > 0)
 		scif_msg_dispatch(node, &msg);
+	if (ret < 0) {
+		scif_node_protocol_error(node);
+		return;
+	}
 
 	if (READ_ONCE(node->rb.local->rx_waiting)) {
 		WRITE_ONCE(node->rb.local->rx_waiting, 0);
@@ -280,7 +297,8 @@ static void scif_node_release_qp(struct scif_node *n)
  * this node's half of the queue pair stays published meanwhile.
  *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL for a bad id, -EBUSY if the node is online or
+ * Return: 0, -EINVAL for a bad id, -EBUSY if the node is online, was
+ * taken offline for a protocol error and not reported down since, or is
  * reached through another bus, -EAGAIN if the node has not published
  * its half of the queue pair yet, or another negative errno.
  */
@@ -293,7 +311,7 @@ int scif_hw_node_up(struct scif_hw_dev *hw, u16 node)
 		return -EINVAL;
 	n = &scif_info.nodes[node];
 	mutex_lock(&scif_info.node_lock);
-	if (n->online || (n->hw && n->hw != hw)) {
+	if (n->online || n->failed || (n->hw && n->hw != hw)) {
 		err = -EBUSY;
 		goto out;
 	}
@@ -314,50 +332,140 @@ out:
 }
 EXPORT_SYMBOL_GPL(scif_hw_node_up);
 
-/**
- * scif_hw_node_down() - a bus reports that a node is gone
- * @hw: the bus
- * @node: the node's id
- *
- * Every endpoint connected to the node is reset, every waiter woken and
- * the node queue pair released.
- *
- * Context: process context; may sleep.
+/*
+ * Take an online node offline: clients are told, rx_work stops, every
+ * endpoint connected to it is reset (@hold: keeping what the node may
+ * still write into, see the notes; only fail_work holds) and queued
+ * replies are dropped.
+ * Called and returns with scif_info.node_lock held; drops it meanwhile.
  */
-void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
+static void scif_node_offline(struct scif_node *n, bool hold)
 {
-	struct scif_node *n;
-
-	if (node >= SCIF_MAX_NODES)
-		return;
-	n = &scif_info.nodes[node];
-	mutex_lock(&scif_info.node_lock);
-	if (n->hw != hw) {
-		mutex_unlock(&scif_info.node_lock);
-		return;
-	}
-	if (!n->online) {	/* was still waiting for the peer's half */
-		scif_node_release_qp(n);
-		mutex_unlock(&scif_info.node_lock);
-		return;
-	}
 	WRITE_ONCE(n->online, false);
 	wake_up_all(&n->tx_wq);
 	scif_clients_remove(n);
 	mutex_unlock(&scif_info.node_lock);
 
 	cancel_work_sync(&n->rx_work);
-	scif_epd_node_lost(n);
+	/* rx_work is stopped: nothing queues fail_work any more. */
+	if (!hold)	/* (not called from fail_work) */
+		cancel_work_sync(&n->fail_work);
+	scif_epd_node_lost(n, hold);
 	cancel_work_sync(&n->reply_work);
 
 	mutex_lock(&scif_info.node_lock);
 	mutex_lock(&n->tx_mutex);
 	scif_node_drop_replies(n);
+	mutex_unlock(&n->tx_mutex);
+}
+
+/**
+ * scif_hw_node_down() - a bus reports that a node is gone
+ * @hw: the bus
+ * @node: the node's id
+ *
+ * Every endpoint connected to the node is reset, every waiter woken and
+ * the node queue pair released.  For a node taken offline for a protocol
+ * error, this releases what was kept for it.
+ *
+ * Context: process context; may sleep.
+ */
+void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
+{
+	struct scif_node *n;
+	bool held;
+
+	if (node >= SCIF_MAX_NODES)
+		return;
+	n = &scif_info.nodes[node];
+	/* A protocol error being handled completes first. */
+	cancel_work_sync(&n->fail_work);
+	mutex_lock(&scif_info.node_lock);
+	if (n->hw != hw)
+		goto out;
+	if (n->online) {
+		scif_node_offline(n, false);
+	} else if (n->failed) {
+		mutex_unlock(&scif_info.node_lock);
+		scif_epd_node_lost(n, false);
+		mutex_lock(&scif_info.node_lock);
+	}
+	held = n->failed;
+	n->failed = false;
+	mutex_lock(&n->tx_mutex);
 	scif_node_release_qp(n);
 	mutex_unlock(&n->tx_mutex);
+	if (held)
+		pr_info("scif: node %u gone; what was kept for it is freed\n",
+			node);
+out:
 	mutex_unlock(&scif_info.node_lock);
 }
 EXPORT_SYMBOL_GPL(scif_hw_node_down);
+
+/*
+ * Take a node that broke the protocol offline, keeping what it may
+ * still write into until its bus reports it down.
+ */
+static void scif_node_fail(struct scif_node *n, const char *why)
+{
+	mutex_lock(&scif_info.node_lock);
+	if (!n->online) {
+		mutex_unlock(&scif_info.node_lock);
+		return;
+	}
+	n->failed = true;
+	atomic_inc(&scif_info.node_failures);
+	pr_warn_ratelimited("scif: node %u %s: offline until it restarts\n",
+			    n->id, why);
+	scif_node_offline(n, true);
+	mutex_lock(&n->tx_mutex);
+	if (n->rb.remote)
+		scif_node_unmap(n, n->rb.remote,
+				sizeof(struct scif_qp_shm) + SCIF_NODE_QP_SIZE);
+	n->rb.remote = NULL;
+	/* The peer may learn from this that we dropped it. */
+	n->hw->ops->publish_qp(n->hw, n->id, 0);
+	mutex_unlock(&n->tx_mutex);
+	mutex_unlock(&scif_info.node_lock);
+}
+
+static void scif_node_fail_work(struct work_struct *work)
+{
+	scif_node_fail(container_of(work, struct scif_node, fail_work),
+		       "broke its node queue pair");
+}
+
+/**
+ * scif_node_protocol_error() - a node broke its node queue pair
+ * @node: the node
+ *
+ * Context: any context; the node is taken offline from the workqueue.
+ */
+void scif_node_protocol_error(struct scif_node *node)
+{
+	queue_work(scif_info.wq, &node->fail_work);
+}
+
+/**
+ * scif_hw_node_failed() - a bus finds a live node's bootstrap data invalid
+ * @hw: the bus
+ * @node: the node's id
+ * @why: what was wrong, for the kernel log
+ *
+ * The node is taken offline as for a protocol error: endpoints connected
+ * to it are reset, new operations get -ENODEV, and it stays offline
+ * until the bus calls scif_hw_node_down() (it restarted or died).
+ *
+ * Context: process context; may sleep.
+ */
+void scif_hw_node_failed(struct scif_hw_dev *hw, u16 node, const char *why)
+{
+	if (node >= SCIF_MAX_NODES || READ_ONCE(scif_info.nodes[node].hw) != hw)
+		return;
+	scif_node_fail(&scif_info.nodes[node], why);
+}
+EXPORT_SYMBOL_GPL(scif_hw_node_failed);
 
 /**
  * scif_hw_doorbell() - a bus reports a doorbell from a node
@@ -500,6 +608,48 @@ void scif_client_unregister(struct scif_client *client)
 EXPORT_SYMBOL_GPL(scif_client_unregister);
 
 /**
+ * scif_node_corrupt() - test hook: break our node queue pair towards a node
+ * @id: the node whose ring we fill
+ * @count: store a write count larger than the ring in the peer's half;
+ *	else send @nr messages of random bytes
+ * @nr: number of random messages
+ *
+ * Makes this node the misbehaving peer of scif_corrupt_test; reached
+ * only through debugfs.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -ENODEV if @id is not online.
+ */
+int scif_node_corrupt(u16 id, bool count, unsigned int nr)
+{
+	struct scif_node *node = scif_node_get_online(id);
+	struct scif_msg msg;
+	int err = 0;
+
+	if (!node)
+		return -ENODEV;
+	if (count) {
+		mutex_lock(&scif_info.node_lock);
+		mutex_lock(&node->tx_mutex);
+		if (node->online && node->rb.remote) {
+			WRITE_ONCE(node->rb.remote->rx_write, node->rb.tx_write +
+				   node->rb.tx_size + 1 + get_random_u32() % 4096);
+			node->hw->ops->ring(node->hw, node->id);
+		}
+		mutex_unlock(&node->tx_mutex);
+		mutex_unlock(&scif_info.node_lock);
+		return 0;
+	}
+	while (nr-- && !err) {
+		get_random_bytes(&msg, sizeof(msg));
+		/* Mostly known types, so that handles and arguments are read. */
+		msg.op %= SCIF_MSG_NR + 2;
+		err = scif_node_send(node, &msg);
+	}
+	return err;
+}
+
+/**
  * scif_nodes_init() - set up the node table
  *
  * Return: 0.
@@ -519,6 +669,7 @@ int scif_nodes_init(void)
 		spin_lock_init(&n->reply_lock);
 		INIT_LIST_HEAD(&n->replies);
 		INIT_WORK(&n->reply_work, scif_node_reply_work);
+		INIT_WORK(&n->fail_work, scif_node_fail_work);
 	}
 	return 0;
 }

@@ -28,6 +28,21 @@
  * must send are queued to reply_work.  Senders in process context sleep
  * while the peer's queue is full.
  *
+ * Protocol errors.  A peer that breaks a queue pair (a count claiming
+ * more than the ring holds) or whose bootstrap data turns invalid is
+ * alive and may still write into our memory, so it is not "gone": the
+ * core takes it offline on its own (scif_node.failed, set by fail_work
+ * or by scif_hw_node_failed() from the bus), resets every endpoint
+ * connected to it as on node loss (ECONNRESET, ENODEV for new
+ * operations) and unpublishes its queue half, but frees nothing the
+ * peer may still write into: the local half of the node queue pair and
+ * the receive area of every endpoint that was connected or connecting
+ * to it (held by @proto_ref) stay until the bus reports the node down
+ * (it restarted or died), which frees them.  Only then may the bus bring
+ * the node up again, as a new node.  A broken connection ring costs only
+ * that connection: it is reset and the peer is asked to disconnect, as
+ * if this side had closed.
+ *
  * Lock order (outermost first):
  *   scif_endpt.ctl_mutex
  *   scif_endpt.recv_mutex
@@ -100,9 +115,13 @@ struct scif_rb {
  * @reply_lock: protects @replies
  * @replies: messages queued by @rx_work for @reply_work to send
  * @reply_work: sends @replies
+ * @failed: taken offline for a protocol error, until the bus reports it
+ *	down (see the implementation notes)
+ * @fail_work: takes the node offline when @rx_work or a sender finds
+ *	its node queue pair broken
  *
- * @hw and @online change under scif_info.node_lock; @online is read
- * without it (READ_ONCE) on the data path.
+ * @hw, @online and @failed change under scif_info.node_lock; @online is
+ * read without it (READ_ONCE) on the data path.
  */
 struct scif_node {
 	u16 id;
@@ -120,6 +139,9 @@ struct scif_node {
 	spinlock_t reply_lock;
 	struct list_head replies;
 	struct work_struct reply_work;
+
+	bool failed;
+	struct work_struct fail_work;
 };
 
 /**
@@ -249,6 +271,10 @@ struct scif_endpt {
  * @node_lock: protects nodes' @hw/@online, @clients
  * @clients: registered kernel clients
  * @nodes: every possible node
+ * @dropped_msgs: node messages dropped: unknown type, or naming no
+ *	endpoint of the sending node
+ * @node_failures: nodes taken offline for a protocol error
+ * @ring_failures: connections reset because the peer broke their ring
  */
 struct scif_info {
 	struct miscdevice mdev;
@@ -273,6 +299,10 @@ struct scif_info {
 	struct mutex node_lock;
 	struct list_head clients;
 	struct scif_node nodes[SCIF_MAX_NODES];
+
+	atomic_t dropped_msgs;
+	atomic_t node_failures;
+	atomic_t ring_failures;
 };
 
 extern struct scif_info scif_info;
@@ -283,6 +313,7 @@ extern unsigned int scif_msg_ring_size;
 struct scif_qp_shm *scif_qp_alloc(u32 rx_size);
 void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size);
 u32 scif_rb_tx_room(const struct scif_rb *rb);
+bool scif_rb_tx_broken(const struct scif_rb *rb);
 int scif_rb_rx_avail(const struct scif_rb *rb, u32 *avail);
 size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from);
 size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to);
@@ -296,13 +327,15 @@ void scif_node_reply(struct scif_node *node, const struct scif_msg *msg);
 void *scif_node_map(struct scif_node *node, u64 addr, size_t len);
 void scif_node_unmap(struct scif_node *node, void *va, size_t len);
 u64 scif_node_local_addr(struct scif_node *node, void *va);
+void scif_node_protocol_error(struct scif_node *node);
+int scif_node_corrupt(u16 id, bool count, unsigned int nr);
 
 /* scif_epd.c */
 struct scif_endpt *scif_epd_create(void);
 void scif_epd_put(struct scif_endpt *ep);
 struct scif_endpt *scif_epd_lookup(u64 handle);
 const char *scif_epd_state_name(enum scif_epd_state state);
-void scif_epd_node_lost(struct scif_node *node);
+void scif_epd_node_lost(struct scif_node *node, bool hold);
 int scif_port_claim(u16 port);
 int scif_port_alloc(u16 *port);
 void scif_port_get(u16 port);
@@ -321,11 +354,13 @@ struct scif_conreq *scif_epd_unpark_request(u64 cookie);
 void scif_epd_close(struct scif_endpt *ep);
 void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg);
 void scif_epd_disconnect_work(struct work_struct *work);
+void scif_epd_ring_broken(struct scif_endpt *ep);
 
 /* scif_msg.c */
 int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags);
 int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags);
 __poll_t scif_epd_poll_mask(struct scif_endpt *ep);
+int scif_epd_corrupt_rings(u16 port);
 
 /* scif_fd.c */
 int scif_fd_init(void);

@@ -60,6 +60,18 @@ u32 scif_rb_tx_room(const struct scif_rb *rb)
 }
 
 /**
+ * scif_rb_tx_broken() - whether the peer's read count makes no sense
+ * @rb: the ring
+ *
+ * Return: true if the peer claims to have read bytes never sent.
+ */
+bool scif_rb_tx_broken(const struct scif_rb *rb)
+{
+	return rb->remote &&
+	       rb->tx_write - READ_ONCE(rb->local->tx_read) > rb->tx_size;
+}
+
+/**
  * scif_rb_rx_avail() - bytes waiting to be received
  * @rb: the ring
  * @avail: receives the count
