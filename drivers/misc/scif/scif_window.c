@@ -45,6 +45,40 @@ static atomic_long_t scif_nr_windows;
 static atomic_long_t scif_nr_rwindows;
 static atomic64_t scif_window_ids;
 
+/*
+ * Test hook, <debugfs>/scif/corrupt_runlist (root only): when non-zero,
+ * the next run list this node sends is damaged so that the peer's checks
+ * can be exercised (1 unaligned address, 2 run longer than the window,
+ * 3 runs adding up to more than the window, 4 address outside what the
+ * bus reaches, 5 zero length, 6 more runs claimed than the list holds).
+ * Reset after use.
+ */
+static u32 scif_corrupt_runlist;
+
+static void scif_runlist_corrupt(struct scif_runlist *rl, struct scif_msg *msg)
+{
+	switch (xchg(&scif_corrupt_runlist, 0)) {
+	case 1:
+		rl->run[0].addr += 64;
+		break;
+	case 2:
+		rl->run[0].len = PAGE_MASK;
+		break;
+	case 3:
+		rl->run[rl->nr - 1].len += PAGE_SIZE;
+		break;
+	case 4:
+		rl->run[0].addr = 1ULL << 50;
+		break;
+	case 5:
+		rl->run[0].len = 0;
+		break;
+	case 6:
+		msg->arg[3] += 1ULL << 32;
+		break;
+	}
+}
+
 static int scif_rma_show(struct seq_file *s, void *unused)
 {
 	seq_printf(s, "pinned_pages %ld\nwindows %ld\nremote_windows %ld\n",
@@ -62,6 +96,7 @@ DEFINE_SHOW_ATTRIBUTE(scif_rma);
 void scif_rma_debugfs_init(struct dentry *dir)
 {
 	debugfs_create_file("rma", 0400, dir, NULL, &scif_rma_fops);
+	debugfs_create_u32("corrupt_runlist", 0600, dir, &scif_corrupt_runlist);
 }
 
 /**
@@ -396,6 +431,28 @@ static int scif_window_build_xfer(struct scif_window *w, struct scif_node *node)
 	return 0;
 }
 
+/*
+ * The lowest free run of @size pages at or above @min; under rma.lock,
+ * which keeps it free.  (mtree_alloc_range() of 6.1 mishandles an empty
+ * tree, so the gap is looked up and then inserted.)
+ */
+static int scif_window_gap(struct scif_endpt *ep, unsigned long min,
+			   unsigned long size, unsigned long *start)
+{
+	MA_STATE(mas, &ep->rma.local, 0, 0);
+	int err;
+
+	mtree_lock(&ep->rma.local);
+	err = mas_empty_area(&mas, min, SCIF_RMA_MAX_PAGE, size);
+	mtree_unlock(&ep->rma.local);
+	if (err)
+		return err;
+	if (mas.index < min || mas.index > SCIF_RMA_MAX_PAGE - size + 1)
+		return -EBUSY;
+	*start = mas.index;
+	return 0;
+}
+
 /* Find room for @w in the registered address space; under rma.lock. */
 static int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 			     s64 offset, bool fixed)
@@ -416,14 +473,15 @@ static int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 	}
 	/* Near the hint if there is room above it, else anywhere. */
 	err = -EBUSY;
-	if (first && first < SCIF_RMA_MAX_PAGE - w->nr_pages)
-		err = mtree_alloc_range(&ep->rma.local, &start, w, w->nr_pages,
-					first, SCIF_RMA_MAX_PAGE, GFP_KERNEL);
+	if (first && first <= SCIF_RMA_MAX_PAGE - w->nr_pages)
+		err = scif_window_gap(ep, first, w->nr_pages, &start);
 	if (err == -EBUSY)
-		err = mtree_alloc_range(&ep->rma.local, &start, w, w->nr_pages,
-					0, SCIF_RMA_MAX_PAGE, GFP_KERNEL);
+		err = scif_window_gap(ep, 0, w->nr_pages, &start);
+	if (!err)
+		err = mtree_insert_range(&ep->rma.local, start,
+					 start + w->nr_pages - 1, w, GFP_KERNEL);
 	if (err)
-		return err == -EBUSY ? -ENOMEM : err;
+		return err == -EBUSY || err == -EEXIST ? -ENOMEM : err;
 	w->offset = (u64)start << PAGE_SHIFT;
 	return 0;
 }
@@ -464,6 +522,8 @@ static int scif_window_open(struct scif_endpt *ep, struct scif_window *w,
 	msg->arg[3] = (u64)pp->nr_runs << 32 | (u32)w->prot;
 	msg->arg[4] = scif_node_local_addr(ep->node,
 					   page_address(w->xfer[0]));
+	if (unlikely(READ_ONCE(scif_corrupt_runlist)))
+		scif_runlist_corrupt(page_address(w->xfer[0]), msg);
 out:
 	mutex_unlock(&ep->rma.lock);
 	return err;
