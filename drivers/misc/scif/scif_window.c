@@ -530,8 +530,7 @@ out:
 }
 
 /* The registrant's wait for REGISTER_ACK is over (or given up). */
-static s64 scif_window_opened(struct scif_endpt *ep, struct scif_window *w,
-			      bool killed)
+static s64 scif_window_opened(struct scif_endpt *ep, struct scif_window *w)
 {
 	s64 ret;
 
@@ -605,10 +604,10 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		}
 		mutex_unlock(&ep->rma.lock);
 	} else {
-		err = wait_event_killable(ep->wq, READ_ONCE(w->state) !=
-						  SCIF_WIN_REGISTERING);
+		wait_event_killable(ep->wq, READ_ONCE(w->state) !=
+					    SCIF_WIN_REGISTERING);
 	}
-	ret = scif_window_opened(ep, w, err);
+	ret = scif_window_opened(ep, w);
 	scif_window_put(w);
 	return ret;
 }
