@@ -280,6 +280,8 @@ static int scif_rma_check(const struct scif_rma_req *req)
 		return -EINVAL;
 	if (!req->len)
 		return -EINVAL;
+	if (req->kind == SCIF_RMA_KERNEL && !req->kaddr)
+		return -EFAULT;
 	if (req->roffset < 0 ||
 	    check_add_overflow((u64)req->roffset, req->len, &end) ||
 	    end - 1 > S64_MAX)
