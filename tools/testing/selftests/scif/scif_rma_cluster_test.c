@@ -196,7 +196,7 @@ static void run_checks(int idx)
 	uint8_t *lwin = map_mem(WIN), *buf = map_mem(WIN + 4096);
 	uint8_t *ref = map_mem(WIN);
 	int *res = results[idx], r, err, i;
-	uint32_t s = self * 131 + peers[idx] * 7 + 1;
+	uint32_t s = self * 131 + peers[idx] * 7 + 1, seed;
 	uint64_t lo, ro, len;
 	scif_epd_t epd = -1;
 
@@ -246,12 +246,13 @@ static void run_checks(int idx)
 	}
 
 	/* Window pieces to random places; the server checks. */
-	fill(lwin, WIN, s + 1);
+	seed = s + 1;
+	fill(lwin, WIN, seed);
 	for (r = 0; r < ROUNDS && !res[5]; r++) {
 		len = 1 + rnd(&s) % 20000;
 		ro = rnd(&s) % (WIN - len + 1);
 		res[5] = scif_writeto(epd, 0, len, ro, 0) ? errno :
-			 ask(epd, CMD_CHECK, s + 1, ro, len);
+			 ask(epd, CMD_CHECK, seed, ro, len);
 	}
 
 	res[6] = want_errno(scif_writeto(epd, 0, 16, WIN - 8, 0), ENXIO);
