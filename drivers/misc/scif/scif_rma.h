@@ -107,7 +107,8 @@ enum scif_window_state {
  *	acknowledgment handler finishes the job
  * @xfer: pages holding the run list the peer reads at registration
  * @nr_xfer: entries in @xfer
- * @link: on a private list while being unregistered or torn down
+ * @unreg: on the private list of scif_epd_unregister()
+ * @dead: on the private list of a teardown
  *
  * @state, @err, @abandoned and the tree are protected by the endpoint's
  * rma.lock; the rest is immutable after registration, except @xfer,
@@ -125,7 +126,8 @@ struct scif_window {
 	bool abandoned;
 	struct page **xfer;
 	unsigned int nr_xfer;
-	struct list_head link;
+	struct list_head unreg;
+	struct list_head dead;
 };
 
 /**

@@ -671,22 +671,22 @@ int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 			continue;
 		w->state = SCIF_WIN_UNREGISTERING;
 		kref_get(&w->ref);
-		list_add_tail(&w->link, &batch);
+		list_add_tail(&w->unreg, &batch);
 	}
 	mutex_unlock(&ep->rma.lock);
 
-	list_for_each_entry(w, &batch, link) {
+	list_for_each_entry(w, &batch, unreg) {
 		scif_msg_fill(&msg, SCIF_MSG_UNREGISTER, ep->peer_handle,
 			      ep->handle, w->id, w->offset);
 		/* If this fails, the node is gone: teardown finishes. */
 		if (scif_node_send(ep->node, &msg))
 			break;
 	}
-	list_for_each_entry_safe(w, tmp, &batch, link) {
+	list_for_each_entry_safe(w, tmp, &batch, unreg) {
 		if (!err)
 			err = wait_event_killable(ep->wq, READ_ONCE(w->state) ==
 							  SCIF_WIN_DEAD);
-		list_del(&w->link);
+		list_del(&w->unreg);
 		scif_window_put(w);
 	}
 	return 0;
@@ -1136,14 +1136,14 @@ void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
 	idx = 0;
 	while (local && (w = mt_find(&ep->rma.local, &idx, ULONG_MAX))) {
 		scif_window_unlink(ep, w, err);
-		list_add_tail(&w->link, &wins);
+		list_add_tail(&w->dead, &wins);
 	}
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);
 
 	list_for_each_entry_safe(rw, rtmp, &rwins, link)
 		scif_rwindow_put(rw);
-	list_for_each_entry_safe(w, wtmp, &wins, link)
+	list_for_each_entry_safe(w, wtmp, &wins, dead)
 		scif_window_put(w);
 	wait_event(ep->wq, !atomic_read(&ep->rma.nr_rwindows));
 }
