@@ -21,6 +21,9 @@
 /* An endpoint, as kernel clients hold it. */
 typedef struct scif_endpt *scif_epd_t;
 
+/* Pages pinned by scif_pin_pages(), opaque to clients. */
+typedef struct scif_pinned_pages *scif_pinned_pages_t;
+
 /**
  * struct scif_pollepd - an endpoint and the events to poll it for
  * @epd: the endpoint
@@ -70,6 +73,23 @@ int scif_send(scif_epd_t epd, void *msg, int len, int flags);
 int scif_recv(scif_epd_t epd, void *msg, int len, int flags);
 int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout);
 int scif_get_node_ids(u16 *nodes, int len, u16 *self);
+int scif_pin_pages(void *addr, size_t len, int prot_flags, int map_flags,
+		   scif_pinned_pages_t *pinned_pages);
+int scif_unpin_pages(scif_pinned_pages_t pinned_pages);
+off_t scif_register_pinned_pages(scif_epd_t epd,
+				 scif_pinned_pages_t pinned_pages,
+				 off_t offset, int map_flags);
+off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,
+		    int prot_flags, int map_flags);
+int scif_unregister(scif_epd_t epd, off_t offset, size_t len);
+int scif_readfrom(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
+		  int rma_flags);
+int scif_writeto(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
+		 int rma_flags);
+int scif_vreadfrom(scif_epd_t epd, void *addr, size_t len, off_t roffset,
+		   int rma_flags);
+int scif_vwriteto(scif_epd_t epd, void *addr, size_t len, off_t roffset,
+		  int rma_flags);
 int scif_client_register(struct scif_client *client);
 void scif_client_unregister(struct scif_client *client);
 

@@ -246,3 +246,228 @@ int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout)
 	return ready;
 }
 EXPORT_SYMBOL_GPL(scif_poll);
+
+/**
+ * scif_pin_pages() - pin memory for scif_register_pinned_pages()
+ * @addr: start, page aligned: a user address of the current process,
+ *	or with SCIF_MAP_KERNEL a kernel address (linear map or vmalloc),
+ *	which the caller keeps valid until every window over it is gone
+ * @len: bytes, a non-zero multiple of the page size
+ * @prot_flags: SCIF_PROT_READ and/or SCIF_PROT_WRITE
+ * @map_flags: 0 or SCIF_MAP_KERNEL
+ * @pinned_pages: receives the pinned pages
+ *
+ * User pages are pinned for the long term and charged to the process's
+ * RLIMIT_MEMLOCK.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -EINVAL (bad flags, alignment or length), -EFAULT
+ * (memory that cannot be pinned), -EAGAIN (over RLIMIT_MEMLOCK), -ENOMEM
+ * or -EINTR.
+ */
+int scif_pin_pages(void *addr, size_t len, int prot_flags, int map_flags,
+		   scif_pinned_pages_t *pinned_pages)
+{
+	if (!pinned_pages)
+		return -EINVAL;
+	return scif_epd_pin((unsigned long)addr, len, prot_flags, map_flags,
+			    pinned_pages);
+}
+EXPORT_SYMBOL_GPL(scif_pin_pages);
+
+/**
+ * scif_unpin_pages() - let go of pages from scif_pin_pages()
+ * @pinned_pages: the pages; not to be used again by the caller
+ *
+ * The pages are unpinned at once, or when the last window registered
+ * over them is gone.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -EINVAL if @pinned_pages is NULL.
+ */
+int scif_unpin_pages(scif_pinned_pages_t pinned_pages)
+{
+	if (!pinned_pages)
+		return -EINVAL;
+	scif_pinned_put(pinned_pages);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(scif_unpin_pages);
+
+/**
+ * scif_register_pinned_pages() - open a window over pinned pages
+ * @epd: a connected endpoint
+ * @pinned_pages: from scif_pin_pages(); the window keeps them pinned
+ * @offset: with SCIF_MAP_FIXED the window's offset, page aligned;
+ *	otherwise a hint, 0 for none
+ * @map_flags: 0 or SCIF_MAP_FIXED
+ *
+ * Context: process context; sleeps until the peer has the window.
+ * Return: the window's offset, or -EINVAL, -EADDRINUSE (SCIF_MAP_FIXED
+ * range taken), -ENOMEM, -ENOTCONN, -ECONNRESET, -ENODEV, -EINTR or
+ * -EPROTO (the peer refused the window).
+ */
+off_t scif_register_pinned_pages(scif_epd_t epd,
+				 scif_pinned_pages_t pinned_pages,
+				 off_t offset, int map_flags)
+{
+	int err;
+
+	if (!pinned_pages || (map_flags & ~SCIF_MAP_FIXED))
+		return -EINVAL;
+	err = scif_rma_conn_err(epd);
+	if (err)
+		return err;
+	return scif_kernel_err(scif_epd_register(epd, pinned_pages, offset,
+						 map_flags));
+}
+EXPORT_SYMBOL_GPL(scif_register_pinned_pages);
+
+/**
+ * scif_register() - pin memory and open a window over it
+ * @epd: a connected endpoint
+ * @addr: start, page aligned: a user address of the current process, or
+ *	with SCIF_MAP_KERNEL a kernel address the caller keeps valid until
+ *	the window is gone
+ * @len: bytes, a non-zero multiple of the page size
+ * @offset: with SCIF_MAP_FIXED the window's offset, page aligned;
+ *	otherwise a hint, 0 for none
+ * @prot_flags: SCIF_PROT_READ and/or SCIF_PROT_WRITE
+ * @map_flags: SCIF_MAP_FIXED and/or SCIF_MAP_KERNEL
+ *
+ * Context: process context; sleeps until the peer has the window.
+ * Return: the window's offset, or -EINVAL, -EFAULT, -EAGAIN (over
+ * RLIMIT_MEMLOCK), -EADDRINUSE, -ENOMEM, -ENOTCONN, -ECONNRESET,
+ * -ENODEV, -EINTR or -EPROTO.
+ */
+off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,
+		    int prot_flags, int map_flags)
+{
+	return scif_kernel_err(scif_epd_register_mem(epd, (unsigned long)addr,
+						     len, offset, prot_flags,
+						     map_flags));
+}
+EXPORT_SYMBOL_GPL(scif_register);
+
+/**
+ * scif_unregister() - close the windows inside a range
+ * @epd: the endpoint
+ * @offset: start of the range, page aligned
+ * @len: bytes, a non-zero multiple of the page size
+ *
+ * Every window entirely inside the range is closed; if one is only
+ * partly inside, nothing is.  A window's pages are unpinned once the
+ * peer has let go of it and no RMA of this endpoint uses it.
+ *
+ * Context: process context; sleeps until the peer has let go.
+ * Return: 0, or -EINVAL (alignment, a window partly in the range),
+ * -ENXIO (no window in the range), -ENOTCONN, -ECONNRESET or -ENODEV.
+ */
+int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
+{
+	return scif_epd_unregister(epd, offset, len);
+}
+EXPORT_SYMBOL_GPL(scif_unregister);
+
+static int scif_rma_kernel(scif_epd_t epd, struct scif_rma_req *req)
+{
+	return scif_kernel_err(scif_epd_rma(epd, req));
+}
+
+/**
+ * scif_readfrom() - copy from the peer's registered memory into ours
+ * @epd: a connected endpoint
+ * @loffset: where the bytes go, in @epd's registered address space
+ * @len: bytes
+ * @roffset: where they come from, in the peer's registered address space
+ * @rma_flags: SCIF_RMA_USECPU, SCIF_RMA_SYNC, SCIF_RMA_ORDERED,
+ *	SCIF_RMA_USECACHE; every copy is done by the CPU before the call
+ *	returns (SCIF_RMA_USECACHE has no effect)
+ *
+ * Each range may span several windows if they are contiguous.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -EINVAL (bad flags, @len 0), -ENXIO (a range not inside
+ * windows, or a negative offset), -EACCES (a window forbids the access),
+ * -ENOTCONN, -ECONNRESET, -ENODEV or -EINTR.
+ */
+int scif_readfrom(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
+		  int rma_flags)
+{
+	struct scif_rma_req req = {
+		.loffset = loffset, .len = len, .roffset = roffset,
+		.flags = rma_flags, .kind = SCIF_RMA_WINDOW,
+	};
+
+	return scif_rma_kernel(epd, &req);
+}
+EXPORT_SYMBOL_GPL(scif_readfrom);
+
+/**
+ * scif_writeto() - copy from our registered memory into the peer's
+ * @epd: a connected endpoint
+ * @loffset: where the bytes come from, in @epd's registered address space
+ * @len: bytes
+ * @roffset: where they go, in the peer's registered address space
+ * @rma_flags: as for scif_readfrom()
+ *
+ * Context: process context; may sleep.
+ * Return: as for scif_readfrom().
+ */
+int scif_writeto(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
+		 int rma_flags)
+{
+	struct scif_rma_req req = {
+		.loffset = loffset, .len = len, .roffset = roffset,
+		.flags = rma_flags, .kind = SCIF_RMA_WINDOW, .to_remote = true,
+	};
+
+	return scif_rma_kernel(epd, &req);
+}
+EXPORT_SYMBOL_GPL(scif_writeto);
+
+/**
+ * scif_vreadfrom() - copy from the peer's registered memory into a buffer
+ * @epd: a connected endpoint
+ * @addr: kernel buffer of @len bytes
+ * @len: bytes
+ * @roffset: where they come from, in the peer's registered address space
+ * @rma_flags: as for scif_readfrom()
+ *
+ * Context: process context; may sleep.
+ * Return: as for scif_readfrom().
+ */
+int scif_vreadfrom(scif_epd_t epd, void *addr, size_t len, off_t roffset,
+		   int rma_flags)
+{
+	struct scif_rma_req req = {
+		.kaddr = addr, .len = len, .roffset = roffset,
+		.flags = rma_flags, .kind = SCIF_RMA_KERNEL,
+	};
+
+	return scif_rma_kernel(epd, &req);
+}
+EXPORT_SYMBOL_GPL(scif_vreadfrom);
+
+/**
+ * scif_vwriteto() - copy from a buffer into the peer's registered memory
+ * @epd: a connected endpoint
+ * @addr: kernel buffer of @len bytes
+ * @len: bytes
+ * @roffset: where they go, in the peer's registered address space
+ * @rma_flags: as for scif_readfrom()
+ *
+ * Context: process context; may sleep.
+ * Return: as for scif_readfrom().
+ */
+int scif_vwriteto(scif_epd_t epd, void *addr, size_t len, off_t roffset,
+		  int rma_flags)
+{
+	struct scif_rma_req req = {
+		.kaddr = addr, .len = len, .roffset = roffset,
+		.flags = rma_flags, .kind = SCIF_RMA_KERNEL, .to_remote = true,
+	};
+
+	return scif_rma_kernel(epd, &req);
+}
+EXPORT_SYMBOL_GPL(scif_vwriteto);

@@ -509,6 +509,10 @@ void scif_epd_close(struct scif_endpt *ep)
 	if (state == SCIF_EPD_LISTENING)
 		scif_listener_close(ep);
 	if (state == SCIF_EPD_CONNECTED) {
+		/* Done with the peer's windows before it hears of the close;
+		 * ours stay until it acknowledges.
+		 */
+		scif_rma_epd_teardown(ep, false, -ECONNRESET);
 		scif_msg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,
 			      ep->handle);
 		if (scif_node_send(ep->node, &msg))
@@ -713,6 +717,8 @@ void scif_epd_disconnect_work(struct work_struct *work)
 
 	if (remote)
 		scif_node_unmap(ep->node, remote, scif_area_len(ep->rb.tx_size));
+	/* The peer dropped our windows before it disconnected. */
+	scif_rma_epd_teardown(ep, true, -ECONNRESET);
 	wake_up_all(&ep->wq);
 	scif_msg_init(&msg, SCIF_MSG_DISC_ACK, ep->peer_handle, ep->handle);
 	scif_node_send(ep->node, &msg);
@@ -793,6 +799,10 @@ static void scif_handle_orphan(struct scif_node *node,
 	struct scif_msg reply;
 
 	switch (msg->op) {
+	case SCIF_MSG_REGISTER:
+	case SCIF_MSG_UNREGISTER:
+		scif_rma_handle_orphan(node, msg);
+		return;
 	case SCIF_MSG_ACCEPT:
 		/* Release the peer endpoint that was made for us. */
 		scif_msg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, msg->dst);
@@ -846,6 +856,12 @@ void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg)
 		break;
 	case SCIF_MSG_DISC_ACK:
 		scif_handle_disc_ack(msg, ep);
+		break;
+	case SCIF_MSG_REGISTER:
+	case SCIF_MSG_REGISTER_ACK:
+	case SCIF_MSG_UNREGISTER:
+	case SCIF_MSG_UNREGISTER_ACK:
+		scif_rma_handle_msg(node, msg, ep);
 		break;
 	default:	/* DATA, SPACE */
 		wake_up_all(&ep->wq);

@@ -50,6 +50,8 @@ static void scif_epd_free_work(struct work_struct *work)
 	list_del(&ep->list);
 	mutex_unlock(&scif_info.eplock);
 
+	scif_rma_epd_destroy(ep);
+
 	if (ep->rb.remote && READ_ONCE(ep->node->hw))
 		scif_node_unmap(ep->node, ep->rb.remote,
 				sizeof(struct scif_qp_shm) + ep->rb.tx_size);
@@ -122,6 +124,7 @@ struct scif_endpt *scif_epd_create(void)
 	mutex_init(&ep->send_mutex);
 	spin_lock_init(&ep->lock);
 	INIT_LIST_HEAD(&ep->conreqs);
+	scif_rma_epd_init(ep);
 	ep->state = SCIF_EPD_UNBOUND;
 
 	err = scif_fail_alloc() ? -ENOMEM :
@@ -182,6 +185,12 @@ static void scif_epd_lose_peer(struct scif_endpt *ep, bool hold)
 	if (remote)
 		scif_node_unmap(ep->node, remote,
 				sizeof(struct scif_qp_shm) + ep->rb.tx_size);
+	/*
+	 * The peer's windows go.  Ours go too if the peer is gone; a peer
+	 * held for a protocol error may still write into them, so they
+	 * stay pinned until its bus reports it down (see scif_priv.h).
+	 */
+	scif_rma_epd_teardown(ep, !hold, -ENODEV);
 	wake_up_all(&ep->wq);
 	if (drop)
 		scif_epd_put(ep);

@@ -179,6 +179,61 @@ static long scif_ioctl_get_node_ids(struct scifioctl_node_ids __user *uarg)
 	return err;
 }
 
+/* Only out_offset is written back; SCIF_MAP_KERNEL is for the kernel API. */
+static long scif_ioctl_reg(struct scif_endpt *ep,
+			   struct scifioctl_reg __user *uarg)
+{
+	struct scifioctl_reg reg;
+	s64 ret;
+
+	if (copy_from_user(&reg, uarg, sizeof(reg)))
+		return -EFAULT;
+	if (reg.flags & SCIF_MAP_KERNEL)
+		return -EINVAL;
+	ret = scif_epd_register_mem(ep, reg.addr, reg.len, reg.offset,
+				    reg.prot, reg.flags);
+	if (ret < 0)
+		return ret;
+	if (put_user(ret, &uarg->out_offset)) {
+		/* The caller cannot know the window: close it again. */
+		scif_epd_unregister(ep, ret, reg.len);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static long scif_ioctl_unreg(struct scif_endpt *ep,
+			     struct scifioctl_unreg __user *uarg)
+{
+	struct scifioctl_unreg unreg;
+
+	if (copy_from_user(&unreg, uarg, sizeof(unreg)))
+		return -EFAULT;
+	return scif_epd_unregister(ep, unreg.offset, unreg.len);
+}
+
+static long scif_ioctl_copy(struct scif_endpt *ep, unsigned int cmd,
+			    struct scifioctl_copy __user *uarg)
+{
+	struct scifioctl_copy copy;
+	struct scif_rma_req req = { 0 };
+
+	if (copy_from_user(&copy, uarg, sizeof(copy)))
+		return -EFAULT;
+	req.loffset = copy.loffset;
+	req.len = copy.len;
+	req.roffset = copy.roffset;
+	req.flags = copy.flags;
+	req.to_remote = cmd == SCIF_WRITETO || cmd == SCIF_VWRITETO;
+	if (cmd == SCIF_VREADFROM || cmd == SCIF_VWRITETO) {
+		req.kind = SCIF_RMA_USER;
+		req.uaddr = copy.addr;
+	} else {
+		req.kind = SCIF_RMA_WINDOW;
+	}
+	return scif_epd_rma(ep, &req);
+}
+
 /*
  * Operations whose ABI is fixed but whose core is not implemented yet:
  * the argument is read exactly as the finished operation will read it, so
@@ -219,11 +274,14 @@ static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	case SCIF_GET_NODEIDS:
 		return scif_ioctl_get_node_ids(uarg);
 	case SCIF_REG:
+		return scif_ioctl_reg(ep, uarg);
 	case SCIF_UNREG:
+		return scif_ioctl_unreg(ep, uarg);
 	case SCIF_READFROM:
 	case SCIF_WRITETO:
 	case SCIF_VREADFROM:
 	case SCIF_VWRITETO:
+		return scif_ioctl_copy(ep, cmd, uarg);
 	case SCIF_FENCE_MARK:
 	case SCIF_FENCE_WAIT:
 	case SCIF_FENCE_SIGNAL:

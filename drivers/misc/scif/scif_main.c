@@ -58,6 +58,7 @@ static int __init scif_init(void)
 	if (err)
 		goto undo_nodes;
 	scif_debugfs_init();
+	scif_rma_debugfs_init(scif_info.debugfs);
 	err = scif_fd_init();
 	if (err)
 		goto undo_debugfs;

@@ -43,8 +43,15 @@
  * that connection: it is reset and the peer is asked to disconnect, as
  * if this side had closed.
  *
+ * Registered memory (scif_rma.h) has its own notes.  Its lock,
+ * scif_endpt.rma.lock, nests inside ctl_mutex (close) and is otherwise
+ * taken alone, including by rx_work: nothing is ever waited for under
+ * it but memory, and it is never held while sending a node message.
+ * Only scif_node.reply_lock and the maple trees' own locks nest in it.
+ *
  * Lock order (outermost first):
  *   scif_endpt.ctl_mutex
+ *   scif_endpt.rma.lock (see above)
  *   scif_endpt.recv_mutex
  *   scif_endpt.send_mutex
  *   scif_node.tx_mutex
@@ -72,6 +79,7 @@
 
 #include "scif_hw.h"
 #include "scif_proto.h"
+#include "scif_rma.h"
 
 #define SCIF_DRV_NAME		"scif"
 /* Size of the receive ring of a node queue pair. */
@@ -219,6 +227,7 @@ struct scif_conreq {
  * @backlog: most requests that may wait at a listener
  * @nr_conreqs: requests waiting in @conreqs
  * @conreqs: requests waiting at a listener
+ * @rma: registered memory: windows, ours and the peer's (own lock)
  */
 struct scif_endpt {
 	struct kref ref;
@@ -251,6 +260,8 @@ struct scif_endpt {
 	int backlog;
 	int nr_conreqs;
 	struct list_head conreqs;
+
+	struct scif_epd_rma rma;
 };
 
 /**

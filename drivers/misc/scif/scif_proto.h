@@ -48,6 +48,15 @@ static_assert(sizeof(struct scif_qp_shm) == 128);
  * @SCIF_MSG_DISC_ACK: the receiver will no longer touch dst's memory
  * @SCIF_MSG_DATA: there is new data in dst's receive ring
  * @SCIF_MSG_SPACE: there is new room in the ring dst sends into
+ * @SCIF_MSG_REGISTER: src opened a window; arg[0] window id, arg[1]
+ *	offset, arg[2] pages, arg[3] SCIF_PROT_* | runs << 32, arg[4]
+ *	address of the first page of its run list (struct scif_runlist)
+ * @SCIF_MSG_REGISTER_ACK: dst's window is known (arg[2] 0) or refused
+ *	(arg[2] a positive errno); arg[0], arg[1] as in REGISTER.  The run
+ *	list is not read any more.
+ * @SCIF_MSG_UNREGISTER: src closes a window; arg[0], arg[1] as in REGISTER
+ * @SCIF_MSG_UNREGISTER_ACK: the receiver will no longer touch that window
+ *	of dst; arg[0], arg[1] as in REGISTER
  * @SCIF_MSG_NR: number of message types
  */
 enum scif_msg_op {
@@ -58,6 +67,10 @@ enum scif_msg_op {
 	SCIF_MSG_DISC_ACK,
 	SCIF_MSG_DATA,
 	SCIF_MSG_SPACE,
+	SCIF_MSG_REGISTER,
+	SCIF_MSG_REGISTER_ACK,
+	SCIF_MSG_UNREGISTER,
+	SCIF_MSG_UNREGISTER_ACK,
 	SCIF_MSG_NR
 };
 
@@ -78,5 +91,33 @@ struct scif_msg {
 };
 
 static_assert(sizeof(struct scif_msg) == 64);
+
+/* Size of one page of a run list; the peer maps them one at a time. */
+#define SCIF_RUNLIST_PAGE	4096
+#define SCIF_RUNLIST_RUNS	((SCIF_RUNLIST_PAGE - 16) / 16)
+
+/**
+ * struct scif_runlist - one page of a window's run list, in the memory of
+ *	the node that registers the window, read by its peer
+ * @next: address of the next page, as for a queue pair, or 0
+ * @nr: runs in this page, at most SCIF_RUNLIST_RUNS
+ * @run: the runs, in window order: @addr is the address the peer uses
+ *	to reach the run, @len its length; both multiples of the page size
+ *
+ * The runs of a window follow each other in the window: the first
+ * starts at offset 0 of the window and each starts where the previous
+ * ended, so they cannot overlap in the window and must add up to its
+ * size exactly.
+ */
+struct scif_runlist {
+	u64 next;
+	u64 nr;
+	struct {
+		u64 addr;
+		u64 len;
+	} run[SCIF_RUNLIST_RUNS];
+};
+
+static_assert(sizeof(struct scif_runlist) == SCIF_RUNLIST_PAGE);
 
 #endif /* _SCIF_PROTO_H_ */

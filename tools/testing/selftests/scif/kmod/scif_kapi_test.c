@@ -157,6 +157,71 @@ out:
 	vfree(dst);
 }
 
+#define WIN_LEN		(64 * 1024)
+#define RW		(SCIF_PROT_READ | SCIF_PROT_WRITE)
+
+/* Windows over kernel memory on both ends, and the four copies. */
+static void test_rma(scif_epd_t a, scif_epd_t b)
+{
+	u8 *bwin = vzalloc(WIN_LEN), *awin = vmalloc(4 * PAGE_SIZE);
+	u8 *src = vmalloc(WIN_LEN), *dst = vzalloc(WIN_LEN);
+	scif_pinned_pages_t pp = NULL;
+	long off, aoff = -1;
+	int i, ret;
+
+	if (!bwin || !awin || !src || !dst)
+		goto out;
+	for (i = 0; i < WIN_LEN; i++)
+		src[i] = i * 7 + (i >> 9);
+	memcpy(awin, src + 3, 4 * PAGE_SIZE);
+	off = scif_register(b, bwin, WIN_LEN, 0, RW, SCIF_MAP_KERNEL);
+	CHECK("register_kernel_memory", off >= 0 && !(off % PAGE_SIZE), off);
+	if (off < 0)
+		goto out;
+	ret = scif_pin_pages(awin + 1, PAGE_SIZE, RW, SCIF_MAP_KERNEL, &pp);
+	CHECK("pin_pages_unaligned_einval", ret == -EINVAL, ret);
+	ret = scif_pin_pages(awin, 4 * PAGE_SIZE, RW, SCIF_MAP_KERNEL, &pp);
+	CHECK("pin_pages", ret == 0, ret);
+	if (ret)
+		goto unreg;
+	aoff = scif_register_pinned_pages(a, pp, 0x10000, SCIF_MAP_FIXED);
+	CHECK("register_pinned_pages_fixed", aoff == 0x10000, aoff);
+	ret = scif_register_pinned_pages(a, pp, 0x12000, SCIF_MAP_FIXED);
+	CHECK("register_pinned_pages_collision_eaddrinuse",
+	      ret == -EADDRINUSE, ret);
+	ret = scif_unpin_pages(pp);
+	CHECK("unpin_pages_window_keeps_them", ret == 0, ret);
+
+	ret = scif_vwriteto(a, src + 1, 3000, off + 5, 0);
+	CHECK("vwriteto", ret == 0 && !memcmp(bwin + 5, src + 1, 3000), ret);
+	ret = scif_vreadfrom(a, dst + 3, 3000, off + 5, SCIF_RMA_USECPU);
+	CHECK("vreadfrom", ret == 0 && !memcmp(dst + 3, src + 1, 3000), ret);
+	ret = scif_writeto(a, aoff + 10, 3 * PAGE_SIZE, off + 100,
+			   SCIF_RMA_ORDERED);
+	CHECK("writeto", ret == 0 &&
+	      !memcmp(bwin + 100, src + 13, 3 * PAGE_SIZE), ret);
+	memset(bwin, 0x5a, WIN_LEN);
+	ret = scif_readfrom(a, aoff + 1, 5000, off + 33, SCIF_RMA_SYNC);
+	CHECK("readfrom", ret == 0 && awin[1] == 0x5a && awin[5000] == 0x5a &&
+	      awin[5001] == src[5004], ret);
+	ret = scif_writeto(b, off, 100, aoff + 4 * PAGE_SIZE - 50, 0);
+	CHECK("writeto_past_window_enxio", ret == -ENXIO, ret);
+	ret = scif_readfrom(a, aoff, 8, off, 0x100);
+	CHECK("readfrom_bad_flags_einval", ret == -EINVAL, ret);
+	ret = scif_unregister(a, aoff, PAGE_SIZE);
+	CHECK("unregister_partial_einval", ret == -EINVAL, ret);
+	ret = scif_unregister(a, aoff, 4 * PAGE_SIZE);
+	CHECK("unregister_pinned", ret == 0, ret);
+unreg:
+	ret = scif_unregister(b, off, WIN_LEN);
+	CHECK("unregister_kernel_memory", ret == 0, ret);
+out:
+	vfree(bwin);
+	vfree(awin);
+	vfree(src);
+	vfree(dst);
+}
+
 static void test_connection(void)
 {
 	scif_epd_t lep = scif_open(), a = NULL, b;
@@ -177,6 +242,7 @@ static void test_connection(void)
 	b = make_pair(lep, &a);
 	if (b) {
 		test_data(a, b);
+		test_rma(a, b);
 		ret = scif_send(a, &byte, 1, SCIF_SEND_BLOCK);
 		scif_close(a);
 		ret = scif_recv(b, &byte, 1, SCIF_RECV_BLOCK);

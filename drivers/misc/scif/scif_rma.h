@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SCIF core: registered memory.  Types shared by scif_window.c (the
+ * registered address space, pinning, the window exchange) and scif_rma.c
+ * (the copies).  See Documentation/scif/rma.rst.
+ *
+ * Offsets are kept in maple trees indexed by page number (offset >>
+ * PAGE_SHIFT); a window occupies the range of its pages.  Each endpoint
+ * has two trees: its own windows (@local) and the windows its peer has
+ * told it about (@remote).
+ *
+ * Lifetimes.  A local window is reference counted: the tree holds one
+ * reference from registration until the window leaves the tree (the
+ * peer acknowledged the unregistration, the connection went, or the
+ * endpoint was destroyed); every RMA holds one while it copies.  The
+ * pinned pages are released with the last reference.  A remote window
+ * is reference counted the same way; it is unmapped with its last
+ * reference, and if the peer asked for it to go, the acknowledgment
+ * (after which the peer may unpin the pages) is sent only then.
+ */
+#ifndef _SCIF_RMA_H_
+#define _SCIF_RMA_H_
+
+#include <linux/bits.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/maple_tree.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+
+struct scif_endpt;
+struct scif_node;
+struct scif_msg;
+struct mm_struct;
+struct page;
+
+/* Highest page number of the registered address space (offsets are off_t). */
+#define SCIF_RMA_MAX_PAGE	((unsigned long)(S64_MAX >> PAGE_SHIFT))
+/* Bounds on one window, ours or a peer's. */
+#define SCIF_WINDOW_MAX_PAGES	((1UL << 32) - 1)
+#define SCIF_WINDOW_MAX_RUNS	BIT(21)
+
+/**
+ * struct scif_run - physically contiguous piece of a window
+ * @woff: byte offset of the piece in the window
+ * @addr: local window: its physical address; remote window: the address
+ *	the peer published for it
+ * @len: bytes, a multiple of the page size
+ * @va: where the CPU reaches it (linear map, or the peer mapping)
+ */
+struct scif_run {
+	u64 woff;
+	u64 addr;
+	u64 len;
+	void *va;
+};
+
+/**
+ * struct scif_pinned_pages - pages pinned for registration
+ * @ref: held by the creator (until scif_unpin_pages()) and by each window
+ * @pages: the pages, one pointer each (kvmalloc'd)
+ * @nr_pages: number of pages
+ * @prot: SCIF_PROT_* the pages were pinned for
+ * @user: pinned from user space (else kernel memory, not referenced)
+ * @mm: the mm charged for @nr_pages pinned pages (user only)
+ * @runs: the physically contiguous runs of @pages (kvmalloc'd)
+ * @nr_runs: entries in @runs
+ *
+ * Immutable once created.
+ */
+struct scif_pinned_pages {
+	struct kref ref;
+	struct page **pages;
+	unsigned long nr_pages;
+	int prot;
+	bool user;
+	struct mm_struct *mm;
+	struct scif_run *runs;
+	unsigned long nr_runs;
+};
+
+/**
+ * enum scif_window_state - life of a local window
+ * @SCIF_WIN_REGISTERING: in the tree, REGISTER on its way to the peer
+ * @SCIF_WIN_REGISTERED: usable
+ * @SCIF_WIN_UNREGISTERING: UNREGISTER on its way; no new RMA may use it
+ * @SCIF_WIN_DEAD: out of the tree; @err says why
+ */
+enum scif_window_state {
+	SCIF_WIN_REGISTERING,
+	SCIF_WIN_REGISTERED,
+	SCIF_WIN_UNREGISTERING,
+	SCIF_WIN_DEAD,
+};
+
+/**
+ * struct scif_window - a window of this endpoint's registered address space
+ * @ref: see the notes at the top
+ * @id: names the window in node messages (with @offset)
+ * @offset: first byte in the registered address space
+ * @nr_pages: size in pages
+ * @prot: SCIF_PROT_*
+ * @pinned: the pages (a reference)
+ * @state: enum scif_window_state
+ * @err: why the window died (negative errno), for a waiting registrant
+ * @abandoned: the registrant stopped waiting (fatal signal): the
+ *	acknowledgment handler finishes the job
+ * @xfer: pages holding the run list the peer reads at registration
+ * @nr_xfer: entries in @xfer
+ * @unreg: on the private list of scif_epd_unregister()
+ * @dead: on the private list of a teardown
+ *
+ * @state, @err, @abandoned and the tree are protected by the endpoint's
+ * rma.lock; the rest is immutable after registration, except @xfer,
+ * which is freed (under rma.lock) when the peer has read it.
+ */
+struct scif_window {
+	struct kref ref;
+	u64 id;
+	u64 offset;
+	unsigned long nr_pages;
+	int prot;
+	struct scif_pinned_pages *pinned;
+	enum scif_window_state state;
+	int err;
+	bool abandoned;
+	struct page **xfer;
+	unsigned int nr_xfer;
+	struct list_head unreg;
+	struct list_head dead;
+};
+
+/**
+ * struct scif_rwindow - a window of the peer's registered address space
+ * @ref: see the notes at the top
+ * @ep: the endpoint it belongs to (no reference: torn down before it goes)
+ * @node: the peer's node
+ * @id: the peer's name for it
+ * @offset: first byte in the peer's registered address space
+ * @nr_pages: size in pages
+ * @prot: SCIF_PROT_*
+ * @ack_on_release: the peer unregistered it and waits for UNREGISTER_ACK
+ * @link: on a private list while being torn down
+ * @nr_runs: entries in @runs
+ * @runs: the runs, as the peer sent them, each mapped (kvmalloc'd)
+ *
+ * Immutable once in the tree, but for @ack_on_release (rma.lock).
+ */
+struct scif_rwindow {
+	struct kref ref;
+	struct scif_endpt *ep;
+	struct scif_node *node;
+	u64 id;
+	u64 offset;
+	unsigned long nr_pages;
+	int prot;
+	bool ack_on_release;
+	struct list_head link;
+	unsigned long nr_runs;
+	struct scif_run *runs;
+};
+
+/**
+ * struct scif_epd_rma - an endpoint's registered memory
+ * @lock: protects both trees, window states and @nr_rwindows changes
+ *	made under it; never held while sending a node message
+ * @local: this endpoint's windows, by page number
+ * @remote: the peer's windows, by page number
+ * @nr_rwindows: remote windows not yet released (in the tree or held
+ *	by an RMA); teardown waits for it to reach 0
+ */
+struct scif_epd_rma {
+	/* lock protects local, remote and the windows' states */
+	struct mutex lock;
+	struct maple_tree local;
+	struct maple_tree remote;
+	atomic_t nr_rwindows;
+};
+
+/* scif_window.c */
+void scif_rma_epd_init(struct scif_endpt *ep);
+void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err);
+void scif_rma_epd_destroy(struct scif_endpt *ep);
+void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
+			 struct scif_endpt *ep);
+void scif_rma_handle_orphan(struct scif_node *node,
+			    const struct scif_msg *msg);
+void scif_rma_debugfs_init(struct dentry *dir);
+int scif_epd_pin(unsigned long addr, size_t len, int prot, int map_flags,
+		 struct scif_pinned_pages **pinned);
+void scif_pinned_put(struct scif_pinned_pages *pp);
+s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
+		      s64 offset, int map_flags);
+s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
+			  size_t len, s64 offset, int prot, int map_flags);
+int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len);
+int scif_rma_conn_err(struct scif_endpt *ep);
+struct scif_window *scif_window_get(struct scif_endpt *ep, u64 off, int prot,
+				    int *err);
+struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
+				      int prot, int *err);
+void scif_window_put(struct scif_window *w);
+void scif_rwindow_put(struct scif_rwindow *rw);
+
+/* scif_rma.c */
+
+/**
+ * struct scif_rma_req - one RMA
+ * @loffset: local registered offset (readfrom, writeto)
+ * @kaddr: kernel buffer (vreadfrom, vwriteto from the kernel API)
+ * @uaddr: user buffer (vreadfrom, vwriteto from /dev/scif)
+ * @len: bytes
+ * @roffset: the peer's registered offset
+ * @flags: SCIF_RMA_*
+ * @to_remote: writeto/vwriteto (else readfrom/vreadfrom)
+ * @kind: where the local side is
+ */
+struct scif_rma_req {
+	s64 loffset;
+	void *kaddr;
+	unsigned long uaddr;
+	u64 len;
+	s64 roffset;
+	int flags;
+	bool to_remote;
+	enum { SCIF_RMA_WINDOW, SCIF_RMA_KERNEL, SCIF_RMA_USER } kind;
+};
+
+int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req);
+
+#endif /* _SCIF_RMA_H_ */

@@ -1,0 +1,1199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCIF core: registered memory windows.  Pinning, each endpoint's
+ * registered address space (a maple tree of windows), and the exchange
+ * that tells the peer about a window:
+ *
+ *   registrant                             peer
+ *   run list in its own memory
+ *   REGISTER(id, offset, pages, prot|runs,
+ *            list address) ------------->  maps and copies the run list,
+ *                                          checks it, maps every run
+ *                         <-------------   REGISTER_ACK(id, offset, errno)
+ *   frees the run list
+ *   UNREGISTER(id, offset) ------------->  drops the window; once no RMA
+ *                                          uses it any more:
+ *                         <-------------   UNREGISTER_ACK(id, offset)
+ *   unpins the pages
+ *
+ * A disconnect or the loss of the node drops every window on both sides:
+ * an endpoint stops using its peer's windows before it sends DISCONNECT
+ * or DISC_ACK, so a DISCONNECT (or the node's loss) also tells that the
+ * peer no longer touches ours.
+ */
+#include <linux/capability.h>
+#include <linux/debugfs.h>
+#include <linux/io.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "scif_priv.h"
+
+/* Pages pinned per call of pin_user_pages_fast(). */
+#define SCIF_PIN_CHUNK		512
+
+/* Runs are reached through the linear map. */
+static_assert(!IS_ENABLED(CONFIG_HIGHMEM));
+static_assert(SCIF_RUNLIST_PAGE == PAGE_SIZE);
+
+static atomic_long_t scif_pinned_total;	/* user pages pinned by windows */
+static atomic_long_t scif_nr_windows;
+static atomic_long_t scif_nr_rwindows;
+static atomic64_t scif_window_ids;
+
+/*
+ * Test hook, <debugfs>/scif/corrupt_runlist (root only): when non-zero,
+ * the next run list this node sends is damaged so that the peer's checks
+ * can be exercised (1 unaligned address, 2 run longer than the window,
+ * 3 runs adding up to more than the window, 4 address outside what the
+ * bus reaches, 5 zero length, 6 more runs claimed than the list holds).
+ * Reset after use.
+ */
+static u32 scif_corrupt_runlist;
+
+static void scif_runlist_corrupt(struct scif_runlist *rl, struct scif_msg *msg)
+{
+	switch (xchg(&scif_corrupt_runlist, 0)) {
+	case 1:
+		rl->run[0].addr += 64;
+		break;
+	case 2:
+		rl->run[0].len = PAGE_MASK;
+		break;
+	case 3:
+		rl->run[rl->nr - 1].len += PAGE_SIZE;
+		break;
+	case 4:
+		rl->run[0].addr = 1ULL << 50;
+		break;
+	case 5:
+		rl->run[0].len = 0;
+		break;
+	case 6:
+		msg->arg[3] += 1ULL << 32;
+		break;
+	}
+}
+
+static int scif_rma_show(struct seq_file *s, void *unused)
+{
+	seq_printf(s, "pinned_pages %ld\nwindows %ld\nremote_windows %ld\n",
+		   atomic_long_read(&scif_pinned_total),
+		   atomic_long_read(&scif_nr_windows),
+		   atomic_long_read(&scif_nr_rwindows));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(scif_rma);
+
+/**
+ * scif_rma_debugfs_init() - create <debugfs>/scif/rma
+ * @dir: the driver's debugfs directory
+ */
+void scif_rma_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("rma", 0400, dir, NULL, &scif_rma_fops);
+	debugfs_create_u32("corrupt_runlist", 0600, dir, &scif_corrupt_runlist);
+}
+
+/**
+ * scif_rma_epd_init() - set up a new endpoint's registered memory
+ * @ep: the endpoint
+ */
+void scif_rma_epd_init(struct scif_endpt *ep)
+{
+	mutex_init(&ep->rma.lock);
+	mt_init_flags(&ep->rma.local, MT_FLAGS_ALLOC_RANGE);
+	mt_init_flags(&ep->rma.remote, 0);
+	atomic_set(&ep->rma.nr_rwindows, 0);
+}
+
+/**
+ * scif_rma_conn_err() - whether windows and RMAs may be used now
+ * @ep: the endpoint
+ *
+ * Return: 0 if connected, -ECONNRESET if the peer closed, -ENODEV if its
+ * node is gone, else -ENOTCONN.
+ */
+int scif_rma_conn_err(struct scif_endpt *ep)
+{
+	switch (READ_ONCE(ep->state)) {
+	case SCIF_EPD_CONNECTED:
+		return 0;
+	case SCIF_EPD_DISCONNECTED:
+		return READ_ONCE(ep->node->online) ? -ECONNRESET : -ENODEV;
+	default:
+		return -ENOTCONN;
+	}
+}
+
+/* Pinning ----------------------------------------------------------- */
+
+/* Charge @n pages to RLIMIT_MEMLOCK through @mm->pinned_vm. */
+static int scif_charge_pinned(struct mm_struct *mm, unsigned long n)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	s64 total = atomic64_add_return(n, &mm->pinned_vm);
+
+	if ((u64)total > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(n, &mm->pinned_vm);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static int scif_pin_user(struct scif_pinned_pages *pp, unsigned long addr)
+{
+	unsigned int flags = FOLL_LONGTERM;
+	unsigned long done = 0;
+	int n, err;
+
+	if (pp->prot & SCIF_PROT_WRITE)
+		flags |= FOLL_WRITE;
+	while (done < pp->nr_pages) {
+		n = min_t(unsigned long, pp->nr_pages - done, SCIF_PIN_CHUNK);
+		n = pin_user_pages_fast(addr + done * PAGE_SIZE, n, flags,
+					pp->pages + done);
+		if (n <= 0) {
+			err = n ? n : -EFAULT;
+			goto unpin;
+		}
+		done += n;
+		if (fatal_signal_pending(current)) {
+			err = -EINTR;
+			goto unpin;
+		}
+		cond_resched();
+	}
+	return 0;
+
+unpin:
+	unpin_user_pages(pp->pages, done);
+	return err;
+}
+
+/* Kernel memory: the caller keeps it; the pages are only looked up. */
+static int scif_kernel_pages(struct scif_pinned_pages *pp, unsigned long addr)
+{
+	unsigned long i;
+	struct page *page;
+	void *va;
+
+	for (i = 0; i < pp->nr_pages; i++) {
+		va = (void *)(addr + i * PAGE_SIZE);
+		if (is_vmalloc_addr(va))
+			page = vmalloc_to_page(va);
+		else
+			page = virt_addr_valid(va) ? virt_to_page(va) : NULL;
+		if (!page)
+			return -EFAULT;
+		pp->pages[i] = page;
+	}
+	return 0;
+}
+
+static bool scif_pages_adjacent(struct page *a, struct page *b)
+{
+	return page_to_pfn(a) + 1 == page_to_pfn(b);
+}
+
+/* Describe @pp->pages as physically contiguous runs. */
+static int scif_pinned_runs(struct scif_pinned_pages *pp)
+{
+	unsigned long i, nr = 1, r = 0;
+	struct scif_run *run;
+
+	for (i = 1; i < pp->nr_pages; i++)
+		if (!scif_pages_adjacent(pp->pages[i - 1], pp->pages[i]))
+			nr++;
+	if (nr > SCIF_WINDOW_MAX_RUNS)
+		return -ENOMEM;
+	pp->runs = scif_fail_alloc() ? NULL :
+		   kvcalloc(nr, sizeof(*pp->runs), GFP_KERNEL);
+	if (!pp->runs)
+		return -ENOMEM;
+	pp->nr_runs = nr;
+	for (i = 0; i < pp->nr_pages; i++) {
+		if (i && scif_pages_adjacent(pp->pages[i - 1], pp->pages[i])) {
+			pp->runs[r - 1].len += PAGE_SIZE;
+			continue;
+		}
+		run = &pp->runs[r++];
+		run->woff = (u64)i << PAGE_SHIFT;
+		run->addr = page_to_phys(pp->pages[i]);
+		run->len = PAGE_SIZE;
+		run->va = page_address(pp->pages[i]);
+	}
+	return 0;
+}
+
+static int scif_pin_check(unsigned long addr, size_t len, int prot,
+			  int map_flags)
+{
+	unsigned long end;
+
+	if ((prot & ~(SCIF_PROT_READ | SCIF_PROT_WRITE)) ||
+	    (map_flags & ~SCIF_MAP_KERNEL) || !len ||
+	    !PAGE_ALIGNED(addr) || !PAGE_ALIGNED(len) ||
+	    check_add_overflow(addr, len, &end) ||
+	    len >> PAGE_SHIFT > SCIF_WINDOW_MAX_PAGES)
+		return -EINVAL;
+	if (map_flags & SCIF_MAP_KERNEL)
+		return 0;
+	if (!current->mm)
+		return -EINVAL;
+	return access_ok((void __user *)addr, len) ? 0 : -EFAULT;
+}
+
+/**
+ * scif_epd_pin() - pin pages for registration
+ * @addr: start, page aligned: a user address of the current process, or
+ *	with SCIF_MAP_KERNEL a kernel address (linear map or vmalloc)
+ * @len: bytes, a non-zero multiple of the page size
+ * @prot: SCIF_PROT_* the pages are for; SCIF_PROT_WRITE pins for writing
+ * @map_flags: 0 or SCIF_MAP_KERNEL
+ * @pinned: receives the pinned pages, with one reference
+ *
+ * User pages are pinned FOLL_LONGTERM in chunks and charged to the
+ * process's RLIMIT_MEMLOCK (unless it has CAP_IPC_LOCK).
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL (bad arguments), -EFAULT (bad memory), -EAGAIN
+ * (over RLIMIT_MEMLOCK), -ENOMEM or -EINTR (fatal signal).
+ */
+int scif_epd_pin(unsigned long addr, size_t len, int prot, int map_flags,
+		 struct scif_pinned_pages **pinned)
+{
+	struct scif_pinned_pages *pp;
+	int err;
+
+	err = scif_pin_check(addr, len, prot, map_flags);
+	if (err)
+		return err;
+	pp = scif_fail_alloc() ? NULL : kzalloc(sizeof(*pp), GFP_KERNEL);
+	if (!pp)
+		return -ENOMEM;
+	kref_init(&pp->ref);
+	pp->nr_pages = len >> PAGE_SHIFT;
+	pp->prot = prot;
+	pp->user = !(map_flags & SCIF_MAP_KERNEL);
+	pp->pages = scif_fail_alloc() ? NULL :
+		    kvcalloc(pp->nr_pages, sizeof(*pp->pages), GFP_KERNEL);
+	if (!pp->pages) {
+		err = -ENOMEM;
+		goto free_pp;
+	}
+	if (!pp->user) {
+		err = scif_kernel_pages(pp, addr);
+		if (err)
+			goto free_pages;
+		goto runs;
+	}
+	err = scif_charge_pinned(current->mm, pp->nr_pages);
+	if (err)
+		goto free_pages;
+	err = scif_pin_user(pp, addr);
+	if (err)
+		goto uncharge;
+	pp->mm = current->mm;
+	mmgrab(pp->mm);
+	atomic_long_add(pp->nr_pages, &scif_pinned_total);
+runs:
+	err = scif_pinned_runs(pp);
+	if (err)
+		goto put;
+	*pinned = pp;
+	return 0;
+
+put:	/* undoes the pinning, the charge and the rest */
+	scif_pinned_put(pp);
+	return err;
+uncharge:
+	atomic64_sub(pp->nr_pages, &current->mm->pinned_vm);
+free_pages:
+	kvfree(pp->pages);
+free_pp:
+	kfree(pp);
+	return err;
+}
+
+static void scif_pinned_release(struct kref *ref)
+{
+	struct scif_pinned_pages *pp = container_of(ref, struct scif_pinned_pages,
+						    ref);
+
+	if (pp->user) {
+		unpin_user_pages_dirty_lock(pp->pages, pp->nr_pages,
+					    pp->prot & SCIF_PROT_WRITE);
+		atomic64_sub(pp->nr_pages, &pp->mm->pinned_vm);
+		atomic_long_sub(pp->nr_pages, &scif_pinned_total);
+		mmdrop(pp->mm);
+	}
+	kvfree(pp->runs);
+	kvfree(pp->pages);
+	kfree(pp);
+}
+
+/**
+ * scif_pinned_put() - drop a reference to pinned pages
+ * @pp: the pages; unpinned with the last reference
+ *
+ * Context: process context; may sleep.
+ */
+void scif_pinned_put(struct scif_pinned_pages *pp)
+{
+	kref_put(&pp->ref, scif_pinned_release);
+}
+
+/* Local windows ------------------------------------------------------ */
+
+static void scif_window_free_xfer(struct scif_window *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->nr_xfer; i++)
+		__free_page(w->xfer[i]);
+	kvfree(w->xfer);
+	w->xfer = NULL;
+	w->nr_xfer = 0;
+}
+
+static void scif_window_release(struct kref *ref)
+{
+	struct scif_window *w = container_of(ref, struct scif_window, ref);
+
+	scif_window_free_xfer(w);
+	scif_pinned_put(w->pinned);
+	atomic_long_dec(&scif_nr_windows);
+	kfree(w);
+}
+
+/**
+ * scif_window_put() - drop a reference to a local window
+ * @w: the window
+ *
+ * Context: process context; not under rma.lock.
+ */
+void scif_window_put(struct scif_window *w)
+{
+	kref_put(&w->ref, scif_window_release);
+}
+
+/*
+ * Take @w out of the tree; the caller holds rma.lock and drops the tree's
+ * reference once it has let go of the lock.
+ */
+static void scif_window_unlink(struct scif_endpt *ep, struct scif_window *w,
+			       int err)
+{
+	mtree_erase(&ep->rma.local, w->offset >> PAGE_SHIFT);
+	w->state = SCIF_WIN_DEAD;
+	w->err = err;
+}
+
+/* Write the run list the peer reads; under rma.lock, connected. */
+static int scif_window_build_xfer(struct scif_window *w, struct scif_node *node)
+{
+	struct scif_pinned_pages *pp = w->pinned;
+	unsigned int n = DIV_ROUND_UP(pp->nr_runs, SCIF_RUNLIST_RUNS), i, j;
+	struct scif_runlist *rl;
+	unsigned long r = 0;
+
+	w->xfer = scif_fail_alloc() ? NULL :
+		  kvcalloc(n, sizeof(*w->xfer), GFP_KERNEL);
+	if (!w->xfer)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		w->xfer[i] = scif_fail_alloc() ? NULL :
+			     alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!w->xfer[i]) {
+			scif_window_free_xfer(w);
+			return -ENOMEM;
+		}
+		w->nr_xfer++;
+	}
+	for (i = 0; i < n; i++) {
+		rl = page_address(w->xfer[i]);
+		rl->nr = min_t(unsigned long, pp->nr_runs - r,
+			       SCIF_RUNLIST_RUNS);
+		for (j = 0; j < rl->nr; j++, r++) {
+			rl->run[j].addr = scif_node_local_addr(node,
+							       pp->runs[r].va);
+			rl->run[j].len = pp->runs[r].len;
+		}
+		rl->next = i + 1 < n ?
+			   scif_node_local_addr(node,
+						page_address(w->xfer[i + 1])) : 0;
+	}
+	return 0;
+}
+
+/*
+ * The lowest free run of @size pages at or above @min; under rma.lock,
+ * which keeps it free.  (mtree_alloc_range() of 6.1 mishandles an empty
+ * tree, so the gap is looked up and then inserted.)
+ */
+static int scif_window_gap(struct scif_endpt *ep, unsigned long min,
+			   unsigned long size, unsigned long *start)
+{
+	MA_STATE(mas, &ep->rma.local, 0, 0);
+	int err;
+
+	mtree_lock(&ep->rma.local);
+	err = mas_empty_area(&mas, min, SCIF_RMA_MAX_PAGE, size);
+	mtree_unlock(&ep->rma.local);
+	if (err)
+		return err;
+	if (mas.index < min || mas.index > SCIF_RMA_MAX_PAGE - size + 1)
+		return -EBUSY;
+	*start = mas.index;
+	return 0;
+}
+
+/* Find room for @w in the registered address space; under rma.lock. */
+static int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
+			     s64 offset, bool fixed)
+{
+	unsigned long first = (u64)offset >> PAGE_SHIFT, start;
+	int err;
+
+	if (fixed) {
+		if (first > SCIF_RMA_MAX_PAGE - w->nr_pages + 1)
+			return -EINVAL;
+		err = mtree_insert_range(&ep->rma.local, first,
+					 first + w->nr_pages - 1, w, GFP_KERNEL);
+		if (err == -EEXIST)
+			err = -EADDRINUSE;
+		if (!err)
+			w->offset = offset;
+		return err;
+	}
+	/* Near the hint if there is room above it, else anywhere. */
+	err = -EBUSY;
+	if (first && first <= SCIF_RMA_MAX_PAGE - w->nr_pages)
+		err = scif_window_gap(ep, first, w->nr_pages, &start);
+	if (err == -EBUSY)
+		err = scif_window_gap(ep, 0, w->nr_pages, &start);
+	if (!err)
+		err = mtree_insert_range(&ep->rma.local, start,
+					 start + w->nr_pages - 1, w, GFP_KERNEL);
+	if (err)
+		return err == -EBUSY || err == -EEXIST ? -ENOMEM : err;
+	w->offset = (u64)start << PAGE_SHIFT;
+	return 0;
+}
+
+static void scif_msg_fill(struct scif_msg *msg, u32 op, u64 dst, u64 src,
+			  u64 id, u64 offset)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->op = op;
+	msg->dst = dst;
+	msg->src = src;
+	msg->arg[0] = id;
+	msg->arg[1] = offset;
+}
+
+/* Reserve the offsets and write the run list; fills the REGISTER. */
+static int scif_window_open(struct scif_endpt *ep, struct scif_window *w,
+			    s64 offset, bool fixed, struct scif_msg *msg)
+{
+	struct scif_pinned_pages *pp = w->pinned;
+	int err;
+
+	mutex_lock(&ep->rma.lock);
+	err = scif_rma_conn_err(ep);
+	if (err)
+		goto out;
+	err = scif_window_place(ep, w, offset, fixed);
+	if (err)
+		goto out;
+	err = scif_window_build_xfer(w, ep->node);
+	if (err) {
+		mtree_erase(&ep->rma.local, w->offset >> PAGE_SHIFT);
+		goto out;
+	}
+	scif_msg_fill(msg, SCIF_MSG_REGISTER, ep->peer_handle, ep->handle,
+		      w->id, w->offset);
+	msg->arg[2] = w->nr_pages;
+	msg->arg[3] = (u64)pp->nr_runs << 32 | (u32)w->prot;
+	msg->arg[4] = scif_node_local_addr(ep->node,
+					   page_address(w->xfer[0]));
+	if (unlikely(READ_ONCE(scif_corrupt_runlist)))
+		scif_runlist_corrupt(page_address(w->xfer[0]), msg);
+out:
+	mutex_unlock(&ep->rma.lock);
+	return err;
+}
+
+/* The registrant's wait for REGISTER_ACK is over (or given up). */
+static s64 scif_window_opened(struct scif_endpt *ep, struct scif_window *w)
+{
+	s64 ret;
+
+	mutex_lock(&ep->rma.lock);
+	switch (w->state) {
+	case SCIF_WIN_REGISTERING:
+		w->abandoned = true;
+		ret = -EINTR;
+		break;
+	case SCIF_WIN_DEAD:
+		ret = w->err;
+		break;
+	default:
+		ret = w->offset;
+		break;
+	}
+	mutex_unlock(&ep->rma.lock);
+	return ret;
+}
+
+/**
+ * scif_epd_register() - open a window over pinned pages
+ * @ep: a connected endpoint
+ * @pp: the pages; the window takes a reference of its own
+ * @offset: the offset (SCIF_MAP_FIXED), or a hint (0: none)
+ * @map_flags: SCIF_MAP_FIXED, SCIF_MAP_KERNEL (ignored here)
+ *
+ * Places the window, tells the peer and waits for its answer.
+ *
+ * Context: process context; sleeps until the peer answers.
+ * Return: the window's offset, or -EINVAL, -EADDRINUSE, -ENOMEM,
+ * -ENOTCONN, -ECONNRESET, -ENODEV, -EINTR (fatal signal) or -EPROTO
+ * (the peer refused the window for a reason it should not have).
+ */
+s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
+		      s64 offset, int map_flags)
+{
+	bool fixed = map_flags & SCIF_MAP_FIXED;
+	struct scif_window *w;
+	struct scif_msg msg;
+	s64 ret;
+	int err;
+
+	if ((map_flags & ~(SCIF_MAP_FIXED | SCIF_MAP_KERNEL)) || offset < 0 ||
+	    (fixed && !PAGE_ALIGNED(offset)))
+		return -EINVAL;
+	w = scif_fail_alloc() ? NULL : kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return -ENOMEM;
+	kref_init(&w->ref);		/* the tree's */
+	w->id = atomic64_inc_return(&scif_window_ids);
+	w->nr_pages = pp->nr_pages;
+	w->prot = pp->prot;
+	w->pinned = pp;
+	kref_get(&pp->ref);
+	w->state = SCIF_WIN_REGISTERING;
+	atomic_long_inc(&scif_nr_windows);
+
+	err = scif_window_open(ep, w, offset, fixed, &msg);
+	if (err) {
+		scif_window_put(w);
+		return err;
+	}
+	kref_get(&w->ref);		/* ours, while we wait */
+	err = scif_node_send(ep->node, &msg);
+	if (err) {
+		mutex_lock(&ep->rma.lock);
+		if (w->state == SCIF_WIN_REGISTERING) {
+			scif_window_unlink(ep, w, err);
+			scif_window_put(w);	/* cannot be the last */
+		}
+		mutex_unlock(&ep->rma.lock);
+	} else {
+		wait_event_killable(ep->wq, READ_ONCE(w->state) !=
+					    SCIF_WIN_REGISTERING);
+	}
+	ret = scif_window_opened(ep, w);
+	scif_window_put(w);
+	return ret;
+}
+
+/* Check [first, last] for scif_epd_unregister(); under rma.lock. */
+static int scif_unregister_check(struct scif_endpt *ep, unsigned long first,
+				 unsigned long last)
+{
+	unsigned long idx = first, wfirst;
+	struct scif_window *w;
+	int found = 0;
+
+	mt_for_each(&ep->rma.local, w, idx, last) {
+		wfirst = w->offset >> PAGE_SHIFT;
+		if (wfirst < first || wfirst + w->nr_pages - 1 > last)
+			return -EINVAL;
+		if (w->state == SCIF_WIN_REGISTERED)
+			found++;
+	}
+	return found ? 0 : -ENXIO;
+}
+
+/**
+ * scif_epd_unregister() - close the windows inside a range
+ * @ep: the endpoint
+ * @offset: start of the range, page aligned
+ * @len: length of the range, a non-zero multiple of the page size
+ *
+ * Every window entirely inside the range is closed; a window that is
+ * only partly inside fails the call and nothing is closed.  Waits until
+ * the peer has let go of the windows; the pages are unpinned then, or
+ * when the last local RMA using a window ends.
+ *
+ * Context: process context; sleeps until the peer answers.
+ * Return: 0, -EINVAL, -ENXIO (no window in the range), -ENOTCONN,
+ * -ECONNRESET or -ENODEV.
+ */
+int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
+{
+	unsigned long first, last, idx;
+	struct scif_window *w, *tmp;
+	struct scif_msg msg;
+	LIST_HEAD(batch);
+	int err;
+
+	if (offset < 0 || !len || !PAGE_ALIGNED(offset) || !PAGE_ALIGNED(len))
+		return -EINVAL;
+	first = (u64)offset >> PAGE_SHIFT;
+	last = len >> PAGE_SHIFT > SCIF_RMA_MAX_PAGE - first ?
+	       SCIF_RMA_MAX_PAGE : first + (len >> PAGE_SHIFT) - 1;
+
+	mutex_lock(&ep->rma.lock);
+	err = scif_rma_conn_err(ep) ?: scif_unregister_check(ep, first, last);
+	if (err) {
+		mutex_unlock(&ep->rma.lock);
+		return err;
+	}
+	idx = first;
+	mt_for_each(&ep->rma.local, w, idx, last) {
+		if (w->state != SCIF_WIN_REGISTERED)
+			continue;
+		w->state = SCIF_WIN_UNREGISTERING;
+		kref_get(&w->ref);
+		list_add_tail(&w->unreg, &batch);
+	}
+	mutex_unlock(&ep->rma.lock);
+
+	list_for_each_entry(w, &batch, unreg) {
+		scif_msg_fill(&msg, SCIF_MSG_UNREGISTER, ep->peer_handle,
+			      ep->handle, w->id, w->offset);
+		/* If this fails, the node is gone: teardown finishes. */
+		if (scif_node_send(ep->node, &msg))
+			break;
+	}
+	list_for_each_entry_safe(w, tmp, &batch, unreg) {
+		if (!err)
+			err = wait_event_killable(ep->wq, READ_ONCE(w->state) ==
+							  SCIF_WIN_DEAD);
+		list_del(&w->unreg);
+		scif_window_put(w);
+	}
+	return 0;
+}
+
+/**
+ * scif_window_get() - the registered local window at an offset
+ * @ep: the endpoint
+ * @off: the offset, at most S64_MAX
+ * @prot: SCIF_PROT_* the caller needs
+ * @err: receives -ENXIO, -EACCES or a connection error on failure
+ *
+ * Return: the window with a reference, or NULL.
+ */
+struct scif_window *scif_window_get(struct scif_endpt *ep, u64 off, int prot,
+				    int *err)
+{
+	struct scif_window *w;
+
+	mutex_lock(&ep->rma.lock);
+	*err = scif_rma_conn_err(ep);
+	w = *err ? NULL : mtree_load(&ep->rma.local, off >> PAGE_SHIFT);
+	if (!*err && (!w || w->state != SCIF_WIN_REGISTERED))
+		*err = -ENXIO;
+	else if (!*err && (w->prot & prot) != prot)
+		*err = -EACCES;
+	if (*err)
+		w = NULL;
+	else
+		kref_get(&w->ref);
+	mutex_unlock(&ep->rma.lock);
+	return w;
+}
+
+/* Remote windows ----------------------------------------------------- */
+
+static void scif_rwindow_unmap(struct scif_rwindow *rw, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		scif_node_unmap(rw->node, rw->runs[i].va, rw->runs[i].len);
+}
+
+static void scif_rwindow_release(struct kref *ref)
+{
+	struct scif_rwindow *rw = container_of(ref, struct scif_rwindow, ref);
+	struct scif_endpt *ep = rw->ep;
+	struct scif_msg msg;
+
+	scif_rwindow_unmap(rw, rw->nr_runs);
+	if (rw->ack_on_release && READ_ONCE(rw->node->online)) {
+		scif_msg_fill(&msg, SCIF_MSG_UNREGISTER_ACK, ep->peer_handle,
+			      ep->handle, rw->id, rw->offset);
+		scif_node_reply(rw->node, &msg);
+	}
+	kvfree(rw->runs);
+	kfree(rw);
+	atomic_long_dec(&scif_nr_rwindows);
+	atomic_dec(&ep->rma.nr_rwindows);
+	wake_up_all(&ep->wq);
+	scif_epd_put(ep);
+}
+
+/**
+ * scif_rwindow_put() - drop a reference to a remote window
+ * @rw: the window
+ *
+ * Context: process context; not under rma.lock.
+ */
+void scif_rwindow_put(struct scif_rwindow *rw)
+{
+	kref_put(&rw->ref, scif_rwindow_release);
+}
+
+/**
+ * scif_rwindow_get() - the peer's window at an offset
+ * @ep: the endpoint
+ * @off: the offset in the peer's registered address space, <= S64_MAX
+ * @prot: SCIF_PROT_* the caller needs
+ * @err: receives -ENXIO, -EACCES or a connection error on failure
+ *
+ * Return: the window with a reference, or NULL.
+ */
+struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
+				      int prot, int *err)
+{
+	struct scif_rwindow *rw;
+
+	mutex_lock(&ep->rma.lock);
+	*err = scif_rma_conn_err(ep);
+	rw = *err ? NULL : mtree_load(&ep->rma.remote, off >> PAGE_SHIFT);
+	if (!*err && !rw)
+		*err = -ENXIO;
+	else if (!*err && (rw->prot & prot) != prot)
+		*err = -EACCES;
+	if (*err)
+		rw = NULL;
+	else
+		kref_get(&rw->ref);
+	mutex_unlock(&ep->rma.lock);
+	return rw;
+}
+
+/* Copy, check and map one page of the peer's run list. */
+static int scif_rwindow_read_page(struct scif_rwindow *rw, u64 addr,
+				  unsigned long *r, u64 *next)
+{
+	u64 size = (u64)rw->nr_pages << PAGE_SHIFT, woff, a, len, nr, j;
+	struct scif_runlist *rl;
+	struct scif_run *run;
+	int err = 0;
+	void *va;
+
+	if (!addr || !PAGE_ALIGNED(addr))
+		return -EINVAL;
+	rl = scif_node_map(rw->node, addr, SCIF_RUNLIST_PAGE);
+	if (IS_ERR(rl))
+		return -EINVAL;
+	nr = READ_ONCE(rl->nr);
+	*next = READ_ONCE(rl->next);
+	if (!nr || nr > SCIF_RUNLIST_RUNS || nr > rw->nr_runs - *r)
+		err = -EINVAL;
+	woff = *r ? rw->runs[*r - 1].woff + rw->runs[*r - 1].len : 0;
+	for (j = 0; !err && j < nr; j++) {
+		a = READ_ONCE(rl->run[j].addr);
+		len = READ_ONCE(rl->run[j].len);
+		if (!len || !PAGE_ALIGNED(a) || !PAGE_ALIGNED(len) ||
+		    len > size - woff) {
+			err = -EINVAL;
+			break;
+		}
+		va = scif_node_map(rw->node, a, len);
+		if (IS_ERR(va)) {
+			err = -EINVAL;
+			break;
+		}
+		run = &rw->runs[(*r)++];
+		run->woff = woff;
+		run->addr = a;
+		run->len = len;
+		run->va = va;
+		woff += len;
+	}
+	scif_node_unmap(rw->node, rl, SCIF_RUNLIST_PAGE);
+	return err;
+}
+
+/* Read the whole run list; every run is mapped on success. */
+static int scif_rwindow_read_runs(struct scif_rwindow *rw, u64 addr)
+{
+	unsigned long r = 0;
+	u64 last;
+	int err;
+
+	rw->runs = scif_fail_alloc() ? NULL :
+		   kvcalloc(rw->nr_runs, sizeof(*rw->runs),
+			    GFP_KERNEL | __GFP_NOWARN);
+	if (!rw->runs)
+		return -ENOMEM;
+	while (r < rw->nr_runs) {
+		err = scif_rwindow_read_page(rw, addr, &r, &addr);
+		if (err)
+			goto unmap;
+		cond_resched();
+	}
+	last = rw->runs[r - 1].woff + rw->runs[r - 1].len;
+	if (last == (u64)rw->nr_pages << PAGE_SHIFT)
+		return 0;
+	err = -EINVAL;
+unmap:
+	scif_rwindow_unmap(rw, r);
+	kvfree(rw->runs);
+	return err;
+}
+
+static bool scif_register_msg_ok(const struct scif_msg *msg)
+{
+	u64 offset = msg->arg[1], pages = msg->arg[2];
+	u64 runs = msg->arg[3] >> 32, prot = (u32)msg->arg[3];
+
+	return PAGE_ALIGNED(offset) && offset <= S64_MAX &&
+	       pages && pages <= SCIF_WINDOW_MAX_PAGES &&
+	       (offset >> PAGE_SHIFT) <= SCIF_RMA_MAX_PAGE - pages + 1 &&
+	       !(prot & ~(u64)(SCIF_PROT_READ | SCIF_PROT_WRITE)) &&
+	       runs && runs <= pages && runs <= SCIF_WINDOW_MAX_RUNS;
+}
+
+/* Build the remote window a REGISTER describes; under rma.lock. */
+static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
+			    struct scif_endpt *ep)
+{
+	struct scif_rwindow *rw;
+	unsigned long first;
+	int err;
+
+	if (!scif_register_msg_ok(msg))
+		return -EINVAL;
+	rw = scif_fail_alloc() ? NULL : kzalloc(sizeof(*rw), GFP_KERNEL);
+	if (!rw)
+		return -ENOMEM;
+	kref_init(&rw->ref);
+	rw->ep = ep;
+	rw->node = node;
+	rw->id = msg->arg[0];
+	rw->offset = msg->arg[1];
+	rw->nr_pages = msg->arg[2];
+	rw->prot = (u32)msg->arg[3];
+	rw->nr_runs = msg->arg[3] >> 32;
+	err = scif_rwindow_read_runs(rw, msg->arg[4]);
+	if (err)
+		goto free;
+	first = rw->offset >> PAGE_SHIFT;
+	err = mtree_insert_range(&ep->rma.remote, first,
+				 first + rw->nr_pages - 1, rw, GFP_KERNEL);
+	if (err) {
+		err = err == -EEXIST ? -EINVAL : err;
+		goto unmap;
+	}
+	kref_get(&ep->ref);
+	atomic_inc(&ep->rma.nr_rwindows);
+	atomic_long_inc(&scif_nr_rwindows);
+	return 0;
+
+unmap:
+	scif_rwindow_unmap(rw, rw->nr_runs);
+	kvfree(rw->runs);
+free:
+	kfree(rw);
+	return err;
+}
+
+static void scif_handle_register(struct scif_node *node,
+				 const struct scif_msg *msg,
+				 struct scif_endpt *ep)
+{
+	struct scif_msg reply;
+	int err;
+
+	/*
+	 * The run list is read under rma.lock while connected: teardown
+	 * (before DISCONNECT goes out) waits for it, so the registrant
+	 * never frees the list under our feet.
+	 */
+	mutex_lock(&ep->rma.lock);
+	err = scif_rma_conn_err(ep);
+	if (!err)
+		err = scif_rwindow_add(node, msg, ep);
+	mutex_unlock(&ep->rma.lock);
+	if (err)
+		pr_debug("scif: node %u window refused: %d\n", node->id, err);
+	scif_msg_fill(&reply, SCIF_MSG_REGISTER_ACK, msg->src, ep->handle,
+		      msg->arg[0], msg->arg[1]);
+	reply.arg[2] = -err;
+	scif_node_reply(node, &reply);
+}
+
+static void scif_handle_unregister(struct scif_node *node,
+				   const struct scif_msg *msg,
+				   struct scif_endpt *ep)
+{
+	struct scif_rwindow *rw;
+	struct scif_msg reply;
+
+	mutex_lock(&ep->rma.lock);
+	rw = msg->arg[1] <= S64_MAX ?
+	     mtree_load(&ep->rma.remote, msg->arg[1] >> PAGE_SHIFT) : NULL;
+	if (rw && rw->offset == msg->arg[1] && rw->id == msg->arg[0]) {
+		mtree_erase(&ep->rma.remote, rw->offset >> PAGE_SHIFT);
+		rw->ack_on_release = true;
+	} else {
+		rw = NULL;
+	}
+	mutex_unlock(&ep->rma.lock);
+	if (rw) {
+		scif_rwindow_put(rw);	/* acknowledges, now or later */
+		return;
+	}
+	scif_msg_fill(&reply, SCIF_MSG_UNREGISTER_ACK, msg->src, ep->handle,
+		      msg->arg[0], msg->arg[1]);
+	scif_node_reply(node, &reply);
+}
+
+/* The errors a peer may give for refusing a window; others are bogus. */
+static int scif_peer_errno(u64 e)
+{
+	switch (e) {
+	case ENOMEM:
+	case ECONNRESET:
+		return -(int)e;
+	default:
+		return -EPROTO;
+	}
+}
+
+/* A local window named by an acknowledgment, in state @state. */
+static struct scif_window *scif_window_acked(struct scif_endpt *ep,
+					     const struct scif_msg *msg,
+					     enum scif_window_state state)
+{
+	struct scif_window *w;
+
+	if (msg->arg[1] > S64_MAX)
+		return NULL;
+	w = mtree_load(&ep->rma.local, msg->arg[1] >> PAGE_SHIFT);
+	if (!w || w->offset != msg->arg[1] || w->id != msg->arg[0] ||
+	    w->state != state)
+		return NULL;
+	return w;
+}
+
+static void scif_handle_register_ack(struct scif_node *node,
+				     const struct scif_msg *msg,
+				     struct scif_endpt *ep)
+{
+	struct scif_window *w, *dead = NULL;
+	struct scif_msg unreg;
+	bool send = false;
+
+	mutex_lock(&ep->rma.lock);
+	w = scif_window_acked(ep, msg, SCIF_WIN_REGISTERING);
+	if (!w)
+		goto out;
+	scif_window_free_xfer(w);
+	if (msg->arg[2]) {
+		scif_window_unlink(ep, w, scif_peer_errno(msg->arg[2]));
+		dead = w;
+	} else if (w->abandoned) {
+		w->state = SCIF_WIN_UNREGISTERING;
+		scif_msg_fill(&unreg, SCIF_MSG_UNREGISTER, ep->peer_handle,
+			      ep->handle, w->id, w->offset);
+		send = true;
+	} else {
+		w->state = SCIF_WIN_REGISTERED;
+	}
+out:
+	mutex_unlock(&ep->rma.lock);
+	wake_up_all(&ep->wq);
+	if (send)
+		scif_node_reply(node, &unreg);
+	if (dead)
+		scif_window_put(dead);
+}
+
+static void scif_handle_unregister_ack(const struct scif_msg *msg,
+				       struct scif_endpt *ep)
+{
+	struct scif_window *w;
+
+	mutex_lock(&ep->rma.lock);
+	w = scif_window_acked(ep, msg, SCIF_WIN_UNREGISTERING);
+	if (w)
+		scif_window_unlink(ep, w, 0);
+	mutex_unlock(&ep->rma.lock);
+	wake_up_all(&ep->wq);
+	if (w)
+		scif_window_put(w);
+}
+
+/**
+ * scif_rma_handle_msg() - handle a window message for an endpoint
+ * @node: the node it came from
+ * @msg: REGISTER, REGISTER_ACK, UNREGISTER or UNREGISTER_ACK
+ * @ep: the endpoint it names, whose peer is on @node
+ *
+ * Context: the node's rx_work.  Takes rma.lock, which is never held
+ * while waiting for anything remote.
+ */
+void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
+			 struct scif_endpt *ep)
+{
+	if (msg->src != READ_ONCE(ep->peer_handle))
+		return;
+	switch (msg->op) {
+	case SCIF_MSG_REGISTER:
+		scif_handle_register(node, msg, ep);
+		break;
+	case SCIF_MSG_REGISTER_ACK:
+		scif_handle_register_ack(node, msg, ep);
+		break;
+	case SCIF_MSG_UNREGISTER:
+		scif_handle_unregister(node, msg, ep);
+		break;
+	case SCIF_MSG_UNREGISTER_ACK:
+		scif_handle_unregister_ack(msg, ep);
+		break;
+	}
+}
+
+/**
+ * scif_rma_handle_orphan() - a window message for an endpoint that is gone
+ * @node: the node it came from
+ * @msg: the message
+ *
+ * A REGISTER is refused and an UNREGISTER acknowledged, so that a
+ * registrant never waits for an endpoint that no longer exists.
+ *
+ * Context: the node's rx_work.
+ */
+void scif_rma_handle_orphan(struct scif_node *node, const struct scif_msg *msg)
+{
+	struct scif_msg reply;
+
+	if (!msg->src)
+		return;
+	if (msg->op == SCIF_MSG_REGISTER) {
+		scif_msg_fill(&reply, SCIF_MSG_REGISTER_ACK, msg->src, msg->dst,
+			      msg->arg[0], msg->arg[1]);
+		reply.arg[2] = ECONNRESET;
+	} else if (msg->op == SCIF_MSG_UNREGISTER) {
+		scif_msg_fill(&reply, SCIF_MSG_UNREGISTER_ACK, msg->src,
+			      msg->dst, msg->arg[0], msg->arg[1]);
+	} else {
+		return;
+	}
+	scif_node_reply(node, &reply);
+}
+
+/* Teardown ----------------------------------------------------------- */
+
+/**
+ * scif_rma_epd_teardown() - drop the windows of a connection
+ * @ep: the endpoint; its state already says it is no longer connected
+ * @local: drop this endpoint's own windows too (only once the peer no
+ *	longer touches them)
+ * @err: what a registrant still waiting is told
+ *
+ * Waits until no RMA uses the peer's windows any more: after this, the
+ * endpoint does not touch the peer's memory.
+ *
+ * Context: process context; not under any endpoint lock but ctl_mutex.
+ */
+void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
+{
+	struct scif_window *w, *wtmp;
+	struct scif_rwindow *rw, *rtmp;
+	LIST_HEAD(rwins);
+	LIST_HEAD(wins);
+	unsigned long idx;
+
+	mutex_lock(&ep->rma.lock);
+	idx = 0;
+	while ((rw = mt_find(&ep->rma.remote, &idx, ULONG_MAX))) {
+		mtree_erase(&ep->rma.remote, rw->offset >> PAGE_SHIFT);
+		list_add_tail(&rw->link, &rwins);
+	}
+	idx = 0;
+	while (local && (w = mt_find(&ep->rma.local, &idx, ULONG_MAX))) {
+		scif_window_unlink(ep, w, err);
+		list_add_tail(&w->dead, &wins);
+	}
+	mutex_unlock(&ep->rma.lock);
+	wake_up_all(&ep->wq);
+
+	list_for_each_entry_safe(rw, rtmp, &rwins, link)
+		scif_rwindow_put(rw);
+	list_for_each_entry_safe(w, wtmp, &wins, dead)
+		scif_window_put(w);
+	wait_event(ep->wq, !atomic_read(&ep->rma.nr_rwindows));
+}
+
+/**
+ * scif_rma_epd_destroy() - release what is left as the endpoint goes
+ * @ep: the endpoint, unreferenced: no remote window is left
+ *
+ * Context: process context.
+ */
+void scif_rma_epd_destroy(struct scif_endpt *ep)
+{
+	scif_rma_epd_teardown(ep, true, -ECONNRESET);
+	mtree_destroy(&ep->rma.local);
+	mtree_destroy(&ep->rma.remote);
+}
+
+/**
+ * scif_epd_register_mem() - pin memory and open a window over it
+ * @ep: a connected endpoint
+ * @addr: start, page aligned (a kernel address with SCIF_MAP_KERNEL)
+ * @len: bytes, a non-zero multiple of the page size
+ * @offset: the offset (SCIF_MAP_FIXED), or a hint (0: none)
+ * @prot: SCIF_PROT_*
+ * @map_flags: SCIF_MAP_FIXED, SCIF_MAP_KERNEL
+ *
+ * Arguments and the connection are checked before anything is pinned.
+ *
+ * Context: process context; sleeps until the peer answers.
+ * Return: the window's offset, or an error of scif_epd_pin() or
+ * scif_epd_register().
+ */
+s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
+			  size_t len, s64 offset, int prot, int map_flags)
+{
+	struct scif_pinned_pages *pp;
+	s64 ret;
+	int err;
+
+	if ((map_flags & ~(SCIF_MAP_FIXED | SCIF_MAP_KERNEL)) || offset < 0 ||
+	    ((map_flags & SCIF_MAP_FIXED) && !PAGE_ALIGNED(offset)))
+		return -EINVAL;
+	err = scif_pin_check(addr, len, prot, map_flags & SCIF_MAP_KERNEL) ?:
+	      scif_rma_conn_err(ep);
+	if (err)
+		return err;
+	err = scif_epd_pin(addr, len, prot, map_flags & SCIF_MAP_KERNEL, &pp);
+	if (err)
+		return err;
+	ret = scif_epd_register(ep, pp, offset, map_flags);
+	scif_pinned_put(pp);
+	return ret;
+}

@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCIF registered memory and RMA: scif_register() and scif_unregister()
+ * with their errors (MAP_FIXED collisions, partial ranges, bad memory,
+ * RLIMIT_MEMLOCK as an unprivileged user), the four RMA calls with their
+ * errors (ENXIO, EACCES, EINVAL, EFAULT, ENOTCONN, ECONNRESET), data
+ * integrity by pattern at random offsets and lengths (unaligned, across
+ * contiguous windows, both directions), what a process exit or a peer's
+ * close leaves pinned, and the peer's checks of a damaged run list.
+ *
+ * Connections go to the node named by $SCIF_PEER_NODE (default: the
+ * local node).  Both ends are in this process, so what one end's window
+ * holds can be checked in memory directly.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <linux/scif_ioctl.h>
+
+#include "scif.h"
+#include "kselftest_harness.h"
+#define SCIF_TEST_WITH_LIBSCIF
+#include "scif_test_util.h"
+
+#define RMA_STATS	"/sys/kernel/debug/scif/rma"
+#define CORRUPT		"/sys/kernel/debug/scif/corrupt_runlist"
+#define PG		4096L
+#define WIN		(256 * 1024L)
+
+/* Page-aligned anonymous memory, or NULL. */
+static uint8_t *map_mem(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* A field of RMA_STATS, or -1. */
+static long rma_stat(const char *key)
+{
+	char buf[512], *p;
+
+	if (read_file(RMA_STATS, buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, key);
+	return p ? atol(p + strlen(key) + 1) : -1;
+}
+
+/* Wait (up to 5 s) for pinned_pages to be @want; its last value. */
+static long pinned_settles_at(long want)
+{
+	long n = -1;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		n = rma_stat("pinned_pages");
+		if (n == want)
+			break;
+		usleep(10000);
+	}
+	return n;
+}
+
+/* VmPin of this process in kB, or -1. */
+static long vm_pin_kb(void)
+{
+	char buf[4096], *p;
+
+	if (read_file("/proc/self/status", buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, "VmPin:");
+	return p ? atol(p + 6) : -1;
+}
+
+static uint32_t rnd(uint32_t *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+FIXTURE(rma) {
+	struct conn cn;
+	uint8_t *lbuf, *rbuf;	/* behind the client's and the server's window */
+	off_t loff, roff;
+	long pinned0;
+};
+
+FIXTURE_SETUP(rma)
+{
+	self->pinned0 = rma_stat("pinned_pages");
+	ASSERT_LE(0, self->pinned0) TH_LOG("no %s", RMA_STATS);
+	ASSERT_EQ(0, connect_pair(&self->cn));
+	self->lbuf = map_mem(WIN, PROT_READ | PROT_WRITE);
+	self->rbuf = map_mem(WIN, PROT_READ | PROT_WRITE);
+	ASSERT_TRUE(self->lbuf && self->rbuf);
+	fill_pattern(self->lbuf, WIN, 1);
+	fill_pattern(self->rbuf, WIN, 2);
+	self->loff = scif_register(self->cn.client, self->lbuf, WIN, 0,
+				   SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	ASSERT_LE(0, self->loff) TH_LOG("register: %s", strerror(errno));
+	self->roff = scif_register(self->cn.server, self->rbuf, WIN, 0x100000,
+				   SCIF_PROT_READ | SCIF_PROT_WRITE,
+				   SCIF_MAP_FIXED);
+	ASSERT_EQ(0x100000, self->roff) TH_LOG("register: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(rma)
+{
+	if (self->cn.client >= 0)
+		close(self->cn.client);
+	if (self->cn.server >= 0)
+		close(self->cn.server);
+	EXPECT_EQ(self->pinned0, pinned_settles_at(self->pinned0));
+	munmap(self->lbuf, WIN);
+	munmap(self->rbuf, WIN);
+}
+
+TEST(register_not_connected_enotconn)
+{
+	uint8_t *buf = map_mem(PG, PROT_READ | PROT_WRITE);
+	int fd = scif_open();
+	uint16_t port;
+	int lfd;
+
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(ENOTCONN, scif_register(fd, buf, PG, 0, SCIF_PROT_READ, 0));
+	EXPECT_ERRNO(ENOTCONN, scif_unregister(fd, 0, PG));
+	EXPECT_ERRNO(ENOTCONN, scif_readfrom(fd, 0, 8, 0, 0));
+	EXPECT_ERRNO(ENOTCONN, scif_vwriteto(fd, buf, 8, 0, 0));
+	lfd = listener(0, 1, &port);
+	ASSERT_LE(0, lfd);
+	EXPECT_ERRNO(ENOTCONN, scif_register(lfd, buf, PG, 0, SCIF_PROT_READ, 0));
+	close(lfd);
+	close(fd);
+	munmap(buf, PG);
+}
+
+TEST_F(rma, register_bad_arguments_einval)
+{
+	int fd = self->cn.client, rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	uint8_t *b = self->lbuf;
+
+	EXPECT_ERRNO(EINVAL, scif_register(fd, b + 1, PG, 0, rw, 0));
+	EXPECT_ERRNO(EINVAL, scif_register(fd, b, PG + 1, 0, rw, 0));
+	EXPECT_ERRNO(EINVAL, scif_register(fd, b, 0, 0, rw, 0));
+	EXPECT_ERRNO(EINVAL, scif_register(fd, b, PG, -PG, rw, 0));
+	EXPECT_ERRNO(EINVAL, scif_register(fd, b, PG, 0x1001, rw,
+					   SCIF_MAP_FIXED));
+	EXPECT_ERRNO(EINVAL, scif_register(fd, b, PG, 0, 4, 0));
+	EXPECT_ERRNO(EINVAL, scif_register(fd, b, PG, 0, rw, 0x40));
+	EXPECT_ERRNO(EINVAL, scif_register(fd, b, PG, 0, rw, SCIF_MAP_KERNEL));
+	/* Past the end of the registered address space. */
+	EXPECT_ERRNO(EINVAL, scif_register(fd, b, 2 * PG,
+					   (off_t)(INT64_MAX & ~(PG - 1)), rw,
+					   SCIF_MAP_FIXED));
+}
+
+TEST_F(rma, register_bad_memory_efault)
+{
+	uint8_t *ro = map_mem(2 * PG, PROT_READ), *gone = map_mem(PG, PROT_READ);
+	int fd = self->cn.client;
+
+	ASSERT_TRUE(ro && gone);
+	munmap(gone, PG);
+	EXPECT_ERRNO(EFAULT, scif_register(fd, gone, PG, 0, SCIF_PROT_READ, 0));
+	EXPECT_ERRNO(EFAULT, scif_register(fd, ro, PG, 0, SCIF_PROT_WRITE, 0));
+	EXPECT_ERRNO(EFAULT, scif_register(fd, (void *)(1UL << 63), PG, 0,
+					   SCIF_PROT_READ, 0));
+	/* Read-only memory, never touched: every page is the zero page. */
+	EXPECT_LE(0, scif_register(self->cn.server, ro, 2 * PG, 0,
+				   SCIF_PROT_READ, 0));
+	munmap(ro, 2 * PG);
+}
+
+TEST_F(rma, map_fixed_collisions_eaddrinuse)
+{
+	int fd = self->cn.server, rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	uint8_t *b = self->lbuf;
+
+	/* The fixture's window is [0x100000, 0x140000). */
+	EXPECT_ERRNO(EADDRINUSE, scif_register(fd, b, PG, 0x100000, rw,
+					       SCIF_MAP_FIXED));
+	EXPECT_ERRNO(EADDRINUSE, scif_register(fd, b, 2 * PG, 0x13f000, rw,
+					       SCIF_MAP_FIXED));
+	EXPECT_ERRNO(EADDRINUSE, scif_register(fd, b, WIN, 0xe0000, rw,
+					       SCIF_MAP_FIXED));
+	EXPECT_EQ(0x140000, scif_register(fd, b, PG, 0x140000, rw,
+					  SCIF_MAP_FIXED));
+	EXPECT_EQ(0xff000, scif_register(fd, b, PG, 0xff000, rw,
+					 SCIF_MAP_FIXED));
+	/* The same memory may be behind several windows. */
+	EXPECT_EQ(0, scif_unregister(fd, 0xff000, PG));
+	EXPECT_EQ(0, scif_unregister(fd, 0x140000, PG));
+}
+
+TEST_F(rma, driver_picks_offsets)
+{
+	int fd = self->cn.server, rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	off_t a, b, c;
+
+	a = scif_register(fd, self->lbuf, 3 * PG, 0, rw, 0);
+	b = scif_register(fd, self->lbuf, 3 * PG, 0, rw, 0);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	EXPECT_EQ(0, a % PG);
+	EXPECT_EQ(0, b % PG);
+	EXPECT_TRUE(a + 3 * PG <= b || b + 3 * PG <= a);
+	/* A hint inside the fixture's window: placed after it. */
+	c = scif_register(fd, self->lbuf, PG, 0x100000 + 5, rw, 0);
+	EXPECT_EQ(0x140000, c);
+	c = scif_register(fd, self->lbuf, PG, 0x7000000123, rw, 0);
+	EXPECT_EQ(0x7000000000, c);
+}
+
+TEST_F(rma, unregister_rules)
+{
+	int fd = self->cn.server, rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+
+	EXPECT_ERRNO(EINVAL, scif_unregister(fd, 0x100000, PG));
+	EXPECT_ERRNO(EINVAL, scif_unregister(fd, 0x101000, WIN));
+	EXPECT_ERRNO(EINVAL, scif_unregister(fd, -PG, PG));
+	EXPECT_ERRNO(EINVAL, scif_unregister(fd, 0x100000, 0));
+	EXPECT_ERRNO(EINVAL, scif_unregister(fd, 0x100001, WIN));
+	EXPECT_ERRNO(ENXIO, scif_unregister(fd, 0x400000, WIN));
+	/* Nothing changed: the window still works. */
+	EXPECT_EQ(0, scif_readfrom(self->cn.client, self->loff, 8, self->roff,
+				   0));
+	/* Two windows inside one range, with a hole: both go. */
+	ASSERT_EQ(0x200000, scif_register(fd, self->lbuf, PG, 0x200000, rw,
+					  SCIF_MAP_FIXED));
+	EXPECT_EQ(0, scif_unregister(fd, 0, 0x300000));
+	EXPECT_ERRNO(ENXIO, scif_readfrom(self->cn.client, self->loff, 8,
+					  self->roff, 0));
+	EXPECT_ERRNO(ENXIO, scif_unregister(fd, 0x100000, WIN));
+	/* The offsets are free again. */
+	EXPECT_EQ(0x100000, scif_register(fd, self->rbuf, WIN, 0x100000, rw,
+					  SCIF_MAP_FIXED));
+}
+
+TEST_F(rma, rma_errors)
+{
+	int fd = self->cn.client;
+	uint8_t *b = self->lbuf;
+	off_t l = self->loff, r = self->roff;
+
+	EXPECT_ERRNO(EINVAL, scif_readfrom(fd, l, 8, r, 0x10));
+	EXPECT_ERRNO(EINVAL, scif_vwriteto(fd, b, 8, r, 0x100));
+	EXPECT_ERRNO(EINVAL, scif_writeto(fd, l, 0, r, 0));
+	EXPECT_ERRNO(ENXIO, scif_readfrom(fd, -8, 8, r, 0));
+	EXPECT_ERRNO(ENXIO, scif_readfrom(fd, l, 8, -8, 0));
+	EXPECT_ERRNO(ENXIO, scif_writeto(fd, l, 8, r + WIN, 0));
+	EXPECT_ERRNO(ENXIO, scif_writeto(fd, l, 16, r + WIN - 8, 0));
+	EXPECT_ERRNO(ENXIO, scif_writeto(fd, l + WIN - 8, 16, r, 0));
+	EXPECT_ERRNO(ENXIO, scif_vreadfrom(fd, b, 8, 0x7fffffff0000, 0));
+	EXPECT_ERRNO(ENXIO, scif_vreadfrom(fd, b, 16, INT64_MAX - 8, 0));
+	EXPECT_ERRNO(EFAULT, scif_vreadfrom(fd, NULL, 8, r, 0));
+	EXPECT_ERRNO(EFAULT, scif_vwriteto(fd, (void *)(1UL << 63), 8, r, 0));
+	/* Every flag is accepted; all copies are synchronous today. */
+	EXPECT_EQ(0, scif_readfrom(fd, l, 8, r, SCIF_RMA_USECPU |
+				   SCIF_RMA_SYNC | SCIF_RMA_ORDERED |
+				   SCIF_RMA_USECACHE));
+	EXPECT_EQ(0, scif_vreadfrom(fd, b, 8, r, 0));
+}
+
+TEST_F(rma, read_only_and_write_only_windows_eacces)
+{
+	int c = self->cn.client, s = self->cn.server;
+	off_t ro, wo, lro;
+
+	ro = scif_register(s, self->rbuf, PG, 0x300000, SCIF_PROT_READ,
+			   SCIF_MAP_FIXED);
+	wo = scif_register(s, self->rbuf, PG, 0x301000, SCIF_PROT_WRITE,
+			   SCIF_MAP_FIXED);
+	lro = scif_register(c, self->lbuf, PG, 0x300000, SCIF_PROT_READ,
+			    SCIF_MAP_FIXED);
+	ASSERT_EQ(0x300000, ro);
+	ASSERT_EQ(0x301000, wo);
+	ASSERT_EQ(0x300000, lro);
+	EXPECT_ERRNO(EACCES, scif_writeto(c, self->loff, 8, ro, 0));
+	EXPECT_ERRNO(EACCES, scif_vwriteto(c, self->lbuf, 8, ro, 0));
+	EXPECT_EQ(0, scif_readfrom(c, self->loff, 8, ro, 0));
+	EXPECT_ERRNO(EACCES, scif_readfrom(c, self->loff, 8, wo, 0));
+	EXPECT_ERRNO(EACCES, scif_vreadfrom(c, self->lbuf, 8, wo, 0));
+	EXPECT_EQ(0, scif_vwriteto(c, self->lbuf, 8, wo, 0));
+	/* The local side: readfrom writes into it, writeto reads it. */
+	EXPECT_ERRNO(EACCES, scif_readfrom(c, lro, 8, self->roff, 0));
+	EXPECT_EQ(0, scif_writeto(c, lro, 8, self->roff, 0));
+	/* A range running from a writable window into the read-only one. */
+	ASSERT_EQ(0x2ff000, scif_register(s, self->rbuf, PG, 0x2ff000,
+					  SCIF_PROT_READ | SCIF_PROT_WRITE,
+					  SCIF_MAP_FIXED));
+	EXPECT_ERRNO(EACCES, scif_vwriteto(c, self->lbuf, 16, 0x300000 - 8, 0));
+}
+
+/* [off, off + len) of a window's memory is what @want holds there. */
+static bool rbuf_is(const uint8_t *rbuf, const uint8_t *want, size_t off,
+		    size_t len)
+{
+	return !memcmp(rbuf + off, want + off, len);
+}
+
+TEST_F(rma, data_random_offsets_both_directions)
+{
+	uint8_t *vbuf = malloc(WIN + 64), *ref = malloc(WIN);
+	int c = self->cn.client, s = self->cn.server, i;
+	uint32_t seed = 12345;
+	size_t lo, ro, len;
+
+	ASSERT_TRUE(vbuf && ref);
+	for (i = 0; i < 300; i++) {
+		len = 1 + rnd(&seed) % (i % 10 ? 9000 : WIN);
+		lo = rnd(&seed) % (WIN - len + 1);
+		ro = rnd(&seed) % (WIN - len + 1);
+		fill_pattern(self->lbuf, WIN, 100 + i);
+		fill_pattern(self->rbuf, WIN, 200 + i);
+		switch (i % 6) {
+		case 0:	/* client writes into the server's window */
+			memcpy(ref, self->rbuf, WIN);
+			memcpy(ref + ro, self->lbuf + lo, len);
+			ASSERT_EQ(0, scif_writeto(c, self->loff + lo, len,
+						  self->roff + ro, 0));
+			ASSERT_TRUE(rbuf_is(self->rbuf, ref, 0, WIN))
+				TH_LOG("writeto %zu@%zu->%zu", len, lo, ro);
+			break;
+		case 1:	/* client reads the server's window */
+			memcpy(ref, self->lbuf, WIN);
+			memcpy(ref + lo, self->rbuf + ro, len);
+			ASSERT_EQ(0, scif_readfrom(c, self->loff + lo, len,
+						   self->roff + ro,
+						   SCIF_RMA_ORDERED));
+			ASSERT_TRUE(rbuf_is(self->lbuf, ref, 0, WIN))
+				TH_LOG("readfrom %zu@%zu<-%zu", len, lo, ro);
+			break;
+		case 2:	/* server writes into the client's window */
+			memcpy(ref, self->lbuf, WIN);
+			memcpy(ref + lo, self->rbuf + ro, len);
+			ASSERT_EQ(0, scif_writeto(s, self->roff + ro, len,
+						  self->loff + lo,
+						  SCIF_RMA_ORDERED));
+			ASSERT_TRUE(rbuf_is(self->lbuf, ref, 0, WIN));
+			break;
+		case 3:	/* vwriteto from an unaligned buffer */
+			fill_pattern(vbuf, WIN + 64, 300 + i);
+			memcpy(ref, self->rbuf, WIN);
+			memcpy(ref + ro, vbuf + i % 64, len);
+			ASSERT_EQ(0, scif_vwriteto(c, vbuf + i % 64, len,
+						   self->roff + ro,
+						   i & 1 ? SCIF_RMA_ORDERED : 0));
+			ASSERT_TRUE(rbuf_is(self->rbuf, ref, 0, WIN));
+			break;
+		case 4:	/* vreadfrom into an unaligned buffer */
+			memset(vbuf, 0xa5, WIN + 64);
+			ASSERT_EQ(0, scif_vreadfrom(c, vbuf + i % 61, len,
+						    self->roff + ro,
+						    SCIF_RMA_USECPU));
+			ASSERT_EQ(0, memcmp(vbuf + i % 61, self->rbuf + ro,
+					    len));
+			ASSERT_EQ(0xa5, vbuf[i % 61 + len]);
+			break;
+		case 5:	/* server reads the client's window into a buffer */
+			ASSERT_EQ(0, scif_vreadfrom(s, vbuf, len,
+						    self->loff + lo, 0));
+			ASSERT_EQ(0, memcmp(vbuf, self->lbuf + lo, len));
+			break;
+		}
+	}
+	free(vbuf);
+	free(ref);
+}
+
+TEST_F(rma, ranges_span_contiguous_windows)
+{
+	int c = self->cn.client, s = self->cn.server;
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	uint8_t *b2 = map_mem(2 * PG, rw), *src = malloc(WIN + 2 * PG);
+	off_t end = self->roff + WIN;
+
+	ASSERT_TRUE(b2 && src);
+	/* A second window right after the fixture's, from other memory. */
+	ASSERT_EQ(end, scif_register(s, b2, 2 * PG, end, rw, SCIF_MAP_FIXED));
+	fill_pattern(src, WIN + 2 * PG, 77);
+	EXPECT_EQ(0, scif_vwriteto(c, src + 3, PG + 100, end - 100, 0));
+	EXPECT_EQ(0, memcmp(self->rbuf + WIN - 100, src + 3, 100));
+	EXPECT_EQ(0, memcmp(b2, src + 103, PG));
+	/* All of both windows at once, both ways, and window to window. */
+	EXPECT_EQ(0, scif_vwriteto(c, src, WIN + 2 * PG, self->roff, 0));
+	EXPECT_EQ(0, memcmp(self->rbuf, src, WIN));
+	EXPECT_EQ(0, memcmp(b2, src + WIN, 2 * PG));
+	EXPECT_EQ(0, scif_readfrom(c, self->loff, WIN, self->roff + 2 * PG, 0));
+	EXPECT_EQ(0, memcmp(self->lbuf, src + 2 * PG, WIN));
+	/* A hole after the second window: ENXIO, nothing copied. */
+	memset(b2, 0, 2 * PG);
+	EXPECT_ERRNO(ENXIO, scif_vwriteto(c, src, 3 * PG, end, 0));
+	EXPECT_EQ(0, b2[0]);
+	munmap(b2, 2 * PG);
+	free(src);
+}
+
+TEST_F(rma, large_window_16m)
+{
+	size_t len = 16L << 20;
+	int c = self->cn.client, s = self->cn.server;
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	uint8_t *a = map_mem(len, rw), *b = map_mem(len, rw);
+	long pin0 = vm_pin_kb();
+	off_t la, rb;
+
+	ASSERT_TRUE(a && b);
+	fill_pattern(a, len, 9);
+	la = scif_register(c, a, len, 0, rw, 0);
+	rb = scif_register(s, b, len, 0, rw, 0);
+	ASSERT_LE(0, la);
+	ASSERT_LE(0, rb);
+	/* Charged to the process, which holds both ends. */
+	EXPECT_EQ(pin0 + 2 * (long)(len >> 10), vm_pin_kb());
+	EXPECT_EQ(0, scif_writeto(c, la, len, rb, 0));
+	EXPECT_EQ(-1, check_pattern(b, len, 9));
+	EXPECT_EQ(0, scif_unregister(c, la, len));
+	EXPECT_EQ(0, scif_unregister(s, rb, len));
+	EXPECT_EQ(pin0, vm_pin_kb());
+	munmap(a, len);
+	munmap(b, len);
+}
+
+/* Child, as nobody with a 64 KiB RLIMIT_MEMLOCK: 0 if it is enforced. */
+static int memlock_child(void)
+{
+	struct rlimit rl = { 64 * 1024, 64 * 1024 };
+	uint8_t *buf = map_mem(256 * 1024, PROT_READ | PROT_WRITE);
+	struct conn cn;
+
+	if (!buf || setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) ||
+	    setuid(65534))
+		return 10;
+	if (connect_pair(&cn))
+		return 11;
+	if (scif_register(cn.client, buf, 48 * 1024, 0, SCIF_PROT_READ, 0) < 0)
+		return 12;
+	errno = 0;
+	if (scif_register(cn.client, buf, 32 * 1024, 0, SCIF_PROT_READ, 0) !=
+	    -1 || errno != EAGAIN) {
+		fprintf(stderr, "# over the limit: errno %d\n", errno);
+		return 13;
+	}
+	if (vm_pin_kb() != 48)
+		return 14;
+	if (scif_register(cn.server, buf, 16 * 1024, 0, SCIF_PROT_READ, 0) < 0)
+		return 15;
+	return 0;	/* exits with the windows registered */
+}
+
+TEST(rlimit_memlock_enforced_unprivileged)
+{
+	long pinned0 = rma_stat("pinned_pages");
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(memlock_child());
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(pinned0, pinned_settles_at(pinned0));
+}
+
+TEST(exit_with_windows_unpins_everything)
+{
+	long pinned0 = rma_stat("pinned_pages"), during = -1;
+	int pipefd[2], status;
+	pid_t pid;
+
+	ASSERT_LE(0, pinned0);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+		uint8_t *a = map_mem(1 << 20, rw), *b = map_mem(1 << 20, rw);
+		struct conn cn;
+		char ok = 1;
+
+		if (!a || !b || connect_pair(&cn) ||
+		    scif_register(cn.client, a, 1 << 20, 0, rw, 0) < 0 ||
+		    scif_register(cn.server, b, 1 << 20, 0, rw, 0) < 0 ||
+		    scif_writeto(cn.client, 0, 1 << 20, 0, 0))
+			ok = 0;
+		if (write(pipefd[1], &ok, 1) != 1)
+			_exit(2);
+		pause();	/* killed with everything registered */
+		_exit(0);
+	}
+	close(pipefd[1]);
+	{
+		char ok = 0;
+
+		ASSERT_EQ(1, read(pipefd[0], &ok, 1));
+		EXPECT_EQ(1, ok);
+	}
+	during = rma_stat("pinned_pages");
+	EXPECT_EQ(pinned0 + 2 * 256, during);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(pipefd[0]);
+	EXPECT_EQ(pinned0, pinned_settles_at(pinned0));
+	EXPECT_EQ(0, rma_stat("remote_windows"));
+}
+
+TEST_F(rma, peer_close_resets_windows)
+{
+	int c = self->cn.client;
+
+	EXPECT_EQ(0, scif_writeto(c, self->loff, 64, self->roff, 0));
+	close(self->cn.server);
+	self->cn.server = -1;
+	/* The client's own window goes too: only the disconnect is left. */
+	EXPECT_EQ(self->pinned0, pinned_settles_at(self->pinned0));
+	EXPECT_ERRNO(ECONNRESET, scif_writeto(c, self->loff, 64, self->roff, 0));
+	EXPECT_ERRNO(ECONNRESET, scif_vreadfrom(c, self->lbuf, 64, self->roff,
+						0));
+	EXPECT_ERRNO(ECONNRESET, scif_unregister(c, self->loff, WIN));
+	EXPECT_ERRNO(ECONNRESET, scif_register(c, self->lbuf, PG, 0,
+					       SCIF_PROT_READ, 0));
+}
+
+TEST_F(rma, peer_rejects_damaged_run_lists)
+{
+	int s = self->cn.server, rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	char val[8];
+	int mode;
+
+	if (access(CORRUPT, W_OK))
+		SKIP(return, "no %s", CORRUPT);
+	for (mode = 1; mode <= 6; mode++) {
+		snprintf(val, sizeof(val), "%d", mode);
+		ASSERT_EQ(0, write_file(CORRUPT, val));
+		TH_LOG("run list damage %d", mode);
+		EXPECT_ERRNO(EPROTO, scif_register(s, self->rbuf, 2 * PG,
+						   0x500000, rw,
+						   SCIF_MAP_FIXED));
+	}
+	/* Nothing was left behind: the same offsets work now. */
+	EXPECT_EQ(0x500000, scif_register(s, self->rbuf, 2 * PG, 0x500000, rw,
+					  SCIF_MAP_FIXED));
+	EXPECT_EQ(0, scif_vreadfrom(self->cn.client, self->lbuf, 2 * PG,
+				    0x500000, 0));
+	EXPECT_EQ(0, memcmp(self->lbuf, self->rbuf, 2 * PG));
+}
+
+TEST_HARNESS_MAIN
