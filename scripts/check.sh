@@ -90,7 +90,7 @@ cluster_run() { # kernel-name nodes
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
 	echo "check: booting a $n-node cluster of $k ($rel)"
 	bash "$top/qemu/cluster.sh" -n "$n" -k "$image" -i "$cdir.cpio" \
-		-o "$cdir" -t 900 -R -s "$lists" -S "$BUILD/qemu/ivshmem-server" \
+		-o "$cdir" -m 512M -t 900 -R -s "$lists" -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: $n-node cluster of $k: launcher reported failure"
 	for j in $(seq 0 $((n - 1))); do
