@@ -177,6 +177,7 @@ static int scif_epd_prepare_area(struct scif_endpt *ep)
 	}
 	ep->rb.rx_read = 0;
 	ep->rb.tx_write = 0;
+	ep->rb.tx_skew = 0;
 	return 0;
 }
 

@@ -257,6 +257,7 @@ static int scif_node_connect_qp(struct scif_node *node)
 		node->rb.rx_size = SCIF_NODE_QP_SIZE;
 		node->rb.tx_size = SCIF_NODE_QP_SIZE;
 		node->rb.tx_write = 0;
+		node->rb.tx_skew = 0;
 		node->rb.rx_read = 0;
 		hw->ops->publish_qp(hw, node->id,
 				    scif_node_local_addr(node, node->rb.local));
@@ -632,8 +633,11 @@ int scif_node_corrupt(u16 id, bool count, unsigned int nr)
 		mutex_lock(&scif_info.node_lock);
 		mutex_lock(&node->tx_mutex);
 		if (node->online && node->rb.remote) {
-			WRITE_ONCE(node->rb.remote->rx_write, node->rb.tx_write +
-				   node->rb.tx_size + 1 + get_random_u32() % 4096);
+			/* Sticky: later sends publish bad counts too. */
+			node->rb.tx_skew = node->rb.tx_size + 1 +
+					   get_random_u32() % 4096;
+			WRITE_ONCE(node->rb.remote->rx_write,
+				   node->rb.tx_write + node->rb.tx_skew);
 			node->hw->ops->ring(node->hw, node->id);
 		}
 		mutex_unlock(&node->tx_mutex);

@@ -96,6 +96,9 @@
  * @tx_size: size of remote->rx_data
  * @tx_write: bytes we have put into remote->rx_data
  * @rx_read: bytes we have taken from local->rx_data
+ * @tx_skew: 0; set only by the corrupt test hook (scif_node_corrupt()),
+ *	added to every write count published to the peer so that the
+ *	peer sees a bad count however often this side sends afterwards
  *
  * The transmit side (@tx_write, writes through @remote) and the receive
  * side (@rx_read) each have a single user at a time, serialised by the
@@ -108,6 +111,7 @@ struct scif_rb {
 	u32 tx_size;
 	u32 tx_write;
 	u32 rx_read;
+	u32 tx_skew;
 };
 
 /**
