@@ -138,21 +138,7 @@ static int count_endpoints(void)
 /* All of @len bytes over @fd, blocking: 0, or -1 when the session ends. */
 static int xfer(int fd, void *buf, size_t len, bool out)
 {
-	size_t done = 0;
-	int n;
-
-	while (done < len) {
-		n = out ? scif_send(fd, (char *)buf + done, len - done,
-				    SCIF_SEND_BLOCK) :
-			  scif_recv(fd, (char *)buf + done, len - done,
-				    SCIF_RECV_BLOCK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		done += n;
-	}
-	return 0;
+	return agent_xfer_all(fd, buf, len, out, true);
 }
 
 struct session {

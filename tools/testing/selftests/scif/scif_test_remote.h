@@ -22,7 +22,11 @@
 #ifndef SCIF_TEST_REMOTE_H
 #define SCIF_TEST_REMOTE_H
 
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include "scif.h"
 
 #define AGENT_PORT		2200
 #define REMOTE_FD_BASE		(1 << 24)
@@ -56,5 +60,33 @@ struct agent_rep {
 	uint32_t len;
 	int64_t val[3];
 };
+
+/*
+ * All of @len bytes over SCIF endpoint @fd, blocking: 0, or -1 with errno
+ * (ECONNRESET for an orderly end).  An interrupted call is resumed with
+ * @restart, else it fails with EINTR.
+ */
+static inline int agent_xfer_all(int fd, void *buf, size_t len, bool out,
+				 bool restart)
+{
+	size_t done = 0;
+	int n;
+
+	while (done < len) {
+		n = out ? scif_send(fd, (char *)buf + done, len - done,
+				    SCIF_SEND_BLOCK) :
+			  scif_recv(fd, (char *)buf + done, len - done,
+				    SCIF_RECV_BLOCK);
+		if (n < 0 && errno == EINTR && restart)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = ECONNRESET;
+			return -1;
+		}
+		done += n;
+	}
+	return 0;
+}
 
 #endif /* SCIF_TEST_REMOTE_H */

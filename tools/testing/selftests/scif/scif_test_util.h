@@ -296,25 +296,10 @@ static inline int agent_session(void)
 	return fd;
 }
 
-/* Move all of @len bytes over @fd, blocking: 0 or -1. */
+/* Move all of @len bytes over @fd; a signal ends it (EINTR). */
 static inline int agent_xfer(int fd, void *buf, size_t len, bool out)
 {
-	size_t done = 0;
-	int n;
-
-	while (done < len) {
-		n = out ? scif_send(fd, (char *)buf + done, len - done,
-				    SCIF_SEND_BLOCK) :
-			  scif_recv(fd, (char *)buf + done, len - done,
-				    SCIF_RECV_BLOCK);
-		if (n <= 0) {
-			if (n == 0)
-				errno = ECONNRESET;
-			return -1;
-		}
-		done += n;
-	}
-	return 0;
+	return agent_xfer_all(fd, buf, len, out, false);
 }
 
 /*
