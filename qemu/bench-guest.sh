@@ -44,7 +44,7 @@ client)
 	measure 2vm -n 1 lat bw connect
 	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
 	measure 2vm memcpy
-	measure 2vm -n 1 raw-lat raw-bw
+	measure 2vm -n 1 raw-lat raw-bw mmap-lat
 	scif-bench -n 1 stop
 	;;
 single)

@@ -48,11 +48,13 @@ ratio "SCIF / TCP connections per second" \
 	"$(value 2vm connect scif 0 9)" "$(value 2vm connect tcp 0 9)"
 ratio "SCIF message / raw link round trip, 8 B" \
 	"$(value 2vm lat scif 8 7)" "$(value 2vm lat raw 8 7)"
+ratio "mmap / raw link round trip, 8 B" \
+	"$(value 2vm lat mmap 8 7)" "$(value 2vm lat raw 8 7)"
 ratio "raw link write / memcpy bandwidth, 1 MiB" \
 	"$(value 2vm raw-wr raw 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
 ratio "one VM: AF_UNIX / SCIF round trip, 8 B" \
 	"$(value 1vm lat unix 8 7)" "$(value 1vm lat scif 8 7)"
-echo "  RMA / memcpy, mmap / raw aperture round trip:  not measured yet"
+echo "  RMA / memcpy:  not measured yet"
 
 command -v gnuplot > /dev/null || { echo "bench-report: no gnuplot, no plots" >&2; exit 0; }
 series() { # SETUP MODE VIA COLUMN: "size value" lines
@@ -71,6 +73,8 @@ series 2vm lat tcp 7 > "$tmp/ltcp2"
 series 1vm lat scif 7 > "$tmp/lscif1"
 series 1vm lat tcp 7 > "$tmp/ltcp1"
 series 1vm lat unix 7 > "$tmp/lunix1"
+series 2vm lat mmap 7 > "$tmp/lmmap2"
+series 2vm lat raw 7 > "$tmp/lraw2"
 gnuplot <<EOF
 set terminal pngcairo size 900,560 noenhanced
 set logscale xy 2
@@ -94,7 +98,9 @@ plot "$tmp/lscif2" with linespoints title "SCIF (2 VMs)", \
      "$tmp/ltcp2" with linespoints title "TCP (2 VMs)", \
      "$tmp/lscif1" with linespoints title "SCIF (one VM)", \
      "$tmp/ltcp1" with linespoints title "TCP loopback (one VM)", \
-     "$tmp/lunix1" with linespoints title "AF_UNIX (one VM)"
+     "$tmp/lunix1" with linespoints title "AF_UNIX (one VM)", \
+     "$tmp/lmmap2" with points pointsize 2 title "8 B through a mapped window, scif_mmap (2 VMs)", \
+     "$tmp/lraw2" with points pointsize 2 title "8 B through the raw link (2 VMs)"
 EOF
 echo
 echo "Plots: $dir/bandwidth.png $dir/latency.png"

@@ -20,6 +20,10 @@
  *	           (cluster.sh -R; -D names its sysfs resource file), no SCIF
  *	           on the way: the link's own round trip
  *	  raw-bw   memcpy into (raw-wr) and out of (raw-rd) that device
+ *	  mmap-lat 8-byte ping-pong through a SCIF window of the server
+ *	           mapped into this process (scif_mmap): the server spins on
+ *	           its own registered memory, this side on the mapping;
+ *	           "lat" rows via "mmap", to set against raw-lat
  *	  stop     make the server exit
  *
  * Every figure is one row: mode, transport, size, count, min/median/p99
@@ -51,13 +55,16 @@
 #define DEFAULT_PORT	2300
 #define MIB		(1024 * 1024)
 
-enum transport { T_SCIF, T_TCP, T_UNIX, T_NONE, T_RAW };
+enum transport { T_SCIF, T_TCP, T_UNIX, T_NONE, T_RAW, T_MMAP };
 static const char *const transport_names[] = {
-	"scif", "tcp", "unix", "-", "raw"
+	"scif", "tcp", "unix", "-", "raw", "mmap"
 };
 
 /* What a client asks of the server on a new connection. */
-enum request { REQ_PINGPONG = 1, REQ_STREAM, REQ_CLOSE, REQ_STOP, REQ_RAW_PONG };
+enum request {
+	REQ_PINGPONG = 1, REQ_STREAM, REQ_CLOSE, REQ_STOP, REQ_RAW_PONG,
+	REQ_MMAP_PONG,
+};
 
 /*
  * The raw link: an ivshmem-plain device that every node of the cluster
@@ -313,6 +320,38 @@ static int raw_pong(struct conn *c, uint64_t base, uint64_t count)
 	return i > count ? 0 : -1;
 }
 
+/*
+ * Server side of mmap ping-pong: register a page of our memory as window
+ * 0 of the connection, tell the client, then answer @count pings from
+ * @base + 1 on in that page, which the client has mapped.  The page is
+ * laid out as the raw link's first page (RAW_PING, RAW_PONG).
+ */
+static int mmap_pong(struct conn *c, uint64_t base, uint64_t count)
+{
+	struct raw_map m = { .size = RAW_DATA };
+	uint64_t i = 0, ok;
+	void *page;
+
+	page = mmap(NULL, RAW_DATA, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ok = c->t == T_SCIF && page != MAP_FAILED &&
+	     scif_register(c->fd, page, RAW_DATA, 0,
+			   SCIF_PROT_READ | SCIF_PROT_WRITE, SCIF_MAP_FIXED) == 0;
+	if (conn_send(c, &ok, sizeof(ok)) || !ok)
+		goto out;
+	m.va = page;
+	for (i = 1; i <= count; i++) {
+		if (raw_wait(&m, RAW_PING, base + i))
+			break;
+		raw_store(&m, RAW_PONG, base + i);
+	}
+	scif_unregister(c->fd, 0, RAW_DATA);
+out:
+	if (page != MAP_FAILED)
+		munmap(page, RAW_DATA);
+	return ok && i > count ? 0 : -1;
+}
+
 /* --- the server ----------------------------------------------------------- */
 
 static void *serve_conn(void *arg)
@@ -330,6 +369,11 @@ static void *serve_conn(void *arg)
 		}
 		if (h.kind == REQ_RAW_PONG) {
 			if (raw_pong(c, h.size, h.count))
+				break;
+			continue;
+		}
+		if (h.kind == REQ_MMAP_PONG) {
+			if (mmap_pong(c, h.size, h.count))
 				break;
 			continue;
 		}
@@ -730,29 +774,54 @@ static int bench_connect(const struct target *tg)
 	return 0;
 }
 
-/* Raw ping-pong through the shared link, with the server's help. */
-static int bench_raw_lat(const struct target *tg)
+/* Map the server's window 0 of connection @c (mmap ping-pong): 0 or -1. */
+static int mmap_open(struct raw_map *m, struct conn *c)
+{
+	void *va = scif_mmap(NULL, RAW_DATA, SCIF_PROT_READ | SCIF_PROT_WRITE,
+			     0, c->fd, 0);
+
+	if (va == SCIF_MMAP_FAILED) {
+		perror("scif-bench: scif_mmap of the server's window");
+		return -1;
+	}
+	m->va = va;
+	m->size = RAW_DATA;
+	return 0;
+}
+
+/*
+ * 8-byte ping-pong with the server's help: through the shared link used
+ * raw (@t T_RAW), or through the server's window mapped here (T_MMAP).
+ */
+static int bench_pingpong_8(const struct target *tg, enum transport t)
 {
 	long iters = opt.iters ? opt.iters : opt.quick ? 20 : 10000;
 	long warm = iters / 10 + 1, i;
-	struct row r = { .mode = "lat", .t = T_RAW, .size = 8 };
+	struct row r = { .mode = "lat", .t = t, .size = 8 };
+	struct raw_map m = { .va = NULL };
 	uint64_t base, ok = 0;
-	struct raw_map m;
 	struct conn c;
 	double *rt, t0;
 	int ret = -1;
 
-	if (raw_open(&m))
+	if (t == T_RAW && raw_open(&m))
 		return -1;
 	rt = calloc(iters, sizeof(*rt));
 	/* Sequence numbers unlike any earlier run's; the size field takes it. */
 	base = (uint32_t)(time(NULL) * 7919u ^ (uint32_t)getpid() << 16);
-	raw_store(&m, RAW_PING, 0);
+	if (t == T_RAW)
+		raw_store(&m, RAW_PING, 0);
 	progress(r.mode, r.t, r.size);
-	if (!rt || start(&c, tg, REQ_RAW_PONG, base, warm + iters))
+	if (!rt || start(&c, tg, t == T_RAW ? REQ_RAW_PONG : REQ_MMAP_PONG,
+			 base, warm + iters))
 		goto out;
 	if (conn_recv(&c, &ok, sizeof(ok)) || !ok) {
-		fprintf(stderr, "scif-bench: the server cannot map the raw link\n");
+		fprintf(stderr, "scif-bench: the server cannot %s\n",
+			t == T_RAW ? "map the raw link" : "register a window");
+		conn_close(&c);
+		goto out;
+	}
+	if (t == T_MMAP && mmap_open(&m, &c)) {
 		conn_close(&c);
 		goto out;
 	}
@@ -760,7 +829,8 @@ static int bench_raw_lat(const struct target *tg)
 		t0 = now_us();
 		raw_store(&m, RAW_PING, base + i);
 		if (raw_wait(&m, RAW_PONG, base + i)) {
-			perror("scif-bench: raw ping-pong");
+			perror(t == T_RAW ? "scif-bench: raw ping-pong" :
+					    "scif-bench: mmap ping-pong");
 			conn_close(&c);
 			goto out;
 		}
@@ -777,7 +847,8 @@ static int bench_raw_lat(const struct target *tg)
 	ret = 0;
 out:
 	free(rt);
-	raw_close(&m);
+	if (m.va)
+		raw_close(&m);
 	return ret;
 }
 
@@ -892,7 +963,7 @@ static void usage(void)
 		"usage: scif-bench serve [-p PORT]\n"
 		"       scif-bench [-t scif|tcp|unix] [-n NODE] [-H HOST] [-p PORT]\n"
 		"                  [-f table|csv|json] [-i ITERS] [-D RAWDEV] [-q]\n"
-		"                  lat|bw|connect|memcpy|raw-lat|raw-bw|stop...\n");
+		"                  lat|bw|connect|memcpy|raw-lat|raw-bw|mmap-lat|stop...\n");
 	exit(2);
 }
 
@@ -961,7 +1032,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "memcpy"))
 			ret = bench_memcpy();
 		else if (!strcmp(argv[i], "raw-lat"))
-			ret = bench_raw_lat(&tg);
+			ret = bench_pingpong_8(&tg, T_RAW);
+		else if (!strcmp(argv[i], "mmap-lat"))
+			ret = bench_pingpong_8(&tg, T_MMAP);
 		else if (!strcmp(argv[i], "raw-bw"))
 			ret = bench_raw_bw();
 		else if (!strcmp(argv[i], "stop"))

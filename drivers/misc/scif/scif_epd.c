@@ -125,6 +125,7 @@ struct scif_endpt *scif_epd_create(void)
 	spin_lock_init(&ep->lock);
 	INIT_LIST_HEAD(&ep->conreqs);
 	scif_rma_epd_init(ep);
+	scif_mmap_epd_init(ep);
 	ep->state = SCIF_EPD_UNBOUND;
 
 	err = scif_fail_alloc() ? -ENOMEM :

@@ -21,17 +21,27 @@
 static int scif_fd_open(struct inode *inode, struct file *f)
 {
 	struct scif_endpt *ep;
+	int err;
 
 	ep = scif_epd_create();
 	if (IS_ERR(ep))
 		return PTR_ERR(ep);
+	err = scif_mmap_file_open(f, ep);
+	if (err) {
+		scif_epd_close(ep);
+		return err;
+	}
 	f->private_data = ep;
 	return stream_open(inode, f);
 }
 
 static int scif_fd_release(struct inode *inode, struct file *f)
 {
-	scif_epd_close(f->private_data);
+	struct scif_endpt *ep = f->private_data;
+
+	/* Every VMA of the file is gone: nothing maps the endpoint. */
+	scif_mmap_file_release(ep);
+	scif_epd_close(ep);
 	return 0;
 }
 
@@ -296,6 +306,7 @@ static const struct file_operations scif_fops = {
 	.release = scif_fd_release,
 	.unlocked_ioctl = scif_fd_ioctl,
 	.poll = scif_fd_poll,
+	.mmap = scif_mmap,
 };
 
 static ssize_t node_id_show(struct device *dev, struct device_attribute *attr,

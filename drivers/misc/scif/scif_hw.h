@@ -26,6 +26,11 @@ struct scif_hw_dev;
  *	virtual address or an ERR_PTR().  May sleep.  The backend must
  *	refuse a range that its link does not reach.
  * @unmap_peer: undo @map_peer.  May sleep.
+ * @peer_phys: the physical address through which this node's CPU reaches
+ *	the @len bytes of @node's memory at @addr (an address the peer
+ *	published), for mapping them into a process; -EINVAL if the link
+ *	does not reach the whole range.  Does not sleep.  Optional: without
+ *	it, peer memory cannot be mapped into processes.
  * @local_addr: the address a peer must use to reach the local physical
  *	address @phys.
  * @publish_qp: tell @node where this node's inbound queue for its
@@ -39,6 +44,8 @@ struct scif_hw_ops {
 			  size_t len);
 	void (*unmap_peer)(struct scif_hw_dev *hw, u16 node, void *va,
 			   size_t len);
+	int (*peer_phys)(struct scif_hw_dev *hw, u16 node, u64 addr,
+			 size_t len, phys_addr_t *phys);
 	u64 (*local_addr)(struct scif_hw_dev *hw, phys_addr_t phys);
 	void (*publish_qp)(struct scif_hw_dev *hw, u16 node, u64 addr);
 	u64 (*peer_qp)(struct scif_hw_dev *hw, u16 node);
@@ -49,10 +56,13 @@ struct scif_hw_ops {
  * struct scif_hw_dev - one hardware bus, as the core sees it
  * @name: short name, for messages and debugfs
  * @ops: the bus operations
+ * @peer_wc: processes map peer memory write-combined (as the bus maps
+ *	it itself) rather than cached
  */
 struct scif_hw_dev {
 	const char *name;
 	const struct scif_hw_ops *ops;
+	bool peer_wc;
 };
 
 int scif_hw_set_self(u16 self);

@@ -86,6 +86,7 @@ struct scif_iv_aperture {
 	struct list_head list;
 	struct pci_dev *pdev;
 	void *va;
+	phys_addr_t phys;
 	resource_size_t size;
 	int node;
 };
@@ -166,6 +167,23 @@ static void *scif_iv_map_peer(struct scif_hw_dev *hw, u16 node, u64 addr,
 	return ap->va + addr;
 }
 
+/* The aperture is a BAR: the peer's address @addr is at BAR + @addr. */
+static int scif_iv_peer_phys(struct scif_hw_dev *hw, u16 node, u64 addr,
+			     size_t len, phys_addr_t *phys)
+{
+	struct scif_iv *iv = to_iv(hw);
+	struct scif_iv_aperture *ap;
+	u64 end;
+
+	if (node >= SCIF_IV_MAX_NODES)
+		return -EINVAL;
+	ap = iv->peers[node].ap;
+	if (!ap || check_add_overflow(addr, (u64)len, &end) || end > ap->size)
+		return -EINVAL;
+	*phys = ap->phys + addr;
+	return 0;
+}
+
 static void scif_iv_unmap_peer(struct scif_hw_dev *hw, u16 node, void *va,
 			       size_t len)
 {
@@ -215,6 +233,7 @@ static void scif_iv_ring(struct scif_hw_dev *hw, u16 node)
 static const struct scif_hw_ops scif_iv_ops = {
 	.map_peer = scif_iv_map_peer,
 	.unmap_peer = scif_iv_unmap_peer,
+	.peer_phys = scif_iv_peer_phys,
 	.local_addr = scif_iv_local_addr,
 	.publish_qp = scif_iv_publish_qp,
 	.peer_qp = scif_iv_peer_qp,
@@ -557,6 +576,8 @@ static int scif_iv_probe_doorbell(struct pci_dev *pdev)
 	iv->pdev = pdev;
 	iv->hw.name = "ivshmem";
 	iv->hw.ops = &scif_iv_ops;
+	/* The apertures are mapped write-combined (scif_iv_probe_aperture). */
+	iv->hw.peer_wc = true;
 	for (i = 0; i < SCIF_IV_MAX_NODES; i++)
 		iv->peers[i].iv = iv;
 	INIT_DELAYED_WORK(&iv->hb_work, scif_iv_hb_work);
@@ -626,8 +647,8 @@ static int scif_iv_probe_aperture(struct pci_dev *pdev)
 	ap->pdev = pdev;
 	ap->node = -1;
 	ap->size = pci_resource_len(pdev, 2);
-	ap->va = devm_memremap(&pdev->dev, pci_resource_start(pdev, 2),
-			       ap->size, MEMREMAP_WC);
+	ap->phys = pci_resource_start(pdev, 2);
+	ap->va = devm_memremap(&pdev->dev, ap->phys, ap->size, MEMREMAP_WC);
 	if (IS_ERR(ap->va))
 		return PTR_ERR(ap->va);
 	mutex_lock(&scif_iv_lock);

@@ -32,6 +32,18 @@ static void scif_loopback_unmap(struct scif_hw_dev *hw, u16 node, void *va,
 {
 }
 
+/* The "peer's" memory is this node's RAM, pinned by the window. */
+static int scif_loopback_peer_phys(struct scif_hw_dev *hw, u16 node, u64 addr,
+				   size_t len, phys_addr_t *phys)
+{
+	void *va = scif_loopback_map(hw, node, addr, len);
+
+	if (IS_ERR(va))
+		return PTR_ERR(va);
+	*phys = addr;
+	return 0;
+}
+
 static u64 scif_loopback_local_addr(struct scif_hw_dev *hw, phys_addr_t phys)
 {
 	return phys;
@@ -56,6 +68,7 @@ static void scif_loopback_ring(struct scif_hw_dev *hw, u16 node)
 static const struct scif_hw_ops scif_loopback_ops = {
 	.map_peer = scif_loopback_map,
 	.unmap_peer = scif_loopback_unmap,
+	.peer_phys = scif_loopback_peer_phys,
 	.local_addr = scif_loopback_local_addr,
 	.publish_qp = scif_loopback_publish_qp,
 	.peer_qp = scif_loopback_peer_qp,

@@ -59,11 +59,16 @@ static int __init scif_init(void)
 		goto undo_nodes;
 	scif_debugfs_init();
 	scif_rma_debugfs_init(scif_info.debugfs);
-	err = scif_fd_init();
+	err = scif_mmap_init(scif_info.debugfs);
 	if (err)
 		goto undo_debugfs;
+	err = scif_fd_init();
+	if (err)
+		goto undo_mmap;
 	return 0;
 
+undo_mmap:
+	scif_mmap_exit();
 undo_debugfs:
 	scif_debugfs_exit();
 	scif_loopback_exit();
@@ -77,6 +82,7 @@ undo_wq:
 static void __exit scif_exit(void)
 {
 	scif_fd_exit();
+	scif_mmap_exit();
 	scif_debugfs_exit();
 	scif_loopback_exit();
 	/* Endpoints still waiting for their destruction go now. */

@@ -208,6 +208,30 @@ void scif_node_unmap(struct scif_node *node, void *va, size_t len)
 }
 
 /**
+ * scif_node_peer_phys() - where the CPU reaches memory a peer published
+ * @node: the peer
+ * @addr: the address it published
+ * @len: bytes
+ * @phys: receives the physical address, for mapping into a process
+ * @wc: receives whether it is to be mapped write-combined
+ *
+ * Context: any; the caller keeps the node's bus (it holds a window of
+ * the node).
+ * Return: 0, -EINVAL if the bus does not reach the range, -ENODEV if the
+ * bus cannot map peer memory into processes.
+ */
+int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
+			phys_addr_t *phys, bool *wc)
+{
+	struct scif_hw_dev *hw = node->hw;
+
+	if (!hw->ops->peer_phys)
+		return -ENODEV;
+	*wc = hw->peer_wc;
+	return hw->ops->peer_phys(hw, node->id, addr, len, phys);
+}
+
+/**
  * scif_node_local_addr() - the address @node uses to reach local memory
  * @node: the peer
  * @va: a kernel address in the linear map

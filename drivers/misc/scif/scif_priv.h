@@ -44,16 +44,28 @@
  * if this side had closed.
  *
  * Registered memory (scif_rma.h) has its own notes.  Its lock,
- * scif_endpt.rma.lock, nests inside ctl_mutex (close) and is otherwise
- * taken alone, including by rx_work: nothing is ever waited for under
- * it but memory, and it is never held while sending a node message.
+ * scif_endpt.rma.lock, nests inside ctl_mutex (close) and mmap.lock
+ * (mmap()) and is otherwise taken alone, including by rx_work: nothing
+ * is ever waited for under it but memory, and it is never held while
+ * sending a node message.
  * Only scif_node.reply_lock and the maple trees' own locks nest in it.
+ *
+ * Mappings of the peer's windows (scif_mmap.c).  A user copy may fault
+ * under recv_mutex or send_mutex, and the fault handler of a mapping
+ * takes scif_endpt.mmap.lock under mmap_lock (or the VMA lock); mmap()
+ * takes it under mmap_lock and looks windows up (rma.lock) under it.
+ * Revocation takes it under no lock but ctl_mutex, and zaps (i_mmap_rwsem,
+ * page table locks) after letting go of it.  Nothing takes mmap_lock
+ * under mmap.lock or rma.lock, and neither is held while taking
+ * recv_mutex or send_mutex.
  *
  * Lock order (outermost first):
  *   scif_endpt.ctl_mutex
- *   scif_endpt.rma.lock (see above)
  *   scif_endpt.recv_mutex
  *   scif_endpt.send_mutex
+ *   mmap_lock (of a process faulting on a mapping, or in mmap())
+ *   scif_endpt.mmap.lock
+ *   scif_endpt.rma.lock (see above)
  *   scif_node.tx_mutex
  *   scif_info.port_lock
  *   scif_info.eplock
@@ -78,6 +90,7 @@
 #include <linux/xarray.h>
 
 #include "scif_hw.h"
+#include "scif_mmap.h"
 #include "scif_proto.h"
 #include "scif_rma.h"
 
@@ -232,6 +245,7 @@ struct scif_conreq {
  * @nr_conreqs: requests waiting in @conreqs
  * @conreqs: requests waiting at a listener
  * @rma: registered memory: windows, ours and the peer's (own lock)
+ * @mmap: mappings of the peer's windows into processes (own lock)
  */
 struct scif_endpt {
 	struct kref ref;
@@ -266,6 +280,7 @@ struct scif_endpt {
 	struct list_head conreqs;
 
 	struct scif_epd_rma rma;
+	struct scif_epd_mmap mmap;
 };
 
 /**
@@ -341,6 +356,8 @@ int scif_node_send(struct scif_node *node, const struct scif_msg *msg);
 void scif_node_reply(struct scif_node *node, const struct scif_msg *msg);
 void *scif_node_map(struct scif_node *node, u64 addr, size_t len);
 void scif_node_unmap(struct scif_node *node, void *va, size_t len);
+int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
+			phys_addr_t *phys, bool *wc);
 u64 scif_node_local_addr(struct scif_node *node, void *va);
 void scif_node_protocol_error(struct scif_node *node);
 int scif_node_corrupt(u16 id, bool count, unsigned int nr);

@@ -962,6 +962,7 @@ static void scif_handle_unregister(struct scif_node *node,
 	}
 	mutex_unlock(&ep->rma.lock);
 	if (rw) {
+		scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */
 		scif_rwindow_put(rw);	/* acknowledges, now or later */
 		return;
 	}
@@ -1141,8 +1142,10 @@ void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);
 
-	list_for_each_entry_safe(rw, rtmp, &rwins, link)
+	list_for_each_entry_safe(rw, rtmp, &rwins, link) {
+		scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */
 		scif_rwindow_put(rw);
+	}
 	list_for_each_entry_safe(w, wtmp, &wins, dead)
 		scif_window_put(w);
 	wait_event(ep->wq, !atomic_read(&ep->rma.nr_rwindows));

@@ -156,6 +156,12 @@ SCIF_EXPORT int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
 SCIF_EXPORT void *scif_mmap(void *addr, size_t len, int prot_flags,
 			    int map_flags, scif_epd_t epd, off_t offset)
 {
+	/* SCIF_MAP_FIXED is MAP_FIXED; mmap(2) would take other flags. */
+	if ((map_flags & ~SCIF_MAP_FIXED) ||
+	    (prot_flags & ~(SCIF_PROT_READ | SCIF_PROT_WRITE))) {
+		errno = EINVAL;
+		return SCIF_MMAP_FAILED;
+	}
 	/* MAP_FAILED is SCIF_MMAP_FAILED. */
 	return mmap(addr, len, prot_flags, map_flags | MAP_SHARED, epd, offset);
 }

@@ -7,10 +7,12 @@
 # zero.  Not a performance gate.  scif.ko must be loaded; scif-bench on
 # $PATH.
 #   without PEER: a server here; SCIF to this node, TCP over loopback,
-#                 AF_UNIX, memcpy
+#                 AF_UNIX, memcpy, mmap ping-pong through a window of
+#                 this node
 #   with PEER:    the server that node PEER runs (scif-bench serve); SCIF
-#                 to it, and the raw link modes over the shared device of
-#                 cluster.sh -R; the server is stopped at the end
+#                 to it, mmap ping-pong through its window, and the raw
+#                 link modes over the shared device of cluster.sh -R; the
+#                 server is stopped at the end
 bench=${SCIF_BENCH:-scif-bench}
 peer=${1:-}
 port=2399
@@ -19,9 +21,9 @@ raw=/sys/bus/pci/devices/0000:00:10.0/resource2
 
 echo "TAP version 13"
 if [ -z "$peer" ]; then
-	echo "1..10"
+	echo "1..11"
 else
-	echo "1..7"
+	echo "1..8"
 fi
 
 n=0
@@ -55,13 +57,14 @@ wait_server() {
 }
 
 run() { # name mode via rows args...: scif-bench ARGS MODE (MODE's rows
-	# are named MODE, but raw-lat's are "lat" rows via "raw")
+	# are named MODE, but raw-lat's and mmap-lat's are "lat" rows via
+	# "raw" and "mmap")
 	name=$1 mode=$2 via=$3 rows=$4
 	shift 4
 	out=$("$bench" -p $port -q -f csv "$@" "$mode" 2>&1)
 	rc=$?
 	echo "$out" | sed 's/^/# /'
-	[ $rc -eq 0 ] && check_csv "${mode#raw-}" "$via" "$rows" "$out"
+	[ $rc -eq 0 ] && check_csv "${mode#*-}" "$via" "$rows" "$out"
 	result $? "$name" "rc=$rc"
 }
 
@@ -70,6 +73,7 @@ if [ -n "$peer" ]; then
 	run scif_lat lat scif 3 -n "$peer"
 	run scif_bw bw scif 6 -n "$peer"
 	run scif_connect connect scif 1 -n "$peer"
+	run mmap_lat mmap-lat mmap 1 -n "$peer"
 	if [ -e "$raw" ]; then
 		run raw_lat raw-lat raw 1 -n "$peer"
 		# raw-bw prints two rows per size, raw-wr then raw-rd.
@@ -80,9 +84,9 @@ if [ -n "$peer" ]; then
 			check_csv raw-rd raw 5 "$(echo "$out" | grep -v '^raw-wr,')"
 		result $? raw_bw "rc=$rc"
 	else
-		echo "ok 4 raw_lat # SKIP no shared device at $raw"
-		echo "ok 5 raw_bw # SKIP no shared device at $raw"
-		n=5
+		echo "ok 5 raw_lat # SKIP no shared device at $raw"
+		echo "ok 6 raw_bw # SKIP no shared device at $raw"
+		n=6
 	fi
 	run memcpy memcpy - 5
 	"$bench" -p $port -n "$peer" stop > /dev/null 2>&1
@@ -98,6 +102,7 @@ wait_server -p $port
 run scif_lat lat scif 3 -t scif
 run scif_bw bw scif 6 -t scif
 run scif_connect connect scif 1 -t scif
+run mmap_lat mmap-lat mmap 1 -t scif
 # The debug kernel (tinyconfig) has neither TCP/IP nor AF_UNIX.
 if [ -e /proc/net/tcp ]; then
 	run tcp_lat lat tcp 3 -t tcp -H 127.0.0.1

@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCIF core: mapping the peer's registered memory into a process.
+ *
+ * mmap(MAP_SHARED) of an endpoint's file at offset off maps the peer's
+ * registered address space from off on: the range must lie in windows
+ * the peer registered, contiguous in its registered address space.  A
+ * mapping is a struct scif_mmap, shared by the VMAs it may be split into
+ * (vm_ops open/close count them).  It holds a reference on every remote
+ * window of its range and the physical address of each piece of the
+ * range, which the bus gave when the mapping was made (the peer's pages
+ * through the aperture; on the loopback bus, the local pages themselves).
+ * Pages are inserted as PFNs (VM_PFNMAP | VM_IO: no struct page is
+ * referenced, get_user_pages() refuses them) when first touched.
+ *
+ * Revocation.  When a window of the range leaves the endpoint's tree (the
+ * peer unregistered it, the connection went, or the peer's node was
+ * lost), scif_mmap_revoke() marks the mapping revoked, zaps its PTEs in
+ * every process (unmap_mapping_pages() on the file's own address_space)
+ * and drops its window references, so that the acknowledgment the peer
+ * waits for before it unpins the pages waits for nothing a process does.
+ * A fault on a revoked mapping gets SIGBUS.  The fault handler checks
+ * and inserts under mmap.lock, which revocation takes before it zaps, so
+ * no PTE survives the zap.
+ *
+ * Lifetimes.  A mapping is referenced by each of its VMAs and, while it
+ * works, by a revoker.  It holds a reference on the file's inode, which
+ * the zap needs after the last VMA (and the file) may have gone.  The
+ * endpoint outlives the VMAs, each of which holds the file, and a revoker
+ * is called by the endpoint's own teardown.
+ */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mount.h>
+#include <linux/pseudo_fs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "scif_priv.h"
+
+#define SCIF_FS_MAGIC	0x53434946	/* "SCIF" */
+
+/* Gives each endpoint file an inode, hence an address_space, of its own. */
+static struct vfsmount *scif_mnt;
+static atomic_long_t scif_nr_mmaps;	/* mappings not yet released */
+static atomic_long_t scif_nr_revoked;	/* mappings revoked, ever */
+
+/**
+ * struct scif_mmap_seg - a physically contiguous piece of a mapping
+ * @pgoff: its first page, counted from the start of the mapping
+ * @nr_pages: its size
+ * @pfn: the page frame of its first page
+ */
+struct scif_mmap_seg {
+	unsigned long pgoff;
+	unsigned long nr_pages;
+	unsigned long pfn;
+};
+
+/**
+ * struct scif_mmap - a mapping of a range of the peer's registered memory
+ * @ref: one per VMA, and one per revoker at work
+ * @ep: the endpoint (not referenced: its file outlives the VMAs)
+ * @inode: the file's inode (a reference)
+ * @link: in the endpoint's mmap.maps
+ * @revoke_link: on the private list of a revoker
+ * @revoked: zapped, or being zapped: faults get SIGBUS
+ * @wc: write-combined, as the bus asks
+ * @first: first page of the range in the peer's registered address space
+ * @nr_pages: pages in the range
+ * @nr_rw: entries in @rw
+ * @rw: the remote windows of the range, in order, each with a reference
+ *	until the mapping is revoked or released (kvmalloc'd)
+ * @nr_segs: entries in @segs
+ * @segs: the range, by physically contiguous piece, in order (kvmalloc'd)
+ *
+ * @link and @revoked are protected by the endpoint's mmap.lock.  Once
+ * @revoked is set, @rw and @nr_rw belong to the revoker that set it; the
+ * rest is immutable once the mapping is in mmap.maps.
+ */
+struct scif_mmap {
+	struct kref ref;
+	struct scif_endpt *ep;
+	struct inode *inode;
+	struct list_head link;
+	struct list_head revoke_link;
+	bool revoked;
+	bool wc;
+	unsigned long first;
+	unsigned long nr_pages;
+	unsigned long nr_rw;
+	struct scif_rwindow **rw;
+	unsigned long nr_segs;
+	struct scif_mmap_seg *segs;
+};
+
+/* 6.3 made vm_flags read-only; Kbuild probes for the helpers. */
+static void scif_vm_flags_mod(struct vm_area_struct *vma, vm_flags_t set,
+			      vm_flags_t clear)
+{
+#ifdef SCIF_HAVE_VM_FLAGS_SET
+	vm_flags_set(vma, set);
+	vm_flags_clear(vma, clear);
+#else
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+#endif
+}
+
+static void scif_mmap_put_windows(struct scif_mmap *map)
+{
+	unsigned long i;
+
+	for (i = 0; i < map->nr_rw; i++)
+		scif_rwindow_put(map->rw[i]);
+	map->nr_rw = 0;
+}
+
+static void scif_mmap_free(struct scif_mmap *map)
+{
+	scif_mmap_put_windows(map);
+	kvfree(map->rw);
+	kvfree(map->segs);
+	kfree(map);
+}
+
+static void scif_mmap_release(struct kref *ref)
+{
+	struct scif_mmap *map = container_of(ref, struct scif_mmap, ref);
+	struct scif_epd_mmap *em = &map->ep->mmap;
+
+	mutex_lock(&em->lock);
+	list_del(&map->link);
+	mutex_unlock(&em->lock);
+	iput(map->inode);
+	scif_mmap_free(map);
+	atomic_long_dec(&scif_nr_mmaps);
+}
+
+static void scif_mmap_put(struct scif_mmap *map)
+{
+	kref_put(&map->ref, scif_mmap_release);
+}
+
+/* Append @rw to @map->rw, growing it as needed. */
+static int scif_mmap_add_window(struct scif_mmap *map, struct scif_rwindow *rw,
+				unsigned long *cap)
+{
+	struct scif_rwindow **grown;
+	unsigned long n;
+
+	if (map->nr_rw == *cap) {
+		n = *cap ? *cap * 2 : 8;
+		grown = scif_fail_alloc() ? NULL :
+			kvmalloc_array(n, sizeof(*grown), GFP_KERNEL);
+		if (!grown)
+			return -ENOMEM;
+		if (map->nr_rw)
+			memcpy(grown, map->rw, map->nr_rw * sizeof(*grown));
+		kvfree(map->rw);
+		map->rw = grown;
+		*cap = n;
+	}
+	map->rw[map->nr_rw++] = rw;
+	return 0;
+}
+
+/*
+ * Take a reference on each window of the range, which must be covered
+ * by contiguous windows allowing @prot; under mmap.lock.  On failure the
+ * caller drops those taken.
+ */
+static int scif_mmap_windows(struct scif_endpt *ep, struct scif_mmap *map,
+			     int prot, bool *may_write)
+{
+	u64 off = (u64)map->first << PAGE_SHIFT;
+	u64 end = off + ((u64)map->nr_pages << PAGE_SHIFT);
+	struct scif_rwindow *rw;
+	unsigned long cap = 0;
+	int err;
+
+	*may_write = true;
+	while (off < end) {
+		rw = scif_rwindow_get(ep, off, prot, &err);
+		if (!rw)
+			return err;
+		err = scif_mmap_add_window(map, rw, &cap);
+		if (err) {
+			scif_rwindow_put(rw);
+			return err;
+		}
+		if (!(rw->prot & SCIF_PROT_WRITE))
+			*may_write = false;
+		off = rw->offset + ((u64)rw->nr_pages << PAGE_SHIFT);
+	}
+	return 0;
+}
+
+/* The run of @rw holding byte @woff of it (the runs cover the window). */
+static unsigned long scif_run_find(const struct scif_rwindow *rw, u64 woff)
+{
+	unsigned long lo = 0, hi = rw->nr_runs - 1, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (rw->runs[mid].woff <= woff)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * Walk the pieces of the range, window by window and run by run: count
+ * them (@map->segs NULL) or fill @map->segs with their page frames.
+ */
+static int scif_mmap_walk(struct scif_mmap *map, unsigned long *count)
+{
+	u64 start = (u64)map->first << PAGE_SHIFT;
+	u64 end = start + ((u64)map->nr_pages << PAGE_SHIFT);
+	const struct scif_rwindow *rw;
+	const struct scif_run *run;
+	unsigned long i, r, n = 0;
+	u64 lo, hi, rstart;
+	phys_addr_t phys;
+	int err;
+
+	for (i = 0; i < map->nr_rw; i++) {
+		rw = map->rw[i];
+		lo = max(start, rw->offset);
+		for (r = scif_run_find(rw, lo - rw->offset); r < rw->nr_runs;
+		     r++) {
+			run = &rw->runs[r];
+			rstart = rw->offset + run->woff;
+			if (rstart >= end)
+				break;
+			lo = max(start, rstart);
+			hi = min(end, rstart + run->len);
+			if (map->segs) {
+				err = scif_node_peer_phys(rw->node,
+							  run->addr + lo - rstart,
+							  hi - lo, &phys,
+							  &map->wc);
+				if (err)
+					return err;
+				map->segs[n].pgoff = (lo - start) >> PAGE_SHIFT;
+				map->segs[n].nr_pages = (hi - lo) >> PAGE_SHIFT;
+				map->segs[n].pfn = PHYS_PFN(phys);
+			}
+			n++;
+		}
+		cond_resched();
+	}
+	*count = n;
+	return 0;
+}
+
+/* Where the bus reaches each piece of the range; under mmap.lock. */
+static int scif_mmap_segs(struct scif_mmap *map)
+{
+	unsigned long n;
+	int err;
+
+	scif_mmap_walk(map, &n);
+	map->segs = scif_fail_alloc() ? NULL :
+		    kvcalloc(n, sizeof(*map->segs), GFP_KERNEL);
+	if (!map->segs)
+		return -ENOMEM;
+	err = scif_mmap_walk(map, &map->nr_segs);
+	return err == -EINVAL ? -ENXIO : err;
+}
+
+/* The piece holding page @pg of the mapping, or NULL. */
+static const struct scif_mmap_seg *scif_mmap_seg_find(const struct scif_mmap *map,
+						      unsigned long pg)
+{
+	unsigned long lo = 0, hi = map->nr_segs, mid;
+	const struct scif_mmap_seg *seg;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		seg = &map->segs[mid];
+		if (pg < seg->pgoff)
+			hi = mid;
+		else if (pg - seg->pgoff >= seg->nr_pages)
+			lo = mid + 1;
+		else
+			return seg;
+	}
+	return NULL;
+}
+
+static void scif_vm_open(struct vm_area_struct *vma)
+{
+	struct scif_mmap *map = vma->vm_private_data;
+
+	kref_get(&map->ref);
+}
+
+static void scif_vm_close(struct vm_area_struct *vma)
+{
+	scif_mmap_put(vma->vm_private_data);
+}
+
+static vm_fault_t scif_vm_fault(struct vm_fault *vmf)
+{
+	struct scif_mmap *map = vmf->vma->vm_private_data;
+	const struct scif_mmap_seg *seg = NULL;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	unsigned long pg;
+
+	if (vmf->pgoff < map->first)
+		return VM_FAULT_SIGBUS;
+	pg = vmf->pgoff - map->first;
+	mutex_lock(&map->ep->mmap.lock);
+	if (!map->revoked)
+		seg = scif_mmap_seg_find(map, pg);
+	if (seg)
+		ret = vmf_insert_pfn(vmf->vma, vmf->address,
+				     seg->pfn + pg - seg->pgoff);
+	mutex_unlock(&map->ep->mmap.lock);
+	return ret;
+}
+
+static const struct vm_operations_struct scif_vm_ops = {
+	.open = scif_vm_open,
+	.close = scif_vm_close,
+	.fault = scif_vm_fault,
+};
+
+/* Make the mapping of @vma's range; under mmap.lock. */
+static int scif_mmap_make(struct scif_endpt *ep, struct scif_mmap *map,
+			  struct vm_area_struct *vma, bool *may_write)
+{
+	int prot = SCIF_PROT_READ;
+
+	/* Any page the CPU can reach, it can read: READ is always needed. */
+	if (vma->vm_flags & VM_WRITE)
+		prot |= SCIF_PROT_WRITE;
+	return scif_mmap_windows(ep, map, prot, may_write) ?:
+	       scif_mmap_segs(map);
+}
+
+/**
+ * scif_mmap() - map the peer's registered memory (mmap of an endpoint)
+ * @f: the endpoint's file
+ * @vma: the new VMA; vm_pgoff is the first page in the peer's registered
+ *	address space
+ *
+ * Context: process context, under mmap_lock (write); takes mmap.lock
+ * and rma.lock.
+ * Return: 0; -EINVAL if the mapping is not shared; -EACCES if it asks for
+ * execution, or for access a window does not allow (every window must
+ * allow reading); -ENXIO if the range is not covered by contiguous
+ * windows of the peer; a connection error (-ENOTCONN, -ECONNRESET,
+ * -ENODEV); -ENOMEM.
+ */
+int scif_mmap(struct file *f, struct vm_area_struct *vma)
+{
+	struct scif_endpt *ep = f->private_data;
+	struct scif_epd_mmap *em = &ep->mmap;
+	unsigned long first = vma->vm_pgoff, nr = vma_pages(vma);
+	vm_flags_t clear = VM_MAYEXEC;
+	struct scif_mmap *map;
+	bool may_write;
+	int err;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EACCES;
+	if (!nr || first > SCIF_RMA_MAX_PAGE ||
+	    nr > SCIF_RMA_MAX_PAGE - first + 1)
+		return -ENXIO;
+	map = scif_fail_alloc() ? NULL : kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map)
+		return -ENOMEM;
+	kref_init(&map->ref);
+	map->ep = ep;
+	map->first = first;
+	map->nr_pages = nr;
+
+	mutex_lock(&em->lock);
+	err = scif_mmap_make(ep, map, vma, &may_write);
+	if (!err) {
+		ihold(em->inode);
+		map->inode = em->inode;
+		list_add_tail(&map->link, &em->maps);
+	}
+	mutex_unlock(&em->lock);
+	if (err) {
+		scif_mmap_free(map);
+		return err;
+	}
+	atomic_long_inc(&scif_nr_mmaps);
+
+	if (!may_write)
+		clear |= VM_MAYWRITE;
+	scif_vm_flags_mod(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND |
+			  VM_DONTDUMP | VM_DONTCOPY, clear);
+	if (map->wc)
+		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+	vma->vm_private_data = map;
+	vma->vm_ops = &scif_vm_ops;
+	return 0;
+}
+
+/* Whether @map holds @rw (its windows are in offset order). */
+static bool scif_mmap_holds(const struct scif_mmap *map,
+			    const struct scif_rwindow *rw)
+{
+	unsigned long lo = 0, hi = map->nr_rw, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (map->rw[mid] == rw)
+			return true;
+		if (map->rw[mid]->offset < rw->offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/**
+ * scif_mmap_revoke() - a remote window is going: revoke its mappings
+ * @ep: the endpoint
+ * @rw: the window, out of the endpoint's tree already
+ *
+ * Every mapping holding @rw is zapped in every process that has it (an
+ * access then gets SIGBUS) and lets go of its windows.  Waits for no
+ * process: only for a fault or an mmap() of the endpoint at work.
+ *
+ * Context: process context; no SCIF lock held but ctl_mutex.
+ */
+void scif_mmap_revoke(struct scif_endpt *ep, struct scif_rwindow *rw)
+{
+	struct scif_epd_mmap *em = &ep->mmap;
+	struct scif_mmap *map, *tmp;
+	LIST_HEAD(revoked);
+
+	mutex_lock(&em->lock);
+	list_for_each_entry(map, &em->maps, link) {
+		/* A mapping being released lets go of its windows itself. */
+		if (map->revoked || !scif_mmap_holds(map, rw) ||
+		    !kref_get_unless_zero(&map->ref))
+			continue;
+		map->revoked = true;
+		list_add_tail(&map->revoke_link, &revoked);
+	}
+	mutex_unlock(&em->lock);
+
+	list_for_each_entry_safe(map, tmp, &revoked, revoke_link) {
+		unmap_mapping_pages(map->inode->i_mapping, map->first,
+				    map->nr_pages, true);
+		scif_mmap_put_windows(map);
+		atomic_long_inc(&scif_nr_revoked);
+		scif_mmap_put(map);
+	}
+}
+
+/**
+ * scif_mmap_epd_init() - set up a new endpoint's mappings
+ * @ep: the endpoint
+ */
+void scif_mmap_epd_init(struct scif_endpt *ep)
+{
+	mutex_init(&ep->mmap.lock);
+	INIT_LIST_HEAD(&ep->mmap.maps);
+	ep->mmap.inode = NULL;
+}
+
+/**
+ * scif_mmap_file_open() - give an endpoint's new file its address_space
+ * @f: the file
+ * @ep: its endpoint
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno.
+ */
+int scif_mmap_file_open(struct file *f, struct scif_endpt *ep)
+{
+	struct inode *inode;
+
+	inode = scif_fail_alloc() ? ERR_PTR(-ENOMEM) :
+		alloc_anon_inode(scif_mnt->mnt_sb);
+	if (IS_ERR(inode))
+		return PTR_ERR(inode);
+	ep->mmap.inode = inode;
+	f->f_mapping = inode->i_mapping;
+	return 0;
+}
+
+/**
+ * scif_mmap_file_release() - the endpoint's file is closing
+ * @ep: its endpoint; no VMA maps the file any more
+ */
+void scif_mmap_file_release(struct scif_endpt *ep)
+{
+	iput(ep->mmap.inode);
+	ep->mmap.inode = NULL;
+}
+
+static int scif_mmap_show(struct seq_file *s, void *unused)
+{
+	seq_printf(s, "mappings %ld\nrevoked %ld\n",
+		   atomic_long_read(&scif_nr_mmaps),
+		   atomic_long_read(&scif_nr_revoked));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(scif_mmap);
+
+static int scif_fs_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, SCIF_FS_MAGIC) ? 0 : -ENOMEM;
+}
+
+/* No owner: the module's own mount must not pin the module. */
+static struct file_system_type scif_fs_type = {
+	.name = "scif",
+	.init_fs_context = scif_fs_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+/**
+ * scif_mmap_init() - mount the inodes of endpoint files
+ * @dir: the driver's debugfs directory, for <debugfs>/scif/mmap
+ *
+ * Return: 0 or a negative errno.
+ */
+int scif_mmap_init(struct dentry *dir)
+{
+	scif_mnt = kern_mount(&scif_fs_type);
+	if (IS_ERR(scif_mnt))
+		return PTR_ERR(scif_mnt);
+	debugfs_create_file("mmap", 0400, dir, NULL, &scif_mmap_fops);
+	return 0;
+}
+
+/**
+ * scif_mmap_exit() - undo scif_mmap_init(); no endpoint file is left
+ */
+void scif_mmap_exit(void)
+{
+	kern_unmount(scif_mnt);
+}

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Remote mmap across a cluster, run on every node at once: each node
+ * serves a window on a port and, at the same time, connects to every
+ * other node and maps that node's window through its ivshmem aperture.
+ * Through the mapping it ping-pongs an 8-byte counter with the serving
+ * node, which polls its own registered memory (the round trip is printed
+ * as a TAP comment), checks data both ways, the read-only protection
+ * (EACCES, mprotect), and the lifetime: after the server unregisters the
+ * window, and after it closes, an access gets SIGBUS.
+ *
+ * The cluster size comes from scif.nodes=N on the kernel command line;
+ * with no cluster the test is skipped.  Clients run one after the other
+ * (probing for SIGBUS uses the process's signal handlers).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "scif.h"
+#include "scif_mmap_test.h"
+
+#define MMAP_PORT	2300
+#define MAX_NODES	16
+#define PG		4096L
+#define WIN		(64 * 1024L)
+#define RO_OFF		0x200000L
+#define ROUNDS		500
+
+enum { CMD_PONG = 1, CMD_FILL, CMD_CHECK, CMD_UNREG, CMD_DONE };
+
+static const char *const checks[] = {
+	"connect", "pingpong_8_bytes", "data_both_ways",
+	"eacces_read_only_writable", "mprotect_upgrade_refused",
+	"sigbus_after_unregister", "sigbus_after_peer_close",
+};
+#define NR_CHECKS	(int)(sizeof(checks) / sizeof(checks[0]))
+
+static uint16_t self, peers[MAX_NODES];
+static int nr_nodes;
+static int results[MAX_NODES][NR_CHECKS];	/* 0 ok, else errno */
+static double rtt_us[MAX_NODES];
+
+static int cmdline_int(const char *key, int def)
+{
+	char buf[4096], *p;
+	FILE *f = fopen("/proc/cmdline", "r");
+	size_t n;
+
+	if (!f)
+		return def;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strstr(buf, key);
+	return p ? atoi(p + strlen(key)) : def;
+}
+
+static void fill(uint8_t *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1664525u + 1013904223u;
+		buf[i] = x >> 24;
+	}
+}
+
+static uint8_t *anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int reply(scif_epd_t epd, int32_t r)
+{
+	return scif_send(epd, &r, sizeof(r), SCIF_SEND_BLOCK) == sizeof(r) ?
+	       0 : -1;
+}
+
+/* Serve one peer: windows, then its commands until DONE. */
+static int serve_one(scif_epd_t epd)
+{
+	uint8_t *win = anon(WIN), *ref = anon(WIN);
+	volatile uint64_t *own = (volatile uint64_t *)win;
+	uint32_t c[2] = { 0 };
+	int32_t r;
+
+	if (!win || !ref ||
+	    scif_register(epd, win, WIN, 0, SCIF_PROT_READ | SCIF_PROT_WRITE,
+			  SCIF_MAP_FIXED) != 0 ||
+	    scif_register(epd, ref, PG, RO_OFF, SCIF_PROT_READ,
+			  SCIF_MAP_FIXED) != RO_OFF || reply(epd, 0))
+		return -1;
+	while (scif_recv(epd, c, sizeof(c), SCIF_RECV_BLOCK) == sizeof(c)) {
+		switch (c[0]) {
+		case CMD_PONG:	/* ack first: the pinger starts after it */
+			memset(win, 0, 128);
+			if (reply(epd, 0))
+				return -1;
+			r = pong_rounds(own, own + 8, c[1]);
+			break;
+		case CMD_FILL:
+			fill(win, WIN, c[1]);
+			r = 0;
+			break;
+		case CMD_CHECK:
+			r = 0;
+			for (long i = 0; i < WIN; i += PG) {
+				uint8_t page[PG];
+
+				fill(page, PG, c[1] + i / PG);
+				if (memcmp(win + i, page, PG))
+					r = EBADMSG;
+			}
+			break;
+		case CMD_UNREG:
+			r = scif_unregister(epd, 0, WIN) ? errno : 0;
+			break;
+		default:
+			goto out;
+		}
+		if (reply(epd, r))
+			return -1;
+	}
+out:
+	munmap(win, WIN);
+	munmap(ref, WIN);
+	return c[0] == CMD_DONE ? 0 : -1;
+}
+
+static int serve(int lep, int expected)
+{
+	struct scif_port_id peer;
+	int served = 0, bad = 0, epd;
+
+	alarm(300);
+	while (served < expected) {
+		if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC) < 0)
+			return 1;
+		if (serve_one(epd)) {
+			fprintf(stderr, "# serving %u:%u failed\n", peer.node,
+				peer.port);
+			bad++;
+		}
+		scif_close(epd);
+		served++;
+	}
+	return bad ? 1 : 0;
+}
+
+static int ask(scif_epd_t epd, uint32_t op, uint32_t arg)
+{
+	uint32_t c[2] = { op, arg };
+	int32_t r;
+
+	if (scif_send(epd, c, sizeof(c), SCIF_SEND_BLOCK) != sizeof(c) ||
+	    scif_recv(epd, &r, sizeof(r), SCIF_RECV_BLOCK) != sizeof(r))
+		return errno ? errno : EIO;
+	return r;
+}
+
+static int connect_to(uint16_t node, scif_epd_t *out)
+{
+	struct scif_port_id dst = { .node = node, .port = MMAP_PORT };
+	int epd = scif_open(), tries, ready;
+
+	if (epd < 0)
+		return errno;
+	for (tries = 0; tries < 100; tries++) {
+		if (scif_connect(epd, &dst) >= 0)
+			break;
+		if (errno != ECONNREFUSED)
+			break;
+		usleep(100 * 1000);
+	}
+	if (tries == 100 || scif_recv(epd, &ready, sizeof(ready),
+				      SCIF_RECV_BLOCK) != sizeof(ready)) {
+		int err = errno ? errno : EIO;
+
+		scif_close(epd);
+		return err;
+	}
+	*out = epd;
+	return 0;
+}
+
+/* The server's pong result comes as the reply to the next command. */
+static int pong_result(scif_epd_t epd)
+{
+	int32_t r;
+
+	return scif_recv(epd, &r, sizeof(r), SCIF_RECV_BLOCK) == sizeof(r) ?
+	       r : EIO;
+}
+
+static int data_both_ways(scif_epd_t epd, uint8_t *map)
+{
+	uint8_t page[PG], *ref = anon(WIN);
+	int r = ask(epd, CMD_FILL, 11);
+
+	if (!ref)
+		return ENOMEM;
+	/* FILL writes one stream over the whole window. */
+	fill(ref, WIN, 11);
+	if (!r)
+		r = memcmp(map, ref, WIN) ? EBADMSG : 0;
+	munmap(ref, WIN);
+	if (r)
+		return r;
+	for (long i = 0; i < WIN; i += PG) {
+		fill(page, PG, 21 + i / PG);
+		memcpy(map + i, page, PG);
+	}
+	return ask(epd, CMD_CHECK, 21);
+}
+
+static void run_checks(int idx)
+{
+	int *res = results[idx], i;
+	volatile uint64_t *map = NULL;
+	scif_epd_t epd = -1;
+	void *ro;
+
+	res[0] = connect_to(peers[idx], &epd);
+	if (!res[0]) {
+		map = scif_mmap(NULL, WIN, SCIF_PROT_READ | SCIF_PROT_WRITE, 0,
+				epd, 0);
+		if (map == SCIF_MMAP_FAILED)
+			res[0] = errno;
+	}
+	if (res[0]) {
+		for (i = 1; i < NR_CHECKS; i++)
+			res[i] = res[0];
+		if (epd >= 0)
+			scif_close(epd);
+		return;
+	}
+	/* The server polls its own memory; we write through the mapping. */
+	res[1] = ask(epd, CMD_PONG, ROUNDS);
+	if (!res[1]) {
+		rtt_us[idx] = ping_rounds(map, map + 8, ROUNDS);
+		res[1] = pong_result(epd);
+		if (!res[1] && rtt_us[idx] < 0)
+			res[1] = ETIMEDOUT;
+	}
+	res[2] = data_both_ways(epd, (uint8_t *)map);
+
+	ro = scif_mmap(NULL, PG, SCIF_PROT_READ | SCIF_PROT_WRITE, 0, epd,
+		       RO_OFF);
+	res[3] = ro != SCIF_MMAP_FAILED ? EBADMSG : errno == EACCES ? 0 : errno;
+	ro = scif_mmap(NULL, PG, SCIF_PROT_READ, 0, epd, RO_OFF);
+	if (ro == SCIF_MMAP_FAILED) {
+		res[4] = errno;
+	} else {
+		res[4] = !mprotect(ro, PG, PROT_READ | PROT_WRITE) ? EBADMSG :
+			 errno != EACCES ? errno :
+			 probe(ro, true) != SIGSEGV ? EBADMSG : 0;
+		scif_munmap(ro, PG);
+	}
+
+	res[5] = ask(epd, CMD_UNREG, 0);
+	if (!res[5])
+		res[5] = probe(map, false) == SIGBUS &&
+			 probe(map + WIN / 16, true) == SIGBUS ? 0 : EBADMSG;
+	scif_munmap((void *)map, WIN);
+
+	/* A mapping of the read-only window, then the server closes. */
+	ro = scif_mmap(NULL, PG, SCIF_PROT_READ, 0, epd, RO_OFF);
+	if (ro == SCIF_MMAP_FAILED) {
+		res[6] = errno;
+	} else {
+		res[6] = probe(ro, false);
+		uint32_t c[2] = { CMD_DONE, 0 };
+
+		if (!res[6] && scif_send(epd, c, sizeof(c), SCIF_SEND_BLOCK) !=
+		    sizeof(c))
+			res[6] = errno;
+		if (!res[6] && probe_until(ro, SIGBUS, 5000))
+			res[6] = ETIMEDOUT;
+		scif_munmap(ro, PG);
+	}
+	scif_close(epd);
+}
+
+static int wait_for_cluster(int want)
+{
+	uint16_t nodes[MAX_NODES];
+	int n = 0;
+
+	for (int i = 0; i < 600; i++) {
+		n = scif_get_nodeIDs(nodes, MAX_NODES, &self);
+		if (n >= want)
+			break;
+		usleep(100 * 1000);
+	}
+	nr_nodes = 0;
+	for (int i = 0; i < n && i < MAX_NODES; i++)
+		if (nodes[i] != self)
+			peers[nr_nodes++] = nodes[i];
+	return n;
+}
+
+int main(void)
+{
+	int want = cmdline_int("scif.nodes=", 1), n, lep, status, t = 0;
+	pid_t server;
+
+	if (want < 2) {
+		printf("1..0 # SKIP not in a cluster\n");
+		return 4;
+	}
+	n = wait_for_cluster(want);
+	printf("TAP version 13\n1..%d\n", (want - 1) * NR_CHECKS + 2);
+	printf("%sok %d cluster_formed # %d of %d nodes\n",
+	       n == want ? "" : "not ", ++t, n, want);
+	if (n != want)
+		return 1;
+
+	lep = scif_open();
+	if (lep < 0 || scif_bind(lep, MMAP_PORT) < 0 || scif_listen(lep, 32) < 0) {
+		printf("# listen: %s\n", strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	server = fork();
+	if (server == 0)
+		_exit(serve(lep, want - 1));
+	for (int i = 0; i < nr_nodes; i++) {
+		run_checks(i);
+		if (!results[i][1])
+			printf("# mmap ping-pong with node %u: %d round trips, %.2f us each\n",
+			       peers[i], ROUNDS, rtt_us[i]);
+		for (int c = 0; c < NR_CHECKS; c++)
+			printf("%sok %d mmap_node_%u_%s%s%s\n",
+			       results[i][c] ? "not " : "", ++t, peers[i],
+			       checks[c], results[i][c] ? " # " : "",
+			       results[i][c] ? strerror(results[i][c]) : "");
+		fflush(stdout);
+	}
+	status = -1;
+	waitpid(server, &status, 0);
+	printf("%sok %d served_every_peer\n",
+	       WIFEXITED(status) && !WEXITSTATUS(status) ? "" : "not ", ++t);
+	scif_close(lep);
+	return 0;
+}
