@@ -109,9 +109,9 @@ struct scif_rma_desc {
 	bool write_user;
 };
 
-/* Where run @r of @runs covers byte @off of its window, and how much. */
-static void *scif_run_va(const struct scif_run *runs, unsigned long nr,
-			 u64 off, u64 *avail)
+/* The run of @runs that covers byte @off of its window. */
+static const struct scif_run *scif_run_find(const struct scif_run *runs,
+					    unsigned long nr, u64 off)
 {
 	unsigned long lo = 0, hi = nr;
 
@@ -123,8 +123,17 @@ static void *scif_run_va(const struct scif_run *runs, unsigned long nr,
 		else
 			hi = mid;
 	}
-	*avail = runs[lo].woff + runs[lo].len - off;
-	return runs[lo].va + (off - runs[lo].woff);
+	return &runs[lo];
+}
+
+/* Where @runs cover byte @off of their window, and how much follows. */
+static void *scif_run_va(const struct scif_run *runs, unsigned long nr,
+			 u64 off, u64 *avail)
+{
+	const struct scif_run *r = scif_run_find(runs, nr, off);
+
+	*avail = r->woff + r->len - off;
+	return r->va + (off - r->woff);
 }
 
 static u64 scif_side_win_start(const struct scif_rma_side *s)
@@ -770,6 +779,111 @@ int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr)
 	if (ret)
 		return intr ? -ERESTARTSYS : -EINTR;
 	return scif_rma_lost(ep);
+}
+
+/* What scif_get_pages() hands out. */
+#define SCIF_RANGE_MAGIC	0x5c1f9a9e
+
+struct scif_range_priv {
+	struct scif_range range;
+	struct scif_rma_side side;
+	u32 magic;
+};
+
+/**
+ * scif_epd_get_pages() - implement scif_get_pages()
+ * @ep: a connected endpoint
+ * @offset: page aligned offset in the peer's registered address space
+ * @len: bytes, a non-zero multiple of the page size
+ * @pages: receives the range
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL, -ENXIO, -ENOMEM or a connection error.
+ */
+int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
+		       struct scif_range **pages)
+{
+	const struct scif_run *run;
+	struct scif_range_priv *rp;
+	struct scif_rwindow *rw;
+	unsigned long i, nr;
+	u64 end, avail;
+	void *va;
+	int err;
+
+	if (offset < 0 || !len || !PAGE_ALIGNED(offset) || !PAGE_ALIGNED(len) ||
+	    check_add_overflow((u64)offset, len, &end) || end - 1 > S64_MAX ||
+	    len >> PAGE_SHIFT > INT_MAX)
+		return -EINVAL;
+	nr = len >> PAGE_SHIFT;
+	err = scif_rma_conn_err(ep);
+	if (err)
+		return err;
+	rp = scif_fail_alloc() ? NULL : kzalloc(sizeof(*rp), GFP_KERNEL);
+	if (!rp)
+		return -ENOMEM;
+	err = scif_side_hold(ep, &rp->side, offset, len, true, 0);
+	if (err)
+		goto free;
+	err = -ENOMEM;
+	rp->range.phys_addr = scif_fail_alloc() ? NULL :
+			      kvmalloc_array(nr, sizeof(dma_addr_t),
+					     GFP_KERNEL);
+	rp->range.va = scif_fail_alloc() ? NULL :
+		       kvmalloc_array(nr, sizeof(void *), GFP_KERNEL);
+	if (!rp->range.phys_addr || !rp->range.va)
+		goto release;
+	rp->range.prot_flags = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	for (i = 0; i < rp->side.nr_wins; i++)
+		rp->range.prot_flags &= rp->side.rws[i]->prot;
+	for (i = 0; i < nr; i++) {
+		rp->side.off = offset + (i << PAGE_SHIFT);
+		va = scif_side_va(&rp->side, &avail);
+		rw = rp->side.rws[rp->side.idx];
+		rp->range.va[i] = (void __force __iomem *)va;
+		run = scif_run_find(rw->runs, rw->nr_runs,
+				    rp->side.off - rw->offset);
+		rp->range.phys_addr[i] = run->addr +
+					 (rp->side.off - rw->offset - run->woff);
+	}
+	rp->range.nr_pages = nr;
+	rp->range.cookie = rp;
+	rp->magic = SCIF_RANGE_MAGIC;
+	*pages = &rp->range;
+	return 0;
+
+release:
+	kvfree(rp->range.phys_addr);
+	kvfree(rp->range.va);
+	scif_side_release(&rp->side, false);
+free:
+	kfree(rp);
+	return err;
+}
+
+/**
+ * scif_epd_put_pages() - implement scif_put_pages()
+ * @pages: a range from scif_epd_get_pages()
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or -EINVAL.
+ */
+int scif_epd_put_pages(struct scif_range *pages)
+{
+	struct scif_range_priv *rp;
+
+	if (!pages || !pages->cookie)
+		return -EINVAL;
+	rp = container_of(pages, struct scif_range_priv, range);
+	if (pages->cookie != rp || rp->magic != SCIF_RANGE_MAGIC)
+		return -EINVAL;
+	rp->magic = 0;
+	pages->cookie = NULL;
+	scif_side_release(&rp->side, false);
+	kvfree(rp->range.phys_addr);
+	kvfree(rp->range.va);
+	kfree(rp);
+	return 0;
 }
 
 /**

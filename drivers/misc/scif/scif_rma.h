@@ -164,6 +164,7 @@ struct scif_rwindow {
 };
 
 struct scif_rma_cache;
+struct scif_range;
 
 /**
  * struct scif_epd_rma - an endpoint's registered memory
@@ -263,6 +264,9 @@ void scif_rma_engine_init(struct scif_endpt *ep);
 u64 scif_rma_mark(struct scif_endpt *ep);
 int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr);
 long scif_rma_transient_pinned(void);
+int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
+		       struct scif_range **pages);
+int scif_epd_put_pages(struct scif_range *pages);
 bool scif_rma_have_dma(void);
 
 /* scif_rma_cache.c: the registration cache (needs MMU notifiers) */
