@@ -757,7 +757,7 @@ TEST_F(rma, fork_with_madv_dontfork)
 	if (pid == 0) {
 		/* Not mapped in the child: a write faults. */
 		signal(SIGSEGV, SIG_DFL);
-		buf[0] = 1;
+		*(volatile uint8_t *)buf = 1;
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
