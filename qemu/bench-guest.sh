@@ -41,7 +41,7 @@ serve)
 client)
 	wait_server -n 1 || exit 1
 	wait_server -t tcp -H 10.99.0.2 || exit 1
-	measure 2vm -n 1 lat bw connect
+	measure 2vm -n 1 lat bw connect rma
 	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
 	measure 2vm memcpy
 	measure 2vm -n 1 raw-lat raw-bw mmap-lat
@@ -51,7 +51,7 @@ single)
 	scif-bench serve 2> /dev/null &
 	server=$!
 	wait_server || exit 1
-	measure 1vm lat bw connect
+	measure 1vm lat bw connect rma
 	measure 1vm -t tcp lat bw connect
 	measure 1vm -t unix lat bw connect
 	measure 1vm memcpy

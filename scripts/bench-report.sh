@@ -34,6 +34,8 @@ echo
 echo "Bandwidth (MB/s) and connection rate (per second)"
 awk -F, 'NR > 1 && ($2 == "bw" || $2 == "memcpy" || $2 ~ /^raw-/) {
 	printf "  %-4s %-7s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
+	NR > 1 && $2 ~ /^v?(writeto|readfrom)(-c)?$/ {
+	printf "  %-4s %-11s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
 	NR > 1 && $2 == "connect" {
 	printf "  %-4s connect %-5s              %10.1f /s\n", $1, $3, $9 }' "$csv"
 echo
@@ -54,7 +56,14 @@ ratio "raw link write / memcpy bandwidth, 1 MiB" \
 	"$(value 2vm raw-wr raw 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
 ratio "one VM: AF_UNIX / SCIF round trip, 8 B" \
 	"$(value 1vm lat unix 8 7)" "$(value 1vm lat scif 8 7)"
-echo "  RMA / memcpy:  not measured yet"
+ratio "RMA writeto (engine, sync) / memcpy, 1 MiB" \
+	"$(value 2vm writeto eng 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
+ratio "RMA writeto (engine, sync) / memcpy, 16 MiB" \
+	"$(value 2vm writeto eng 16777216 9)" "$(value 2vm memcpy - 16777216 9)"
+ratio "RMA writeto (CPU) / memcpy, 1 MiB" \
+	"$(value 2vm writeto cpu 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
+ratio "one VM: RMA writeto (engine) / memcpy, 1 MiB" \
+	"$(value 1vm writeto eng 1048576 9)" "$(value 1vm memcpy - 1048576 9)"
 
 command -v gnuplot > /dev/null || { echo "bench-report: no gnuplot, no plots" >&2; exit 0; }
 series() { # SETUP MODE VIA COLUMN: "size value" lines
@@ -68,6 +77,8 @@ series 2vm bw tcp 9 > "$tmp/tcp2"
 series 1vm bw scif 9 > "$tmp/scif1"
 series 2vm memcpy - 9 > "$tmp/memcpy"
 series 2vm raw-wr raw 9 > "$tmp/rawwr"
+series 2vm writeto eng 9 > "$tmp/rma2"
+series 2vm vwriteto cpu 9 > "$tmp/vrma2"
 series 2vm lat scif 7 > "$tmp/lscif2"
 series 2vm lat tcp 7 > "$tmp/ltcp2"
 series 1vm lat scif 7 > "$tmp/lscif1"
@@ -87,6 +98,8 @@ set ylabel "MB/s"
 set title "Bandwidth between two QEMU VMs (TCG), and the in-VM memcpy ceiling"
 plot "$tmp/memcpy" with linespoints title "memcpy (one VM)", \
      "$tmp/rawwr" with linespoints title "raw link, memcpy into it (2 VMs)", \
+     "$tmp/rma2" with linespoints title "SCIF RMA writeto, engine (2 VMs)", \
+     "$tmp/vrma2" with linespoints title "SCIF RMA vwriteto, CPU (2 VMs)", \
      "$tmp/scif2" with linespoints title "SCIF send/recv (2 VMs)", \
      "$tmp/tcp2" with linespoints title "TCP over virtio-net (2 VMs)", \
      "$tmp/scif1" with linespoints title "SCIF send/recv (one VM)"

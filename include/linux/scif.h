@@ -25,6 +25,22 @@ typedef struct scif_endpt *scif_epd_t;
 typedef struct scif_pinned_pages *scif_pinned_pages_t;
 
 /**
+ * struct scif_range - pages of the peer's registered memory
+ * @cookie: private to the driver; identifies the range to scif_put_pages()
+ * @nr_pages: number of pages
+ * @prot_flags: SCIF_PROT_* every page of the range allows
+ * @phys_addr: the address of each page as this node's bus reaches it
+ * @va: where this node's CPU reaches each page
+ */
+struct scif_range {
+	void *cookie;
+	int nr_pages;
+	int prot_flags;
+	dma_addr_t *phys_addr;
+	void __iomem **va;
+};
+
+/**
  * struct scif_pollepd - an endpoint and the events to poll it for
  * @epd: the endpoint
  * @events: requested events (EPOLLIN, EPOLLOUT)
@@ -90,6 +106,9 @@ int scif_vreadfrom(scif_epd_t epd, void *addr, size_t len, off_t roffset,
 		   int rma_flags);
 int scif_vwriteto(scif_epd_t epd, void *addr, size_t len, off_t roffset,
 		  int rma_flags);
+int scif_get_pages(scif_epd_t epd, off_t offset, size_t len,
+		   struct scif_range **pages);
+int scif_put_pages(struct scif_range *pages);
 int scif_client_register(struct scif_client *client);
 void scif_client_unregister(struct scif_client *client);
 

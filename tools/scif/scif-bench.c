@@ -16,6 +16,13 @@
  *	  bw       streaming send/recv, 64 B .. 1 MiB messages: MB/s
  *	  connect  connections set up (connect + accept) per second
  *	  memcpy   in-process memcpy bandwidth, 4 KiB .. 64 MiB (no peer)
+ *	  rma      RMA bandwidth (SCIF only), 4 KiB .. 64 MiB into or out of
+ *	           a window the server registers: writeto, readfrom,
+ *	           vwriteto, vreadfrom, and the v* calls with
+ *	           SCIF_RMA_USECACHE (mode vwriteto-c, vreadfrom-c); via cpu
+ *	           (SCIF_RMA_USECPU), eng (copy engine, each RMA
+ *	           SCIF_RMA_SYNC) or eng-a (copy engine, asynchronous RMAs
+ *	           and one synchronous RMA at the end)
  *	  raw-lat  8-byte ping-pong through a shared ivshmem device used raw
  *	           (cluster.sh -R; -D names its sysfs resource file), no SCIF
  *	           on the way: the link's own round trip
@@ -63,7 +70,7 @@ static const char *const transport_names[] = {
 /* What a client asks of the server on a new connection. */
 enum request {
 	REQ_PINGPONG = 1, REQ_STREAM, REQ_CLOSE, REQ_STOP, REQ_RAW_PONG,
-	REQ_MMAP_PONG,
+	REQ_MMAP_PONG, REQ_WINDOW,
 };
 
 /*
@@ -354,6 +361,49 @@ out:
 
 /* --- the server ----------------------------------------------------------- */
 
+/*
+ * REQ_WINDOW: register @size bytes at offset 0 for the client's RMAs,
+ * answer with the offset (or -errno), keep it until the next request.
+ */
+static int serve_window(struct conn *c, uint64_t size)
+{
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	int64_t off = -EINVAL;
+	void *mem = MAP_FAILED;
+
+	if (c->t == T_SCIF && size && size <= 64 * MIB && !(size % 4096)) {
+		mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem != MAP_FAILED) {
+			memset(mem, 0x42, size);
+			off = scif_register(c->fd, mem, size, 0, rw,
+					    SCIF_MAP_FIXED);
+			if (off < 0)
+				off = -errno;
+		} else {
+			off = -ENOMEM;
+		}
+	}
+	if (conn_send(c, &off, sizeof(off))) {
+		if (mem != MAP_FAILED)
+			munmap(mem, size);
+		return -1;
+	}
+	/*
+	 * The window stays until the client's next request, REQ_CLOSE:
+	 * the connection ends then (so the caller is told to stop).
+	 */
+	if (off >= 0) {
+		struct req_hdr h;
+
+		conn_recv(c, &h, sizeof(h));
+		scif_unregister(c->fd, 0, size);
+	}
+	if (mem != MAP_FAILED)
+		munmap(mem, size);
+	return -1;
+}
+
 static void *serve_conn(void *arg)
 {
 	struct conn *c = arg;
@@ -374,6 +424,11 @@ static void *serve_conn(void *arg)
 		}
 		if (h.kind == REQ_MMAP_PONG) {
 			if (mmap_pong(c, h.size, h.count))
+				break;
+			continue;
+		}
+		if (h.kind == REQ_WINDOW) {
+			if (serve_window(c, h.size))
 				break;
 			continue;
 		}
@@ -551,6 +606,7 @@ static int serve(int port)
 
 struct row {
 	const char *mode;
+	const char *via;		/* instead of the transport's name */
 	enum transport t;
 	size_t size;
 	uint64_t count;
@@ -602,12 +658,12 @@ static void print_row(const struct row *r)
 			       "p99_us", "MB/s|op/s");
 		if (lat)
 			printf("%-8s %-5s %10zu %9llu %10.2f %10.2f %10.2f %12s\n",
-			       r->mode, transport_names[r->t], r->size,
+			       r->mode, (r->via ? r->via : transport_names[r->t]), r->size,
 			       (unsigned long long)r->count, r->min_us,
 			       r->med_us, r->p99_us, "-");
 		else
 			printf("%-8s %-5s %10zu %9llu %10s %10s %10s %12.1f\n",
-			       r->mode, transport_names[r->t], r->size,
+			       r->mode, (r->via ? r->via : transport_names[r->t]), r->size,
 			       (unsigned long long)r->count, "-", "-", "-",
 			       r->mbps);
 		break;
@@ -615,7 +671,7 @@ static void print_row(const struct row *r)
 		if (!opt.rows)
 			printf("mode,via,size,count,min_us,median_us,p99_us,rate\n");
 		printf("%s,%s,%zu,%llu,%.3f,%.3f,%.3f,%.3f\n", r->mode,
-		       transport_names[r->t], r->size,
+		       (r->via ? r->via : transport_names[r->t]), r->size,
 		       (unsigned long long)r->count, r->min_us, r->med_us,
 		       r->p99_us, r->mbps);
 		break;
@@ -623,7 +679,7 @@ static void print_row(const struct row *r)
 		printf("%s{\"mode\":\"%s\",\"via\":\"%s\",\"size\":%zu,"
 		       "\"count\":%llu,\"min_us\":%.3f,\"median_us\":%.3f,"
 		       "\"p99_us\":%.3f,\"rate\":%.3f}", opt.rows ? ",\n" : "[\n",
-		       r->mode, transport_names[r->t], r->size,
+		       r->mode, (r->via ? r->via : transport_names[r->t]), r->size,
 		       (unsigned long long)r->count, r->min_us, r->med_us,
 		       r->p99_us, r->mbps);
 		break;
@@ -957,13 +1013,117 @@ static int bench_memcpy(void)
 	return 0;
 }
 
+/* One RMA of the bench: @op 0..5 as in rma_ops, @flags SCIF_RMA_*. */
+static int rma_one(int fd, int op, void *buf, off_t loff, size_t len,
+		   int flags)
+{
+	switch (op) {
+	case 0:
+		return scif_writeto(fd, loff, len, 0, flags);
+	case 1:
+		return scif_readfrom(fd, loff, len, 0, flags);
+	case 2:
+		return scif_vwriteto(fd, buf, len, 0, flags);
+	case 3:
+		return scif_vreadfrom(fd, buf, len, 0, flags);
+	case 4:
+		return scif_vwriteto(fd, buf, len, 0, flags | SCIF_RMA_USECACHE);
+	default:
+		return scif_vreadfrom(fd, buf, len, 0,
+				      flags | SCIF_RMA_USECACHE);
+	}
+}
+
+static int bench_rma(const struct target *tg)
+{
+	static const char *const ops[] = {
+		"writeto", "readfrom", "vwriteto", "vreadfrom",
+		"vwriteto-c", "vreadfrom-c",
+	};
+	static const char *const vias[] = { "cpu", "eng", "eng-a" };
+	static const int via_flags[] = {
+		SCIF_RMA_USECPU, SCIF_RMA_SYNC, 0,
+	};
+	size_t max = opt.quick ? 64 * 1024 : 64 * MIB, size;
+	uint64_t per = opt.quick ? 256 * 1024 : 64ULL * MIB, reps, i;
+	struct row r = { .t = T_SCIF };
+	int op, v, fd, err = 0;
+	int64_t roff;
+	off_t loff;
+	struct conn c;
+	double t0;
+	char *buf;
+
+	if (tg->t != T_SCIF) {
+		fprintf(stderr, "scif-bench: rma is for SCIF only\n");
+		return -1;
+	}
+	buf = mmap(NULL, max, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return -1;
+	memset(buf, 1, max);
+	if (start(&c, tg, REQ_WINDOW, max, 0))
+		goto out;
+	fd = c.fd;
+	if (conn_recv(&c, &roff, sizeof(roff)) || roff < 0) {
+		fprintf(stderr, "scif-bench: no window: %s\n",
+			strerror(roff < 0 ? (int)-roff : errno));
+		conn_close(&c);
+		goto out;
+	}
+	loff = scif_register(fd, buf, max, 0,
+			     SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	if (loff < 0) {
+		perror("scif-bench: scif_register");
+		conn_close(&c);
+		goto out;
+	}
+	for (op = 0; op < 6 && !err; op++) {
+		for (v = 0; v < 3 && !err; v++) {
+			r.mode = ops[op];
+			r.via = vias[v];
+			for (size = 4096; size <= max && !err; size *= 4) {
+				progress(r.mode, r.t, size);
+				reps = per / size ? per / size : 1;
+				/* Warm up (and fill the cache). */
+				err = rma_one(fd, op, buf, loff, size,
+					      via_flags[v] | SCIF_RMA_SYNC);
+				t0 = now_us();
+				for (i = 0; i < reps && !err; i++)
+					err = rma_one(fd, op, buf, loff, size,
+						      via_flags[v]);
+				/* eng-a: one synchronous RMA ends them. */
+				if (!err && !via_flags[v])
+					err = rma_one(fd, op, buf, loff, 4096,
+						      SCIF_RMA_SYNC);
+				if (err) {
+					perror("scif-bench: rma");
+					break;
+				}
+				r.size = size;
+				r.count = reps;
+				r.mbps = size * reps / (now_us() - t0);
+				print_row(&r);
+			}
+		}
+	}
+	scif_unregister(fd, loff, max);
+	finish(&c);
+	munmap(buf, max);
+	return err ? -1 : 0;
+out:
+	munmap(buf, max);
+	return -1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: scif-bench serve [-p PORT]\n"
 		"       scif-bench [-t scif|tcp|unix] [-n NODE] [-H HOST] [-p PORT]\n"
 		"                  [-f table|csv|json] [-i ITERS] [-D RAWDEV] [-q]\n"
-		"                  lat|bw|connect|memcpy|raw-lat|raw-bw|mmap-lat|stop...\n");
+		"                  lat|bw|connect|memcpy|rma|raw-lat|raw-bw|mmap-lat|stop...\n");
 	exit(2);
 }
 
@@ -1031,6 +1191,8 @@ int main(int argc, char **argv)
 			ret = bench_connect(&tg);
 		else if (!strcmp(argv[i], "memcpy"))
 			ret = bench_memcpy();
+		else if (!strcmp(argv[i], "rma"))
+			ret = bench_rma(&tg);
 		else if (!strcmp(argv[i], "raw-lat"))
 			ret = bench_pingpong_8(&tg, T_RAW);
 		else if (!strcmp(argv[i], "mmap-lat"))

@@ -369,6 +369,47 @@ int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
 }
 EXPORT_SYMBOL_GPL(scif_unregister);
 
+/**
+ * scif_get_pages() - the pages behind a range of the peer's windows
+ * @epd: a connected endpoint
+ * @offset: start of the range in the peer's registered address space,
+ *	page aligned
+ * @len: bytes, a non-zero multiple of the page size
+ * @pages: receives the range (see struct scif_range)
+ *
+ * The range must lie in windows of the peer that are contiguous in its
+ * registered address space.  Every window of the range stays referenced
+ * until scif_put_pages(): the peer's scif_unregister() of it, and this
+ * endpoint's scif_close() or the loss of its peer, wait until then, so
+ * the pages must be put promptly (and before scif_close()).
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -EINVAL (alignment, length), -ENXIO (not inside the
+ * peer's windows), -ENOMEM, -ENOTCONN, -ECONNRESET or -ENODEV.
+ */
+int scif_get_pages(scif_epd_t epd, off_t offset, size_t len,
+		   struct scif_range **pages)
+{
+	if (!pages)
+		return -EINVAL;
+	return scif_kernel_err(scif_epd_get_pages(epd, offset, len, pages));
+}
+EXPORT_SYMBOL_GPL(scif_get_pages);
+
+/**
+ * scif_put_pages() - give back a range from scif_get_pages()
+ * @pages: the range; freed here, with the window references it held
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -EINVAL if @pages is not a range scif_get_pages()
+ * returned (or was put already, as far as that can be told).
+ */
+int scif_put_pages(struct scif_range *pages)
+{
+	return scif_epd_put_pages(pages);
+}
+EXPORT_SYMBOL_GPL(scif_put_pages);
+
 static int scif_rma_kernel(scif_epd_t epd, struct scif_rma_req *req)
 {
 	return scif_kernel_err(scif_epd_rma(epd, req));

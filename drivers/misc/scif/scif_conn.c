@@ -509,6 +509,7 @@ void scif_epd_close(struct scif_endpt *ep)
 
 	if (state == SCIF_EPD_LISTENING)
 		scif_listener_close(ep);
+	scif_cache_destroy(ep);
 	if (state == SCIF_EPD_CONNECTED) {
 		/* Done with the peer's windows before it hears of the close;
 		 * ours stay until it acknowledges.

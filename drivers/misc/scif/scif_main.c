@@ -51,9 +51,12 @@ static int __init scif_init(void)
 	scif_info.wq = alloc_workqueue("scif", WQ_UNBOUND, 0);
 	if (!scif_info.wq)
 		return -ENOMEM;
-	err = scif_nodes_init();
+	err = scif_rma_init();
 	if (err)
 		goto undo_wq;
+	err = scif_nodes_init();
+	if (err)
+		goto undo_rma;
 	err = scif_loopback_init();
 	if (err)
 		goto undo_nodes;
@@ -74,6 +77,8 @@ undo_debugfs:
 	scif_loopback_exit();
 undo_nodes:
 	scif_nodes_exit();
+undo_rma:
+	scif_rma_exit();
 undo_wq:
 	destroy_workqueue(scif_info.wq);
 	return err;
@@ -85,6 +90,8 @@ static void __exit scif_exit(void)
 	scif_mmap_exit();
 	scif_debugfs_exit();
 	scif_loopback_exit();
+	/* The copy engine's last puts may queue endpoint destructions. */
+	scif_rma_exit();
 	/* Endpoints still waiting for their destruction go now. */
 	destroy_workqueue(scif_info.wq);
 	rcu_barrier();

@@ -49,6 +49,11 @@
  * is ever waited for under it but memory, and it is never held while
  * sending a node message.
  * Only scif_node.reply_lock and the maple trees' own locks nest in it.
+ * The copy engine's scif_endpt.rma.eng_lock is a spinlock taken alone
+ * (innermost); rma.cache_lock (registration cache) is a mutex that
+ * nests inside ctl_mutex only, and outside the mm's mmap lock.  The engine's worker holds no lock
+ * while copying and drops window references (which may send a reply
+ * through reply_work) outside all of them.
  *
  * Mappings of the peer's windows (scif_mmap.c).  A user copy may fault
  * under recv_mutex or send_mutex, and the fault handler of a mapping

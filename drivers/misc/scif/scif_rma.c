@@ -1,18 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SCIF core: remote memory access, CPU path.  scif_readfrom/writeto copy
- * between a local and a remote window, scif_vreadfrom/vwriteto between a
- * buffer and a remote window.  Every copy runs to completion on the
- * caller's CPU before the call returns, whatever SCIF_RMA_* flags say:
- * that satisfies the semantics of the asynchronous flags too (there is
- * no copy engine yet; see Documentation/scif/rma.rst).
+ * SCIF core: remote memory access.  scif_readfrom/writeto copy between a
+ * local and a remote window, scif_vreadfrom/vwriteto between a buffer and
+ * a remote window.
  *
- * The copy walks both ranges window by window, holding a reference to
- * the windows it is between (never a lock) while it copies.  User
- * buffers are pinned a chunk at a time before any window is looked up,
- * so no page fault happens while a window of the peer is held: tearing
- * a connection down waits for such copies only, which are short.
+ * An RMA is cut into descriptors.  A descriptor holds everything its copy
+ * touches: a reference to every window of both ranges, and the pages of
+ * a user buffer (pinned for the descriptor, or lent by the registration
+ * cache).  Nothing is looked up while copying, so a window unregistered
+ * meanwhile stays until the copy is over, and a process that exits
+ * leaves the pages pinned only until its descriptors complete.
+ *
+ * With SCIF_RMA_USECPU the caller's CPU runs the descriptors before the
+ * call returns.  Otherwise they go to the copy engine: each endpoint has
+ * a queue, run in order by a work item on an unbound workqueue (several
+ * endpoints copy in parallel), which hands the copies to a dmaengine
+ * memcpy channel when the machine has one and both sides are in local
+ * memory, and copies with the CPU otherwise.  SCIF_RMA_SYNC waits for
+ * completion; without it the call returns once the descriptors are
+ * queued.  Every descriptor queued gets the endpoint's next sequence
+ * number and they complete in that order (see struct scif_epd_rma),
+ * which is what fences wait on.  See Documentation/scif/rma.rst.
  */
+#include <linux/dmaengine.h>
+#include <linux/dma-mapping.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
@@ -23,13 +34,84 @@
 
 #define SCIF_RMA_FLAGS	(SCIF_RMA_USECPU | SCIF_RMA_USECACHE | \
 			 SCIF_RMA_SYNC | SCIF_RMA_ORDERED)
-/* User pages pinned at a time by vreadfrom/vwriteto. */
-#define SCIF_RMA_CHUNK	64
-#define SCIF_CACHELINE	64
+/* User pages one descriptor pins (or borrows from the cache) at most. */
+#define SCIF_RMA_DESC_PAGES	256
+/* Descriptors an endpoint may have queued; the issuer waits beyond. */
+#define SCIF_RMA_MAX_QUEUED	64
+#define SCIF_CACHELINE		64
+/* Copies shorter than this are not worth a DMA transfer. */
+#define SCIF_DMA_MIN		1024
 
-/* Where run @r of @runs covers byte @off of its window, and how much. */
-static void *scif_run_va(const struct scif_run *runs, unsigned long nr,
-			 u64 off, u64 *avail)
+static struct workqueue_struct *scif_rma_wq;
+static struct dma_chan *scif_dma_chan;
+/* User pages pinned by descriptors (not the cache's, not windows'). */
+static atomic_long_t scif_rma_pinned;
+
+/**
+ * struct scif_rma_side - one side of a descriptor's copy
+ * @lws: local windows covering the range, in order, one reference each
+ * @rws: remote windows covering the range, in order, one reference each
+ * @nr_wins: entries in @lws or @rws
+ * @idx: the window the position is in
+ * @off: registered offset of the position (windows)
+ * @buf: kernel buffer, at the position
+ * @pages: user pages; the position is @pgoff bytes into @pages[0]
+ * @pgoff: see @pages
+ * @nr_pages: entries in @pages
+ * @pinned: @pages were pinned for the descriptor (else the cache's)
+ * @ce: the cache entry lending @pages, with a reference
+ */
+struct scif_rma_side {
+	struct scif_window **lws;
+	struct scif_rwindow **rws;
+	unsigned long nr_wins;
+	unsigned long idx;
+	u64 off;
+	u8 *buf;
+	struct page **pages;
+	size_t pgoff;
+	unsigned long nr_pages;
+	bool pinned;
+	struct scif_cache_ent *ce;
+};
+
+/**
+ * struct scif_rma_status - how a synchronous RMA ended
+ * @ref: held by the caller and by each of its descriptors
+ * @err: the first error of a descriptor (written by the engine)
+ */
+struct scif_rma_status {
+	refcount_t ref;
+	int err;
+};
+
+/**
+ * struct scif_rma_desc - a piece of an RMA, ready to copy
+ * @link: in the endpoint's queue
+ * @ep: the endpoint, with a reference while queued
+ * @seq: its sequence number, given as it is queued
+ * @status: where a synchronous RMA's caller looks for errors, or NULL
+ * @len: bytes
+ * @ordered: write the destination's last cache line last
+ * @dst: destination
+ * @src: source
+ * @write_user: the destination is user pages (dirty them)
+ */
+struct scif_rma_desc {
+	struct list_head link;
+	struct scif_endpt *ep;
+	u64 seq;
+	struct scif_rma_status *status;
+	u64 len;
+	bool ordered;
+	struct scif_rma_side dst;
+	struct scif_rma_side src;
+	bool write_user;
+};
+
+/* The run of @runs that covers byte @off of its window. */
+static const struct scif_run *scif_run_find(const struct scif_run *runs,
+					    unsigned long nr, u64 off)
 {
 	unsigned long lo = 0, hi = nr;
 
@@ -41,234 +123,420 @@ static void *scif_run_va(const struct scif_run *runs, unsigned long nr,
 		else
 			hi = mid;
 	}
-	*avail = runs[lo].woff + runs[lo].len - off;
-	return runs[lo].va + (off - runs[lo].woff);
+	return &runs[lo];
 }
 
-/**
- * struct scif_rma_pos - one side of a copy, at its current position
- * @lw: local window (readfrom/writeto), or NULL
- * @rw: remote window, or NULL
- * @off: registered offset of the position
- * @buf: kernel buffer (kernel vreadfrom/vwriteto), or NULL
- * @pages: pinned chunk of a user buffer, or NULL
- * @pgoff: offset of the position from the start of @pages[0]
- */
-struct scif_rma_pos {
-	struct scif_window *lw;
-	struct scif_rwindow *rw;
-	u64 off;
-	u8 *buf;
-	struct page **pages;
-	size_t pgoff;
-};
+/* Where @runs cover byte @off of their window, and how much follows. */
+static void *scif_run_va(const struct scif_run *runs, unsigned long nr,
+			 u64 off, u64 *avail)
+{
+	const struct scif_run *r = scif_run_find(runs, nr, off);
 
-/* The CPU address of @p's position and how many bytes follow there. */
-static void *scif_pos_va(struct scif_rma_pos *p, u64 *avail)
+	*avail = r->woff + r->len - off;
+	return r->va + (off - r->woff);
+}
+
+static u64 scif_side_win_start(const struct scif_rma_side *s)
+{
+	return s->lws ? s->lws[s->idx]->offset : s->rws[s->idx]->offset;
+}
+
+static u64 scif_side_win_end(const struct scif_rma_side *s)
+{
+	if (s->lws)
+		return s->lws[s->idx]->offset +
+		       ((u64)s->lws[s->idx]->nr_pages << PAGE_SHIFT);
+	return s->rws[s->idx]->offset +
+	       ((u64)s->rws[s->idx]->nr_pages << PAGE_SHIFT);
+}
+
+/* The CPU address of @s's position and how many bytes follow there. */
+static void *scif_side_va(struct scif_rma_side *s, u64 *avail)
 {
 	u64 woff;
 
-	if (p->buf) {
+	if (s->buf) {
 		*avail = U64_MAX;
-		return p->buf;
+		return s->buf;
 	}
-	if (p->pages) {
-		*avail = PAGE_SIZE - offset_in_page(p->pgoff);
-		return page_address(p->pages[p->pgoff >> PAGE_SHIFT]) +
-		       offset_in_page(p->pgoff);
+	if (s->pages) {
+		*avail = PAGE_SIZE - offset_in_page(s->pgoff);
+		return page_address(s->pages[s->pgoff >> PAGE_SHIFT]) +
+		       offset_in_page(s->pgoff);
 	}
-	if (p->lw) {
-		woff = p->off - p->lw->offset;
-		return scif_run_va(p->lw->pinned->runs, p->lw->pinned->nr_runs,
-				   woff, avail);
-	}
-	woff = p->off - p->rw->offset;
-	return scif_run_va(p->rw->runs, p->rw->nr_runs, woff, avail);
+	while (s->off >= scif_side_win_end(s))
+		s->idx++;
+	woff = s->off - scif_side_win_start(s);
+	if (s->lws)
+		return scif_run_va(s->lws[s->idx]->pinned->runs,
+				   s->lws[s->idx]->pinned->nr_runs, woff,
+				   avail);
+	return scif_run_va(s->rws[s->idx]->runs, s->rws[s->idx]->nr_runs, woff,
+			   avail);
 }
 
-static void scif_pos_advance(struct scif_rma_pos *p, u64 n)
+static void scif_side_advance(struct scif_rma_side *s, u64 n)
 {
-	if (p->buf)
-		p->buf += n;
-	else if (p->pages)
-		p->pgoff += n;
+	if (s->buf)
+		s->buf += n;
+	else if (s->pages)
+		s->pgoff += n;
 	else
-		p->off += n;
-}
-
-/* Bytes left in the window at @p (for a buffer: no limit). */
-static u64 scif_pos_window_left(const struct scif_rma_pos *p)
-{
-	if (p->lw)
-		return p->lw->offset + ((u64)p->lw->nr_pages << PAGE_SHIFT) -
-		       p->off;
-	if (p->rw)
-		return p->rw->offset + ((u64)p->rw->nr_pages << PAGE_SHIFT) -
-		       p->off;
-	return U64_MAX;
+		s->off += n;
 }
 
 /*
  * Bytes of the last cache line (or part of one) of the next @n bytes at
- * @p: windows are page aligned and pinned pages keep the offset of their
+ * @s: windows are page aligned and user pages keep the offset of their
  * user address, so every kind of position has its memory's alignment.
  */
-static u64 scif_last_line(const struct scif_rma_pos *p, u64 n)
+static u64 scif_last_line(const struct scif_rma_side *s, u64 n)
 {
 	u64 end;
 
-	if (p->buf)
-		end = (uintptr_t)p->buf + n;
-	else if (p->pages)
-		end = p->pgoff + n;
+	if (s->buf)
+		end = (uintptr_t)s->buf + n;
+	else if (s->pages)
+		end = s->pgoff + n;
 	else
-		end = p->off + n;
+		end = s->off + n;
 	return min(n, (end - 1) % SCIF_CACHELINE + 1);
 }
 
-/* Copy @len bytes from @src to @dst; neither crosses a window here. */
-static void scif_copy_span(struct scif_rma_pos *dst, struct scif_rma_pos *src,
-			   u64 len)
+/*
+ * One contiguous piece by DMA, waiting for it; false if it could not be
+ * done that way (the caller copies with the CPU).  Only memory of the
+ * linear map is handed to the channel: a peer's aperture is reached by
+ * the CPU.
+ */
+static bool scif_dma_copy(void *d, void *s, u64 n)
+{
+	struct dma_chan *chan = scif_dma_chan;
+	struct dma_async_tx_descriptor *tx;
+	struct device *dev;
+	dma_addr_t da, sa;
+	dma_cookie_t cookie;
+	bool ok = false;
+
+	if (!chan || n < SCIF_DMA_MIN || !virt_addr_valid(d) ||
+	    !virt_addr_valid(s))
+		return false;
+	dev = chan->device->dev;
+	sa = dma_map_single(dev, s, n, DMA_TO_DEVICE);
+	if (dma_mapping_error(dev, sa))
+		return false;
+	da = dma_map_single(dev, d, n, DMA_FROM_DEVICE);
+	if (dma_mapping_error(dev, da))
+		goto unmap_src;
+	tx = dmaengine_prep_dma_memcpy(chan, da, sa, n, DMA_PREP_INTERRUPT);
+	if (!tx)
+		goto unmap_dst;
+	cookie = dmaengine_submit(tx);
+	if (dma_submit_error(cookie))
+		goto unmap_dst;
+	dma_async_issue_pending(chan);
+	/* Once submitted the copy cannot be taken back: wait for it. */
+	ok = dma_sync_wait(chan, cookie) == DMA_COMPLETE;
+	if (!ok)
+		dmaengine_terminate_sync(chan);
+unmap_dst:
+	dma_unmap_single(dev, da, n, DMA_FROM_DEVICE);
+unmap_src:
+	dma_unmap_single(dev, sa, n, DMA_TO_DEVICE);
+	return ok;
+}
+
+/* Copy @len bytes from @src to @dst. */
+static void scif_copy_span(struct scif_rma_side *dst, struct scif_rma_side *src,
+			   u64 len, bool engine)
 {
 	u64 sa, da, n;
 	void *s, *d;
 
 	while (len) {
-		s = scif_pos_va(src, &sa);
-		d = scif_pos_va(dst, &da);
+		s = scif_side_va(src, &sa);
+		d = scif_side_va(dst, &da);
 		n = min3(len, sa, da);
-		memcpy(d, s, n);
-		scif_pos_advance(src, n);
-		scif_pos_advance(dst, n);
+		if (!engine || !scif_dma_copy(d, s, n))
+			memcpy(d, s, n);
+		scif_side_advance(src, n);
+		scif_side_advance(dst, n);
 		len -= n;
 	}
 }
 
-static int scif_pos_get(struct scif_endpt *ep, struct scif_rma_pos *p,
-			bool remote, int prot)
+/* The peer is gone: whatever is left of the descriptors is dropped. */
+static int scif_rma_lost(struct scif_endpt *ep)
 {
+	if (!READ_ONCE(ep->node->online))
+		return -ENODEV;
+	if (READ_ONCE(ep->state) == SCIF_EPD_DISCONNECTED)
+		return -ECONNRESET;
+	return 0;
+}
+
+/* Copy a descriptor, a bounded piece at a time. */
+static int scif_desc_run(struct scif_rma_desc *d, bool engine)
+{
+	u64 left = d->len, n, tail;
 	int err;
 
-	if (remote)
-		p->rw = scif_rwindow_get(ep, p->off, prot, &err);
-	else
-		p->lw = scif_window_get(ep, p->off, prot, &err);
-	return err;
-}
-
-static void scif_pos_put(struct scif_rma_pos *p)
-{
-	if (p->rw)
-		scif_rwindow_put(p->rw);
-	if (p->lw)
-		scif_window_put(p->lw);
-	p->rw = NULL;
-	p->lw = NULL;
-}
-
-/*
- * Copy @len bytes between @dst and @src, window by window.  @ordered:
- * the last cache line of the destination is written after the rest
- * is visible.
- */
-static int scif_rma_walk(struct scif_endpt *ep, struct scif_rma_pos *dst,
-			 bool dst_remote, struct scif_rma_pos *src,
-			 bool src_remote, u64 len, bool ordered)
-{
-	bool dst_win = !dst->buf && !dst->pages;
-	bool src_win = !src->buf && !src->pages;
-	u64 n, tail = 0;
-	int err = 0;
-
-	while (len) {
-		if (dst_win)
-			err = scif_pos_get(ep, dst, dst_remote, SCIF_PROT_WRITE);
-		if (!err && src_win)
-			err = scif_pos_get(ep, src, src_remote, SCIF_PROT_READ);
-		if (err)
-			break;
-		n = min3(len, scif_pos_window_left(dst),
-			 scif_pos_window_left(src));
-		if (ordered && n == len)
-			tail = scif_last_line(dst, n);
-		scif_copy_span(dst, src, n - tail);
-		if (tail) {
-			wmb();	/* everything else is visible first */
-			scif_copy_span(dst, src, tail);
-		}
-		scif_pos_put(dst);
-		scif_pos_put(src);
-		len -= n;
-		cond_resched();
-	}
-	scif_pos_put(dst);
-	scif_pos_put(src);
-	return err;
-}
-
-/* Check that [off, off + len) is covered by windows allowing @prot. */
-static int scif_rma_check_range(struct scif_endpt *ep, u64 off, u64 len,
-				bool remote, int prot)
-{
-	struct scif_rma_pos p = { .off = off };
-	u64 n;
-	int err;
-
-	while (len) {
-		err = scif_pos_get(ep, &p, remote, prot);
+	while (left) {
+		err = scif_rma_lost(d->ep);
 		if (err)
 			return err;
-		n = min(len, scif_pos_window_left(&p));
-		scif_pos_put(&p);
-		p.off += n;
-		len -= n;
+		n = min_t(u64, left, SZ_1M);
+		tail = d->ordered && n == left ? scif_last_line(&d->dst, n) : 0;
+		scif_copy_span(&d->dst, &d->src, n - tail, engine);
+		if (tail) {
+			wmb();	/* everything else is visible first */
+			scif_copy_span(&d->dst, &d->src, tail, false);
+		}
+		left -= n;
+		cond_resched();
 	}
 	return 0;
 }
 
-/* vreadfrom/vwriteto of a user buffer: pin a chunk, copy it, unpin. */
-static int scif_rma_user(struct scif_endpt *ep, const struct scif_rma_req *req)
+static void scif_side_release(struct scif_rma_side *s, bool dirty)
 {
-	struct page *pages[SCIF_RMA_CHUNK];
-	unsigned long addr = req->uaddr, start;
-	struct scif_rma_pos upos, rpos = { .off = req->roffset };
-	u64 left = req->len, n;
-	int nr, got, err = 0;
-	bool ordered;
+	unsigned long i;
 
-	if (!access_ok((void __user *)addr, left))
-		return -EFAULT;
-	while (left) {
-		start = addr & PAGE_MASK;
-		n = min_t(u64, left, SCIF_RMA_CHUNK * PAGE_SIZE -
-				     (addr - start));
-		nr = DIV_ROUND_UP(addr - start + n, PAGE_SIZE);
-		got = pin_user_pages_fast(start, nr,
-					  req->to_remote ? 0 : FOLL_WRITE,
-					  pages);
-		if (got != nr) {
-			if (got > 0)
-				unpin_user_pages(pages, got);
-			return -EFAULT;
-		}
-		upos = (struct scif_rma_pos){ .pages = pages,
-					      .pgoff = addr - start };
-		ordered = (req->flags & SCIF_RMA_ORDERED) && n == left;
-		/* The walk moves rpos on by n. */
-		if (req->to_remote)
-			err = scif_rma_walk(ep, &rpos, true, &upos, false, n,
-					    ordered);
-		else
-			err = scif_rma_walk(ep, &upos, false, &rpos, true, n,
-					    ordered);
-		unpin_user_pages_dirty_lock(pages, nr, !req->to_remote);
-		if (err)
-			return err;
-		addr += n;
-		left -= n;
-		if (fatal_signal_pending(current))
-			return -EINTR;
+	for (i = 0; s->lws && i < s->nr_wins; i++)
+		scif_window_put(s->lws[i]);
+	for (i = 0; s->rws && i < s->nr_wins; i++)
+		scif_rwindow_put(s->rws[i]);
+	kvfree(s->lws);
+	kvfree(s->rws);
+	if (s->pinned) {
+		unpin_user_pages_dirty_lock(s->pages, s->nr_pages, dirty);
+		atomic_long_sub(s->nr_pages, &scif_rma_pinned);
+		kfree(s->pages);
 	}
+	if (s->ce)
+		scif_cache_put(s->ce);
+}
+
+static void scif_status_put(struct scif_rma_status *st)
+{
+	if (st && refcount_dec_and_test(&st->ref))
+		kfree(st);
+}
+
+static void scif_desc_free(struct scif_rma_desc *d)
+{
+	scif_side_release(&d->dst, d->write_user);
+	scif_side_release(&d->src, false);
+	scif_status_put(d->status);
+	kfree(d);
+}
+
+/*
+ * Take a reference to every window of [off, off + len), which must be
+ * covered by contiguous windows allowing @prot.
+ */
+static int scif_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
+			  u64 off, u64 len, bool remote, int prot)
+{
+	struct maple_tree *mt = remote ? &ep->rma.remote : &ep->rma.local;
+	unsigned long first = off >> PAGE_SHIFT, pg, last, nr = 0, i;
+	struct scif_rwindow *rw;
+	struct scif_window *w;
+	void **arr;
+	int err;
+
+	last = (off + len - 1) >> PAGE_SHIFT;
+	mutex_lock(&ep->rma.lock);
+	err = scif_rma_conn_err(ep);
+	/* Count the windows and check them. */
+	for (pg = first; !err && pg <= last; nr++) {
+		if (remote) {
+			rw = mtree_load(mt, pg);
+			if (!rw)
+				err = -ENXIO;
+			else if ((rw->prot & prot) != prot)
+				err = -EACCES;
+			else
+				pg = (rw->offset >> PAGE_SHIFT) + rw->nr_pages;
+		} else {
+			w = mtree_load(mt, pg);
+			if (!w || w->state != SCIF_WIN_REGISTERED)
+				err = -ENXIO;
+			else if ((w->prot & prot) != prot)
+				err = -EACCES;
+			else
+				pg = (w->offset >> PAGE_SHIFT) + w->nr_pages;
+		}
+	}
+	if (err)
+		goto out;
+	arr = scif_fail_alloc() ? NULL :
+	      kvmalloc_array(nr, sizeof(*arr), GFP_KERNEL);
+	if (!arr) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (pg = first, i = 0; i < nr; i++) {
+		if (remote) {
+			rw = mtree_load(mt, pg);
+			kref_get(&rw->ref);
+			arr[i] = rw;
+			pg = (rw->offset >> PAGE_SHIFT) + rw->nr_pages;
+		} else {
+			w = mtree_load(mt, pg);
+			kref_get(&w->ref);
+			arr[i] = w;
+			pg = (w->offset >> PAGE_SHIFT) + w->nr_pages;
+		}
+	}
+	if (remote)
+		s->rws = (struct scif_rwindow **)arr;
+	else
+		s->lws = (struct scif_window **)arr;
+	s->nr_wins = nr;
+	s->off = off;
+out:
+	mutex_unlock(&ep->rma.lock);
+	return err;
+}
+
+/* The pages of a piece of a user buffer: @ce's, or pinned now. */
+static int scif_side_user(struct scif_rma_side *s, unsigned long addr,
+			  u64 len, bool write, struct scif_cache_ent *ce)
+{
+	unsigned long start = addr & PAGE_MASK;
+	unsigned long nr = DIV_ROUND_UP(addr - start + len, PAGE_SIZE);
+	int got;
+
+	s->pgoff = addr - start;
+	if (ce) {
+		kref_get(&ce->ref);
+		s->ce = ce;
+		s->pages = ce->pages + ((start - ce->start) >> PAGE_SHIFT);
+		return 0;
+	}
+	s->pages = scif_fail_alloc() ? NULL :
+		   kmalloc_array(nr, sizeof(*s->pages), GFP_KERNEL);
+	if (!s->pages)
+		return -ENOMEM;
+	got = pin_user_pages_fast(start, nr, write ? FOLL_WRITE : 0, s->pages);
+	if (got != nr) {
+		if (got > 0)
+			unpin_user_pages(s->pages, got);
+		kfree(s->pages);
+		s->pages = NULL;
+		return got < 0 && got != -EFAULT ? got : -EFAULT;
+	}
+	s->nr_pages = nr;
+	s->pinned = true;
+	atomic_long_add(nr, &scif_rma_pinned);
+	return 0;
+}
+
+/*
+ * Build the descriptor for [done, done + len) of @req; the local side
+ * first (a user buffer may fault), then the windows.  @ce: the cache
+ * entry holding the whole user buffer, or NULL.
+ */
+static struct scif_rma_desc *scif_desc_build(struct scif_endpt *ep,
+					     const struct scif_rma_req *req,
+					     struct scif_cache_ent *ce,
+					     u64 done, u64 len, int *err)
+{
+	int rprot = req->to_remote ? SCIF_PROT_WRITE : SCIF_PROT_READ;
+	int lprot = req->to_remote ? SCIF_PROT_READ : SCIF_PROT_WRITE;
+	struct scif_rma_side *ls, *rs;
+	struct scif_rma_desc *d;
+
+	d = scif_fail_alloc() ? NULL : kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	d->ep = ep;
+	d->len = len;
+	d->ordered = (req->flags & SCIF_RMA_ORDERED) && done + len == req->len;
+	ls = req->to_remote ? &d->src : &d->dst;
+	rs = req->to_remote ? &d->dst : &d->src;
+	switch (req->kind) {
+	case SCIF_RMA_USER:
+		d->write_user = !req->to_remote;
+		*err = scif_side_user(ls, req->uaddr + done, len,
+				      !req->to_remote, ce);
+		break;
+	case SCIF_RMA_KERNEL:
+		ls->buf = (u8 *)req->kaddr + done;
+		*err = 0;
+		break;
+	default:
+		*err = scif_side_hold(ep, ls, req->loffset + done, len, false,
+				      lprot);
+		break;
+	}
+	if (!*err)
+		*err = scif_side_hold(ep, rs, req->roffset + done, len, true,
+				      rprot);
+	if (*err) {
+		scif_desc_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static void scif_rma_engine_work(struct work_struct *work)
+{
+	struct scif_endpt *ep = container_of(work, struct scif_endpt,
+					     rma.eng_work);
+	struct scif_rma_desc *d;
+	unsigned int puts = 0;
+	int err;
+
+	for (;;) {
+		spin_lock(&ep->rma.eng_lock);
+		d = list_first_entry_or_null(&ep->rma.queue,
+					     struct scif_rma_desc, link);
+		spin_unlock(&ep->rma.eng_lock);
+		if (!d)
+			break;
+		err = scif_desc_run(d, true);
+		/* The copy is visible before it is said to be complete. */
+		wmb();
+		spin_lock(&ep->rma.eng_lock);
+		list_del(&d->link);
+		ep->rma.nr_queued--;
+		ep->rma.done = d->seq;
+		if (err && d->status && !d->status->err)
+			d->status->err = err;
+		spin_unlock(&ep->rma.eng_lock);
+		scif_desc_free(d);
+		wake_up_all(&ep->wq);
+		puts++;
+	}
+	/* Each descriptor held the endpoint; nothing touches it after. */
+	while (puts--)
+		scif_epd_put(ep);
+}
+
+/* Queue a descriptor, waiting for room; it is the engine's then. */
+static int scif_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
+			   u64 *seq)
+{
+	int err;
+
+	err = wait_event_killable(ep->wq, READ_ONCE(ep->rma.nr_queued) <
+					  SCIF_RMA_MAX_QUEUED);
+	if (err) {
+		scif_desc_free(d);
+		return -EINTR;
+	}
+	kref_get(&ep->ref);
+	spin_lock(&ep->rma.eng_lock);
+	d->seq = ++ep->rma.issued;
+	*seq = d->seq;
+	list_add_tail(&d->link, &ep->rma.queue);
+	ep->rma.nr_queued++;
+	spin_unlock(&ep->rma.eng_lock);
+	queue_work(scif_rma_wq, &ep->rma.eng_work);
 	return 0;
 }
 
@@ -282,6 +550,9 @@ static int scif_rma_check(const struct scif_rma_req *req)
 		return -EINVAL;
 	if (req->kind == SCIF_RMA_KERNEL && !req->kaddr)
 		return -EFAULT;
+	if (req->kind == SCIF_RMA_USER &&
+	    !access_ok((void __user *)req->uaddr, req->len))
+		return -EFAULT;
 	if (req->roffset < 0 ||
 	    check_add_overflow((u64)req->roffset, req->len, &end) ||
 	    end - 1 > S64_MAX)
@@ -294,50 +565,391 @@ static int scif_rma_check(const struct scif_rma_req *req)
 	return 0;
 }
 
+/* Check both ranges before anything is copied. */
+static int scif_rma_check_ranges(struct scif_endpt *ep,
+				 const struct scif_rma_req *req)
+{
+	int rprot = req->to_remote ? SCIF_PROT_WRITE : SCIF_PROT_READ;
+	int lprot = req->to_remote ? SCIF_PROT_READ : SCIF_PROT_WRITE;
+	struct scif_rma_side s = { 0 };
+	int err;
+
+	err = scif_side_hold(ep, &s, req->roffset, req->len, true, rprot);
+	scif_side_release(&s, false);
+	if (err || req->kind != SCIF_RMA_WINDOW)
+		return err;
+	memset(&s, 0, sizeof(s));
+	err = scif_side_hold(ep, &s, req->loffset, req->len, false, lprot);
+	scif_side_release(&s, false);
+	return err;
+}
+
+/* A request and the cache entry holding its user buffer, if any. */
+struct scif_rma_cache_ref {
+	struct scif_rma_req req;
+	struct scif_cache_ent *ce;
+};
+
+/*
+ * Bytes of the next descriptor of @req, from @done on: a user buffer
+ * pinned for the RMA goes a bounded piece at a time; one in the cache
+ * is pinned already.
+ */
+static u64 scif_desc_len(const struct scif_rma_req *req, u64 done)
+{
+	unsigned long addr;
+
+	if (req->kind != SCIF_RMA_USER || (req->flags & SCIF_RMA_USECACHE))
+		return req->len;
+	addr = req->uaddr + done;
+	return min_t(u64, req->len - done,
+		     SCIF_RMA_DESC_PAGES * PAGE_SIZE - offset_in_page(addr));
+}
+
+/*
+ * With the CPU: the descriptors of an RMA are built and run one after
+ * another.  They complete before the call returns, so they need no
+ * sequence number.
+ */
+static int scif_rma_cpu(struct scif_endpt *ep, const struct scif_rma_req *req,
+			struct scif_cache_ent *ce)
+{
+	struct scif_rma_desc *d;
+	u64 done = 0, len;
+	int err = 0;
+
+	while (done < req->len) {
+		len = scif_desc_len(req, done);
+		d = scif_desc_build(ep, req, ce, done, len, &err);
+		if (!d)
+			break;
+		err = scif_desc_run(d, false);
+		scif_desc_free(d);
+		if (err)
+			break;
+		done += len;
+		if (fatal_signal_pending(current)) {
+			err = -EINTR;
+			break;
+		}
+	}
+	return err;
+}
+
+/* To the engine: each descriptor is queued as soon as it is built. */
+static int scif_rma_engine(struct scif_endpt *ep,
+			   const struct scif_rma_req *req,
+			   struct scif_cache_ent *ce)
+{
+	struct scif_rma_status *st = NULL;
+	struct scif_rma_desc *d;
+	u64 done = 0, len, seq = 0;
+	int err = 0;
+
+	if (req->flags & SCIF_RMA_SYNC) {
+		st = scif_fail_alloc() ? NULL : kzalloc(sizeof(*st), GFP_KERNEL);
+		if (!st)
+			return -ENOMEM;
+		refcount_set(&st->ref, 1);
+	}
+	while (done < req->len) {
+		len = scif_desc_len(req, done);
+		d = scif_desc_build(ep, req, ce, done, len, &err);
+		if (!d)
+			break;
+		if (st) {
+			refcount_inc(&st->ref);
+			d->status = st;
+		}
+		err = scif_desc_queue(ep, d, &seq);
+		if (err)
+			break;
+		done += len;
+	}
+	/* On an error, what was queued is copied but the RMA failed. */
+	if (!err && st) {
+		err = scif_rma_wait(ep, seq, false);
+		if (!err) {
+			spin_lock(&ep->rma.eng_lock);
+			err = st->err;
+			spin_unlock(&ep->rma.eng_lock);
+		}
+	}
+	scif_status_put(st);
+	return err;
+}
+
 /**
- * scif_epd_rma() - perform an RMA on the caller's CPU
+ * scif_epd_rma() - perform an RMA
  * @ep: a connected endpoint
  * @req: what to copy
  *
- * The ranges are checked first (so a bad range fails before anything is
- * copied), then copied window by window.  A window unregistered in the
- * middle of the copy ends it with -ENXIO.
+ * The ranges are checked first, so a bad range fails before anything is
+ * copied.  Then the RMA runs on the caller's CPU (SCIF_RMA_USECPU) or is
+ * queued to the copy engine; with SCIF_RMA_SYNC, or on the CPU, the call
+ * returns once it has completed.
  *
  * Context: process context; may sleep.
  * Return: 0, or -EINVAL (flags, length 0), -ENXIO (a range not inside
  * windows), -EACCES (a window's protection forbids the access), -EFAULT
- * (bad buffer), -ENOTCONN, -ECONNRESET, -ENODEV or -EINTR.
+ * (bad buffer), -ENOMEM, -ENOTCONN, -ECONNRESET, -ENODEV or -EINTR
+ * (fatal signal).
  */
 int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req)
 {
-	int rprot = req->to_remote ? SCIF_PROT_WRITE : SCIF_PROT_READ;
-	int lprot = req->to_remote ? SCIF_PROT_READ : SCIF_PROT_WRITE;
-	bool ordered = req->flags & SCIF_RMA_ORDERED;
-	struct scif_rma_pos lpos = { 0 }, rpos = { .off = req->roffset };
+	struct scif_rma_cache_ref ref = { 0 };
 	int err;
 
-	err = scif_rma_check(req) ?: scif_rma_conn_err(ep);
+	err = scif_rma_check(req) ?: scif_rma_conn_err(ep) ?:
+	      scif_rma_check_ranges(ep, req);
 	if (err)
 		return err;
-	err = scif_rma_check_range(ep, req->roffset, req->len, true, rprot);
-	if (!err && req->kind == SCIF_RMA_WINDOW)
-		err = scif_rma_check_range(ep, req->loffset, req->len, false,
-					   lprot);
-	if (err)
-		return err;
+	if (req->kind == SCIF_RMA_USER && (req->flags & SCIF_RMA_USECACHE))
+		ref.ce = scif_cache_get(ep, req->uaddr, req->len,
+					!req->to_remote, &err);
+	/* Without an entry, the buffer is pinned a piece at a time. */
+	ref.req = *req;
+	if (!ref.ce)
+		ref.req.flags &= ~SCIF_RMA_USECACHE;
+	if (req->flags & SCIF_RMA_USECPU)
+		err = scif_rma_cpu(ep, &ref.req, ref.ce);
+	else
+		err = scif_rma_engine(ep, &ref.req, ref.ce);
+	if (ref.ce)
+		scif_cache_put(ref.ce);
+	return err;
+}
 
-	switch (req->kind) {
-	case SCIF_RMA_USER:
-		return scif_rma_user(ep, req);
-	case SCIF_RMA_KERNEL:
-		lpos.buf = req->kaddr;
-		break;
-	default:
-		lpos.off = req->loffset;
-		break;
+/**
+ * scif_rma_mark() - the sequence number of the last RMA issued
+ * @ep: the endpoint
+ *
+ * For fences: once scif_rma_wait() returns 0 for the value, every RMA
+ * initiated through @ep before this call has completed.
+ *
+ * Context: any context.
+ * Return: the sequence number (0 if no RMA was ever issued).
+ */
+u64 scif_rma_mark(struct scif_endpt *ep)
+{
+	u64 seq;
+
+	spin_lock(&ep->rma.eng_lock);
+	seq = ep->rma.issued;
+	spin_unlock(&ep->rma.eng_lock);
+	return seq;
+}
+
+static bool scif_rma_reached(struct scif_endpt *ep, u64 seq)
+{
+	bool ret;
+
+	spin_lock(&ep->rma.eng_lock);
+	ret = ep->rma.done >= seq;
+	spin_unlock(&ep->rma.eng_lock);
+	return ret;
+}
+
+/**
+ * scif_rma_wait() - wait until the RMAs up to a sequence number completed
+ * @ep: the endpoint
+ * @seq: a value scif_rma_mark() returned
+ * @intr: interruptible by any signal (else only by a fatal one)
+ *
+ * The engine drops the copies of an endpoint whose peer is lost, so
+ * the wait ends then too, and the waiter is told of the loss (its RMAs
+ * may not all have been copied).
+ *
+ * Context: process context; sleeps.
+ * Return: 0, -ECONNRESET or -ENODEV (the peer is gone),
+ * -ERESTARTSYS (signal, with @intr) or -EINTR (fatal signal).
+ */
+int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr)
+{
+	long ret;
+
+	if (intr)
+		ret = wait_event_interruptible(ep->wq,
+					       scif_rma_reached(ep, seq) ||
+					       scif_rma_lost(ep));
+	else
+		ret = wait_event_killable(ep->wq,
+					  scif_rma_reached(ep, seq) ||
+					  scif_rma_lost(ep));
+	if (ret)
+		return intr ? -ERESTARTSYS : -EINTR;
+	return scif_rma_lost(ep);
+}
+
+/* What scif_get_pages() hands out. */
+#define SCIF_RANGE_MAGIC	0x5c1f9a9e
+
+struct scif_range_priv {
+	struct scif_range range;
+	struct scif_rma_side side;
+	u32 magic;
+};
+
+/**
+ * scif_epd_get_pages() - implement scif_get_pages()
+ * @ep: a connected endpoint
+ * @offset: page aligned offset in the peer's registered address space
+ * @len: bytes, a non-zero multiple of the page size
+ * @pages: receives the range
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL, -ENXIO, -ENOMEM or a connection error.
+ */
+int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
+		       struct scif_range **pages)
+{
+	const struct scif_run *run;
+	struct scif_range_priv *rp;
+	struct scif_rwindow *rw;
+	unsigned long i, nr;
+	u64 end, avail;
+	void *va;
+	int err;
+
+	if (offset < 0 || !len || !PAGE_ALIGNED(offset) || !PAGE_ALIGNED(len) ||
+	    check_add_overflow((u64)offset, len, &end) || end - 1 > S64_MAX ||
+	    len >> PAGE_SHIFT > INT_MAX)
+		return -EINVAL;
+	nr = len >> PAGE_SHIFT;
+	err = scif_rma_conn_err(ep);
+	if (err)
+		return err;
+	rp = scif_fail_alloc() ? NULL : kzalloc(sizeof(*rp), GFP_KERNEL);
+	if (!rp)
+		return -ENOMEM;
+	err = scif_side_hold(ep, &rp->side, offset, len, true, 0);
+	if (err)
+		goto free;
+	err = -ENOMEM;
+	rp->range.phys_addr = scif_fail_alloc() ? NULL :
+			      kvmalloc_array(nr, sizeof(dma_addr_t),
+					     GFP_KERNEL);
+	rp->range.va = scif_fail_alloc() ? NULL :
+		       kvmalloc_array(nr, sizeof(void *), GFP_KERNEL);
+	if (!rp->range.phys_addr || !rp->range.va)
+		goto release;
+	rp->range.prot_flags = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	for (i = 0; i < rp->side.nr_wins; i++)
+		rp->range.prot_flags &= rp->side.rws[i]->prot;
+	for (i = 0; i < nr; i++) {
+		rp->side.off = offset + (i << PAGE_SHIFT);
+		va = scif_side_va(&rp->side, &avail);
+		rw = rp->side.rws[rp->side.idx];
+		rp->range.va[i] = (void __force __iomem *)va;
+		run = scif_run_find(rw->runs, rw->nr_runs,
+				    rp->side.off - rw->offset);
+		rp->range.phys_addr[i] = run->addr +
+					 (rp->side.off - rw->offset - run->woff);
 	}
-	if (req->to_remote)
-		return scif_rma_walk(ep, &rpos, true, &lpos, false, req->len,
-				     ordered);
-	return scif_rma_walk(ep, &lpos, false, &rpos, true, req->len, ordered);
+	rp->range.nr_pages = nr;
+	rp->range.cookie = rp;
+	rp->magic = SCIF_RANGE_MAGIC;
+	*pages = &rp->range;
+	return 0;
+
+release:
+	kvfree(rp->range.phys_addr);
+	kvfree(rp->range.va);
+	scif_side_release(&rp->side, false);
+free:
+	kfree(rp);
+	return err;
+}
+
+/**
+ * scif_epd_put_pages() - implement scif_put_pages()
+ * @pages: a range from scif_epd_get_pages()
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or -EINVAL.
+ */
+int scif_epd_put_pages(struct scif_range *pages)
+{
+	struct scif_range_priv *rp;
+
+	if (!pages || !pages->cookie)
+		return -EINVAL;
+	rp = container_of(pages, struct scif_range_priv, range);
+	if (pages->cookie != rp || rp->magic != SCIF_RANGE_MAGIC)
+		return -EINVAL;
+	rp->magic = 0;
+	pages->cookie = NULL;
+	scif_side_release(&rp->side, false);
+	kvfree(rp->range.phys_addr);
+	kvfree(rp->range.va);
+	kfree(rp);
+	return 0;
+}
+
+/**
+ * scif_rma_engine_init() - set up an endpoint's copy engine queue
+ * @ep: the endpoint
+ */
+void scif_rma_engine_init(struct scif_endpt *ep)
+{
+	spin_lock_init(&ep->rma.eng_lock);
+	INIT_LIST_HEAD(&ep->rma.queue);
+	INIT_WORK(&ep->rma.eng_work, scif_rma_engine_work);
+	mutex_init(&ep->rma.cache_lock);
+}
+
+/**
+ * scif_rma_transient_pinned() - user pages pinned by RMAs in flight
+ *
+ * Return: the number of pages.
+ */
+long scif_rma_transient_pinned(void)
+{
+	return atomic_long_read(&scif_rma_pinned);
+}
+
+/**
+ * scif_rma_have_dma() - whether the copy engine has a DMA channel
+ *
+ * Return: true if it does.
+ */
+bool scif_rma_have_dma(void)
+{
+	return scif_dma_chan;
+}
+
+/**
+ * scif_rma_init() - start the copy engine
+ *
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
+ */
+int scif_rma_init(void)
+{
+	dma_cap_mask_t mask;
+	struct dma_chan *chan;
+
+	scif_rma_wq = alloc_workqueue("scif_rma", WQ_UNBOUND, 0);
+	if (!scif_rma_wq)
+		return -ENOMEM;
+	dma_cap_zero(mask);
+	dma_cap_set(DMA_MEMCPY, mask);
+	chan = dma_request_chan_by_mask(&mask);
+	scif_dma_chan = IS_ERR(chan) ? NULL : chan;
+	if (scif_dma_chan)
+		pr_info("scif: copy engine uses DMA channel %s\n",
+			dma_chan_name(scif_dma_chan));
+	return 0;
+}
+
+/**
+ * scif_rma_exit() - stop the copy engine
+ *
+ * Context: module exit, once no endpoint is left.
+ */
+void scif_rma_exit(void)
+{
+	destroy_workqueue(scif_rma_wq);
+	if (scif_dma_chan)
+		dma_release_channel(scif_dma_chan);
 }

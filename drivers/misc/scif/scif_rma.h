@@ -25,7 +25,10 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/maple_tree.h>
+#include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <linux/types.h>
 
 struct scif_endpt;
@@ -160,6 +163,9 @@ struct scif_rwindow {
 	struct scif_run *runs;
 };
 
+struct scif_rma_cache;
+struct scif_range;
+
 /**
  * struct scif_epd_rma - an endpoint's registered memory
  * @lock: protects both trees, window states and @nr_rwindows changes
@@ -168,6 +174,19 @@ struct scif_rwindow {
  * @remote: the peer's windows, by page number
  * @nr_rwindows: remote windows not yet released (in the tree or held
  *	by an RMA); teardown waits for it to reach 0
+ * @eng_lock: protects the copy engine's fields below
+ * @queue: descriptors waiting for or in the copy engine, in issue order
+ * @nr_queued: entries in @queue
+ * @issued: sequence number of the last descriptor queued (0: none yet)
+ * @done: every descriptor with a sequence number up to @done completed
+ * @eng_work: runs @queue on the copy engine's workqueue
+ * @cache_lock: protects @cache
+ * @cache: the registration cache (SCIF_RMA_USECACHE), or NULL
+ *
+ * Each descriptor queued to the engine gets the next sequence number; the
+ * engine runs @queue in order, so "every RMA up to N completed" is
+ * @done >= N.  CPU RMAs (SCIF_RMA_USECPU) complete before their call
+ * returns and take no number.
  */
 struct scif_epd_rma {
 	/* lock protects local, remote and the windows' states */
@@ -175,6 +194,18 @@ struct scif_epd_rma {
 	struct maple_tree local;
 	struct maple_tree remote;
 	atomic_t nr_rwindows;
+
+	/* eng_lock protects queue through done */
+	spinlock_t eng_lock;
+	struct list_head queue;
+	unsigned int nr_queued;
+	u64 issued;
+	u64 done;
+	struct work_struct eng_work;
+
+	/* cache_lock protects cache */
+	struct mutex cache_lock;
+	struct scif_rma_cache *cache;
 };
 
 /* scif_window.c */
@@ -227,5 +258,74 @@ struct scif_rma_req {
 };
 
 int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req);
+int scif_rma_init(void);
+void scif_rma_exit(void);
+void scif_rma_engine_init(struct scif_endpt *ep);
+u64 scif_rma_mark(struct scif_endpt *ep);
+int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr);
+long scif_rma_transient_pinned(void);
+int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
+		       struct scif_range **pages);
+int scif_epd_put_pages(struct scif_range *pages);
+bool scif_rma_have_dma(void);
+
+/* scif_rma_cache.c: the registration cache (needs MMU notifiers) */
+
+/**
+ * struct scif_cache_ent - user pages the registration cache keeps pinned
+ * @notifier: tells when the process unmaps or changes the range
+ * @ref: held by the cache while the entry is in it, and by each RMA
+ *	using its pages
+ * @link: in the cache's list, most recently used first
+ * @cache: the cache it belongs to
+ * @start: first user address, page aligned
+ * @nr_pages: size in pages
+ * @write: pinned for writing (vreadfrom)
+ * @stale: the notifier fired; never used again
+ * @mm: the mm charged for the pages
+ * @pages: the pinned pages
+ */
+struct scif_cache_ent {
+	struct mmu_interval_notifier notifier;
+	struct kref ref;
+	struct list_head link;
+	struct scif_rma_cache *cache;
+	unsigned long start;
+	unsigned long nr_pages;
+	bool write;
+	bool stale;
+	struct mm_struct *mm;
+	struct page **pages;
+};
+
+#ifdef CONFIG_MMU_NOTIFIER
+struct scif_cache_ent *scif_cache_get(struct scif_endpt *ep,
+				      unsigned long addr, u64 len,
+				      bool write, int *err);
+void scif_cache_put(struct scif_cache_ent *ce);
+void scif_cache_destroy(struct scif_endpt *ep);
+long scif_cache_pinned(void);
+#else
+static inline struct scif_cache_ent *
+scif_cache_get(struct scif_endpt *ep, unsigned long addr, u64 len, bool write,
+	       int *err)
+{
+	*err = 0;
+	return NULL;
+}
+
+static inline void scif_cache_put(struct scif_cache_ent *ce)
+{
+}
+
+static inline void scif_cache_destroy(struct scif_endpt *ep)
+{
+}
+
+static inline long scif_cache_pinned(void)
+{
+	return -1;
+}
+#endif
 
 #endif /* _SCIF_RMA_H_ */

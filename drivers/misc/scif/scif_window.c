@@ -85,6 +85,9 @@ static int scif_rma_show(struct seq_file *s, void *unused)
 		   atomic_long_read(&scif_pinned_total),
 		   atomic_long_read(&scif_nr_windows),
 		   atomic_long_read(&scif_nr_rwindows));
+	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\ndma %d\n",
+		   scif_rma_transient_pinned(), scif_cache_pinned(),
+		   scif_rma_have_dma());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(scif_rma);
@@ -109,6 +112,7 @@ void scif_rma_epd_init(struct scif_endpt *ep)
 	mt_init_flags(&ep->rma.local, MT_FLAGS_ALLOC_RANGE);
 	mt_init_flags(&ep->rma.remote, 0);
 	atomic_set(&ep->rma.nr_rwindows, 0);
+	scif_rma_engine_init(ep);
 }
 
 /**
@@ -1159,6 +1163,7 @@ void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
  */
 void scif_rma_epd_destroy(struct scif_endpt *ep)
 {
+	scif_cache_destroy(ep);
 	scif_rma_epd_teardown(ep, true, -ECONNRESET);
 	mtree_destroy(&ep->rma.local);
 	mtree_destroy(&ep->rma.remote);

@@ -56,6 +56,20 @@ wait_server() {
 	done
 }
 
+# run_rma ARGS: the rma mode prints 6 calls x 3 ways x 3 sizes, all > 0.
+run_rma() {
+	out=$("$bench" -p $port -q -f csv "$@" rma 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# /'
+	[ $rc -eq 0 ] && echo "$out" | awk -F, '
+		NR == 1 { next }
+		$1 !~ /^v?(writeto|readfrom)(-c)?$/ { bad = 1 }
+		$2 != "cpu" && $2 != "eng" && $2 != "eng-a" { bad = 1 }
+		!($4 > 0 && $8 > 0) { bad = 1 }
+		END { exit bad || NR != 55 }'
+	result $? rma "rc=$rc"
+}
+
 run() { # name mode via rows args...: scif-bench ARGS MODE (MODE's rows
 	# are named MODE, but raw-lat's and mmap-lat's are "lat" rows via
 	# "raw" and "mmap")
@@ -74,6 +88,7 @@ if [ -n "$peer" ]; then
 	run scif_bw bw scif 6 -n "$peer"
 	run scif_connect connect scif 1 -n "$peer"
 	run mmap_lat mmap-lat mmap 1 -n "$peer"
+	run_rma -n "$peer"
 	if [ -e "$raw" ]; then
 		run raw_lat raw-lat raw 1 -n "$peer"
 		# raw-bw prints two rows per size, raw-wr then raw-rd.
@@ -103,6 +118,7 @@ run scif_lat lat scif 3 -t scif
 run scif_bw bw scif 6 -t scif
 run scif_connect connect scif 1 -t scif
 run mmap_lat mmap-lat mmap 1 -t scif
+run_rma -t scif
 # The debug kernel (tinyconfig) has neither TCP/IP nor AF_UNIX.
 if [ -e /proc/net/tcp ]; then
 	run tcp_lat lat tcp 3 -t tcp -H 127.0.0.1

@@ -213,7 +213,7 @@ static void run_checks(int idx)
 	/* Window to window, all of it; the server checks. */
 	fill(lwin, WIN, s);
 	if (!res[1])
-		res[1] = scif_writeto(epd, 0, WIN, 0, 0) ? errno :
+		res[1] = scif_writeto(epd, 0, WIN, 0, SCIF_RMA_SYNC) ? errno :
 			 ask(epd, CMD_CHECK, s, 0, WIN);
 
 	/* Unaligned buffers into random places; the server checks. */
@@ -222,7 +222,9 @@ static void run_checks(int idx)
 		ro = rnd(&s) % (WIN - len + 1);
 		fill(buf + r % 64, len, s);
 		res[2] = scif_vwriteto(epd, buf + r % 64, len, ro,
-				       r & 2 ? SCIF_RMA_ORDERED : 0) ? errno :
+				       SCIF_RMA_SYNC |
+				       (r & 2 ? SCIF_RMA_ORDERED :
+					SCIF_RMA_USECPU)) ? errno :
 			 ask(epd, CMD_CHECK, s, ro, len);
 	}
 
@@ -240,7 +242,8 @@ static void run_checks(int idx)
 	for (r = 0; r < ROUNDS && !res[4]; r++) {
 		len = 1 + rnd(&s) % (r & 1 ? 5000 : WIN / 2);
 		ro = rnd(&s) % (WIN - len + 1);
-		err = scif_vreadfrom(epd, buf + r % 61, len, ro, 0);
+		err = scif_vreadfrom(epd, buf + r % 61, len, ro,
+				     r & 1 ? SCIF_RMA_SYNC : SCIF_RMA_USECPU);
 		res[4] = err ? errno : memcmp(buf + r % 61, ref + ro, len) ?
 				       EBADMSG : 0;
 	}
@@ -251,7 +254,7 @@ static void run_checks(int idx)
 	for (r = 0; r < ROUNDS && !res[5]; r++) {
 		len = 1 + rnd(&s) % 20000;
 		ro = rnd(&s) % (WIN - len + 1);
-		res[5] = scif_writeto(epd, 0, len, ro, 0) ? errno :
+		res[5] = scif_writeto(epd, 0, len, ro, SCIF_RMA_SYNC) ? errno :
 			 ask(epd, CMD_CHECK, seed, ro, len);
 	}
 

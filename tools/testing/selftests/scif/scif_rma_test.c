@@ -262,7 +262,7 @@ TEST_F(rma, rma_errors)
 	EXPECT_ERRNO(ENXIO, scif_vreadfrom(fd, b, 16, INT64_MAX - 8, 0));
 	EXPECT_ERRNO(EFAULT, scif_vreadfrom(fd, NULL, 8, r, 0));
 	EXPECT_ERRNO(EFAULT, scif_vwriteto(fd, (void *)(1UL << 63), 8, r, 0));
-	/* Every flag is accepted; all copies are synchronous today. */
+	/* Every flag is accepted. */
 	EXPECT_EQ(0, scif_readfrom(fd, l, 8, r, SCIF_RMA_USECPU |
 				   SCIF_RMA_SYNC | SCIF_RMA_ORDERED |
 				   SCIF_RMA_USECACHE));
@@ -325,7 +325,8 @@ TEST_F(rma, data_random_offsets_both_directions)
 			memcpy(ref, self->rbuf, WIN);
 			memcpy(ref + ro, self->lbuf + lo, len);
 			ASSERT_EQ(0, scif_writeto(c, self->loff + lo, len,
-						  self->roff + ro, 0));
+						  self->roff + ro,
+						  SCIF_RMA_SYNC));
 			ASSERT_TRUE(rbuf_is(self->rbuf, ref, 0, WIN))
 				TH_LOG("writeto %zu@%zu->%zu", len, lo, ro);
 			break;
@@ -334,7 +335,8 @@ TEST_F(rma, data_random_offsets_both_directions)
 			memcpy(ref + lo, self->rbuf + ro, len);
 			ASSERT_EQ(0, scif_readfrom(c, self->loff + lo, len,
 						   self->roff + ro,
-						   SCIF_RMA_ORDERED));
+						   SCIF_RMA_ORDERED |
+						   SCIF_RMA_SYNC));
 			ASSERT_TRUE(rbuf_is(self->lbuf, ref, 0, WIN))
 				TH_LOG("readfrom %zu@%zu<-%zu", len, lo, ro);
 			break;
@@ -343,7 +345,8 @@ TEST_F(rma, data_random_offsets_both_directions)
 			memcpy(ref + lo, self->rbuf + ro, len);
 			ASSERT_EQ(0, scif_writeto(s, self->roff + ro, len,
 						  self->loff + lo,
-						  SCIF_RMA_ORDERED));
+						  SCIF_RMA_ORDERED |
+						  SCIF_RMA_USECPU));
 			ASSERT_TRUE(rbuf_is(self->lbuf, ref, 0, WIN));
 			break;
 		case 3:	/* vwriteto from an unaligned buffer */
@@ -352,7 +355,9 @@ TEST_F(rma, data_random_offsets_both_directions)
 			memcpy(ref + ro, vbuf + i % 64, len);
 			ASSERT_EQ(0, scif_vwriteto(c, vbuf + i % 64, len,
 						   self->roff + ro,
-						   i & 1 ? SCIF_RMA_ORDERED : 0));
+						   SCIF_RMA_SYNC |
+						   (i & 1 ? SCIF_RMA_ORDERED :
+						    SCIF_RMA_USECACHE)));
 			ASSERT_TRUE(rbuf_is(self->rbuf, ref, 0, WIN));
 			break;
 		case 4:	/* vreadfrom into an unaligned buffer */
@@ -366,7 +371,8 @@ TEST_F(rma, data_random_offsets_both_directions)
 			break;
 		case 5:	/* server reads the client's window into a buffer */
 			ASSERT_EQ(0, scif_vreadfrom(s, vbuf, len,
-						    self->loff + lo, 0));
+						    self->loff + lo,
+						    SCIF_RMA_SYNC));
 			ASSERT_EQ(0, memcmp(vbuf, self->lbuf + lo, len));
 			break;
 		}
@@ -386,14 +392,17 @@ TEST_F(rma, ranges_span_contiguous_windows)
 	/* A second window right after the fixture's, from other memory. */
 	ASSERT_EQ(end, scif_register(s, b2, 2 * PG, end, rw, SCIF_MAP_FIXED));
 	fill_pattern(src, WIN + 2 * PG, 77);
-	EXPECT_EQ(0, scif_vwriteto(c, src + 3, PG + 100, end - 100, 0));
+	EXPECT_EQ(0, scif_vwriteto(c, src + 3, PG + 100, end - 100,
+				   SCIF_RMA_SYNC));
 	EXPECT_EQ(0, memcmp(self->rbuf + WIN - 100, src + 3, 100));
 	EXPECT_EQ(0, memcmp(b2, src + 103, PG));
 	/* All of both windows at once, both ways, and window to window. */
-	EXPECT_EQ(0, scif_vwriteto(c, src, WIN + 2 * PG, self->roff, 0));
+	EXPECT_EQ(0, scif_vwriteto(c, src, WIN + 2 * PG, self->roff,
+				   SCIF_RMA_SYNC));
 	EXPECT_EQ(0, memcmp(self->rbuf, src, WIN));
 	EXPECT_EQ(0, memcmp(b2, src + WIN, 2 * PG));
-	EXPECT_EQ(0, scif_readfrom(c, self->loff, WIN, self->roff + 2 * PG, 0));
+	EXPECT_EQ(0, scif_readfrom(c, self->loff, WIN, self->roff + 2 * PG,
+				   SCIF_RMA_SYNC));
 	EXPECT_EQ(0, memcmp(self->lbuf, src + 2 * PG, WIN));
 	/* A hole after the second window: ENXIO, nothing copied. */
 	memset(b2, 0, 2 * PG);
@@ -420,7 +429,7 @@ TEST_F(rma, large_window_16m)
 	ASSERT_LE(0, rb);
 	/* Charged to the process, which holds both ends. */
 	EXPECT_EQ(pin0 + 2 * (long)(len >> 10), vm_pin_kb());
-	EXPECT_EQ(0, scif_writeto(c, la, len, rb, 0));
+	EXPECT_EQ(0, scif_writeto(c, la, len, rb, SCIF_RMA_SYNC));
 	EXPECT_EQ(-1, check_pattern(b, len, 9));
 	EXPECT_EQ(0, scif_unregister(c, la, len));
 	EXPECT_EQ(0, scif_unregister(s, rb, len));
@@ -551,8 +560,395 @@ TEST_F(rma, peer_rejects_damaged_run_lists)
 	EXPECT_EQ(0x500000, scif_register(s, self->rbuf, 2 * PG, 0x500000, rw,
 					  SCIF_MAP_FIXED));
 	EXPECT_EQ(0, scif_vreadfrom(self->cn.client, self->lbuf, 2 * PG,
-				    0x500000, 0));
+				    0x500000, SCIF_RMA_SYNC));
 	EXPECT_EQ(0, memcmp(self->lbuf, self->rbuf, 2 * PG));
+}
+
+/* Wait (up to 5 s) for the debugfs counter @key to be @want. */
+static long stat_settles_at(const char *key, long want)
+{
+	long n = -1;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		n = rma_stat(key);
+		if (n == want)
+			break;
+		usleep(10000);
+	}
+	return n;
+}
+
+#define SLOT	(WIN / 32)
+
+TEST_F(rma, async_random_then_sync_all_data_checked)
+{
+	int c = self->cn.client, s = self->cn.server;
+	uint8_t *ref = malloc(WIN), *lref = malloc(WIN);
+	uint8_t *vbuf = malloc(WIN + 64);
+	uint32_t seed = 4242;
+	size_t lo, ro, len;
+	int i, round;
+
+	ASSERT_TRUE(ref && lref && vbuf);
+	for (round = 0; round < 20; round++) {
+		fill_pattern(self->lbuf, WIN, 10 + round);
+		fill_pattern(self->rbuf, WIN, 20 + round);
+		fill_pattern(vbuf, WIN + 64, 30 + round);
+		memcpy(ref, self->rbuf, WIN);
+		memcpy(lref, self->lbuf, WIN);
+		/*
+		 * Asynchronous RMAs complete in no given order: each writes
+		 * its own slot, and reads only from memory nobody writes.
+		 */
+		for (i = 0; i < 32; i++) {
+			len = 1 + rnd(&seed) % (SLOT - 64);
+			ro = i * SLOT + rnd(&seed) % (SLOT - len);
+			lo = rnd(&seed) % (WIN - len);
+			switch (i % 4) {
+			case 0:	/* local window -> remote slot */
+				memcpy(ref + ro, lref + lo, len);
+				ASSERT_EQ(0, scif_writeto(c, self->loff + lo,
+							  len, self->roff + ro,
+							  i & 4 ?
+							  SCIF_RMA_ORDERED : 0));
+				break;
+			case 1:	/* unaligned buffer -> remote slot */
+				memcpy(ref + ro, vbuf + i, len);
+				ASSERT_EQ(0, scif_vwriteto(c, vbuf + i, len,
+							   self->roff + ro,
+							   i & 4 ?
+							   SCIF_RMA_USECACHE :
+							   0));
+				break;
+			case 2:	/* server: its slot <- client's window */
+				memcpy(ref + ro, lref + lo, len);
+				ASSERT_EQ(0, scif_readfrom(s, self->roff + ro,
+							   len,
+							   self->loff + lo, 0));
+				break;
+			case 3:	/* the same by the CPU, synchronously */
+				memcpy(ref + ro, lref + lo, len);
+				ASSERT_EQ(0, scif_writeto(c, self->loff + lo,
+							  len, self->roff + ro,
+							  SCIF_RMA_USECPU));
+				break;
+			}
+		}
+		/* The synchronous RMAs of each endpoint end the rest. */
+		ASSERT_EQ(0, scif_vwriteto(c, vbuf, 1, self->roff + 31 * SLOT +
+					   SLOT - 1, SCIF_RMA_SYNC));
+		ASSERT_EQ(0, scif_vwriteto(s, vbuf + 1, 1, self->loff + WIN - 1,
+					   SCIF_RMA_SYNC));
+		ref[31 * SLOT + SLOT - 1] = vbuf[0];
+		lref[WIN - 1] = vbuf[1];
+		ASSERT_EQ(0, memcmp(self->rbuf, ref, WIN)) TH_LOG("round %d",
+								  round);
+		ASSERT_EQ(0, memcmp(self->lbuf, lref, WIN));
+	}
+	EXPECT_EQ(0, stat_settles_at("rma_pinned_pages", 0));
+	free(ref);
+	free(lref);
+	free(vbuf);
+}
+
+TEST_F(rma, unregister_while_rma_in_flight)
+{
+	size_t len = 16L << 20;
+	int c = self->cn.client, s = self->cn.server;
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	uint8_t *a = map_mem(len, rw), *b = map_mem(len, rw);
+	off_t la, rb;
+	int i;
+
+	ASSERT_TRUE(a && b);
+	fill_pattern(a, len, 77);
+	la = scif_register(c, a, len, 0, rw, 0);
+	rb = scif_register(s, b, len, 0, rw, 0);
+	ASSERT_LE(0, la);
+	ASSERT_LE(0, rb);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, scif_writeto(c, la, len, rb, 0));
+	/* The peer's window goes only once the RMAs using it are done. */
+	EXPECT_EQ(0, scif_unregister(s, rb, len));
+	EXPECT_EQ(-1, check_pattern(b, len, 77));
+	EXPECT_ERRNO(ENXIO, scif_writeto(c, la, len, rb, SCIF_RMA_SYNC));
+	/* Our own window: the RMA in flight keeps its pages. */
+	ASSERT_EQ(rb, scif_register(s, b, len, rb, rw, SCIF_MAP_FIXED));
+	memset(b, 0, len);
+	ASSERT_EQ(0, scif_writeto(c, la, len, rb, 0));
+	EXPECT_EQ(0, scif_unregister(c, la, len));
+	ASSERT_EQ(0, scif_vwriteto(c, a, 1, rb, SCIF_RMA_SYNC));
+	EXPECT_EQ(-1, check_pattern(b, len, 77));
+	EXPECT_EQ(0, scif_unregister(s, rb, len));
+	EXPECT_EQ(0, stat_settles_at("rma_pinned_pages", 0));
+	munmap(a, len);
+	munmap(b, len);
+}
+
+TEST(exit_with_rmas_in_flight_unpins_everything)
+{
+	long pinned0 = rma_stat("pinned_pages");
+	int pipefd[2], status;
+	pid_t pid;
+
+	ASSERT_LE(0, pinned0);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int rw = SCIF_PROT_READ | SCIF_PROT_WRITE, i;
+		size_t len = 8 << 20;
+		uint8_t *a = map_mem(len, rw), *b = map_mem(len, rw);
+		off_t la = -1, rb = -1;
+		struct conn cn;
+		char ok = 1;
+
+		if (!a || !b || connect_pair(&cn))
+			ok = 0;
+		if (ok) {
+			la = scif_register(cn.client, a, len, 0, rw, 0);
+			rb = scif_register(cn.server, b, len, 0, rw, 0);
+		}
+		if (la < 0 || rb < 0)
+			ok = 0;
+		for (i = 0; ok && i < 4; i++)
+			if (scif_writeto(cn.client, la, len, rb, 0) ||
+			    scif_vwriteto(cn.client, a, len, rb, 0) ||
+			    scif_vreadfrom(cn.server, b, len, la,
+					   SCIF_RMA_USECACHE))
+				ok = 0;
+		if (write(pipefd[1], &ok, 1) != 1)
+			_exit(2);
+		pause();	/* killed with RMAs queued */
+		_exit(0);
+	}
+	close(pipefd[1]);
+	{
+		char ok = 0;
+
+		ASSERT_EQ(1, read(pipefd[0], &ok, 1));
+		EXPECT_EQ(1, ok);
+	}
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(pipefd[0]);
+	EXPECT_EQ(pinned0, pinned_settles_at(pinned0));
+	EXPECT_EQ(0, stat_settles_at("rma_pinned_pages", 0));
+	if (rma_stat("cache_pinned_pages") >= 0)
+		EXPECT_EQ(0, stat_settles_at("cache_pinned_pages", 0));
+	EXPECT_EQ(0, stat_settles_at("remote_windows", 0));
+}
+
+TEST_F(rma, fork_with_madv_dontfork)
+{
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE, status;
+	uint8_t *buf = map_mem(4 * PG, rw), *out = malloc(4 * PG);
+	off_t off;
+	pid_t pid;
+
+	ASSERT_TRUE(buf && out);
+	ASSERT_EQ(0, madvise(buf, 4 * PG, MADV_DONTFORK));
+	off = scif_register(self->cn.server, buf, 4 * PG, 0x800000, rw,
+			    SCIF_MAP_FIXED);
+	ASSERT_EQ(0x800000, off);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* Not mapped in the child: a write faults. */
+		signal(SIGSEGV, SIG_DFL);
+		*(volatile uint8_t *)buf = 1;
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+	/* The parent's memory is still what the window holds. */
+	fill_pattern(buf, 4 * PG, 55);
+	ASSERT_EQ(0, scif_vreadfrom(self->cn.client, out, 4 * PG, off,
+				    SCIF_RMA_SYNC));
+	EXPECT_EQ(0, memcmp(out, buf, 4 * PG));
+	fill_pattern(out, 4 * PG, 56);
+	ASSERT_EQ(0, scif_vwriteto(self->cn.client, out, 4 * PG, off,
+				   SCIF_RMA_USECPU));
+	EXPECT_EQ(0, memcmp(out, buf, 4 * PG));
+	EXPECT_EQ(0, scif_unregister(self->cn.server, off, 4 * PG));
+	munmap(buf, 4 * PG);
+	free(out);
+}
+
+TEST_F(rma, cache_invalidated_by_munmap_mmap)
+{
+	int c = self->cn.client, rw = PROT_READ | PROT_WRITE, i;
+	size_t len = 64 * PG;
+	uint8_t *buf = map_mem(len, rw), *again;
+	long cached = rma_stat("cache_pinned_pages");
+
+	ASSERT_TRUE(buf != NULL);
+	if (cached < 0)
+		TH_LOG("no registration cache in this kernel (MMU notifiers)");
+	for (i = 0; i < 4; i++) {
+		fill_pattern(buf, len, 60 + i);
+		ASSERT_EQ(0, scif_vwriteto(c, buf + 5, len - 5, self->roff,
+					   SCIF_RMA_USECACHE |
+					   (i & 1 ? SCIF_RMA_SYNC :
+					    SCIF_RMA_USECPU)));
+		ASSERT_EQ(0, memcmp(self->rbuf, buf + 5, len - 5));
+		if (cached >= 0)
+			EXPECT_LE(cached + 64, rma_stat("cache_pinned_pages"));
+		/* Same address, new memory: the new data must be used. */
+		ASSERT_EQ(0, munmap(buf, len));
+		again = mmap(buf, len, rw, MAP_PRIVATE | MAP_ANONYMOUS |
+			     MAP_FIXED, -1, 0);
+		ASSERT_EQ(buf, again);
+	}
+	/* And into new memory: vreadfrom lands in the new pages. */
+	memset(buf, 0, len);
+	ASSERT_EQ(0, scif_vreadfrom(c, buf, len, self->roff,
+				    SCIF_RMA_USECACHE | SCIF_RMA_SYNC));
+	ASSERT_EQ(0, munmap(buf, len));
+	again = mmap(buf, len, rw, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		     -1, 0);
+	ASSERT_EQ(buf, again);
+	ASSERT_EQ(0, scif_vreadfrom(c, buf, len, self->roff,
+				    SCIF_RMA_USECACHE | SCIF_RMA_SYNC));
+	EXPECT_EQ(0, memcmp(buf, self->rbuf, len));
+	/* The cache goes with the endpoint. */
+	close(c);
+	self->cn.client = -1;
+	if (cached >= 0)
+		EXPECT_EQ(0, stat_settles_at("cache_pinned_pages", 0));
+	munmap(buf, len);
+}
+
+TEST(peer_killed_mid_rma_econnreset)
+{
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE, pipefd[2], status, i, err;
+	long pinned0 = rma_stat("pinned_pages");
+	size_t len = 8 << 20;
+	uint8_t *a = map_mem(len, rw);
+	struct conn cn;
+	char ok = 0;
+	off_t la;
+	pid_t pid;
+
+	ASSERT_TRUE(a != NULL);
+	ASSERT_EQ(0, pipe(pipefd));
+	ASSERT_EQ(0, connect_pair(&cn));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		uint8_t *b = map_mem(len, rw);
+
+		close(cn.client);
+		ok = b && scif_register(cn.server, b, len, 0, rw,
+					SCIF_MAP_FIXED) == 0;
+		if (write(pipefd[1], &ok, 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(cn.server);
+	ASSERT_EQ(1, read(pipefd[0], &ok, 1));
+	ASSERT_EQ(1, ok);
+	la = scif_register(cn.client, a, len, 0, rw, 0);
+	ASSERT_LE(0, la);
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, scif_vwriteto(cn.client, a, len, 0, 0));
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* Soon every RMA fails: the peer is gone. */
+	err = 0;
+	for (i = 0; i < 1000 && !err; i++) {
+		if (scif_writeto(cn.client, la, len, 0, SCIF_RMA_SYNC))
+			err = errno;
+	}
+	EXPECT_EQ(ECONNRESET, err);
+	EXPECT_EQ(0, stat_settles_at("rma_pinned_pages", 0));
+	close(cn.client);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	EXPECT_EQ(pinned0, pinned_settles_at(pinned0));
+	munmap(a, len);
+}
+
+/*
+ * Windows over 256 MiB in 4 KiB pages, then in huge pages: what a 1 GiB
+ * single VM can hold next to the test (see Documentation/scif/rma.rst).
+ */
+#define BIG	(256L << 20)
+
+static void big_windows(struct __test_metadata *_metadata, uint8_t *mem,
+			const char *what)
+{
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE, i;
+	long pinned0 = rma_stat("pinned_pages"), t0;
+	size_t step = BIG / 16;
+	struct conn cn;
+	off_t off;
+
+	ASSERT_EQ(0, connect_pair(&cn));
+	memset(mem, 0x3c, BIG);
+	t0 = now_ms();
+	for (i = 0; i < 16; i++) {
+		off = scif_register(cn.server, mem + i * step, step,
+				    i * step, rw, SCIF_MAP_FIXED);
+		ASSERT_EQ((off_t)(i * step), off) TH_LOG("%s", strerror(errno));
+	}
+	TH_LOG("%s: 256 MiB registered in %ld ms", what, now_ms() - t0);
+	EXPECT_EQ(pinned0 + (BIG >> 12), rma_stat("pinned_pages"));
+	/* One RMA across all the windows, and back. */
+	mem[BIG - 1] = 0x11;
+	ASSERT_EQ(0, scif_vreadfrom(cn.client, mem + BIG / 2, 4096,
+				    BIG - 4096, SCIF_RMA_SYNC));
+	EXPECT_EQ(0x11, mem[BIG / 2 + 4095]);
+	EXPECT_EQ(0, scif_unregister(cn.server, 0, BIG));
+	close(cn.client);
+	close(cn.server);
+	EXPECT_EQ(pinned0, pinned_settles_at(pinned0));
+}
+
+TEST(windows_256m_in_4k_pages)
+{
+	uint8_t *mem = map_mem(BIG, PROT_READ | PROT_WRITE);
+
+	ASSERT_TRUE(mem != NULL);
+	madvise(mem, BIG, MADV_NOHUGEPAGE);
+	big_windows(_metadata, mem, "4 KiB pages");
+	munmap(mem, BIG);
+}
+
+TEST(windows_256m_in_huge_pages)
+{
+	int rw = PROT_READ | PROT_WRITE;
+	const char *what = "MAP_HUGETLB";
+	uint8_t *mem, *base;
+	size_t maplen = BIG;
+
+	write_file("/proc/sys/vm/nr_hugepages", "136");
+	mem = mmap(NULL, BIG, rw, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		   -1, 0);
+	if (mem == MAP_FAILED) {
+		what = "THP";
+		write_file("/proc/sys/vm/nr_hugepages", "0");
+		maplen = BIG + (2 << 20);
+		mem = mmap(NULL, maplen, rw, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			   0);
+		if (mem == MAP_FAILED)
+			SKIP(return, "no memory: %s", strerror(errno));
+		base = mem;
+		mem = (uint8_t *)(((uintptr_t)mem + (2 << 20) - 1) &
+				  ~((uintptr_t)(2 << 20) - 1));
+		if (madvise(mem, BIG, MADV_HUGEPAGE)) {
+			munmap(base, maplen);
+			SKIP(return, "neither hugetlbfs nor THP: %s",
+			     strerror(errno));
+		}
+	} else {
+		base = mem;
+	}
+	big_windows(_metadata, mem, what);
+	munmap(base, maplen);
+	write_file("/proc/sys/vm/nr_hugepages", "0");
 }
 
 TEST_HARNESS_MAIN

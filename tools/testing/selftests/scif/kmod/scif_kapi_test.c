@@ -160,6 +160,34 @@ out:
 #define WIN_LEN		(64 * 1024)
 #define RW		(SCIF_PROT_READ | SCIF_PROT_WRITE)
 
+/* scif_get_pages() of @a's peer window at @off (over @bwin). */
+static void test_get_pages(scif_epd_t a, long off, u8 *bwin)
+{
+	struct scif_range *r = NULL;
+	int ret, i;
+	bool same = true;
+
+	ret = scif_get_pages(a, off + 1, PAGE_SIZE, &r);
+	CHECK("get_pages_unaligned_einval", ret == -EINVAL, ret);
+	ret = scif_get_pages(a, off + WIN_LEN - PAGE_SIZE, 2 * PAGE_SIZE, &r);
+	CHECK("get_pages_outside_enxio", ret == -ENXIO, ret);
+	ret = scif_get_pages(a, off + PAGE_SIZE, 3 * PAGE_SIZE, &r);
+	CHECK("get_pages", ret == 0 && r && r->nr_pages == 3 &&
+	      r->prot_flags == RW, ret);
+	if (ret)
+		return;
+	for (i = 0; i < 3; i++)
+		if (memcmp((void __force *)r->va[i],
+			   bwin + (i + 1) * PAGE_SIZE, PAGE_SIZE) ||
+		    !r->phys_addr[i])
+			same = false;
+	CHECK("get_pages_va_is_the_window", same, 0);
+	ret = scif_put_pages(r);
+	CHECK("put_pages", ret == 0, ret);
+	ret = scif_put_pages(NULL);
+	CHECK("put_pages_null_einval", ret == -EINVAL, ret);
+}
+
 /* Windows over kernel memory on both ends, and the four copies. */
 static void test_rma(scif_epd_t a, scif_epd_t b)
 {
@@ -192,18 +220,26 @@ static void test_rma(scif_epd_t a, scif_epd_t b)
 	ret = scif_unpin_pages(pp);
 	CHECK("unpin_pages_window_keeps_them", ret == 0, ret);
 
-	ret = scif_vwriteto(a, src + 1, 3000, off + 5, 0);
+	ret = scif_vwriteto(a, src + 1, 3000, off + 5, SCIF_RMA_SYNC);
 	CHECK("vwriteto", ret == 0 && !memcmp(bwin + 5, src + 1, 3000), ret);
 	ret = scif_vreadfrom(a, dst + 3, 3000, off + 5, SCIF_RMA_USECPU);
 	CHECK("vreadfrom", ret == 0 && !memcmp(dst + 3, src + 1, 3000), ret);
 	ret = scif_writeto(a, aoff + 10, 3 * PAGE_SIZE, off + 100,
-			   SCIF_RMA_ORDERED);
+			   SCIF_RMA_ORDERED | SCIF_RMA_SYNC);
 	CHECK("writeto", ret == 0 &&
 	      !memcmp(bwin + 100, src + 13, 3 * PAGE_SIZE), ret);
 	memset(bwin, 0x5a, WIN_LEN);
 	ret = scif_readfrom(a, aoff + 1, 5000, off + 33, SCIF_RMA_SYNC);
 	CHECK("readfrom", ret == 0 && awin[1] == 0x5a && awin[5000] == 0x5a &&
 	      awin[5001] == src[5004], ret);
+	test_get_pages(a, off, bwin);
+	/* Asynchronous, then a synchronous one: both done after it. */
+	ret = scif_writeto(a, aoff, PAGE_SIZE, off, 0);
+	CHECK("writeto_async", ret == 0, ret);
+	ret = scif_vwriteto(a, src, 100, off + 2 * PAGE_SIZE + 7,
+			    SCIF_RMA_SYNC);
+	CHECK("async_then_sync", ret == 0 && !memcmp(bwin, awin, PAGE_SIZE) &&
+	      !memcmp(bwin + 2 * PAGE_SIZE + 7, src, 100), ret);
 	ret = scif_writeto(b, off, 100, aoff + 4 * PAGE_SIZE - 50, 0);
 	CHECK("writeto_past_window_enxio", ret == -ENXIO, ret);
 	ret = scif_readfrom(a, aoff, 8, off, 0x100);
