@@ -150,7 +150,7 @@ fi
 [ -x "$server" ] || bad "$server is not executable"
 command -v qemu-system-x86_64 > /dev/null || bad "qemu-system-x86_64 missing"
 
-accel=(-accel tcg -cpu max)
+accel=(-accel tcg -cpu max,la57=off)	# no LA57: see run-vm.sh
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then
 		accel=(-accel kvm -cpu host)
