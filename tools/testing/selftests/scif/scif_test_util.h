@@ -259,13 +259,17 @@ static inline void agent_key_init(void)
 	pthread_key_create(&agent_key, agent_thread_exit);
 }
 
+/* Close this thread's control connection (the thread-exit hook too). */
 static inline void agent_drop(void)
 {
+	int err = errno;
+
 	if (agent_fd >= 0 && agent_pid == getpid()) {
 		close(agent_fd);
 		pthread_setspecific(agent_key, NULL);
 	}
 	agent_fd = -1;
+	errno = err;
 }
 
 /* This thread's control connection (a fork gets its own): fd or -1. */
@@ -333,8 +337,7 @@ static inline int64_t agent_call(struct agent_req *req, const void *payload,
 	return rep->ret;
 broken:
 	fprintf(stderr, "# agent: %s\n", strerror(errno));
-	close_keep_errno(fd);
-	agent_fd = -1;
+	agent_drop();
 	return -1;
 }
 
