@@ -35,7 +35,7 @@
 #               benchmarks may use the emulated link raw (scif-bench raw)
 #
 # Environment: SCIF_ACCEL=tcg|kvm (TCG unless kvm is asked for and usable),
-# SCIF_VM_CPUS (vCPUs per node, default 1).
+# SCIF_VM_CPUS (vCPUs per node, default 1), SCIF_QEMU_LOCK (see run-vm.sh).
 #
 # The machine: everything lives in /dev/shm/scif-cluster-<launcher pid>:
 # node<k>.ram is node k's RAM (a shared file of MEM bytes), and the ivshmem
@@ -81,6 +81,12 @@
 # ignored, which no trap can undo; stop such a launcher with SIGTERM.
 
 set -u
+
+# SCIF_QEMU_LOCK=FILE: one guest or cluster at a time on a shared machine.
+if [ -n "${SCIF_QEMU_LOCK:-}" ] && [ -z "${SCIF_QEMU_LOCKED:-}" ]; then
+	export SCIF_QEMU_LOCKED=1
+	exec flock "$SCIF_QEMU_LOCK" bash "$0" "$@"
+fi
 
 usage() {
 	sed -n '4,5s/^# \{0,1\}//p' "$0" >&2
@@ -150,7 +156,7 @@ fi
 [ -x "$server" ] || bad "$server is not executable"
 command -v qemu-system-x86_64 > /dev/null || bad "qemu-system-x86_64 missing"
 
-accel=(-accel tcg -cpu max,la57=off)	# no LA57: see run-vm.sh
+accel=(-accel tcg -cpu "max,la57=off")	# no LA57: see run-vm.sh
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then
 		accel=(-accel kvm -cpu host)

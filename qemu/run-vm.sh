@@ -8,7 +8,14 @@
 #   SCIF_ACCEL=tcg|kvm    TCG by default; kvm only if asked and usable
 #   SCIF_VM_TIMEOUT=900   seconds before the guest is killed
 #   SCIF_VM_MEM=1G, SCIF_VM_CPUS=2
+#   SCIF_QEMU_LOCK=FILE   wait for an exclusive flock on FILE first
 set -eu
+
+# SCIF_QEMU_LOCK=FILE: one guest or cluster at a time on a shared machine.
+if [ -n "${SCIF_QEMU_LOCK:-}" ] && [ -z "${SCIF_QEMU_LOCKED:-}" ]; then
+	export SCIF_QEMU_LOCKED=1
+	exec flock "$SCIF_QEMU_LOCK" sh "$0" "$@"
+fi
 
 [ $# -ge 3 ] || { echo "usage: $0 KERNEL INITRD OUTDIR [ARGS...]" >&2; exit 2; }
 kernel=$1 initrd=$2 outdir=$3
