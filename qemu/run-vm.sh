@@ -12,9 +12,12 @@
 set -eu
 
 # SCIF_QEMU_LOCK=FILE: one guest or cluster at a time on a shared machine.
+# The lock is on descriptor 9, which the guests inherit: it is held until
+# the launcher and every QEMU it started are gone, however they end.
 if [ -n "${SCIF_QEMU_LOCK:-}" ] && [ -z "${SCIF_QEMU_LOCKED:-}" ]; then
 	export SCIF_QEMU_LOCKED=1
-	exec flock "$SCIF_QEMU_LOCK" sh "$0" "$@"
+	exec 9> "$SCIF_QEMU_LOCK"
+	flock 9
 fi
 
 [ $# -ge 3 ] || { echo "usage: $0 KERNEL INITRD OUTDIR [ARGS...]" >&2; exit 2; }
