@@ -63,7 +63,8 @@ vm_run() { # kernel-name
 		"$top/tools/testing/selftests/scif/steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko"
 	echo "check: booting $k ($rel)"
-	sh "$top/qemu/run-vm.sh" "$image" "$vmdir.cpio" "$vmdir" ||
+	# 2G: scif_rma_test registers 1 GiB of windows.
+	SCIF_VM_MEM=2G sh "$top/qemu/run-vm.sh" "$image" "$vmdir.cpio" "$vmdir" ||
 		echo "check: $k guest exited with status $?"
 	sh "$top/qemu/parse-results.sh" "$vmdir/results.log" "$k" |
 		while read -r verdict name; do record "$verdict" "$name"; done

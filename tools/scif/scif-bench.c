@@ -23,6 +23,10 @@
  *	           (SCIF_RMA_USECPU), eng (copy engine, each RMA
  *	           SCIF_RMA_SYNC) or eng-a (copy engine, asynchronous RMAs
  *	           and one synchronous RMA at the end)
+ *	  reg      what one scif_register of 1 .. 64 MiB costs, in 4 KiB
+ *	           pages (via 4k) and in 2 MiB pages (via hugetlb if the
+ *	           pool has them, else thp): min, median and p99 in
+ *	           microseconds
  *	  raw-lat  8-byte ping-pong through a shared ivshmem device used raw
  *	           (cluster.sh -R; -D names its sysfs resource file), no SCIF
  *	           on the way: the link's own round trip
@@ -1117,13 +1121,109 @@ out:
 	return -1;
 }
 
+/*
+ * Memory for the reg mode: @len bytes in 4 KiB pages (@huge false), or
+ * in 2 MiB pages: hugetlbfs if the pool has them, else THP on an aligned
+ * range.  Faulted in, so that registration is measured without faults.
+ * Returns the range; *@base and *@maplen say what to munmap.
+ */
+static char *reg_memory(size_t len, bool huge, const char **via,
+			void **base, size_t *maplen)
+{
+	int rw = PROT_READ | PROT_WRITE, priv = MAP_PRIVATE | MAP_ANONYMOUS;
+	char *mem;
+
+	*maplen = len;
+	*via = "4k";
+	mem = huge ? mmap(NULL, len, rw, priv | MAP_HUGETLB, -1, 0) :
+		     MAP_FAILED;
+	if (mem != MAP_FAILED) {
+		*via = "hugetlb";
+		*base = mem;
+	} else {
+		*maplen = len + (huge ? 2 * MIB : 0);
+		mem = mmap(NULL, *maplen, rw, priv, -1, 0);
+		if (mem == MAP_FAILED)
+			return NULL;
+		*base = mem;
+		if (huge) {
+			*via = "thp";
+			mem = (char *)(((uintptr_t)mem + 2 * MIB - 1) &
+				       ~(uintptr_t)(2 * MIB - 1));
+		}
+		madvise(mem, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	}
+	memset(mem, 7, len);
+	return mem;
+}
+
+/*
+ * reg: what scif_register costs (pinning, the window, telling the peer)
+ * for 1..64 MiB in 4 KiB pages and in huge pages.  Latency rows: min,
+ * median and p99 of one call, in microseconds.
+ */
+static int bench_reg(const struct target *tg)
+{
+	long iters = opt.iters ? opt.iters : opt.quick ? 2 : 10, i;
+	size_t max = opt.quick ? MIB : 64 * MIB, size, maplen;
+	struct row r = { .mode = "reg", .t = T_SCIF };
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE, huge, err = 0;
+	double *t, t0;
+	struct conn c;
+	void *base;
+	char *mem;
+
+	if (tg->t != T_SCIF) {
+		fprintf(stderr, "scif-bench: reg is for SCIF only\n");
+		return -1;
+	}
+	t = calloc(iters, sizeof(*t));
+	if (!t || start(&c, tg, REQ_PINGPONG, 1, 0)) {
+		free(t);
+		return -1;
+	}
+	for (huge = 0; huge < 2 && !err; huge++) {
+		for (size = MIB; size <= max && !err; size *= 4) {
+			mem = reg_memory(size, huge, &r.via, &base, &maplen);
+			if (!mem) {
+				err = -1;
+				break;
+			}
+			progress(r.mode, r.t, size);
+			for (i = 0; i < iters && !err; i++) {
+				t0 = now_us();
+				err = scif_register(c.fd, mem, size, 0, rw,
+						    SCIF_MAP_FIXED) != 0;
+				t[i] = now_us() - t0;
+				if (!err)
+					err = scif_unregister(c.fd, 0, size);
+			}
+			munmap(base, maplen);
+			if (err) {
+				perror("scif-bench: scif_register");
+				break;
+			}
+			qsort(t, iters, sizeof(*t), cmp_double);
+			r.size = size;
+			r.count = iters;
+			r.min_us = t[0];
+			r.med_us = t[iters / 2];
+			r.p99_us = t[iters - 1 - iters / 100];
+			print_row(&r);
+		}
+	}
+	finish(&c);
+	free(t);
+	return err ? -1 : 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: scif-bench serve [-p PORT]\n"
 		"       scif-bench [-t scif|tcp|unix] [-n NODE] [-H HOST] [-p PORT]\n"
 		"                  [-f table|csv|json] [-i ITERS] [-D RAWDEV] [-q]\n"
-		"                  lat|bw|connect|memcpy|rma|raw-lat|raw-bw|mmap-lat|stop...\n");
+		"                  lat|bw|connect|memcpy|rma|reg|raw-lat|raw-bw|mmap-lat|stop...\n");
 	exit(2);
 }
 
@@ -1193,6 +1293,8 @@ int main(int argc, char **argv)
 			ret = bench_memcpy();
 		else if (!strcmp(argv[i], "rma"))
 			ret = bench_rma(&tg);
+		else if (!strcmp(argv[i], "reg"))
+			ret = bench_reg(&tg);
 		else if (!strcmp(argv[i], "raw-lat"))
 			ret = bench_pingpong_8(&tg, T_RAW);
 		else if (!strcmp(argv[i], "mmap-lat"))

@@ -17,6 +17,11 @@ module_param_named(msg_ring_size, scif_msg_ring_size, uint, 0444);
 MODULE_PARM_DESC(msg_ring_size,
 		 "Bytes in each connection's receive ring: a power of two from 4096 to 4194304 (default 65536)");
 
+unsigned int scif_busy_poll_us = 50;
+module_param_named(busy_poll_us, scif_busy_poll_us, uint, 0644);
+MODULE_PARM_DESC(busy_poll_us,
+		 "Microseconds a blocking send or recv watches its ring before it sleeps; 0 never (default 50)");
+
 struct scif_info scif_info = {
 	.eplock = __MUTEX_INITIALIZER(scif_info.eplock),
 	.endpoints = LIST_HEAD_INIT(scif_info.endpoints),

@@ -7,6 +7,7 @@
  * peer with SPACE.  Blocking calls sleep on the endpoint's wait queue
  * without holding the data mutexes, so a disconnect can always proceed.
  */
+#include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/poll.h>
 #include <linux/random.h>
@@ -107,6 +108,32 @@ static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
 }
 
 /*
+ * Before sleeping, watch for @ready for up to busy_poll_us: the peer
+ * writes its ring counts straight into our memory, so a reply that comes
+ * soon is seen without waiting for its doorbell, the interrupt, the node
+ * message worker and a wake-up.  Gives the CPU up at once to anything
+ * else that wants it, and to signals.
+ */
+static bool scif_epd_busy_poll(struct scif_endpt *ep,
+			       bool (*ready)(struct scif_endpt *))
+{
+	unsigned int us = READ_ONCE(scif_busy_poll_us);
+	u64 end;
+
+	if (!us)
+		return false;
+	end = ktime_get_ns() + (u64)us * NSEC_PER_USEC;
+	do {
+		if (ready(ep))
+			return true;
+		if (need_resched() || signal_pending(current))
+			return false;
+		cpu_relax();
+	} while (ktime_get_ns() < end);
+	return false;
+}
+
+/*
  * Move data in rounds until @iter is done or, without @block, after one
  * round; sleep between rounds that moved nothing.  One loop for send and
  * recv: @round moves what it can now, @ready says when to look again.
@@ -126,7 +153,8 @@ static int scif_epd_xfer(struct scif_endpt *ep, struct iov_iter *iter,
 		total += n;
 		if (!iov_iter_count(iter) || !block)
 			break;
-		if (!n && wait_event_interruptible(ep->wq, ready(ep))) {
+		if (!n && !scif_epd_busy_poll(ep, ready) &&
+		    wait_event_interruptible(ep->wq, ready(ep))) {
 			n = -ERESTARTSYS;	/* EINTR, or restarted if it may be */
 			break;
 		}

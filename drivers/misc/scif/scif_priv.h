@@ -343,6 +343,7 @@ struct scif_info {
 extern struct scif_info scif_info;
 extern unsigned int scif_max_endpoints;
 extern unsigned int scif_msg_ring_size;
+extern unsigned int scif_busy_poll_us;
 
 /* scif_rb.c */
 struct scif_qp_shm *scif_qp_alloc(u32 rx_size);
