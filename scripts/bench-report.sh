@@ -36,6 +36,9 @@ awk -F, 'NR > 1 && ($2 == "bw" || $2 == "memcpy" || $2 ~ /^raw-/) {
 	printf "  %-4s %-7s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
 	NR > 1 && $2 ~ /^v?(writeto|readfrom)(-c)?$/ {
 	printf "  %-4s %-11s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
+	NR > 1 && $2 == "reg" {
+	printf "  %-4s register %-7s %9d B   %10.1f us median, %8.1f us/MiB\n",
+		$1, $3, $4, $7, $7 * 1048576 / $4 }
 	NR > 1 && $2 == "connect" {
 	printf "  %-4s connect %-5s              %10.1f /s\n", $1, $3, $9 }' "$csv"
 echo
@@ -64,6 +67,16 @@ ratio "RMA writeto (CPU) / memcpy, 1 MiB" \
 	"$(value 2vm writeto cpu 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
 ratio "one VM: RMA writeto (engine) / memcpy, 1 MiB" \
 	"$(value 1vm writeto eng 1048576 9)" "$(value 1vm memcpy - 1048576 9)"
+# Registration: the cost of a MiB beyond the fixed cost of one call
+# (the window exchange with the peer), from the 1 MiB and 64 MiB rows; the
+# huge-page rows are hugetlb or THP, whichever the guest gave.
+per_mib() { # SETUP VIA-PATTERN: microseconds per MiB, or empty
+	awk -F, -v s="$1" -v v="$2" '$1 == s && $2 == "reg" && $3 ~ v {
+		if ($4 == 1048576) a = $7; if ($4 == 67108864) b = $7 }
+		END { if (a != "" && b != "") printf "%.3f", (b - a) / 63 }' "$csv"
+}
+ratio "register, per MiB: 4 KiB pages / huge pages" \
+	"$(per_mib 2vm '^4k$')" "$(per_mib 2vm '^(hugetlb|thp)$')"
 
 command -v gnuplot > /dev/null || { echo "bench-report: no gnuplot, no plots" >&2; exit 0; }
 series() { # SETUP MODE VIA COLUMN: "size value" lines

@@ -21,9 +21,9 @@ raw=/sys/bus/pci/devices/0000:00:10.0/resource2
 
 echo "TAP version 13"
 if [ -z "$peer" ]; then
-	echo "1..11"
+	echo "1..12"
 else
-	echo "1..8"
+	echo "1..10"
 fi
 
 n=0
@@ -70,6 +70,22 @@ run_rma() {
 	result $? rma "rc=$rc"
 }
 
+# run_reg ARGS: 1 MiB registered in 4 KiB pages, then in huge pages
+# (hugetlb or THP; a kernel without THP has no such row).
+run_reg() {
+	out=$("$bench" -p $port -q -f csv "$@" reg 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# /'
+	[ $rc -eq 0 ] && echo "$out" | awk -F, '
+		NR == 1 { next }
+		$1 != "reg" || $3 != 1048576 || $4 <= 0 { bad = 1 }
+		!($5 > 0 && $6 >= $5 && $7 >= $6) { bad = 1 }
+		NR == 2 && $2 != "4k" { bad = 1 }
+		NR == 3 && $2 != "hugetlb" && $2 != "thp" { bad = 1 }
+		END { exit bad || NR < 2 || NR > 3 }'
+	result $? reg "rc=$rc"
+}
+
 run() { # name mode via rows args...: scif-bench ARGS MODE (MODE's rows
 	# are named MODE, but raw-lat's and mmap-lat's are "lat" rows via
 	# "raw" and "mmap")
@@ -89,6 +105,7 @@ if [ -n "$peer" ]; then
 	run scif_connect connect scif 1 -n "$peer"
 	run mmap_lat mmap-lat mmap 1 -n "$peer"
 	run_rma -n "$peer"
+	run_reg -n "$peer"
 	if [ -e "$raw" ]; then
 		run raw_lat raw-lat raw 1 -n "$peer"
 		# raw-bw prints two rows per size, raw-wr then raw-rd.
@@ -99,9 +116,9 @@ if [ -n "$peer" ]; then
 			check_csv raw-rd raw 5 "$(echo "$out" | grep -v '^raw-wr,')"
 		result $? raw_bw "rc=$rc"
 	else
-		echo "ok 5 raw_lat # SKIP no shared device at $raw"
-		echo "ok 6 raw_bw # SKIP no shared device at $raw"
-		n=6
+		echo "ok $((n + 1)) raw_lat # SKIP no shared device at $raw"
+		echo "ok $((n + 2)) raw_bw # SKIP no shared device at $raw"
+		n=$((n + 2))
 	fi
 	run memcpy memcpy - 5
 	"$bench" -p $port -n "$peer" stop > /dev/null 2>&1
@@ -119,6 +136,7 @@ run scif_bw bw scif 6 -t scif
 run scif_connect connect scif 1 -t scif
 run mmap_lat mmap-lat mmap 1 -t scif
 run_rma -t scif
+run_reg -t scif
 # The debug kernel (tinyconfig) has neither TCP/IP nor AF_UNIX.
 if [ -e /proc/net/tcp ]; then
 	run tcp_lat lat tcp 3 -t tcp -H 127.0.0.1
