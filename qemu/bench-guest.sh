@@ -47,7 +47,7 @@ client)
 	wait_server -t tcp -H 10.99.0.2 || exit 1
 	measure 2vm -n 1 lat bw connect rma reg
 	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
-	measure 2vm memcpy
+	measure 2vm memcpy copy64
 	measure 2vm -n 1 raw-lat raw-bw mmap-lat
 	scif-bench -n 1 stop
 	;;
@@ -58,7 +58,7 @@ single)
 	measure 1vm lat bw connect rma reg
 	measure 1vm -t tcp lat bw connect
 	measure 1vm -t unix lat bw connect
-	measure 1vm memcpy
+	measure 1vm memcpy copy64
 	scif-bench stop
 	wait $server
 	;;

@@ -32,7 +32,7 @@ awk -F, 'NR > 1 && $2 == "lat" {
 		$1, $3, $4, $6, $7, $8 }' "$csv"
 echo
 echo "Bandwidth (MB/s) and connection rate (per second)"
-awk -F, 'NR > 1 && ($2 == "bw" || $2 == "memcpy" || $2 ~ /^raw-/) {
+awk -F, 'NR > 1 && ($2 == "bw" || $2 == "memcpy" || $2 == "copy64" || $2 ~ /^raw-/) {
 	printf "  %-4s %-7s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
 	NR > 1 && $2 ~ /^v?(writeto|readfrom)(-c)?$/ {
 	printf "  %-4s %-11s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
@@ -67,6 +67,10 @@ ratio "RMA writeto (CPU) / memcpy, 1 MiB" \
 	"$(value 2vm writeto cpu 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
 ratio "one VM: RMA writeto (engine) / memcpy, 1 MiB" \
 	"$(value 1vm writeto eng 1048576 9)" "$(value 1vm memcpy - 1048576 9)"
+ratio "RMA writeto (CPU) / 8-byte copy loop, 1 MiB" \
+	"$(value 2vm writeto cpu 1048576 9)" "$(value 2vm copy64 - 1048576 9)"
+ratio "RMA writeto (CPU) / 8-byte copy loop, 16 MiB" \
+	"$(value 2vm writeto cpu 16777216 9)" "$(value 2vm copy64 - 16777216 9)"
 # Registration: the cost of a MiB beyond the fixed cost of one call
 # (the window exchange with the peer), from the 1 MiB and 64 MiB rows; the
 # huge-page rows are hugetlb or THP, whichever the guest gave.
@@ -89,6 +93,7 @@ series 2vm bw scif 9 > "$tmp/scif2"
 series 2vm bw tcp 9 > "$tmp/tcp2"
 series 1vm bw scif 9 > "$tmp/scif1"
 series 2vm memcpy - 9 > "$tmp/memcpy"
+series 2vm copy64 - 9 > "$tmp/copy64"
 series 2vm raw-wr raw 9 > "$tmp/rawwr"
 series 2vm writeto eng 9 > "$tmp/rma2"
 series 2vm vwriteto cpu 9 > "$tmp/vrma2"
@@ -109,7 +114,8 @@ set format x "%.0s%cB"
 set output "$dir/bandwidth.png"
 set ylabel "MB/s"
 set title "Bandwidth between two QEMU VMs (TCG), and the in-VM memcpy ceiling"
-plot "$tmp/memcpy" with linespoints title "memcpy (one VM)", \
+plot "$tmp/memcpy" with linespoints title "memcpy, libc (one VM)", \
+     "$tmp/copy64" with linespoints title "copy by 8-byte moves (one VM)", \
      "$tmp/rawwr" with linespoints title "raw link, memcpy into it (2 VMs)", \
      "$tmp/rma2" with linespoints title "SCIF RMA writeto, engine (2 VMs)", \
      "$tmp/vrma2" with linespoints title "SCIF RMA vwriteto, CPU (2 VMs)", \

@@ -483,21 +483,41 @@ static struct scif_rma_desc *scif_desc_build(struct scif_endpt *ep,
 	return d;
 }
 
-static void scif_rma_engine_work(struct work_struct *work)
+/* Become the one context that runs @ep's queue; false if one already is. */
+static bool scif_rma_claim_queue(struct scif_endpt *ep)
 {
-	struct scif_endpt *ep = container_of(work, struct scif_endpt,
-					     rma.eng_work);
+	bool claimed;
+
+	spin_lock(&ep->rma.eng_lock);
+	claimed = !ep->rma.running;
+	ep->rma.running = true;
+	spin_unlock(&ep->rma.eng_lock);
+	return claimed;
+}
+
+/*
+ * Run @ep's queue in order, as the context that claimed it, until it is
+ * empty or every descriptor up to @until has completed; what is left
+ * then goes back to the workqueue.
+ */
+static void scif_rma_run_queue(struct scif_endpt *ep, u64 until)
+{
 	struct scif_rma_desc *d;
 	unsigned int puts = 0;
+	bool more;
 	int err;
 
 	for (;;) {
 		spin_lock(&ep->rma.eng_lock);
 		d = list_first_entry_or_null(&ep->rma.queue,
 					     struct scif_rma_desc, link);
-		spin_unlock(&ep->rma.eng_lock);
-		if (!d)
+		if (!d || ep->rma.done >= until) {
+			ep->rma.running = false;
+			more = d;
+			spin_unlock(&ep->rma.eng_lock);
 			break;
+		}
+		spin_unlock(&ep->rma.eng_lock);
 		err = scif_desc_run(d, true);
 		/* The copy is visible before it is said to be complete. */
 		wmb();
@@ -512,14 +532,29 @@ static void scif_rma_engine_work(struct work_struct *work)
 		wake_up_all(&ep->wq);
 		puts++;
 	}
+	if (more)
+		queue_work(scif_rma_wq, &ep->rma.eng_work);
 	/* Each descriptor held the endpoint; nothing touches it after. */
 	while (puts--)
 		scif_epd_put(ep);
 }
 
-/* Queue a descriptor, waiting for room; it is the engine's then. */
+static void scif_rma_engine_work(struct work_struct *work)
+{
+	struct scif_endpt *ep = container_of(work, struct scif_endpt,
+					     rma.eng_work);
+
+	/* Whoever runs the queue now hands back what it leaves. */
+	if (scif_rma_claim_queue(ep))
+		scif_rma_run_queue(ep, U64_MAX);
+}
+
+/*
+ * Queue a descriptor, waiting for room; it is the engine's then.  With
+ * @kick the workqueue is told; a synchronous RMA runs the queue itself.
+ */
 static int scif_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
-			   u64 *seq)
+			   u64 *seq, bool kick)
 {
 	int err;
 
@@ -536,7 +571,8 @@ static int scif_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 	list_add_tail(&d->link, &ep->rma.queue);
 	ep->rma.nr_queued++;
 	spin_unlock(&ep->rma.eng_lock);
-	queue_work(scif_rma_wq, &ep->rma.eng_work);
+	if (kick)
+		queue_work(scif_rma_wq, &ep->rma.eng_work);
 	return 0;
 }
 
@@ -661,11 +697,27 @@ static int scif_rma_engine(struct scif_endpt *ep,
 			refcount_inc(&st->ref);
 			d->status = st;
 		}
-		err = scif_desc_queue(ep, d, &seq);
+		/*
+		 * A synchronous RMA kicks the workqueue only when the queue
+		 * is full, so that the engine makes room.
+		 */
+		err = scif_desc_queue(ep, d, &seq,
+				      !st || READ_ONCE(ep->rma.nr_queued) >=
+					     SCIF_RMA_MAX_QUEUED - 1);
 		if (err)
 			break;
 		done += len;
 	}
+	/*
+	 * The caller would only sleep until the engine is done with its
+	 * descriptors: unless the engine is busy already, it runs them (and
+	 * any queued before them, in order) itself, which saves handing
+	 * them to a worker and being woken.
+	 */
+	if (st && seq && scif_rma_claim_queue(ep))
+		scif_rma_run_queue(ep, seq);
+	else if (st && seq)
+		queue_work(scif_rma_wq, &ep->rma.eng_work);
 	/* On an error, what was queued is copied but the RMA failed. */
 	if (!err && st) {
 		err = scif_rma_wait(ep, seq, false);

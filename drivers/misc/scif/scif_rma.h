@@ -179,6 +179,8 @@ struct scif_range;
  * @nr_queued: entries in @queue
  * @issued: sequence number of the last descriptor queued (0: none yet)
  * @done: every descriptor with a sequence number up to @done completed
+ * @running: a context is running @queue: the work item, or a caller of a
+ *	synchronous RMA that runs the queue up to its own descriptors
  * @eng_work: runs @queue on the copy engine's workqueue
  * @cache_lock: protects @cache
  * @cache: the registration cache (SCIF_RMA_USECACHE), or NULL
@@ -201,6 +203,7 @@ struct scif_epd_rma {
 	unsigned int nr_queued;
 	u64 issued;
 	u64 done;
+	bool running;
 	struct work_struct eng_work;
 
 	/* cache_lock protects cache */

@@ -21,9 +21,9 @@ raw=/sys/bus/pci/devices/0000:00:10.0/resource2
 
 echo "TAP version 13"
 if [ -z "$peer" ]; then
-	echo "1..12"
+	echo "1..13"
 else
-	echo "1..10"
+	echo "1..11"
 fi
 
 n=0
@@ -121,6 +121,7 @@ if [ -n "$peer" ]; then
 		n=$((n + 2))
 	fi
 	run memcpy memcpy - 5
+	run copy64 copy64 - 5
 	"$bench" -p $port -n "$peer" stop > /dev/null 2>&1
 	result $? server_stopped
 	exit 0
@@ -153,6 +154,7 @@ else
 	echo "ok $n unix_lat # SKIP no AF_UNIX in this kernel"
 fi
 run memcpy memcpy - 5
+run copy64 copy64 - 5
 
 out=$("$bench" -p $port -q -f json lat 2>&1); rc=$?
 echo "$out" | sed 's/^/# /'
