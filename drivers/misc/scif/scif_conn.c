@@ -865,7 +865,11 @@ void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg)
 	case SCIF_MSG_UNREGISTER_ACK:
 		scif_rma_handle_msg(node, msg, ep);
 		break;
-	default:	/* DATA, SPACE */
+	case SCIF_MSG_DATA:
+	case SCIF_MSG_SPACE:
+		scif_epd_msg_came(ep, msg->op == SCIF_MSG_DATA);
+		break;
+	default:
 		wake_up_all(&ep->wq);
 		break;
 	}

@@ -14,6 +14,13 @@
 
 #include "scif_priv.h"
 
+/*
+ * The most one round of send or recv moves: a quarter of the ring, so
+ * that the reader copies out one piece while the writer copies in the
+ * next instead of each waiting for the other's whole ring.
+ */
+#define SCIF_XFER_PIECE(ring_size)	((ring_size) / 4)
+
 static void scif_epd_notify(struct scif_endpt *ep, u32 op)
 {
 	struct scif_msg msg = {
@@ -24,6 +31,47 @@ static void scif_epd_notify(struct scif_endpt *ep, u32 op)
 
 	/* A lost node is seen by the endpoint's state, not here. */
 	scif_node_send(ep->node, &msg);
+}
+
+/*
+ * Ask the peer for a DATA (@data) or SPACE message when it next moves
+ * data (see struct scif_qp_shm), before looking at the ring once more.
+ */
+static void scif_epd_want_msg(struct scif_endpt *ep, bool data)
+{
+	spin_lock(&ep->lock);
+	if (ep->rb.remote) {
+		if (data)
+			WRITE_ONCE(ep->rb.remote->tx_wanted, 1);
+		else
+			WRITE_ONCE(ep->rb.remote->rx_waiting, 1);
+	}
+	spin_unlock(&ep->lock);
+	mb();	/* the flag, then the ring counts */
+}
+
+/**
+ * scif_epd_msg_came() - a DATA or SPACE message came: wake the waiters
+ * @ep: the endpoint it is for
+ * @data: DATA (else SPACE)
+ *
+ * The flag that asked for it is cleared first; waiters that go back to
+ * sleep set it again.
+ *
+ * Context: process context (the node's message worker).
+ */
+void scif_epd_msg_came(struct scif_endpt *ep, bool data)
+{
+	spin_lock(&ep->lock);
+	if (ep->rb.remote) {
+		if (data)
+			WRITE_ONCE(ep->rb.remote->tx_wanted, 0);
+		else
+			WRITE_ONCE(ep->rb.remote->rx_waiting, 0);
+	}
+	spin_unlock(&ep->lock);
+	mb();	/* cleared before any waiter looks again */
+	wake_up_all(&ep->wq);
 }
 
 static int scif_epd_tx_state(struct scif_endpt *ep)
@@ -44,10 +92,17 @@ static bool scif_send_ready(struct scif_endpt *ep)
 	       scif_rb_tx_room(&ep->rb) || scif_rb_tx_broken(&ep->rb);
 }
 
+/* scif_send_ready() for a sender about to sleep: asks for SPACE first. */
+static bool scif_send_ready_or_ask(struct scif_endpt *ep)
+{
+	scif_epd_want_msg(ep, false);
+	return scif_send_ready(ep);
+}
+
 /* One round of sending: what fits now.  Returns bytes sent or -errno. */
 static ssize_t scif_send_some(struct scif_endpt *ep, struct iov_iter *from)
 {
-	size_t want, sent;
+	size_t count, want, sent;
 	int err;
 
 	mutex_lock(&ep->send_mutex);
@@ -61,11 +116,16 @@ static ssize_t scif_send_some(struct scif_endpt *ep, struct iov_iter *from)
 		scif_epd_ring_broken(ep);
 		return -ECONNRESET;
 	}
+	count = iov_iter_count(from);
+	iov_iter_truncate(from, SCIF_XFER_PIECE(ep->rb.tx_size));
 	want = min_t(size_t, scif_rb_tx_room(&ep->rb), iov_iter_count(from));
 	sent = scif_rb_put(&ep->rb, from);
+	iov_iter_reexpand(from, count - sent);
 	mutex_unlock(&ep->send_mutex);
 
-	if (sent)
+	/* The count is out; does the peer wait for it (see scif_proto.h)? */
+	mb();
+	if (sent && READ_ONCE(ep->rb.local->tx_wanted))
 		scif_epd_notify(ep, SCIF_MSG_DATA);
 	return sent < want && !sent ? -EFAULT : sent;
 }
@@ -78,11 +138,18 @@ static bool scif_recv_ready(struct scif_endpt *ep)
 	       scif_rb_rx_avail(&ep->rb, &avail) || avail;
 }
 
+/* scif_recv_ready() for a receiver about to sleep: asks for DATA first. */
+static bool scif_recv_ready_or_ask(struct scif_endpt *ep)
+{
+	scif_epd_want_msg(ep, true);
+	return scif_recv_ready(ep);
+}
+
 /* One round of receiving: what is there now.  Bytes or -errno. */
 static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
 {
 	enum scif_epd_state state;
-	size_t want, got;
+	size_t count, want, got;
 	u32 avail;
 
 	mutex_lock(&ep->recv_mutex);
@@ -96,13 +163,19 @@ static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
 		scif_epd_ring_broken(ep);	/* the peer broke the ring */
 		return -ECONNRESET;
 	}
+	count = iov_iter_count(to);
+	iov_iter_truncate(to, SCIF_XFER_PIECE(ep->rb.rx_size));
 	want = min_t(size_t, avail, iov_iter_count(to));
 	got = scif_rb_get(&ep->rb, to);
+	iov_iter_reexpand(to, count - got);
 	mutex_unlock(&ep->recv_mutex);
 
 	if (!avail && state == SCIF_EPD_DISCONNECTED)
 		return -ECONNRESET;
-	if (got && state == SCIF_EPD_CONNECTED)
+	/* The count is out; does the peer wait for room (scif_proto.h)? */
+	mb();
+	if (got && state == SCIF_EPD_CONNECTED &&
+	    READ_ONCE(ep->rb.local->rx_waiting))
 		scif_epd_notify(ep, SCIF_MSG_SPACE);
 	return got < want && !got ? -EFAULT : got;
 }
@@ -141,7 +214,8 @@ static bool scif_epd_busy_poll(struct scif_endpt *ep,
 static int scif_epd_xfer(struct scif_endpt *ep, struct iov_iter *iter,
 			 bool block,
 			 ssize_t (*round)(struct scif_endpt *, struct iov_iter *),
-			 bool (*ready)(struct scif_endpt *))
+			 bool (*ready)(struct scif_endpt *),
+			 bool (*ready_or_ask)(struct scif_endpt *))
 {
 	size_t total = 0;
 	ssize_t n;
@@ -154,7 +228,7 @@ static int scif_epd_xfer(struct scif_endpt *ep, struct iov_iter *iter,
 		if (!iov_iter_count(iter) || !block)
 			break;
 		if (!n && !scif_epd_busy_poll(ep, ready) &&
-		    wait_event_interruptible(ep->wq, ready(ep))) {
+		    wait_event_interruptible(ep->wq, ready_or_ask(ep))) {
 			n = -ERESTARTSYS;	/* EINTR, or restarted if it may be */
 			break;
 		}
@@ -177,7 +251,7 @@ int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags)
 	if (flags & ~SCIF_SEND_BLOCK)
 		return -EINVAL;
 	return scif_epd_xfer(ep, from, flags & SCIF_SEND_BLOCK, scif_send_some,
-			     scif_send_ready);
+			     scif_send_ready, scif_send_ready_or_ask);
 }
 
 /**
@@ -197,7 +271,7 @@ int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags)
 	if (flags & ~SCIF_RECV_BLOCK)
 		return -EINVAL;
 	return scif_epd_xfer(ep, to, flags & SCIF_RECV_BLOCK, scif_recv_some,
-			     scif_recv_ready);
+			     scif_recv_ready, scif_recv_ready_or_ask);
 }
 
 /**
@@ -221,6 +295,12 @@ __poll_t scif_epd_poll_mask(struct scif_endpt *ep)
 		break;
 	case SCIF_EPD_CONNECTED:
 	case SCIF_EPD_DISCONNECTED:
+		/* A poller may sleep next: ask for both messages. */
+		if (ep->rb.remote) {
+			WRITE_ONCE(ep->rb.remote->tx_wanted, 1);
+			WRITE_ONCE(ep->rb.remote->rx_waiting, 1);
+			mb();	/* the flags, then the ring counts */
+		}
 		if (scif_rb_rx_avail(&ep->rb, &avail) || avail)
 			mask |= EPOLLIN | EPOLLRDNORM;
 		if (ep->state == SCIF_EPD_DISCONNECTED)

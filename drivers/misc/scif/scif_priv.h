@@ -397,6 +397,7 @@ void scif_epd_ring_broken(struct scif_endpt *ep);
 /* scif_msg.c */
 int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags);
 int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags);
+void scif_epd_msg_came(struct scif_endpt *ep, bool data);
 __poll_t scif_epd_poll_mask(struct scif_endpt *ep);
 int scif_epd_corrupt_rings(u16 port);
 

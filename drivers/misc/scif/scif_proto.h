@@ -17,18 +17,30 @@
  * @rx_write: written by the peer: bytes it has put into @rx_data
  *	(free running; the position is rx_write modulo the ring size)
  * @rx_waiting: written by the peer: non-zero while it waits for room in
- *	@rx_data and wants a doorbell when there is some
+ *	@rx_data and wants a doorbell (SPACE on a connection) when there is
+ *	some
+ * @tx_wanted: written by the peer (connections only): non-zero while it
+ *	may sleep waiting for data in its own rx_data, which this side
+ *	fills; DATA is sent only then
  * @tx_read: written by the peer: bytes it has taken out of its own
  *	rx_data, which this side fills
  * @rx_data: the receive ring, a power of two in size
  *
  * Each side writes only into the peer's half and reads only its own, so
- * nothing is read across the link on the data path.
+ * nothing is read across the link on the data path.  A side that goes to
+ * sleep sets @rx_waiting or @tx_wanted in the peer's half, then looks at
+ * its ring once more; the peer moves data, then looks at the flag (full
+ * barriers between on both sides), so either the sleeper sees the data
+ * or the peer sees the flag and sends the message.  The sleeper's side
+ * clears the flag when the message comes, before it wakes its waiters,
+ * who set it again if they go back to sleep.  While both sides keep
+ * moving data, no messages and no interrupts are needed.
  */
 struct scif_qp_shm {
 	u32 rx_write;
 	u32 rx_waiting;
-	u8 pad0[56];
+	u32 tx_wanted;
+	u8 pad0[52];
 	u32 tx_read;
 	u8 pad1[60];
 	u8 rx_data[];
