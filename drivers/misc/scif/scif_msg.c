@@ -207,9 +207,10 @@ static bool scif_epd_busy_poll(struct scif_endpt *ep,
 }
 
 /*
- * Move data in rounds until @iter is done or, without @block, after one
- * round; sleep between rounds that moved nothing.  One loop for send and
- * recv: @round moves what it can now, @ready says when to look again.
+ * Move data in rounds until @iter is done or, without @block, until a
+ * round moves nothing; sleep between rounds that moved nothing.  One loop
+ * for send and recv: @round moves what it can now, @ready says when to
+ * look again, @ready_or_ask is @ready for a caller about to sleep.
  */
 static int scif_epd_xfer(struct scif_endpt *ep, struct iov_iter *iter,
 			 bool block,
@@ -225,7 +226,8 @@ static int scif_epd_xfer(struct scif_endpt *ep, struct iov_iter *iter,
 		if (n < 0)
 			break;
 		total += n;
-		if (!iov_iter_count(iter) || !block)
+		/* Without @block: every round that moves something. */
+		if (!iov_iter_count(iter) || (!block && !n))
 			break;
 		if (!n && !scif_epd_busy_poll(ep, ready) &&
 		    wait_event_interruptible(ep->wq, ready_or_ask(ep))) {
