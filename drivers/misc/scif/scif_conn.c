@@ -481,6 +481,27 @@ static void scif_listener_close(struct scif_endpt *lep)
 	}
 }
 
+/*
+ * A closing endpoint no longer touches the peer's windows: acknowledge a
+ * DISCONNECT of the peer that came meanwhile (see scif_handle_disconnect).
+ */
+static void scif_epd_close_drained(struct scif_endpt *ep)
+{
+	struct scif_msg ack;
+	bool owed;
+
+	spin_lock(&ep->lock);
+	ep->close_drained = true;
+	owed = ep->disc_ack_owed;
+	ep->disc_ack_owed = false;
+	spin_unlock(&ep->lock);
+	if (owed) {
+		scif_msg_init(&ack, SCIF_MSG_DISC_ACK, ep->peer_handle,
+			      ep->handle);
+		scif_node_send(ep->node, &ack);
+	}
+}
+
 /**
  * scif_epd_close() - the owner lets go of an endpoint
  * @ep: the endpoint; the owner's reference is dropped
@@ -500,6 +521,7 @@ void scif_epd_close(struct scif_endpt *ep)
 	spin_lock(&ep->lock);
 	state = ep->state;
 	ep->state = SCIF_EPD_CLOSING;
+	ep->close_drained = state != SCIF_EPD_CONNECTED;
 	if (state == SCIF_EPD_CONNECTING || state == SCIF_EPD_CONNECTED) {
 		kref_get(&ep->ref);
 		ep->proto_ref = true;
@@ -515,6 +537,7 @@ void scif_epd_close(struct scif_endpt *ep)
 		 * ours stay until it acknowledges.
 		 */
 		scif_rma_epd_teardown(ep, false, -ECONNRESET);
+		scif_epd_close_drained(ep);
 		scif_msg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,
 			      ep->handle);
 		if (scif_node_send(ep->node, &msg))
@@ -681,6 +704,13 @@ static void scif_handle_disconnect(struct scif_node *node,
 		kref_get(&ep->ref);
 		if (!queue_work(scif_info.wq, &ep->disc_work))
 			scif_epd_put(ep);
+	} else if (ep->state == SCIF_EPD_CLOSING && !ep->close_drained) {
+		/*
+		 * Both ends are closing and ours still has RMAs or mappings
+		 * on the peer's windows: the peer frees them on the
+		 * acknowledgment, so it waits until we are done.
+		 */
+		ep->disc_ack_owed = true;
 	} else {
 		ack = true;
 	}

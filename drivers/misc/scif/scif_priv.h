@@ -246,6 +246,12 @@ struct scif_conreq {
  * @conn_async: a connect is completing without its caller waiting
  * @conn_intr: that is because a blocking connect was interrupted
  * @proto_ref: the protocol holds a reference (see the notes)
+ * @close_drained: closing, and done with the peer's memory: no RMA or
+ *	mapping uses its windows any more (true unless a close of a
+ *	connected endpoint is still letting go of them)
+ * @disc_ack_owed: the peer's DISCONNECT came before @close_drained; the
+ *	close acknowledges it once drained (the peer frees its windows on
+ *	the acknowledgment)
  * @backlog: most requests that may wait at a listener
  * @nr_conreqs: requests waiting in @conreqs
  * @conreqs: requests waiting at a listener
@@ -280,6 +286,8 @@ struct scif_endpt {
 	bool conn_async;
 	bool conn_intr;
 	bool proto_ref;
+	bool close_drained;
+	bool disc_ack_owed;
 	int backlog;
 	int nr_conreqs;
 	struct list_head conreqs;
