@@ -108,9 +108,9 @@ gnuplot <<EOF
 set terminal pngcairo size 900,560 noenhanced
 set logscale xy 2
 set grid
-set key top left
+set key bottom right
 set xlabel "transfer size (bytes)"
-set format x "%.0s%cB"
+set format x "%.0b%BB"
 set output "$dir/bandwidth.png"
 set ylabel "MB/s"
 set title "Bandwidth between two QEMU VMs (TCG), and the in-VM memcpy ceiling"
