@@ -805,6 +805,11 @@ static void scif_handle_orphan(struct scif_node *node,
 	case SCIF_MSG_UNREGISTER:
 		scif_rma_handle_orphan(node, msg);
 		return;
+	case SCIF_MSG_FENCE_MARK:
+	case SCIF_MSG_FENCE_WAIT:
+	case SCIF_MSG_FENCE_SIGNAL:
+		scif_fence_handle_orphan(node, msg);
+		return;
 	case SCIF_MSG_ACCEPT:
 		/* Release the peer endpoint that was made for us. */
 		scif_msg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, msg->dst);
@@ -864,6 +869,12 @@ void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg)
 	case SCIF_MSG_UNREGISTER:
 	case SCIF_MSG_UNREGISTER_ACK:
 		scif_rma_handle_msg(node, msg, ep);
+		break;
+	case SCIF_MSG_FENCE_MARK:
+	case SCIF_MSG_FENCE_WAIT:
+	case SCIF_MSG_FENCE_SIGNAL:
+	case SCIF_MSG_FENCE_ACK:
+		scif_fence_handle_msg(node, msg, ep);
 		break;
 	default:	/* DATA, SPACE */
 		wake_up_all(&ep->wq);
