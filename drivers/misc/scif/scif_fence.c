@@ -85,12 +85,16 @@ void scif_fence_epd_init(struct scif_endpt *ep)
 	INIT_LIST_HEAD(&ep->rma.fence_reqs);
 }
 
-/* The sequence number a 31-bit mark stands for (see the notes). */
+/*
+ * The sequence number a 31-bit mark stands for (see the notes); 0 (no
+ * RMA) for a mark that no number issued so far can have given.
+ */
 static u64 scif_fence_seq(struct scif_endpt *ep, u32 mark)
 {
 	u64 issued = scif_rma_mark(ep);
+	u64 back = (issued - mark) & SCIF_FENCE_SEQ_MASK;
 
-	return issued - ((issued - mark) & SCIF_FENCE_SEQ_MASK);
+	return back > issued ? 0 : issued - back;
 }
 
 static void scif_fence_ack_fill(struct scif_msg *reply, u64 dst, u64 src,
