@@ -7,8 +7,8 @@
  * same with local signals behind readfroms, with marks and signals of
  * the peer's RMAs, a signal at an offset whose 8 bytes cross a page, a
  * wait interrupted by a signal (EINTR, for a mark of either side), a
- * fence with nothing outstanding (at once), every error, and waiters
- * woken by the peer's close.
+ * fence with nothing outstanding (at once), every error, waiters woken
+ * by the peer's close, and forged fence messages of a hostile peer.
  *
  * Both ends are in this process on the loopback bus, so what lands in a
  * window is checked in memory directly.
@@ -251,6 +251,10 @@ TEST_F(fence, nothing_outstanding_returns_at_once)
 	EXPECT_GT(0, m2) TH_LOG("a peer mark has bit 31: %#x", m2);
 	EXPECT_EQ(0, scif_fence_wait(c, m2));
 	EXPECT_EQ(0, scif_fence_wait(s, m1));
+	/* Marks no RMA could have given are reached at once too. */
+	EXPECT_EQ(0, scif_fence_wait(c, 0x7fffffff));
+	EXPECT_EQ(0, scif_fence_wait(c, 12345));
+	EXPECT_EQ(0, scif_fence_wait(c, (int)0x80000005));
 	EXPECT_EQ(0, scif_fence_signal(c, 0, 0, ROFF + FLAG, 3, SELF_REMOTE));
 	EXPECT_TRUE(flag_is(self->rbuf + FLAG, 3));
 	EXPECT_EQ(0, scif_fence_signal(c, self->loff + FLAG, 4, 0, 0,
@@ -571,6 +575,110 @@ TEST_F_TIMEOUT(fence, peer_close_wakes_and_resets, 120)
 						   PEER_LOCAL));
 	munmap(a, BIG);
 	munmap(b, BIG);
+}
+
+#define SCIF_DBG	"/sys/kernel/debug/scif/"
+
+/* A debugfs counter of <debugfs>/scif/stats, or -1. */
+static long stat_of(const char *key)
+{
+	char buf[512], *p;
+
+	if (read_file(SCIF_DBG "stats", buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, key);
+	return p ? atol(p + strlen(key) + 1) : -1;
+}
+
+/* The handles of both ends of @cn, from <debugfs>/scif/endpoints. */
+static int handles(const struct conn *cn, uint64_t *client, uint64_t *server)
+{
+	unsigned int port, pnode, pport;
+	char line[256], state[32];
+	unsigned long long h;
+	FILE *f = fopen(SCIF_DBG "endpoints", "r");
+
+	*client = *server = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %31s %u %u:%u", &h, state, &port, &pnode,
+			   &pport) != 5 || strcmp(state, "connected"))
+			continue;
+		if (port == (unsigned int)cn->client_port)
+			*client = h;
+		else if (pport == (unsigned int)cn->client_port)
+			*server = h;
+	}
+	fclose(f);
+	return *client && *server ? 0 : -1;
+}
+
+/* Forge a fence message to this node: FENCE_MARK + @k. */
+static int forge(int k, uint64_t dst, uint64_t src, uint64_t a0, uint64_t a1,
+		 uint64_t a2, uint64_t a3, uint64_t a4)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "fence %d %llx %llx %llx %llx %llx %llx %llx",
+		 k, (unsigned long long)dst, (unsigned long long)src,
+		 (unsigned long long)a0, (unsigned long long)a1,
+		 (unsigned long long)a2, (unsigned long long)a3,
+		 (unsigned long long)a4);
+	return write_file(SCIF_DBG "corrupt", cmd);
+}
+
+enum { F_MARK, F_WAIT, F_SIGNAL, F_ACK };
+#define NO_OFF	UINT64_MAX
+
+/*
+ * The peer's fence messages are hostile input: forged ones (through the
+ * corrupt hook, as if from the peer) with bad handles, offsets, marks
+ * and answers are refused or dropped, and the connection carries on.
+ */
+TEST_F(fence, hostile_fence_messages)
+{
+	int c = self->cn.client, s = self->cn.server, mark;
+	uint64_t ch, sh, big = UINT64_MAX / 2;
+	long dropped;
+
+	if (access(SCIF_DBG "corrupt", W_OK))
+		SKIP(return, "no %scorrupt", SCIF_DBG);
+	ASSERT_EQ(0, handles(&self->cn, &ch, &sh));
+	dropped = stat_of("dropped_msgs");
+	ASSERT_LE(0, dropped);
+	/* Not from the server's peer, or for no endpoint: dropped. */
+	EXPECT_EQ(0, forge(F_SIGNAL, sh, ch ^ 1, 1, FLAG, 1, NO_OFF, 0));
+	EXPECT_EQ(0, forge(F_MARK, sh ^ (1ULL << 40), ch, 1, 0, 0, 0, 0));
+	EXPECT_EQ(0, forge(F_ACK, ch, sh ^ 2, 1, 0, 0, 0, 0));
+	EXPECT_EQ(0, forge(F_WAIT, 0, 0, 1, 0, 0, 0, 0));
+	/* From the client: refused by the server, answers ignored. */
+	EXPECT_EQ(0, forge(F_SIGNAL, sh, ch, 7, ROFF + 2, 1, NO_OFF, 0));
+	EXPECT_EQ(0, forge(F_SIGNAL, sh, ch, 7, big, 1, NO_OFF, 0));
+	EXPECT_EQ(0, forge(F_SIGNAL, sh, ch, 7, NO_OFF - 4, 1, big + 4, 1));
+	EXPECT_EQ(0, forge(F_SIGNAL, sh, ch, 7, NO_OFF, 1, NO_OFF, 1));
+	EXPECT_EQ(0, forge(F_SIGNAL, sh, ch, 7, ROFF + WIN - 4, 1, NO_OFF, 0));
+	EXPECT_EQ(0, forge(F_SIGNAL, sh, ch, 7, NO_OFF, 0, WIN + 8, 1));
+	EXPECT_EQ(0, forge(F_WAIT, sh, ch, 7, 1ULL << 31, 0, 0, 0));
+	EXPECT_EQ(0, forge(F_WAIT, sh, ch, 7, big, 0, 0, 0));
+	EXPECT_EQ(0, forge(F_WAIT, sh, ch, 7, 0x7fffffff, 0, 0, 0));
+	EXPECT_EQ(0, forge(F_ACK, ch, sh, 12345, 99, 0, 0, 0));
+	EXPECT_EQ(0, forge(F_ACK, ch, sh, 0, 99, 0xdead, 0, 0));
+	/* A valid request from the "peer" is served like a real one. */
+	EXPECT_EQ(0, forge(F_SIGNAL, sh, ch, 8, ROFF + FLAG, 0x5a5a, NO_OFF,
+			   0));
+	EXPECT_TRUE(flag_is(self->rbuf + FLAG, 0x5a5a));
+	EXPECT_LE(dropped + 4, stat_of("dropped_msgs"));
+	/* Nothing was written where it should not have been. */
+	EXPECT_EQ(0, load64(self->rbuf + WIN - 8));
+	/* The connection and its fences still work, both ways. */
+	fill_pattern(self->lbuf, NR_RMAS * CHUNK, 5);
+	ASSERT_EQ(0, copies(c, self->loff, ROFF, true));
+	ASSERT_EQ(0, scif_fence_mark(s, SCIF_FENCE_INIT_PEER, &mark));
+	ASSERT_EQ(0, scif_fence_wait(s, mark));
+	EXPECT_EQ(-1, check_pattern(self->rbuf, NR_RMAS * CHUNK, 5));
+	ASSERT_EQ(0, scif_fence_signal(c, 0, 0, ROFF + FLAG, 6, SELF_REMOTE));
+	EXPECT_TRUE(flag_is(self->rbuf + FLAG, 6));
 }
 
 TEST_HARNESS_MAIN
