@@ -241,7 +241,7 @@ static int run_round(int round)
 	f[0].epd = f[1].epd = fence_conn();
 	if (f[0].epd < 0)
 		ok = 0;
-	check(ok, "connected_%s_streams", round, "4 + fence");
+	check(ok, "connected_%s_streams", round, "4_and_fence");
 	if (!ok)
 		return -1;
 	for (i = 0; i < STREAMS; i++)
