@@ -238,11 +238,12 @@ static int run_round(int round)
 		if (s[i].epd < 0)
 			ok = 0;
 	}
-	f[0].epd = f[1].epd = fence_conn();
-	if (f[0].epd < 0)
-		ok = 0;
-	check(ok, "connected_%s_streams", round, "4_and_fence");
+	check(ok, "connected_%s_streams", round, "4");
 	if (!ok)
+		return -1;
+	f[0].epd = f[1].epd = fence_conn();
+	check(f[0].epd >= 0, "fence_connection%s", round, "");
+	if (f[0].epd < 0)
 		return -1;
 	for (i = 0; i < STREAMS; i++)
 		pthread_create(&s[i].th, NULL, stream_fn, &s[i]);
@@ -297,7 +298,7 @@ static int drive(void)
 	char msg[BLOCK] = "QUIT";
 	int round, epd;
 
-	printf("TAP version 13\n1..%d\n", ROUNDS * 9 + 2);
+	printf("TAP version 13\n1..%d\n", ROUNDS * 10 + 2);
 	for (round = 1; round <= ROUNDS; round++)
 		if (run_round(round))
 			return 1;
