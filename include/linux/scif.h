@@ -106,6 +106,10 @@ int scif_vreadfrom(scif_epd_t epd, void *addr, size_t len, off_t roffset,
 		   int rma_flags);
 int scif_vwriteto(scif_epd_t epd, void *addr, size_t len, off_t roffset,
 		  int rma_flags);
+int scif_fence_mark(scif_epd_t epd, int flags, int *mark);
+int scif_fence_wait(scif_epd_t epd, int mark);
+int scif_fence_signal(scif_epd_t epd, off_t loff, u64 lval, off_t roff,
+		      u64 rval, int flags);
 int scif_get_pages(scif_epd_t epd, off_t offset, size_t len,
 		   struct scif_range **pages);
 int scif_put_pages(struct scif_range *pages);

@@ -512,3 +512,81 @@ int scif_vwriteto(scif_epd_t epd, void *addr, size_t len, off_t roffset,
 	return scif_rma_kernel(epd, &req);
 }
 EXPORT_SYMBOL_GPL(scif_vwriteto);
+
+/**
+ * scif_fence_mark() - mark the RMAs not yet completed
+ * @epd: a connected endpoint
+ * @flags: SCIF_FENCE_INIT_SELF (the RMAs initiated through @epd) or
+ *	SCIF_FENCE_INIT_PEER (those initiated through its peer)
+ * @mark: receives the mark, to pass to scif_fence_wait()
+ *
+ * A mark covers every asynchronous RMA of the set issued before the
+ * call (with SCIF_FENCE_INIT_PEER: before the peer received the request).
+ * RMAs that completed before their call returned (SCIF_RMA_SYNC,
+ * SCIF_RMA_USECPU) need no fence.
+ *
+ * Context: process context; with SCIF_FENCE_INIT_PEER sleeps until the
+ * peer answers.
+ * Return: 0, or -EINVAL (@flags), -ENOTCONN, -ECONNRESET, -ENODEV or
+ * -EINTR (fatal signal).
+ */
+int scif_fence_mark(scif_epd_t epd, int flags, int *mark)
+{
+	if (!mark)
+		return -EINVAL;
+	return scif_kernel_err(scif_epd_fence_mark(epd, flags, mark));
+}
+EXPORT_SYMBOL_GPL(scif_fence_mark);
+
+/**
+ * scif_fence_wait() - wait until every RMA of a mark has completed
+ * @epd: the endpoint the mark was taken on
+ * @mark: a value from scif_fence_mark()
+ *
+ * Returns at once if the marked RMAs have completed already (or if no
+ * RMA was outstanding when the mark was taken).  If the peer goes away
+ * the wait ends with its error: the marked RMAs may not all have been
+ * copied.
+ *
+ * Context: process context; sleeps, interruptibly.
+ * Return: 0, or -ENOMEM, -ENOTCONN, -ECONNRESET, -ENODEV or -EINTR
+ * (a signal).
+ */
+int scif_fence_wait(scif_epd_t epd, int mark)
+{
+	return scif_kernel_err(scif_epd_fence_wait(epd, mark));
+}
+EXPORT_SYMBOL_GPL(scif_fence_wait);
+
+/**
+ * scif_fence_signal() - write values once the RMAs not yet completed have
+ * @epd: a connected endpoint
+ * @loff: offset in @epd's registered address space (SCIF_SIGNAL_LOCAL)
+ * @lval: the 64-bit value written at @loff
+ * @roff: offset in the peer's registered address space
+ *	(SCIF_SIGNAL_REMOTE)
+ * @rval: the 64-bit value written at @roff
+ * @flags: exactly one of SCIF_FENCE_INIT_SELF and SCIF_FENCE_INIT_PEER
+ *	(as for scif_fence_mark()), and SCIF_SIGNAL_LOCAL,
+ *	SCIF_SIGNAL_REMOTE or both
+ *
+ * Returns without waiting for the RMAs: the values are written after
+ * every RMA of the set issued before the call has completed and its data
+ * is visible.  Each offset used must be 4-byte aligned, and its 8 bytes
+ * must lie in windows that allow writing; an 8-byte aligned value is
+ * written by a single store.
+ *
+ * Context: process context; may sleep for room in the copy engine's
+ * queue, or with SCIF_FENCE_INIT_PEER until the peer answers.
+ * Return: 0, or -EINVAL (@flags, an offset not 4-byte aligned), -ENXIO
+ * (an offset not inside windows), -EACCES (a window does not allow
+ * writing), -ENOMEM, -ENOTCONN, -ECONNRESET, -ENODEV or -EINTR (fatal
+ * signal).
+ */
+int scif_fence_signal(scif_epd_t epd, off_t loff, u64 lval, off_t roff,
+		      u64 rval, int flags)
+{
+	return scif_kernel_err(scif_epd_fence_signal(epd, loff, lval, roff,
+						     rval, flags));
+}
+EXPORT_SYMBOL_GPL(scif_fence_signal);

@@ -835,6 +835,11 @@ static void scif_handle_orphan(struct scif_node *node,
 	case SCIF_MSG_UNREGISTER:
 		scif_rma_handle_orphan(node, msg);
 		return;
+	case SCIF_MSG_FENCE_MARK:
+	case SCIF_MSG_FENCE_WAIT:
+	case SCIF_MSG_FENCE_SIGNAL:
+		scif_fence_handle_orphan(node, msg);
+		return;
 	case SCIF_MSG_ACCEPT:
 		/* Release the peer endpoint that was made for us. */
 		scif_msg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, msg->dst);
@@ -898,6 +903,12 @@ void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg)
 	case SCIF_MSG_DATA:
 	case SCIF_MSG_SPACE:
 		scif_epd_msg_came(ep, msg->op == SCIF_MSG_DATA);
+		break;
+	case SCIF_MSG_FENCE_MARK:
+	case SCIF_MSG_FENCE_WAIT:
+	case SCIF_MSG_FENCE_SIGNAL:
+	case SCIF_MSG_FENCE_ACK:
+		scif_fence_handle_msg(node, msg, ep);
 		break;
 	default:
 		wake_up_all(&ep->wq);

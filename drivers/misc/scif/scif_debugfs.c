@@ -13,6 +13,11 @@
  *                 "count <node>"     a write count beyond the node ring
  *                 "conn <port>"      bad counts in the rings of every
  *                                    connection bound to local <port>
+ *                 "fence <k> <dst> <src> <a0> .. <a4>" (hex but <k>)
+ *                                    a forged fence message to this node
+ *                                    itself (loopback): FENCE_MARK + k,
+ *                                    k 0..3, with the given handles and
+ *                                    arguments, as a peer could send it
  *   fail_alloc  fault injection into every allocation of the driver
  *               (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; see
  *               Documentation/fault-injection/ for the attributes)
@@ -67,11 +72,27 @@ static int stats_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(stats);
 
+/* "fence ...": a fence message as a hostile peer would send it. */
+static int scif_debugfs_fence(const char *buf)
+{
+	struct scif_msg msg = { 0 };
+	struct scif_node *node;
+	unsigned int k;
+
+	if (sscanf(buf, "fence %u %llx %llx %llx %llx %llx %llx %llx", &k,
+		   &msg.dst, &msg.src, &msg.arg[0], &msg.arg[1], &msg.arg[2],
+		   &msg.arg[3], &msg.arg[4]) != 8 || k > 3)
+		return -EINVAL;
+	msg.op = SCIF_MSG_FENCE_MARK + k;
+	node = scif_node_get_online(scif_info.self);
+	return node ? scif_node_send(node, &msg) : -ENODEV;
+}
+
 static ssize_t corrupt_write(struct file *file, const char __user *ubuf,
 			     size_t len, loff_t *ppos)
 {
 	unsigned int a, b;
-	char buf[32];
+	char buf[256];
 	int err;
 
 	if (len >= sizeof(buf))
@@ -86,6 +107,8 @@ static ssize_t corrupt_write(struct file *file, const char __user *ubuf,
 		err = scif_node_corrupt(a, true, 0);
 	else if (sscanf(buf, "conn %u", &a) == 1 && a && a <= U16_MAX)
 		err = scif_epd_corrupt_rings(a) ? 0 : -ENOENT;
+	else if (!strncmp(buf, "fence ", 6))
+		err = scif_debugfs_fence(buf);
 	else
 		err = -EINVAL;
 	return err ?: len;

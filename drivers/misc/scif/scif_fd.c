@@ -244,21 +244,31 @@ static long scif_ioctl_copy(struct scif_endpt *ep, unsigned int cmd,
 	return scif_epd_rma(ep, &req);
 }
 
-/*
- * Operations whose ABI is fixed but whose core is not implemented yet:
- * the argument is read exactly as the finished operation will read it, so
- * a bad pointer is reported as EFAULT already, and then EOPNOTSUPP.
- */
-static long scif_ioctl_not_yet(unsigned int cmd, void __user *uarg)
+/* The mark is written through the user pointer in the argument. */
+static long scif_ioctl_fence_mark(struct scif_endpt *ep,
+				  struct scifioctl_fence_mark __user *uarg)
 {
-	u8 buf[sizeof(struct scifioctl_reg)];
-	size_t size = cmd == SCIF_FENCE_WAIT ? 0 : _IOC_SIZE(cmd);
+	struct scifioctl_fence_mark req;
+	int mark, err;
 
-	BUILD_BUG_ON(sizeof(struct scifioctl_copy) > sizeof(buf) ||
-		     sizeof(struct scifioctl_fence_signal) > sizeof(buf));
-	if (copy_from_user(buf, uarg, size))
+	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	return -EOPNOTSUPP;
+	err = scif_epd_fence_mark(ep, req.flags, &mark);
+	if (err)
+		return err;
+	return put_user(mark, (int __user *)u64_to_user_ptr(req.mark)) ?
+	       -EFAULT : 0;
+}
+
+static long scif_ioctl_fence_signal(struct scif_endpt *ep,
+				    struct scifioctl_fence_signal __user *uarg)
+{
+	struct scifioctl_fence_signal req;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	return scif_epd_fence_signal(ep, req.loff, req.lval, req.roff,
+				     req.rval, req.flags);
 }
 
 static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
@@ -293,9 +303,12 @@ static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	case SCIF_VWRITETO:
 		return scif_ioctl_copy(ep, cmd, uarg);
 	case SCIF_FENCE_MARK:
+		return scif_ioctl_fence_mark(ep, uarg);
 	case SCIF_FENCE_WAIT:
+		/* The mark is the argument itself (an int). */
+		return scif_epd_fence_wait(ep, (int)arg);
 	case SCIF_FENCE_SIGNAL:
-		return scif_ioctl_not_yet(cmd, uarg);
+		return scif_ioctl_fence_signal(ep, uarg);
 	}
 	return -ENOTTY;
 }

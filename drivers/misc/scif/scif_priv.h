@@ -50,7 +50,9 @@
  * sending a node message.
  * Only scif_node.reply_lock and the maple trees' own locks nest in it.
  * The copy engine's scif_endpt.rma.eng_lock is a spinlock taken alone
- * (innermost); rma.cache_lock (registration cache) is a mutex that
+ * (innermost; it also guards the peer's parked fence waits), and so is
+ * rma.fence_lock (this side's fence requests to the peer, see
+ * scif_fence.c); rma.cache_lock (registration cache) is a mutex that
  * nests inside ctl_mutex only, and outside the mm's mmap lock.  The engine's worker holds no lock
  * while copying and drops window references (which may send a reply
  * through reply_work) outside all of them.

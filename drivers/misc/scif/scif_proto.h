@@ -10,6 +10,7 @@
 #define _SCIF_PROTO_H_
 
 #include <linux/build_bug.h>
+#include <linux/limits.h>
 #include <linux/types.h>
 
 /**
@@ -69,6 +70,17 @@ static_assert(sizeof(struct scif_qp_shm) == 128);
  * @SCIF_MSG_UNREGISTER: src closes a window; arg[0], arg[1] as in REGISTER
  * @SCIF_MSG_UNREGISTER_ACK: the receiver will no longer touch that window
  *	of dst; arg[0], arg[1] as in REGISTER
+ * @SCIF_MSG_FENCE_MARK: src asks for a mark of the RMAs dst initiated so
+ *	far; arg[0] request id
+ * @SCIF_MSG_FENCE_WAIT: src asks dst to answer once its RMAs up to a mark
+ *	completed; arg[0] request id, arg[1] the mark (31 bits)
+ * @SCIF_MSG_FENCE_SIGNAL: src asks dst to write values once the RMAs dst
+ *	initiated so far completed; arg[0] request id, arg[1] offset in
+ *	dst's registered address space, arg[2] the value to write there,
+ *	arg[3] offset in src's registered address space, arg[4] the value
+ *	to write there; an offset of SCIF_FENCE_NO_OFF means no write
+ * @SCIF_MSG_FENCE_ACK: answer to a FENCE_* request; arg[0] its id, arg[1]
+ *	the mark (FENCE_MARK), arg[2] 0 or a positive errno
  * @SCIF_MSG_NR: number of message types
  */
 enum scif_msg_op {
@@ -83,6 +95,10 @@ enum scif_msg_op {
 	SCIF_MSG_REGISTER_ACK,
 	SCIF_MSG_UNREGISTER,
 	SCIF_MSG_UNREGISTER_ACK,
+	SCIF_MSG_FENCE_MARK,
+	SCIF_MSG_FENCE_WAIT,
+	SCIF_MSG_FENCE_SIGNAL,
+	SCIF_MSG_FENCE_ACK,
 	SCIF_MSG_NR
 };
 
@@ -103,6 +119,9 @@ struct scif_msg {
 };
 
 static_assert(sizeof(struct scif_msg) == 64);
+
+/* FENCE_SIGNAL: no value to write at this side. */
+#define SCIF_FENCE_NO_OFF	U64_MAX
 
 /* Size of one page of a run list; the peer maps them one at a time. */
 #define SCIF_RUNLIST_PAGE	4096

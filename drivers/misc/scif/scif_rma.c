@@ -96,6 +96,8 @@ struct scif_rma_status {
  * @dst: destination
  * @src: source
  * @write_user: the destination is user pages (dirty them)
+ * @signal: a fence signal: @val is written at @dst (8 bytes), no @src
+ * @val: the value of a fence signal
  */
 struct scif_rma_desc {
 	struct list_head link;
@@ -107,6 +109,8 @@ struct scif_rma_desc {
 	struct scif_rma_side dst;
 	struct scif_rma_side src;
 	bool write_user;
+	bool signal;
+	u64 val;
 };
 
 /* The run of @runs that covers byte @off of its window. */
@@ -275,12 +279,48 @@ static int scif_rma_lost(struct scif_endpt *ep)
 	return 0;
 }
 
+/*
+ * A fence signal: the value in one 64-bit store where its 8 bytes are
+ * contiguous (a 4-byte aligned offset may put them across a page, and
+ * pages of a window need not be adjacent: then two 32-bit stores, low
+ * half first).  The descriptors before it completed, and the engine's
+ * barrier after each made their data visible first.
+ */
+struct scif_u64_packed {
+	u64 v;
+} __packed;
+
+static void scif_signal_run(struct scif_rma_desc *d)
+{
+	u64 avail;
+	void *va;
+
+	va = scif_side_va(&d->dst, &avail);
+	if (avail >= sizeof(u64)) {
+		if (IS_ALIGNED((unsigned long)va, sizeof(u64)))
+			WRITE_ONCE(*(u64 *)va, d->val);
+		else	/* one unaligned store on x86 */
+			((struct scif_u64_packed *)va)->v = d->val;
+		return;
+	}
+	WRITE_ONCE(*(u32 *)va, lower_32_bits(d->val));
+	scif_side_advance(&d->dst, sizeof(u32));
+	va = scif_side_va(&d->dst, &avail);
+	WRITE_ONCE(*(u32 *)va, upper_32_bits(d->val));
+}
+
 /* Copy a descriptor, a bounded piece at a time. */
 static int scif_desc_run(struct scif_rma_desc *d, bool engine)
 {
 	u64 left = d->len, n, tail;
 	int err;
 
+	if (d->signal) {
+		err = scif_rma_lost(d->ep);
+		if (!err)
+			scif_signal_run(d);
+		return err;
+	}
 	while (left) {
 		err = scif_rma_lost(d->ep);
 		if (err)
@@ -530,6 +570,7 @@ static void scif_rma_run_queue(struct scif_endpt *ep, u64 until)
 		spin_unlock(&ep->rma.eng_lock);
 		scif_desc_free(d);
 		wake_up_all(&ep->wq);
+		scif_fence_engine_done(ep);
 		puts++;
 	}
 	if (more)
@@ -550,9 +591,25 @@ static void scif_rma_engine_work(struct work_struct *work)
 }
 
 /*
- * Queue a descriptor, waiting for room; it is the engine's then.  With
- * @kick the workqueue is told; a synchronous RMA runs the queue itself.
+ * Hand a descriptor to the engine, whatever the length of the queue.
+ * With @kick the workqueue is told; a synchronous RMA runs the queue
+ * itself.
  */
+static void scif_desc_enqueue(struct scif_endpt *ep, struct scif_rma_desc *d,
+			      u64 *seq, bool kick)
+{
+	kref_get(&ep->ref);
+	spin_lock(&ep->rma.eng_lock);
+	d->seq = ++ep->rma.issued;
+	*seq = d->seq;
+	list_add_tail(&d->link, &ep->rma.queue);
+	ep->rma.nr_queued++;
+	spin_unlock(&ep->rma.eng_lock);
+	if (kick)
+		queue_work(scif_rma_wq, &ep->rma.eng_work);
+}
+
+/* Queue a descriptor, waiting for room; it is the engine's then. */
 static int scif_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 			   u64 *seq, bool kick)
 {
@@ -564,15 +621,7 @@ static int scif_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 		scif_desc_free(d);
 		return -EINTR;
 	}
-	kref_get(&ep->ref);
-	spin_lock(&ep->rma.eng_lock);
-	d->seq = ++ep->rma.issued;
-	*seq = d->seq;
-	list_add_tail(&d->link, &ep->rma.queue);
-	ep->rma.nr_queued++;
-	spin_unlock(&ep->rma.eng_lock);
-	if (kick)
-		queue_work(scif_rma_wq, &ep->rma.eng_work);
+	scif_desc_enqueue(ep, d, seq, kick);
 	return 0;
 }
 
@@ -773,6 +822,83 @@ int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req)
 }
 
 /**
+ * scif_rma_signal_build() - prepare a fence signal
+ * @ep: a connected endpoint
+ * @off: where to write, in @ep's registered address space (@remote
+ *	false) or its peer's; at most S64_MAX - 7
+ * @val: the value
+ * @remote: @off is in the peer's registered address space
+ * @err: receives the error
+ *
+ * The 8 bytes at @off must lie in windows (contiguous if more than one)
+ * that allow writing; they stay referenced until the signal is written.
+ *
+ * Context: process context (the node's rx_work included); may sleep.
+ * Return: the descriptor, to queue with scif_rma_signal_queue() or free
+ * with scif_rma_signal_free(); NULL with -ENXIO, -EACCES, -ENOMEM or a
+ * connection error in @err.
+ */
+struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
+					    u64 val, bool remote, int *err)
+{
+	struct scif_rma_desc *d;
+
+	d = scif_fail_alloc() ? NULL : kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	d->ep = ep;
+	d->len = sizeof(u64);
+	d->signal = true;
+	d->val = val;
+	*err = scif_side_hold(ep, &d->dst, off, sizeof(u64), remote,
+			      SCIF_PROT_WRITE);
+	if (*err) {
+		scif_desc_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/**
+ * scif_rma_signal_queue() - queue a fence signal behind the RMAs issued
+ * @ep: the endpoint it was built for
+ * @d: the descriptor; the engine's (or freed) whatever the result
+ * @wait: wait (killably) for room in the queue; else fail at twice the
+ *	usual bound (for the node's rx_work, which must not wait)
+ *
+ * Context: process context.
+ * Return: 0, -EINTR (fatal signal) or -ENOMEM (queue full, !@wait).
+ */
+int scif_rma_signal_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
+			  bool wait)
+{
+	u64 seq;
+
+	if (wait)
+		return scif_desc_queue(ep, d, &seq, true);
+	if (READ_ONCE(ep->rma.nr_queued) >= 2 * SCIF_RMA_MAX_QUEUED) {
+		scif_desc_free(d);
+		return -ENOMEM;
+	}
+	scif_desc_enqueue(ep, d, &seq, true);
+	return 0;
+}
+
+/**
+ * scif_rma_signal_free() - drop a fence signal that was not queued
+ * @d: the descriptor, or NULL
+ *
+ * Context: process context.
+ */
+void scif_rma_signal_free(struct scif_rma_desc *d)
+{
+	if (d)
+		scif_desc_free(d);
+}
+
+/**
  * scif_rma_mark() - the sequence number of the last RMA issued
  * @ep: the endpoint
  *
@@ -947,6 +1073,7 @@ void scif_rma_engine_init(struct scif_endpt *ep)
 	spin_lock_init(&ep->rma.eng_lock);
 	INIT_LIST_HEAD(&ep->rma.queue);
 	INIT_WORK(&ep->rma.eng_work, scif_rma_engine_work);
+	INIT_LIST_HEAD(&ep->rma.waiters);
 	mutex_init(&ep->rma.cache_lock);
 }
 

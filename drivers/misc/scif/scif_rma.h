@@ -182,8 +182,16 @@ struct scif_range;
  * @running: a context is running @queue: the work item, or a caller of a
  *	synchronous RMA that runs the queue up to its own descriptors
  * @eng_work: runs @queue on the copy engine's workqueue
+ * @waiters: the peer's fence waits (struct scif_fence_waiter) for a
+ *	sequence number not yet reached; the engine answers them as @done
+ *	passes their number
+ * @nr_waiters: entries in @waiters
  * @cache_lock: protects @cache
  * @cache: the registration cache (SCIF_RMA_USECACHE), or NULL
+ * @fence_lock: protects @fence_reqs and @fence_next_id
+ * @fence_reqs: this side's fence requests waiting for the peer's answer
+ *	(struct scif_fence_req, on the requesters' stacks)
+ * @fence_next_id: the id of the last fence request sent
  *
  * Each descriptor queued to the engine gets the next sequence number; the
  * engine runs @queue in order, so "every RMA up to N completed" is
@@ -197,7 +205,7 @@ struct scif_epd_rma {
 	struct maple_tree remote;
 	atomic_t nr_rwindows;
 
-	/* eng_lock protects queue through done */
+	/* eng_lock protects queue through nr_waiters */
 	spinlock_t eng_lock;
 	struct list_head queue;
 	unsigned int nr_queued;
@@ -205,10 +213,17 @@ struct scif_epd_rma {
 	u64 done;
 	bool running;
 	struct work_struct eng_work;
+	struct list_head waiters;
+	unsigned int nr_waiters;
 
 	/* cache_lock protects cache */
 	struct mutex cache_lock;
 	struct scif_rma_cache *cache;
+
+	/* fence_lock (innermost, taken alone) protects fence_reqs, next_id */
+	spinlock_t fence_lock;
+	struct list_head fence_reqs;
+	u64 fence_next_id;
 };
 
 /* scif_window.c */
@@ -267,6 +282,25 @@ void scif_rma_engine_init(struct scif_endpt *ep);
 u64 scif_rma_mark(struct scif_endpt *ep);
 int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr);
 long scif_rma_transient_pinned(void);
+struct scif_rma_desc;
+struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
+					    u64 val, bool remote, int *err);
+int scif_rma_signal_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
+			  bool wait);
+void scif_rma_signal_free(struct scif_rma_desc *d);
+
+/* scif_fence.c */
+void scif_fence_epd_init(struct scif_endpt *ep);
+void scif_fence_epd_teardown(struct scif_endpt *ep);
+void scif_fence_engine_done(struct scif_endpt *ep);
+void scif_fence_handle_msg(struct scif_node *node, const struct scif_msg *msg,
+			   struct scif_endpt *ep);
+void scif_fence_handle_orphan(struct scif_node *node,
+			      const struct scif_msg *msg);
+int scif_epd_fence_mark(struct scif_endpt *ep, int flags, int *mark);
+int scif_epd_fence_wait(struct scif_endpt *ep, int mark);
+int scif_epd_fence_signal(struct scif_endpt *ep, s64 loff, u64 lval,
+			  s64 roff, u64 rval, int flags);
 int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 		       struct scif_range **pages);
 int scif_epd_put_pages(struct scif_range *pages);

@@ -113,6 +113,7 @@ void scif_rma_epd_init(struct scif_endpt *ep)
 	mt_init_flags(&ep->rma.remote, 0);
 	atomic_set(&ep->rma.nr_rwindows, 0);
 	scif_rma_engine_init(ep);
+	scif_fence_epd_init(ep);
 }
 
 /**
@@ -1145,6 +1146,8 @@ void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
 	}
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);
+	/* The peer's fence waits end with the connection. */
+	scif_fence_epd_teardown(ep);
 
 	list_for_each_entry_safe(rw, rtmp, &rwins, link) {
 		scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */

@@ -4,7 +4,9 @@
  * echo server until told to quit.  Node 0, three times in a row: keeps
  * four echo streams running to node 1, has the launcher kill node 1
  * (scif-cluster kill 1: its VM stops dead, as a crashed machine), checks
- * that every stream fails with ECONNRESET within a bound, that a new
+ * that every stream fails with ECONNRESET within a bound, that fence
+ * waits on its own RMAs into node 1 and on node 1's RMAs into node 0
+ * (a mark of the peer, waited for by message) end too, that a new
  * connect gets ENODEV and that the node list no longer has node 1; then
  * has node 1 restarted and waits for it to rejoin.  At the end it checks
  * a fresh connection works and tells node 1 to quit.
@@ -26,6 +28,7 @@
 #define STREAMS		4
 #define ROUNDS		3
 #define RESET_BOUND_MS	5000	/* hb_timeout_ms is 1000 */
+#define FENCE_WIN	(1024 * 1024L)
 
 static int t;
 
@@ -47,6 +50,19 @@ static void check(int ok, const char *fmt, int round, const char *extra)
 
 /* ---- node 1: the echo server ---- */
 
+/* "FENC": a window, then RMAs into node 0's window until the end. */
+static void fence_producer(scif_epd_t epd, char *buf)
+{
+	static char win[FENCE_WIN] __attribute__((aligned(4096)));
+
+	if (scif_register(epd, win, FENCE_WIN, 0,
+			  SCIF_PROT_READ | SCIF_PROT_WRITE, SCIF_MAP_FIXED) ||
+	    scif_send(epd, buf, BLOCK, SCIF_SEND_BLOCK) != BLOCK)
+		return;
+	while (!scif_writeto(epd, 0, FENCE_WIN, 0, 0))
+		;
+}
+
 static void *echo_conn(void *arg)
 {
 	scif_epd_t epd = (intptr_t)arg;
@@ -55,6 +71,10 @@ static void *echo_conn(void *arg)
 	for (;;) {
 		if (scif_recv(epd, buf, BLOCK, SCIF_RECV_BLOCK) != BLOCK)
 			break;
+		if (!memcmp(buf, "FENC", 4)) {
+			fence_producer(epd, buf);
+			break;
+		}
 		if (!memcmp(buf, "QUIT", 4)) {
 			printf("# node 1: told to quit\n");
 			fflush(stdout);
@@ -116,6 +136,59 @@ static void *stream_fn(void *arg)
 	return NULL;
 }
 
+/*
+ * Fence waits that the loss of node 1 must end: on our own RMAs into
+ * node 1's window, and on node 1's RMAs into ours (a peer mark).
+ */
+struct fencer {
+	pthread_t th;
+	scif_epd_t epd;
+	int peer;		/* wait on node 1's RMAs */
+	int err;
+	long failed_at;
+	long waits;
+};
+
+static void *fence_fn(void *arg)
+{
+	struct fencer *f = arg;
+	int mark;
+
+	for (;;) {
+		if (!f->peer && scif_writeto(f->epd, 0, FENCE_WIN, 0, 0))
+			break;
+		if (scif_fence_mark(f->epd, f->peer ? SCIF_FENCE_INIT_PEER :
+				    SCIF_FENCE_INIT_SELF, &mark) ||
+		    scif_fence_wait(f->epd, mark))
+			break;
+		f->waits++;
+	}
+	f->err = errno;
+	f->failed_at = now_ms();
+	return NULL;
+}
+
+static scif_epd_t connect_to(uint16_t node, int tries);
+
+/* A connection on which node 1 has a window and copies into ours. */
+static scif_epd_t fence_conn(void)
+{
+	static char win[FENCE_WIN] __attribute__((aligned(4096)));
+	char buf[BLOCK] = "FENC";
+	scif_epd_t epd = connect_to(1, 50);
+
+	if (epd < 0)
+		return -1;
+	if (scif_register(epd, win, FENCE_WIN, 0,
+			  SCIF_PROT_READ | SCIF_PROT_WRITE, SCIF_MAP_FIXED) ||
+	    scif_send(epd, buf, BLOCK, SCIF_SEND_BLOCK) != BLOCK ||
+	    scif_recv(epd, buf, BLOCK, SCIF_RECV_BLOCK) != BLOCK) {
+		scif_close(epd);
+		return -1;
+	}
+	return epd;
+}
+
 static int nodes_online(uint16_t *self)
 {
 	uint16_t nodes[16];
@@ -154,6 +227,7 @@ static scif_epd_t connect_to(uint16_t node, int tries)
 static int run_round(int round)
 {
 	struct stream s[STREAMS] = { 0 };
+	struct fencer f[2] = { { .peer = 0 }, { .peer = 1 } };
 	long killed, worst = 0;
 	int i, ok = 1, epd;
 	uint16_t self;
@@ -167,8 +241,14 @@ static int run_round(int round)
 	check(ok, "connected_%s_streams", round, "4");
 	if (!ok)
 		return -1;
+	f[0].epd = f[1].epd = fence_conn();
+	check(f[0].epd >= 0, "fence_connection%s", round, "");
+	if (f[0].epd < 0)
+		return -1;
 	for (i = 0; i < STREAMS; i++)
 		pthread_create(&s[i].th, NULL, stream_fn, &s[i]);
+	for (i = 0; i < 2; i++)
+		pthread_create(&f[i].th, NULL, fence_fn, &f[i]);
 	sleep(1);
 	killed = now_ms();
 	check(system("scif-cluster kill 1") == 0, "node_1_killed%s", round, "");
@@ -184,6 +264,19 @@ static int run_round(int round)
 		scif_close(s[i].epd);
 	}
 	check(ok, "streams_were_moving_and_got_econnreset%s", round, "");
+	ok = 1;
+	for (i = 0; i < 2; i++) {
+		pthread_join(f[i].th, NULL);
+		if ((f[i].err != ENODEV && f[i].err != ECONNRESET) ||
+		    f[i].failed_at - killed > RESET_BOUND_MS) {
+			printf("# fence wait %d: %ld waits, then %s after %ld ms\n",
+			       i, f[i].waits, strerror(f[i].err),
+			       f[i].failed_at - killed);
+			ok = 0;
+		}
+	}
+	scif_close(f[0].epd);
+	check(ok, "fence_waits_ended_by_the_loss%s", round, "");
 	printf("# round %d: streams reset %ld ms after the kill\n", round, worst);
 	check(worst < RESET_BOUND_MS, "reset_within_bound%s", round, "");
 	check(nodes_online(&self) == 1, "node_list_without_node_1%s", round, "");
@@ -205,7 +298,7 @@ static int drive(void)
 	char msg[BLOCK] = "QUIT";
 	int round, epd;
 
-	printf("TAP version 13\n1..%d\n", ROUNDS * 8 + 2);
+	printf("TAP version 13\n1..%d\n", ROUNDS * 10 + 2);
 	for (round = 1; round <= ROUNDS; round++)
 		if (run_round(round))
 			return 1;

@@ -188,6 +188,43 @@ static void test_get_pages(scif_epd_t a, long off, u8 *bwin)
 	CHECK("put_pages_null_einval", ret == -EINVAL, ret);
 }
 
+/*
+ * Fences through the kernel API: async writetos from @a, a remote signal
+ * behind them into @b's window at @off, marks of both sides, errors.
+ */
+static void test_fences(scif_epd_t a, scif_epd_t b, long aoff, long off,
+			u8 *awin, u8 *bwin)
+{
+	u64 flag = 0;
+	int ret = 0, mark = -1, i;
+
+	memset(bwin, 0, WIN_LEN);
+	for (i = 0; i < 3 && !ret; i++)
+		ret = scif_writeto(a, aoff, PAGE_SIZE, off + i * PAGE_SIZE, 0);
+	ret = scif_fence_signal(a, 0, 0, off + WIN_LEN - 8, 0x1234,
+				SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE);
+	CHECK("fence_signal_remote", ret == 0, ret);
+	ret = scif_fence_mark(b, SCIF_FENCE_INIT_PEER, &mark);
+	CHECK("fence_mark_peer", ret == 0 && mark < 0, ret ?: mark);
+	ret = scif_fence_wait(b, mark);
+	memcpy(&flag, bwin + WIN_LEN - 8, sizeof(flag));
+	CHECK("fence_wait_peer_then_data_and_flag", ret == 0 &&
+	      flag == 0x1234 && !memcmp(bwin + 2 * PAGE_SIZE, awin, PAGE_SIZE),
+	      ret ?: (long)flag);
+	ret = scif_fence_mark(a, SCIF_FENCE_INIT_SELF, &mark);
+	CHECK("fence_mark_self", ret == 0 && mark >= 0, ret ?: mark);
+	ret = scif_fence_wait(a, mark);
+	CHECK("fence_wait_self", ret == 0, ret);
+	ret = scif_fence_mark(a, SCIF_FENCE_INIT_SELF, NULL);
+	CHECK("fence_mark_null_einval", ret == -EINVAL, ret);
+	ret = scif_fence_signal(a, 0, 0, off + 2, 1,
+				SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE);
+	CHECK("fence_signal_misaligned_einval", ret == -EINVAL, ret);
+	ret = scif_fence_signal(a, aoff + 4 * PAGE_SIZE, 1, 0, 0,
+				SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL);
+	CHECK("fence_signal_outside_enxio", ret == -ENXIO, ret);
+}
+
 /* Windows over kernel memory on both ends, and the four copies. */
 static void test_rma(scif_epd_t a, scif_epd_t b)
 {
@@ -233,6 +270,7 @@ static void test_rma(scif_epd_t a, scif_epd_t b)
 	CHECK("readfrom", ret == 0 && awin[1] == 0x5a && awin[5000] == 0x5a &&
 	      awin[5001] == src[5004], ret);
 	test_get_pages(a, off, bwin);
+	test_fences(a, b, aoff, off, awin, bwin);
 	/* Asynchronous, then a synchronous one: both done after it. */
 	ret = scif_writeto(a, aoff, PAGE_SIZE, off, 0);
 	CHECK("writeto_async", ret == 0, ret);

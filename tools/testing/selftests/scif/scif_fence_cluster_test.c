@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fences across a cluster, run on every node at once: each node serves a
+ * window on a port and, at the same time, connects to every other node.
+ * Through each connection: rounds of 100 asynchronous writetos into the
+ * serving node's window followed by a remote fence signal, the serving
+ * node polling the flag in its memory and checking every byte when it
+ * changes (never an early or torn flag); readfroms and a local signal;
+ * the serving node's own writetos marked and waited for (INIT_PEER), and
+ * signalled into our window; a fence with nothing outstanding; errors
+ * checked by the other node (ENXIO, EINVAL); and ECONNRESET once the
+ * serving side closed.
+ *
+ * The cluster size comes from scif.nodes=N on the kernel command line;
+ * with no cluster the test is skipped.  TAP, one line per (peer, check),
+ * then one for the server.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "scif.h"
+
+#define FENCE_PORT	2500
+#define MAX_NODES	16
+#define WIN		(256 * 1024L)
+#define NR_RMAS		100
+#define CHUNK		1024L
+#define FLAG		(WIN - 64)
+#define ROUNDS		100	/* signal rounds; each is 100 RMAs */
+#define PEER_ROUNDS	30
+#define FLAG_WAIT_MS	10000
+
+enum { CMD_CONSUME = 1, CMD_FILL, CMD_PRODUCE, CMD_DONE };
+
+struct cmd {
+	uint32_t op;
+	uint32_t seed;
+	uint64_t rounds;
+};
+
+static const char *const checks[] = {
+	"connect", "signal_remote_rounds", "signal_local_rounds",
+	"init_peer_mark_wait", "init_peer_signal", "nothing_outstanding",
+	"errors_enxio_einval", "econnreset_after_peer_close",
+};
+#define NR_CHECKS	(int)(sizeof(checks) / sizeof(checks[0]))
+
+static uint16_t self, peers[MAX_NODES];
+static int nr_nodes;
+static int results[MAX_NODES][NR_CHECKS];	/* 0 ok, else errno */
+
+static int cmdline_int(const char *key, int def)
+{
+	char buf[4096], *p;
+	FILE *f = fopen("/proc/cmdline", "r");
+	size_t n;
+
+	if (!f)
+		return def;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strstr(buf, key);
+	return p ? atoi(p + strlen(key)) : def;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* The byte stream of @seed, @len bytes of it. */
+static void fill(uint8_t *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1664525u + 1013904223u;
+		buf[i] = x >> 24;
+	}
+}
+
+static int check(const uint8_t *buf, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1664525u + 1013904223u;
+		if (buf[i] != (uint8_t)(x >> 24))
+			return EBADMSG;
+	}
+	return 0;
+}
+
+static uint64_t load64(const uint8_t *p)
+{
+	return __atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE);
+}
+
+/* Wait until the flag at @p is not @old; its value (@old on timeout). */
+static uint64_t flag_change(const uint8_t *p, uint64_t old)
+{
+	long end = now_ms() + FLAG_WAIT_MS;
+	uint64_t v;
+
+	while ((v = load64(p)) == old && now_ms() < end)
+		sched_yield();
+	return v;
+}
+
+static uint8_t *map_mem(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* NR_RMAS async copies between our window at 0 and the peer's at 0. */
+static int copies(scif_epd_t epd, int write)
+{
+	for (long k = 0; k < NR_RMAS; k++) {
+		int ret = write ?
+			  scif_writeto(epd, k * CHUNK, CHUNK, k * CHUNK, 0) :
+			  scif_readfrom(epd, k * CHUNK, CHUNK, k * CHUNK, 0);
+		if (ret)
+			return errno;
+	}
+	return 0;
+}
+
+static int reply(scif_epd_t epd, int32_t r)
+{
+	return scif_send(epd, &r, sizeof(r), SCIF_SEND_BLOCK) == sizeof(r) ?
+	       0 : -1;
+}
+
+/*
+ * Rounds 1..n of the peer's signals: the flag must go to exactly i, and
+ * by then every byte of round i be there; each round is acknowledged.
+ */
+static int consume(scif_epd_t epd, uint8_t *win, const struct cmd *c)
+{
+	uint64_t prev = load64(win + FLAG), v;
+
+	for (uint64_t i = 1; i <= c->rounds; i++) {
+		int32_t r = 0;
+
+		v = flag_change(win + FLAG, prev);
+		if (v != i)
+			r = v == prev ? ETIMEDOUT : EPROTO;
+		else
+			r = check(win, NR_RMAS * CHUNK, c->seed + i);
+		if (reply(epd, r) || r)
+			return -1;
+		prev = v;
+	}
+	return 0;
+}
+
+/* Serve one peer: a window, then its commands until DONE. */
+static int serve_one(scif_epd_t epd)
+{
+	uint8_t *win = map_mem(WIN);
+	struct cmd c = { 0 };
+
+	if (!win ||
+	    scif_register(epd, win, WIN, 0, SCIF_PROT_READ | SCIF_PROT_WRITE,
+			  SCIF_MAP_FIXED) != 0 ||
+	    reply(epd, 0))
+		return -1;
+	while (scif_recv(epd, &c, sizeof(c), SCIF_RECV_BLOCK) == sizeof(c)) {
+		if (c.op == CMD_DONE)
+			break;
+		if (c.op == CMD_CONSUME) {
+			if (consume(epd, win, &c))
+				return -1;
+			continue;
+		}
+		fill(win, NR_RMAS * CHUNK, c.seed);
+		/* PRODUCE: into the peer's window; answered once issued. */
+		if (reply(epd, c.op == CMD_PRODUCE ? copies(epd, 1) : 0))
+			return -1;
+	}
+	munmap(win, WIN);
+	return c.op == CMD_DONE ? 0 : -1;
+}
+
+static int serve(int lep, int expected)
+{
+	struct scif_port_id peer;
+	int served = 0, bad = 0, epd;
+
+	alarm(600);
+	while (served < expected) {
+		if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC) < 0)
+			return 1;
+		if (serve_one(epd)) {
+			fprintf(stderr, "# serving %u:%u failed\n", peer.node,
+				peer.port);
+			bad++;
+		}
+		scif_close(epd);
+		served++;
+	}
+	return bad ? 1 : 0;
+}
+
+/* Send a command; the server's answer (0 ok), or an errno. */
+static int ask(scif_epd_t epd, uint32_t op, uint32_t seed, uint64_t rounds)
+{
+	struct cmd c = { .op = op, .seed = seed, .rounds = rounds };
+
+	if (scif_send(epd, &c, sizeof(c), SCIF_SEND_BLOCK) != sizeof(c))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+static int answer(scif_epd_t epd)
+{
+	int32_t r;
+
+	if (scif_recv(epd, &r, sizeof(r), SCIF_RECV_BLOCK) != sizeof(r))
+		return errno ? errno : EIO;
+	return r;
+}
+
+static int connect_to(uint16_t node, scif_epd_t *out)
+{
+	struct scif_port_id dst = { .node = node, .port = FENCE_PORT };
+	int epd = scif_open(), tries, err;
+
+	if (epd < 0)
+		return errno;
+	for (tries = 0; tries < 100; tries++) {
+		if (scif_connect(epd, &dst) >= 0)
+			break;
+		if (errno != ECONNREFUSED)
+			break;
+		usleep(100 * 1000);
+	}
+	err = tries == 100 ? ETIMEDOUT : answer(epd);
+	if (err) {
+		scif_close(epd);
+		return err;
+	}
+	*out = epd;
+	return 0;
+}
+
+/* 0 if the call failed with @want, else the errno (or EBADMSG). */
+static int want_errno(int ret, int want)
+{
+	if (ret == 0)
+		return EBADMSG;
+	return errno == want ? 0 : errno;
+}
+
+static int signal_remote_rounds(scif_epd_t epd, uint8_t *lwin, uint32_t s)
+{
+	int err = ask(epd, CMD_CONSUME, s, ROUNDS);
+
+	for (uint64_t i = 1; i <= ROUNDS && !err; i++) {
+		fill(lwin, NR_RMAS * CHUNK, s + i);
+		err = copies(epd, 1);
+		if (!err && scif_fence_signal(epd, 0, 0, FLAG, i,
+					      SCIF_FENCE_INIT_SELF |
+					      SCIF_SIGNAL_REMOTE))
+			err = errno;
+		if (!err)
+			err = answer(epd);
+	}
+	return err;
+}
+
+static int signal_local_rounds(scif_epd_t epd, uint8_t *lwin, uint32_t s)
+{
+	int err = 0;
+
+	for (uint64_t i = 1; i <= PEER_ROUNDS && !err; i++) {
+		err = ask(epd, CMD_FILL, s + i, 0) ?: answer(epd) ?:
+		      copies(epd, 0);
+		if (!err && scif_fence_signal(epd, FLAG, i, 0, 0,
+					      SCIF_FENCE_INIT_SELF |
+					      SCIF_SIGNAL_LOCAL))
+			err = errno;
+		if (!err && flag_change(lwin + FLAG, i - 1) != i)
+			err = ETIMEDOUT;
+		if (!err)
+			err = check(lwin, NR_RMAS * CHUNK, s + i);
+	}
+	return err;
+}
+
+static int init_peer_rounds(scif_epd_t epd, uint8_t *lwin, uint32_t s,
+			    int sig)
+{
+	uint64_t base = load64(lwin + FLAG);
+	int err = 0, mark;
+
+	for (uint64_t i = 1; i <= PEER_ROUNDS && !err; i++) {
+		err = ask(epd, CMD_PRODUCE, s + i, 0) ?: answer(epd);
+		if (err)
+			break;
+		if (sig) {
+			if (scif_fence_signal(epd, FLAG, base + i, 0, 0,
+					      SCIF_FENCE_INIT_PEER |
+					      SCIF_SIGNAL_LOCAL))
+				err = errno;
+			else if (flag_change(lwin + FLAG, base + i - 1) !=
+				 base + i)
+				err = ETIMEDOUT;
+		} else if (scif_fence_mark(epd, SCIF_FENCE_INIT_PEER, &mark) ||
+			   scif_fence_wait(epd, mark)) {
+			err = errno;
+		}
+		if (!err)
+			err = check(lwin, NR_RMAS * CHUNK, s + i);
+	}
+	return err;
+}
+
+static int nothing_outstanding(scif_epd_t epd)
+{
+	long t0 = now_ms();
+	int m1, m2;
+
+	if (scif_fence_mark(epd, SCIF_FENCE_INIT_SELF, &m1) ||
+	    scif_fence_wait(epd, m1) ||
+	    scif_fence_mark(epd, SCIF_FENCE_INIT_PEER, &m2) ||
+	    scif_fence_wait(epd, m2))
+		return errno;
+	if (m2 >= 0)
+		return EPROTO;
+	return now_ms() - t0 < 5000 ? 0 : ETIMEDOUT;
+}
+
+static int errors(scif_epd_t epd)
+{
+	int self_r = SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_REMOTE;
+	int peer_r = SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_REMOTE;
+	int peer_l = SCIF_FENCE_INIT_PEER | SCIF_SIGNAL_LOCAL;
+
+	return want_errno(scif_fence_signal(epd, 0, 0, WIN, 1, self_r),
+			  ENXIO) ?:
+	       want_errno(scif_fence_signal(epd, 0, 0, WIN - 4, 1, peer_r),
+			  ENXIO) ?:
+	       want_errno(scif_fence_signal(epd, WIN, 0, 0, 1, peer_l),
+			  ENXIO) ?:
+	       want_errno(scif_fence_signal(epd, 0, 0, 2, 1, peer_r),
+			  EINVAL) ?:
+	       want_errno(scif_fence_mark(epd, 0, &(int){ 0 }), EINVAL);
+}
+
+static void run_checks(int idx)
+{
+	uint8_t *lwin = map_mem(WIN);
+	int *res = results[idx], r, mark;
+	uint32_t s = self * 131 + peers[idx] * 7 + 1;
+	scif_epd_t epd = -1;
+
+	res[0] = connect_to(peers[idx], &epd);
+	if (!res[0] && (!lwin || scif_register(epd, lwin, WIN, 0,
+					       SCIF_PROT_READ |
+					       SCIF_PROT_WRITE,
+					       SCIF_MAP_FIXED) != 0))
+		res[0] = lwin ? errno : ENOMEM;
+	if (res[0]) {
+		for (int i = 1; i < NR_CHECKS; i++)
+			res[i] = res[0];
+		return;
+	}
+	res[1] = signal_remote_rounds(epd, lwin, s);
+	res[2] = signal_local_rounds(epd, lwin, s + 1000);
+	res[3] = init_peer_rounds(epd, lwin, s + 2000, 0);
+	res[4] = init_peer_rounds(epd, lwin, s + 3000, 1);
+	res[5] = nothing_outstanding(epd);
+	res[6] = errors(epd);
+
+	/* The server closes: fences report the reset. */
+	ask(epd, CMD_DONE, 0, 0);
+	res[7] = ETIMEDOUT;
+	for (r = 0; r < 500 && res[7] == ETIMEDOUT; r++) {
+		if (scif_fence_mark(epd, SCIF_FENCE_INIT_PEER, &mark) &&
+		    errno == ECONNRESET)
+			res[7] = 0;
+		else
+			usleep(10000);
+	}
+	if (!res[7])
+		res[7] = want_errno(scif_fence_signal(epd, FLAG, 1, 0, 0,
+						      SCIF_FENCE_INIT_SELF |
+						      SCIF_SIGNAL_LOCAL),
+				    ECONNRESET);
+	scif_close(epd);
+	munmap(lwin, WIN);
+}
+
+static void *client(void *arg)
+{
+	run_checks((intptr_t)arg);
+	return NULL;
+}
+
+static int wait_for_cluster(int want)
+{
+	uint16_t nodes[MAX_NODES];
+	int n = 0;
+
+	for (int i = 0; i < 600; i++) {
+		n = scif_get_nodeIDs(nodes, MAX_NODES, &self);
+		if (n >= want)
+			break;
+		usleep(100 * 1000);
+	}
+	nr_nodes = 0;
+	for (int i = 0; i < n && i < MAX_NODES; i++)
+		if (nodes[i] != self)
+			peers[nr_nodes++] = nodes[i];
+	return n;
+}
+
+int main(void)
+{
+	int want = cmdline_int("scif.nodes=", 1), n, lep, status, t = 0;
+	long t0 = now_ms();
+	pthread_t th[MAX_NODES];
+	pid_t server;
+
+	if (want < 2) {
+		printf("1..0 # SKIP not in a cluster\n");
+		return 4;
+	}
+	n = wait_for_cluster(want);
+	printf("TAP version 13\n1..%d\n", (want - 1) * NR_CHECKS + 2);
+	printf("%sok %d cluster_formed # %d of %d nodes\n",
+	       n == want ? "" : "not ", ++t, n, want);
+	if (n != want)
+		return 1;
+
+	lep = scif_open();
+	if (lep < 0 || scif_bind(lep, FENCE_PORT) < 0 ||
+	    scif_listen(lep, 32) < 0) {
+		printf("# listen: %s\n", strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	server = fork();
+	if (server == 0)
+		_exit(serve(lep, want - 1));
+	for (int i = 0; i < nr_nodes; i++)
+		pthread_create(&th[i], NULL, client, (void *)(intptr_t)i);
+	for (int i = 0; i < nr_nodes; i++) {
+		pthread_join(th[i], NULL);
+		for (int c = 0; c < NR_CHECKS; c++)
+			printf("%sok %d fence_node_%u_%s%s%s\n",
+			       results[i][c] ? "not " : "", ++t, peers[i],
+			       checks[c], results[i][c] ? " # " : "",
+			       results[i][c] ? strerror(results[i][c]) : "");
+	}
+	status = -1;
+	waitpid(server, &status, 0);
+	printf("%sok %d served_every_peer # %ld ms\n",
+	       WIFEXITED(status) && !WEXITSTATUS(status) ? "" : "not ", ++t,
+	       now_ms() - t0);
+	scif_close(lep);
+	return 0;
+}
