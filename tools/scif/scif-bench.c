@@ -24,7 +24,7 @@
  *	           SCIF_RMA_USECACHE (mode vwriteto-c, vreadfrom-c); via cpu
  *	           (SCIF_RMA_USECPU), eng (copy engine, each RMA
  *	           SCIF_RMA_SYNC) or eng-a (copy engine, asynchronous RMAs
- *	           and one synchronous RMA at the end)
+ *	           and a fence, mark and wait, at the end)
  *	  reg      what one scif_register of 1 .. 64 MiB costs, in 4 KiB
  *	           pages (via 4k) and in 2 MiB pages (via hugetlb if the
  *	           pool has them, else thp): min, median and p99 in
@@ -1069,6 +1069,16 @@ static int rma_one(int fd, int op, void *buf, off_t loff, size_t len,
 	}
 }
 
+/* Wait until every RMA issued through @fd so far has completed. */
+static int fence_self(int fd)
+{
+	int mark;
+
+	if (scif_fence_mark(fd, SCIF_FENCE_INIT_SELF, &mark))
+		return -1;
+	return scif_fence_wait(fd, mark);
+}
+
 static int bench_rma(const struct target *tg)
 {
 	static const char *const ops[] = {
@@ -1128,10 +1138,9 @@ static int bench_rma(const struct target *tg)
 				for (i = 0; i < reps && !err; i++)
 					err = rma_one(fd, op, buf, loff, size,
 						      via_flags[v]);
-				/* eng-a: one synchronous RMA ends them. */
+				/* eng-a: a fence waits for them. */
 				if (!err && !via_flags[v])
-					err = rma_one(fd, op, buf, loff, 4096,
-						      SCIF_RMA_SYNC);
+					err = fence_self(fd);
 				if (err) {
 					perror("scif-bench: rma");
 					break;
