@@ -159,10 +159,13 @@ fi
 [ -x "$server" ] || bad "$server is not executable"
 command -v qemu-system-x86_64 > /dev/null || bad "qemu-system-x86_64 missing"
 
-accel=(-accel tcg -cpu "max,la57=off")	# no LA57: see run-vm.sh
+# No LA57 and tsc=reliable: see run-vm.sh.
+accel=(-accel tcg -cpu "max,la57=off")
+clock=tsc=reliable
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then
 		accel=(-accel kvm -cpu host)
+		clock=
 	else
 		echo "cluster: /dev/kvm not usable, falling back to TCG" >&2
 	fi
@@ -340,7 +343,7 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 	local results=$outdir/node$k/results$sfx.log
 	: > "$console"
 	: > "$results"
-	local append="console=ttyS0 loglevel=7 panic=-1 oops=panic"
+	local append="console=ttyS0 loglevel=7 panic=-1 oops=panic $clock"
 	append+=" scif.node=$k scif.nodes=$nodes"
 	[ "$net" = 0 ] || append+=" scif.net=10.99.0.$((k + 1))/24"
 	[ -z "${steps[k]:-}" ] || append+=" scif.steps=${steps[k]}"

@@ -30,10 +30,16 @@ mkdir -p "$outdir"
 # No LA57: 6.1 clears the CPU feature bits while it identifies the boot
 # CPU, so for a moment KASAN takes 5-level direct-map addresses for wild
 # ones and reports any interrupt that lands in that window.
+# tsc=reliable: under TCG on a busy host the clocksource watchdog finds
+# the TSC "skewed" and switches clocks at run time; the code patching that
+# follows races with the other vCPU's translated code (an int3 oops seen
+# on 6.12).  The emulated TSC is one clock for every vCPU.
 accel="-accel tcg -cpu max,la57=off"
+clock=tsc=reliable
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then
 		accel="-accel kvm -cpu host"
+		clock=
 	else
 		echo "run-vm: /dev/kvm not usable, falling back to TCG" >&2
 	fi
@@ -45,5 +51,5 @@ timeout --foreground -k 10 "${SCIF_VM_TIMEOUT:-900}" \
 	-smp "${SCIF_VM_CPUS:-2}" -display none -no-reboot -monitor none \
 	-serial "file:$outdir/console.log" -serial "file:$outdir/results.log" \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic $*" \
+	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic $clock $*" \
 	< /dev/null
