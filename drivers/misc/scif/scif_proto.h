@@ -23,8 +23,10 @@
  * @tx_wanted: written by the peer (connections only): non-zero while it
  *	may sleep waiting for data in its own rx_data, which this side
  *	fills; DATA is sent only then
+ * @pad0: keeps @tx_read on a cache line of its own
  * @tx_read: written by the peer: bytes it has taken out of its own
  *	rx_data, which this side fills
+ * @pad1: keeps @rx_data cache-line aligned
  * @rx_data: the receive ring, a power of two in size
  *
  * Each side writes only into the peer's half and reads only its own, so
