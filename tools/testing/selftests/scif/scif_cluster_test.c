@@ -9,41 +9,19 @@
  * (qemu/cluster.sh sets it); with no cluster the test is skipped.
  * Prints TAP, one line per (peer, size), then one for the server.
  */
-#include <errno.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <sys/wait.h>
-#include "scif.h"
+#include "scif_cluster_util.h"
 
 #define ECHO_PORT	2100
-#define MAX_NODES	16
 
 static const int sizes[] = { 1, 100, 65535, 65536, 1 << 20 };
 #define NR_SIZES	(int)(sizeof(sizes) / sizeof(sizes[0]))
 
-static uint16_t self, peers[MAX_NODES];
-static int nr_nodes;
-static int results[MAX_NODES][NR_SIZES];	/* 0 ok, else errno */
-
-static int cmdline_int(const char *key, int def)
-{
-	char buf[4096], *p;
-	FILE *f = fopen("/proc/cmdline", "r");
-	size_t n;
-
-	if (!f)
-		return def;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strstr(buf, key);
-	return p ? atoi(p + strlen(key)) : def;
-}
+static const char *const checks[] = {
+	"size_1", "size_100", "size_65535", "size_65536", "size_1048576",
+};
+_Static_assert(sizeof(checks) / sizeof(checks[0]) == NR_SIZES,
+		"a check name per size");
+static int results[CLUSTER_MAX_NODES][NR_SIZES];	/* 0 ok, else errno */
 
 static void fill(uint8_t *buf, int len, unsigned int seed)
 {
@@ -71,10 +49,10 @@ static int echo_one(scif_epd_t epd)
 }
 
 /* The server, in a child: serve every peer's every size, then exit. */
-static int serve(int lep, int expected)
+static int serve(int lep, int nr_peers)
 {
+	int served = 0, epd, expected = nr_peers * NR_SIZES;
 	struct scif_port_id peer;
-	int served = 0, epd;
 
 	alarm(300);
 	while (served < expected) {
@@ -131,73 +109,20 @@ out:
 	return err;
 }
 
-static void *client(void *arg)
+static void run_checks(int idx)
 {
-	int idx = (intptr_t)arg;
-
 	for (int s = 0; s < NR_SIZES; s++)
 		results[idx][s] = exchange(peers[idx], sizes[s]);
-	return NULL;
-}
-
-static int wait_for_cluster(int want)
-{
-	uint16_t nodes[MAX_NODES];
-	int n = 0;
-
-	for (int i = 0; i < 600; i++) {
-		n = scif_get_nodeIDs(nodes, MAX_NODES, &self);
-		if (n >= want)
-			break;
-		usleep(100 * 1000);
-	}
-	nr_nodes = 0;
-	for (int i = 0; i < n && i < MAX_NODES; i++)
-		if (nodes[i] != self)
-			peers[nr_nodes++] = nodes[i];
-	return n;
 }
 
 int main(void)
 {
-	int want = cmdline_int("scif.nodes=", 1), n, lep, status, t = 0;
-	pthread_t th[MAX_NODES];
-	pid_t server;
+	static const struct cluster_test ct = {
+		.prefix = "to", .port = ECHO_PORT,
+		.checks = checks, .nr_checks = NR_SIZES,
+		.results = &results[0][0],
+		.serve = serve, .run_checks = run_checks,
+	};
 
-	if (want < 2) {
-		printf("1..0 # SKIP not in a cluster\n");
-		return 4;
-	}
-	n = wait_for_cluster(want);
-	printf("TAP version 13\n1..%d\n", (want - 1) * NR_SIZES + 2);
-	printf("%sok %d cluster_formed # %d of %d nodes\n",
-	       n == want ? "" : "not ", ++t, n, want);
-	if (n != want)
-		return 1;
-
-	lep = scif_open();
-	if (lep < 0 || scif_bind(lep, ECHO_PORT) < 0 || scif_listen(lep, 32) < 0) {
-		printf("# listen: %s\n", strerror(errno));
-		return 1;
-	}
-	fflush(stdout);
-	server = fork();
-	if (server == 0)
-		_exit(serve(lep, (want - 1) * NR_SIZES));
-	for (int i = 0; i < nr_nodes; i++)
-		pthread_create(&th[i], NULL, client, (void *)(intptr_t)i);
-	for (int i = 0; i < nr_nodes; i++) {
-		pthread_join(th[i], NULL);
-		for (int s = 0; s < NR_SIZES; s++)
-			printf("%sok %d to_node_%u_size_%d%s%s\n",
-			       results[i][s] ? "not " : "", ++t, peers[i],
-			       sizes[s], results[i][s] ? " # " : "",
-			       results[i][s] ? strerror(results[i][s]) : "");
-	}
-	status = -1;
-	waitpid(server, &status, 0);
-	printf("%sok %d served_every_peer\n",
-	       WIFEXITED(status) && !WEXITSTATUS(status) ? "" : "not ", ++t);
-	scif_close(lep);
-	return 0;
+	return cluster_main(&ct);
 }

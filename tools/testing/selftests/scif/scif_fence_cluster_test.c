@@ -15,21 +15,11 @@
  * with no cluster the test is skipped.  TAP, one line per (peer, check),
  * then one for the server.
  */
-#include <errno.h>
-#include <pthread.h>
+#include "scif_cluster_util.h"
 #include <sched.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include "scif.h"
 
 #define FENCE_PORT	2500
-#define MAX_NODES	16
 #define WIN		(256 * 1024L)
 #define NR_RMAS		100
 #define CHUNK		1024L
@@ -53,24 +43,7 @@ static const char *const checks[] = {
 };
 #define NR_CHECKS	(int)(sizeof(checks) / sizeof(checks[0]))
 
-static uint16_t self, peers[MAX_NODES];
-static int nr_nodes;
-static int results[MAX_NODES][NR_CHECKS];	/* 0 ok, else errno */
-
-static int cmdline_int(const char *key, int def)
-{
-	char buf[4096], *p;
-	FILE *f = fopen("/proc/cmdline", "r");
-	size_t n;
-
-	if (!f)
-		return def;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strstr(buf, key);
-	return p ? atoi(p + strlen(key)) : def;
-}
+static int results[CLUSTER_MAX_NODES][NR_CHECKS];	/* 0 ok, else errno */
 
 static long now_ms(void)
 {
@@ -407,73 +380,14 @@ static void run_checks(int idx)
 	munmap(lwin, WIN);
 }
 
-static void *client(void *arg)
-{
-	run_checks((intptr_t)arg);
-	return NULL;
-}
-
-static int wait_for_cluster(int want)
-{
-	uint16_t nodes[MAX_NODES];
-	int n = 0;
-
-	for (int i = 0; i < 600; i++) {
-		n = scif_get_nodeIDs(nodes, MAX_NODES, &self);
-		if (n >= want)
-			break;
-		usleep(100 * 1000);
-	}
-	nr_nodes = 0;
-	for (int i = 0; i < n && i < MAX_NODES; i++)
-		if (nodes[i] != self)
-			peers[nr_nodes++] = nodes[i];
-	return n;
-}
-
 int main(void)
 {
-	int want = cmdline_int("scif.nodes=", 1), n, lep, status, t = 0;
-	long t0 = now_ms();
-	pthread_t th[MAX_NODES];
-	pid_t server;
+	static const struct cluster_test ct = {
+		.prefix = "fence", .port = FENCE_PORT,
+		.checks = checks, .nr_checks = NR_CHECKS,
+		.results = &results[0][0],
+		.serve = serve, .run_checks = run_checks,
+	};
 
-	if (want < 2) {
-		printf("1..0 # SKIP not in a cluster\n");
-		return 4;
-	}
-	n = wait_for_cluster(want);
-	printf("TAP version 13\n1..%d\n", (want - 1) * NR_CHECKS + 2);
-	printf("%sok %d cluster_formed # %d of %d nodes\n",
-	       n == want ? "" : "not ", ++t, n, want);
-	if (n != want)
-		return 1;
-
-	lep = scif_open();
-	if (lep < 0 || scif_bind(lep, FENCE_PORT) < 0 ||
-	    scif_listen(lep, 32) < 0) {
-		printf("# listen: %s\n", strerror(errno));
-		return 1;
-	}
-	fflush(stdout);
-	server = fork();
-	if (server == 0)
-		_exit(serve(lep, want - 1));
-	for (int i = 0; i < nr_nodes; i++)
-		pthread_create(&th[i], NULL, client, (void *)(intptr_t)i);
-	for (int i = 0; i < nr_nodes; i++) {
-		pthread_join(th[i], NULL);
-		for (int c = 0; c < NR_CHECKS; c++)
-			printf("%sok %d fence_node_%u_%s%s%s\n",
-			       results[i][c] ? "not " : "", ++t, peers[i],
-			       checks[c], results[i][c] ? " # " : "",
-			       results[i][c] ? strerror(results[i][c]) : "");
-	}
-	status = -1;
-	waitpid(server, &status, 0);
-	printf("%sok %d served_every_peer # %ld ms\n",
-	       WIFEXITED(status) && !WEXITSTATUS(status) ? "" : "not ", ++t,
-	       now_ms() - t0);
-	scif_close(lep);
-	return 0;
+	return cluster_main(&ct);
 }

@@ -13,19 +13,11 @@
  * with no cluster the test is skipped.  Clients run one after the other
  * (probing for SIGBUS uses the process's signal handlers).
  */
-#include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include "scif_cluster_util.h"
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include "scif.h"
 #include "scif_mmap_test.h"
 
 #define MMAP_PORT	2300
-#define MAX_NODES	16
 #define PG		4096L
 #define WIN		(64 * 1024L)
 #define RO_OFF		0x200000L
@@ -40,25 +32,8 @@ static const char *const checks[] = {
 };
 #define NR_CHECKS	(int)(sizeof(checks) / sizeof(checks[0]))
 
-static uint16_t self, peers[MAX_NODES];
-static int nr_nodes;
-static int results[MAX_NODES][NR_CHECKS];	/* 0 ok, else errno */
-static double rtt_us[MAX_NODES];
-
-static int cmdline_int(const char *key, int def)
-{
-	char buf[4096], *p;
-	FILE *f = fopen("/proc/cmdline", "r");
-	size_t n;
-
-	if (!f)
-		return def;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strstr(buf, key);
-	return p ? atoi(p + strlen(key)) : def;
-}
+static int results[CLUSTER_MAX_NODES][NR_CHECKS];	/* 0 ok, else errno */
+static double rtt_us[CLUSTER_MAX_NODES];
 
 static void fill(uint8_t *buf, size_t len, uint32_t seed)
 {
@@ -289,65 +264,23 @@ static void run_checks(int idx)
 	scif_close(epd);
 }
 
-static int wait_for_cluster(int want)
+/* The round trip of peer @idx's ping-pong, before its rows. */
+static void note(int idx)
 {
-	uint16_t nodes[MAX_NODES];
-	int n = 0;
-
-	for (int i = 0; i < 600; i++) {
-		n = scif_get_nodeIDs(nodes, MAX_NODES, &self);
-		if (n >= want)
-			break;
-		usleep(100 * 1000);
-	}
-	nr_nodes = 0;
-	for (int i = 0; i < n && i < MAX_NODES; i++)
-		if (nodes[i] != self)
-			peers[nr_nodes++] = nodes[i];
-	return n;
+	if (!results[idx][1])
+		printf("# mmap ping-pong with node %u: %d round trips, %.2f us each\n",
+		       peers[idx], ROUNDS, rtt_us[idx]);
 }
 
 int main(void)
 {
-	int want = cmdline_int("scif.nodes=", 1), n, lep, status, t = 0;
-	pid_t server;
+	static const struct cluster_test ct = {
+		.prefix = "mmap", .port = MMAP_PORT,
+		.checks = checks, .nr_checks = NR_CHECKS,
+		.results = &results[0][0],
+		.serve = serve, .run_checks = run_checks,
+		.sequential = true, .note = note,
+	};
 
-	if (want < 2) {
-		printf("1..0 # SKIP not in a cluster\n");
-		return 4;
-	}
-	n = wait_for_cluster(want);
-	printf("TAP version 13\n1..%d\n", (want - 1) * NR_CHECKS + 2);
-	printf("%sok %d cluster_formed # %d of %d nodes\n",
-	       n == want ? "" : "not ", ++t, n, want);
-	if (n != want)
-		return 1;
-
-	lep = scif_open();
-	if (lep < 0 || scif_bind(lep, MMAP_PORT) < 0 || scif_listen(lep, 32) < 0) {
-		printf("# listen: %s\n", strerror(errno));
-		return 1;
-	}
-	fflush(stdout);
-	server = fork();
-	if (server == 0)
-		_exit(serve(lep, want - 1));
-	for (int i = 0; i < nr_nodes; i++) {
-		run_checks(i);
-		if (!results[i][1])
-			printf("# mmap ping-pong with node %u: %d round trips, %.2f us each\n",
-			       peers[i], ROUNDS, rtt_us[i]);
-		for (int c = 0; c < NR_CHECKS; c++)
-			printf("%sok %d mmap_node_%u_%s%s%s\n",
-			       results[i][c] ? "not " : "", ++t, peers[i],
-			       checks[c], results[i][c] ? " # " : "",
-			       results[i][c] ? strerror(results[i][c]) : "");
-		fflush(stdout);
-	}
-	status = -1;
-	waitpid(server, &status, 0);
-	printf("%sok %d served_every_peer\n",
-	       WIFEXITED(status) && !WEXITSTATUS(status) ? "" : "not ", ++t);
-	scif_close(lep);
-	return 0;
+	return cluster_main(&ct);
 }

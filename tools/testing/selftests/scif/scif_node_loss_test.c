@@ -15,8 +15,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +23,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include "scif.h"
+#include "scif_mmap_test.h"
 
 #define PORT		2200
 #define BLOCK		4096
@@ -192,40 +191,6 @@ static scif_epd_t fence_conn(void)
 	return epd;
 }
 
-/* Reading a mapping: 0, or the signal the access got. */
-static sigjmp_buf probe_env;
-
-static void probe_signal(int sig)
-{
-	siglongjmp(probe_env, sig);
-}
-
-static int probe(const volatile char *p)
-{
-	struct sigaction sa = { .sa_handler = probe_signal }, old_bus, old_segv;
-	int sig;
-
-	sigaction(SIGBUS, &sa, &old_bus);
-	sigaction(SIGSEGV, &sa, &old_segv);
-	sig = sigsetjmp(probe_env, 1);
-	if (!sig)
-		(void)*p;
-	sigaction(SIGBUS, &old_bus, NULL);
-	sigaction(SIGSEGV, &old_segv, NULL);
-	return sig;
-}
-
-/* Until a read of @p gets SIGBUS: the ms it took, or -1 past the bound. */
-static long sigbus_within(const volatile char *p, long since)
-{
-	while (probe(p) != SIGBUS) {
-		if (now_ms() - since > RESET_BOUND_MS)
-			return -1;
-		usleep(10 * 1000);
-	}
-	return now_ms() - since;
-}
-
 static int nodes_online(uint16_t *self)
 {
 	uint16_t nodes[16];
@@ -265,7 +230,7 @@ static int run_round(int round)
 {
 	struct stream s[STREAMS] = { 0 };
 	struct fencer f[2] = { { .peer = 0 }, { .peer = 1 } };
-	long killed, worst = 0, sigbus;
+	long killed, worst = 0;
 	int i, ok = 1, epd;
 	void *map;
 	uint16_t self;
@@ -285,7 +250,8 @@ static int run_round(int round)
 		return -1;
 	/* Node 1's window, mapped: readable until node 1 is lost. */
 	map = scif_mmap(NULL, BLOCK, SCIF_PROT_READ, 0, f[0].epd, 0);
-	check(map != MAP_FAILED && !probe(map), "window_mapped%s", round, "");
+	check(map != MAP_FAILED && !probe(map, false), "window_mapped%s", round,
+	      "");
 	for (i = 0; i < STREAMS; i++)
 		pthread_create(&s[i].th, NULL, stream_fn, &s[i]);
 	for (i = 0; i < 2; i++)
@@ -317,10 +283,11 @@ static int run_round(int round)
 		}
 	}
 	check(ok, "fence_waits_ended_by_the_loss%s", round, "");
-	sigbus = map == MAP_FAILED ? -1 : sigbus_within(map, killed);
+	ok = map != MAP_FAILED &&
+	     !probe_until(map, SIGBUS, RESET_BOUND_MS - (now_ms() - killed));
 	printf("# round %d: the mapping got SIGBUS %ld ms after the kill\n",
-	       round, sigbus);
-	check(sigbus >= 0, "mapping_sigbus_after_the_loss%s", round, "");
+	       round, now_ms() - killed);
+	check(ok, "mapping_sigbus_after_the_loss%s", round, "");
 	if (map != MAP_FAILED)
 		scif_munmap(map, BLOCK);
 	scif_close(f[0].epd);
