@@ -2,10 +2,12 @@
 /*
  * SCIF core: messaging on connected endpoints, and their poll state.
  *
- * send copies into the peer's receive ring and tells the peer with a
- * DATA node message; recv copies out of the local ring and tells the
- * peer with SPACE.  Blocking calls sleep on the endpoint's wait queue
- * without holding the data mutexes, so a disconnect can always proceed.
+ * send copies into the peer's receive ring, recv copies out of the local
+ * ring; each publishes its count and sends DATA or SPACE only when the
+ * peer has asked for it before going to sleep (see struct scif_qp_shm).
+ * Blocking calls watch the ring for busy_poll_us, then sleep on the
+ * endpoint's wait queue without holding the data mutexes, so a
+ * disconnect can always proceed.
  */
 #include <linux/ktime.h>
 #include <linux/minmax.h>
