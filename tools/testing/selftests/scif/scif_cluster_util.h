@@ -87,6 +87,65 @@ static int cluster_wait(int want)
 	return n;
 }
 
+/*
+ * Connect to @port of @node, retrying for 10 s while nobody listens there
+ * yet.  Returns 0 with the endpoint in *@out, or an errno.
+ */
+static inline int cluster_connect(uint16_t node, uint16_t port,
+				  scif_epd_t *out)
+{
+	struct scif_port_id dst = { .node = node, .port = port };
+	int epd = scif_open(), err = 0;
+
+	if (epd < 0)
+		return errno;
+	for (int tries = 0; tries < 100; tries++) {
+		if (scif_connect(epd, &dst) >= 0) {
+			*out = epd;
+			return 0;
+		}
+		err = errno;
+		if (err != ECONNREFUSED)
+			break;
+		usleep(100 * 1000);
+	}
+	scif_close(epd);
+	return err;
+}
+
+/*
+ * The server of a test whose every peer connects once: accept @peers
+ * connections, one after the other, and run @serve_one on each; killed
+ * after @secs.  Returns 0 if every one was served.
+ */
+static inline int cluster_serve(int lep, int peers, unsigned int secs,
+				int (*serve_one)(scif_epd_t epd))
+{
+	struct scif_port_id peer;
+	int bad = 0, epd;
+
+	alarm(secs);
+	for (int served = 0; served < peers; served++) {
+		if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC) < 0)
+			return 1;
+		if (serve_one(epd)) {
+			fprintf(stderr, "# serving %u:%u failed\n", peer.node,
+				peer.port);
+			bad++;
+		}
+		scif_close(epd);
+	}
+	return bad ? 1 : 0;
+}
+
+/* 0 if the call failed with @want, else the errno (or EBADMSG). */
+static inline int want_errno(int ret, int want)
+{
+	if (ret == 0)
+		return EBADMSG;
+	return errno == want ? 0 : errno;
+}
+
 static long cluster_now_ms(void)
 {
 	struct timespec ts;

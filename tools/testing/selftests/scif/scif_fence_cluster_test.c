@@ -170,24 +170,9 @@ static int serve_one(scif_epd_t epd)
 	return c.op == CMD_DONE ? 0 : -1;
 }
 
-static int serve(int lep, int expected)
+static int serve(int lep, int peers)
 {
-	struct scif_port_id peer;
-	int served = 0, bad = 0, epd;
-
-	alarm(600);
-	while (served < expected) {
-		if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC) < 0)
-			return 1;
-		if (serve_one(epd)) {
-			fprintf(stderr, "# serving %u:%u failed\n", peer.node,
-				peer.port);
-			bad++;
-		}
-		scif_close(epd);
-		served++;
-	}
-	return bad ? 1 : 0;
+	return cluster_serve(lep, peers, 600, serve_one);
 }
 
 /* Send a command; the server's answer (0 ok), or an errno. */
@@ -209,35 +194,17 @@ static int answer(scif_epd_t epd)
 	return r;
 }
 
+/* Connect to @node's server, which answers when it is ready. */
 static int connect_to(uint16_t node, scif_epd_t *out)
 {
-	struct scif_port_id dst = { .node = node, .port = FENCE_PORT };
-	int epd = scif_open(), tries, err;
+	int err = cluster_connect(node, FENCE_PORT, out);
 
-	if (epd < 0)
-		return errno;
-	for (tries = 0; tries < 100; tries++) {
-		if (scif_connect(epd, &dst) >= 0)
-			break;
-		if (errno != ECONNREFUSED)
-			break;
-		usleep(100 * 1000);
-	}
-	err = tries == 100 ? ETIMEDOUT : answer(epd);
-	if (err) {
-		scif_close(epd);
+	if (err)
 		return err;
-	}
-	*out = epd;
-	return 0;
-}
-
-/* 0 if the call failed with @want, else the errno (or EBADMSG). */
-static int want_errno(int ret, int want)
-{
-	if (ret == 0)
-		return EBADMSG;
-	return errno == want ? 0 : errno;
+	err = answer(*out);
+	if (err)
+		scif_close(*out);
+	return err;
 }
 
 /*

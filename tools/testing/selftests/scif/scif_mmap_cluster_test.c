@@ -110,24 +110,9 @@ out:
 	return c[0] == CMD_DONE ? 0 : -1;
 }
 
-static int serve(int lep, int expected)
+static int serve(int lep, int peers)
 {
-	struct scif_port_id peer;
-	int served = 0, bad = 0, epd;
-
-	alarm(300);
-	while (served < expected) {
-		if (scif_accept(lep, &peer, &epd, SCIF_ACCEPT_SYNC) < 0)
-			return 1;
-		if (serve_one(epd)) {
-			fprintf(stderr, "# serving %u:%u failed\n", peer.node,
-				peer.port);
-			bad++;
-		}
-		scif_close(epd);
-		served++;
-	}
-	return bad ? 1 : 0;
+	return cluster_serve(lep, peers, 300, serve_one);
 }
 
 static int ask(scif_epd_t epd, uint32_t op, uint32_t arg)
@@ -141,29 +126,19 @@ static int ask(scif_epd_t epd, uint32_t op, uint32_t arg)
 	return r;
 }
 
+/* Connect to @node's server, which says when it is ready. */
 static int connect_to(uint16_t node, scif_epd_t *out)
 {
-	struct scif_port_id dst = { .node = node, .port = MMAP_PORT };
-	int epd = scif_open(), tries, ready;
+	int err = cluster_connect(node, MMAP_PORT, out), ready;
 
-	if (epd < 0)
-		return errno;
-	for (tries = 0; tries < 100; tries++) {
-		if (scif_connect(epd, &dst) >= 0)
-			break;
-		if (errno != ECONNREFUSED)
-			break;
-		usleep(100 * 1000);
-	}
-	if (tries == 100 || scif_recv(epd, &ready, sizeof(ready),
-				      SCIF_RECV_BLOCK) != sizeof(ready)) {
-		int err = errno ? errno : EIO;
-
-		scif_close(epd);
+	if (err)
 		return err;
+	if (scif_recv(*out, &ready, sizeof(ready), SCIF_RECV_BLOCK) !=
+	    sizeof(ready)) {
+		err = errno ? errno : EIO;
+		scif_close(*out);
 	}
-	*out = epd;
-	return 0;
+	return err;
 }
 
 /* The server's pong result comes as the reply to the next command. */
