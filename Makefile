@@ -26,6 +26,9 @@ MODDIR ?= $(BUILD)/modules/$(KVER)
 override MODDIR := $(abspath $(MODDIR))
 # STRICT=1: sparse on every file and warnings as errors (make check does it)
 STRICT ?= 0
+# SCIF_TEST=1: build the test hooks into the modules (make check does it;
+# installed modules are built without them)
+SCIF_TEST ?= 0
 ifeq ($(STRICT),1)
 STRICT_FLAGS := C=2 CHECK="sparse -Wsparse-error" KCFLAGS=-Werror
 endif
@@ -42,7 +45,7 @@ deps:
 modules:
 	@mkdir -p $(MODDIR)
 	rsync -a $(addprefix $(TOP)/,$(KERNEL_SOURCES)) $(MODDIR)/
-	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 $(STRICT_FLAGS) modules
+	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 $(STRICT_FLAGS) SCIF_TEST=$(SCIF_TEST) modules
 
 # The kernel-API test module, built against scif.ko's symbols.  Kbuild
 # does not notice when only those symbols' versions change, so it is
