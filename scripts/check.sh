@@ -51,14 +51,18 @@ host_tap_tests() { # prefix script [args]: each TAP line of a host-side test
 }
 
 vm_run() { # kernel-name
-	local k=$1 kdir image rel moddir vmdir
+	local k=$1 kdir image rel moddir vmdir extra
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		{ record FAIL "$k/kernel (not available)"; return; }
 	moddir=$BUILD/modules/$k
 	run_test "$k/build-strict" make -s -C "$top" test-modules STRICT=1 SCIF_TEST=1 \
 		KDIR="$kdir" MODDIR="$moddir" || return
 	vmdir=$out/vm-$k
-	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko" \
+	# scif_kunit.ko: built only for a kernel with KUnit (scif_kunit.sh).
+	extra="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko"
+	[ -e "$moddir/drivers/misc/scif/scif_kunit.ko" ] &&
+		extra="$extra $moddir/drivers/misc/scif/scif_kunit.ko"
+	EXTRA_MODULES=$extra \
 	sh "$top/qemu/mkinitramfs.sh" "$vmdir.cpio" \
 		"$top/tools/testing/selftests/scif/steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko"

@@ -32,6 +32,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
+#include "scif_kunit.h"
 #include "scif_priv.h"
 
 /* Bit 31 of a mark: it names RMAs initiated by the peer. */
@@ -89,13 +90,16 @@ void scif_fence_epd_init(struct scif_endpt *ep)
  * The sequence number a 31-bit mark stands for (see the notes); 0 (no
  * RMA) for a mark that no number issued so far can have given.
  */
-static u64 scif_fence_seq(struct scif_endpt *ep, u32 mark)
+SCIF_VISIBLE_IF_KUNIT
+u64 scif_fence_seq(struct scif_endpt *ep, u32 mark)
 {
 	u64 issued = scif_rma_mark(ep);
 	u64 back = (issued - mark) & SCIF_FENCE_SEQ_MASK;
 
 	return back > issued ? 0 : issued - back;
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_fence_seq);
 
 static void scif_fence_ack_fill(struct scif_msg *reply, u64 dst, u64 src,
 				u64 id, u64 val, int err)
@@ -288,7 +292,8 @@ static int scif_fence_handle_wait(struct scif_node *node,
 }
 
 /* Whether @off is a usable signal offset of the peer's request. */
-static int scif_fence_off_check(u64 off)
+SCIF_VISIBLE_IF_KUNIT
+int scif_fence_off_check(u64 off)
 {
 	if (off == SCIF_FENCE_NO_OFF)
 		return 0;
@@ -298,6 +303,8 @@ static int scif_fence_off_check(u64 off)
 		return -ENXIO;
 	return 0;
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_fence_off_check);
 
 /*
  * Queue the signal descriptors for @off[i] (in this endpoint's own
@@ -470,7 +477,8 @@ int scif_epd_fence_wait(struct scif_endpt *ep, int mark)
 }
 
 /* Check a signal offset given by the caller. */
-static int scif_fence_sig_off(s64 off)
+SCIF_VISIBLE_IF_KUNIT
+int scif_fence_sig_off(s64 off)
 {
 	if (!IS_ALIGNED(off, sizeof(u32)))
 		return -EINVAL;
@@ -478,6 +486,8 @@ static int scif_fence_sig_off(s64 off)
 		return -ENXIO;
 	return 0;
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_fence_sig_off);
 
 /**
  * scif_epd_fence_signal() - implement scif_fence_signal()

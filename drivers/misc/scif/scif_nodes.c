@@ -11,6 +11,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
+#include "scif_kunit.h"
 #include "scif_priv.h"
 
 struct scif_reply {
@@ -33,6 +34,8 @@ struct scif_node *scif_node_get_online(u16 id)
 		return NULL;
 	return &scif_info.nodes[id];
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_node_get_online);
 
 static bool scif_node_tx_ready(struct scif_node *node)
 {
@@ -242,6 +245,8 @@ u64 scif_node_local_addr(struct scif_node *node, void *va)
 {
 	return node->hw->ops->local_addr(node->hw, virt_to_phys(va));
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_node_local_addr);
 
 /* Callers hold scif_info.node_lock. */
 static void scif_clients_probe(struct scif_node *node)

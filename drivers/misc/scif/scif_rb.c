@@ -15,6 +15,7 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 
+#include "scif_kunit.h"
 #include "scif_priv.h"
 
 /**
@@ -59,6 +60,8 @@ u32 scif_rb_tx_room(const struct scif_rb *rb)
 	return used > rb->tx_size ? 0 : rb->tx_size - used;
 }
 
+SCIF_EXPORT_IF_KUNIT(scif_rb_tx_room);
+
 /**
  * scif_rb_tx_broken() - whether the peer's read count makes no sense
  * @rb: the ring
@@ -70,6 +73,8 @@ bool scif_rb_tx_broken(const struct scif_rb *rb)
 	return rb->remote &&
 	       rb->tx_write - READ_ONCE(rb->local->tx_read) > rb->tx_size;
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_rb_tx_broken);
 
 /**
  * scif_rb_rx_avail() - bytes waiting to be received
@@ -87,6 +92,8 @@ int scif_rb_rx_avail(const struct scif_rb *rb, u32 *avail)
 	*avail = n;
 	return 0;
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_rb_rx_avail);
 
 /*
  * Copy @n bytes between @iter and a ring of @size bytes, starting at

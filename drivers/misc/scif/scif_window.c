@@ -31,6 +31,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include "scif_kunit.h"
 #include "scif_priv.h"
 
 /* Pages pinned per call of pin_user_pages_fast(). */
@@ -459,8 +460,9 @@ static int scif_window_gap(struct scif_endpt *ep, unsigned long min,
 }
 
 /* Find room for @w in the registered address space; under rma.lock. */
-static int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
-			     s64 offset, bool fixed)
+SCIF_VISIBLE_IF_KUNIT
+int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
+		      s64 offset, bool fixed)
 {
 	unsigned long first = (u64)offset >> PAGE_SHIFT, start;
 	int err;
@@ -490,6 +492,8 @@ static int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 	w->offset = (u64)start << PAGE_SHIFT;
 	return 0;
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_window_place);
 
 static void scif_msg_fill(struct scif_msg *msg, u32 op, u64 dst, u64 src,
 			  u64 id, u64 offset)
@@ -841,7 +845,8 @@ static int scif_rwindow_read_page(struct scif_rwindow *rw, u64 addr,
 }
 
 /* Read the whole run list; every run is mapped on success. */
-static int scif_rwindow_read_runs(struct scif_rwindow *rw, u64 addr)
+SCIF_VISIBLE_IF_KUNIT
+int scif_rwindow_read_runs(struct scif_rwindow *rw, u64 addr)
 {
 	unsigned long r = 0;
 	u64 last;
@@ -868,7 +873,10 @@ unmap:
 	return err;
 }
 
-static bool scif_register_msg_ok(const struct scif_msg *msg)
+SCIF_EXPORT_IF_KUNIT(scif_rwindow_read_runs);
+
+SCIF_VISIBLE_IF_KUNIT
+bool scif_register_msg_ok(const struct scif_msg *msg)
 {
 	u64 offset = msg->arg[1], pages = msg->arg[2];
 	u64 runs = msg->arg[3] >> 32, prot = (u32)msg->arg[3];
@@ -879,6 +887,8 @@ static bool scif_register_msg_ok(const struct scif_msg *msg)
 	       !(prot & ~(u64)(SCIF_PROT_READ | SCIF_PROT_WRITE)) &&
 	       runs && runs <= pages && runs <= SCIF_WINDOW_MAX_RUNS;
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_register_msg_ok);
 
 /* Build the remote window a REGISTER describes; under rma.lock. */
 static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
