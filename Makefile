@@ -14,6 +14,7 @@
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a 2-node cluster of VMs and show them talk
 #   make bench       measure SCIF next to TCP, AF_UNIX and memcpy (build/bench)
+#   make coverage    line and branch coverage of drivers/ by the suite (lcov)
 #   make clean       remove $(BUILD)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -29,6 +30,8 @@ STRICT ?= 0
 # SCIF_TEST=1: build the test hooks into the modules (make check does it;
 # installed modules are built without them)
 SCIF_TEST ?= 0
+# SCIF_GCOV=1: gcov profiling (make coverage, on the gcov debug kernel)
+SCIF_GCOV ?= 0
 ifeq ($(STRICT),1)
 STRICT_FLAGS := C=2 CHECK="sparse -Wsparse-error" KCFLAGS=-Werror
 endif
@@ -45,7 +48,8 @@ deps:
 modules:
 	@mkdir -p $(MODDIR)
 	rsync -a $(addprefix $(TOP)/,$(KERNEL_SOURCES)) $(MODDIR)/
-	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 $(STRICT_FLAGS) SCIF_TEST=$(SCIF_TEST) modules
+	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 $(STRICT_FLAGS) SCIF_TEST=$(SCIF_TEST) \
+		SCIF_GCOV=$(SCIF_GCOV) modules
 
 # The kernel-API test module, built against scif.ko's symbols.  Kbuild
 # does not notice when only those symbols' versions change, so it is
@@ -81,6 +85,11 @@ check:
 demo:
 	bash $(TOP)/scripts/demo.sh
 
+# Coverage of drivers/ by the selftests on a gcov debug kernel (not part
+# of check).
+coverage:
+	bash $(TOP)/scripts/coverage.sh
+
 # Benchmarks side by side with TCP, AF_UNIX and memcpy (not part of check).
 bench:
 	bash $(TOP)/scripts/bench.sh
@@ -88,4 +97,5 @@ bench:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps modules test-modules lib selftests lint check demo bench clean
+.PHONY: all deps modules test-modules lib selftests lint check demo bench \
+	coverage clean

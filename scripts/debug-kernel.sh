@@ -5,16 +5,23 @@
 # qemu/debug-kernel.config on top of tinyconfig, and print its build
 # directory, which is also the KDIR to build modules against.  The result
 # is cached and rebuilt only when the fragment or the source version
-# changes.
+# changes.  "debug-kernel.sh gcov" builds the same kernel with
+# qemu/gcov-kernel.config on top as well (make coverage), in a directory
+# of its own.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SCIF_CACHE:-/var/cache/scif}
-frag=$top/qemu/debug-kernel.config
-tree=$(sh "$top/scripts/kernel-source.sh")
+frags=$top/qemu/debug-kernel.config
 out=$cache/debug-6.1
+if [ "${1:-}" = gcov ]; then
+	frags="$frags $top/qemu/gcov-kernel.config"
+	out=$cache/debug-gcov-6.1
+fi
+tree=$(sh "$top/scripts/kernel-source.sh")
 
-key="$(cat "$tree/.scif-unpacked") $(sha256sum < "$frag" | cut -d' ' -f1)"
+# shellcheck disable=SC2086
+key="$(cat "$tree/.scif-unpacked") $(cat $frags | sha256sum | cut -d' ' -f1)"
 if [ -e "$out/.scif-key" ] && [ "$(cat "$out/.scif-key")" = "$key" ] &&
    [ -e "$out/arch/x86/boot/bzImage" ]; then
 	echo "$out"
@@ -26,12 +33,14 @@ rm -rf "$out"
 mkdir -p "$out"
 {
 	make -C "$tree" O="$out" tinyconfig
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$frag"
+	# shellcheck disable=SC2086
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" $frags
 	make -C "$tree" O="$out" olddefconfig
 } > "$out.log" 2>&1
 
 # Every option the fragment sets must have survived olddefconfig.
-missing=$(grep '^CONFIG_' "$frag" | while read -r line; do
+# shellcheck disable=SC2086
+missing=$(cat $frags | grep '^CONFIG_' | while read -r line; do
 	grep -qx "$line" "$out/.config" || echo "$line"
 done)
 if [ -n "$missing" ]; then
