@@ -14,6 +14,7 @@
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a 2-node cluster of VMs and show them talk
 #   make bench       measure SCIF next to TCP, AF_UNIX and memcpy (build/bench)
+#   make soak        kill and restart a node ROUNDS times under traffic
 #   make clean       remove $(BUILD)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -85,7 +86,12 @@ demo:
 bench:
 	bash $(TOP)/scripts/bench.sh
 
+# Node loss and restart, ROUNDS times (50), in clusters of each size of
+# NODES ("2 4") on KERNEL (debug), under mixed traffic (not part of check).
+soak:
+	bash $(TOP)/scripts/soak.sh
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps modules test-modules lib selftests lint check demo bench clean
+.PHONY: all deps modules test-modules lib selftests lint check demo bench soak clean
