@@ -23,8 +23,10 @@ out=$BUILD/soak
 results=$out/results.txt
 sd=$top/tools/testing/selftests/scif
 
-[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] && [ "$ROUNDS" -le 1000 ] ||
-	{ echo "soak: ROUNDS must be 1..1000, not '$ROUNDS'" >&2; exit 2; }
+if ! [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || [ "$ROUNDS" -gt 1000 ]; then
+	echo "soak: ROUNDS must be 1..1000, not '$ROUNDS'" >&2
+	exit 2
+fi
 for n in $NODES; do
 	[[ $n =~ ^[2-8]$ ]] || { echo "soak: NODES: '$n' is not 2..8" >&2; exit 2; }
 done
@@ -41,10 +43,13 @@ start=$(date +%s)
 read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$KERNEL") ||
 	{ echo "soak: kernel $KERNEL not available"; echo "0 passed, 1 failed"; exit 1; }
 moddir=$BUILD/modules/$KERNEL
-make -s -C "$top" test-modules STRICT=1 SCIF_TEST=1 KDIR="$kdir" MODDIR="$moddir" &&
-	make -s -C "$top" lib && make -s -C "$top" selftests &&
-	make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" ||
-	{ echo "soak: build failed"; echo "0 passed, 1 failed"; exit 1; }
+if ! make -s -C "$top" test-modules STRICT=1 SCIF_TEST=1 KDIR="$kdir" MODDIR="$moddir" ||
+	! make -s -C "$top" lib || ! make -s -C "$top" selftests ||
+	! make -s -C "$top/qemu" OUTPUT="$BUILD/qemu"; then
+	echo "soak: build failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 
 timeout=$((ROUNDS * round_s + 600))
 for n in $NODES; do
