@@ -15,6 +15,7 @@
 #   make demo        boot a 2-node cluster of VMs and show them talk
 #   make bench       measure SCIF next to TCP, AF_UNIX and memcpy (build/bench)
 #   make coverage    line and branch coverage of drivers/ by the suite (lcov)
+#   make soak        kill and restart a node ROUNDS times under traffic
 #   make clean       remove $(BUILD)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -94,8 +95,13 @@ coverage:
 bench:
 	bash $(TOP)/scripts/bench.sh
 
+# Node loss and restart, ROUNDS times (50), in clusters of each size of
+# NODES ("2 4") on KERNEL (debug), under mixed traffic (not part of check).
+soak:
+	bash $(TOP)/scripts/soak.sh
+
 clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps modules test-modules lib selftests lint check demo bench \
-	coverage clean
+	coverage soak clean
