@@ -9,14 +9,37 @@
  *   either side: DISCONNECT -------->  peer stops touching our memory,
  *                            <-------  DISC_ACK; then our area is freed
  */
+#include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/pid.h>
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "scif_priv.h"
+
+#ifdef SCIF_TEST_HOOKS
+/* Test hook: a listener's close pauses in its walk of parked requests. */
+static unsigned int scif_test_close_delay_ms;
+module_param_named(test_listener_close_delay_ms, scif_test_close_delay_ms,
+		   uint, 0644);
+MODULE_PARM_DESC(test_listener_close_delay_ms,
+		 "Test build only: milliseconds a listener's close waits in its walk of the parked requests (default 0)");
+
+static void scif_test_close_delay(void)
+{
+	unsigned int ms = READ_ONCE(scif_test_close_delay_ms);
+
+	if (ms)
+		msleep(ms);
+}
+#else
+static inline void scif_test_close_delay(void)
+{
+}
+#endif
 
 static void scif_msg_init(struct scif_msg *msg, u32 op, u64 dst, u64 src)
 {
@@ -475,6 +498,7 @@ static void scif_listener_close(struct scif_endpt *lep)
 	}
 
 	xa_for_each(&scif_info.parked, id, req) {
+		scif_test_close_delay();
 		if (req->listener == lep &&
 		    xa_cmpxchg(&scif_info.parked, id, req, NULL, 0) == req)
 			scif_conreq_reject(req);
