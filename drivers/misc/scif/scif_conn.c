@@ -741,7 +741,8 @@ static void scif_handle_connect(struct scif_node *node,
 	struct scif_msg reply;
 
 	lep = scif_listener_get(msg->arg[0]);
-	if (lep)
+	/* A full backlog costs the sender nothing but the refusal. */
+	if (lep && READ_ONCE(lep->nr_conreqs) < READ_ONCE(lep->backlog))
 		req = scif_conreq_from_msg(node, msg, lep);
 	if (req) {
 		spin_lock(&lep->lock);

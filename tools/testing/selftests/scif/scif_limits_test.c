@@ -494,7 +494,7 @@ static int parked_child(uid_t uid, int cap)
 		fprintf(stderr, "# parked over the cap: %s\n", strerror(errno));
 		ret = 14;
 	}
-	if (!(poll_one(lfd, POLLIN, 0) & POLLIN))
+	if (!(poll_one(lfd, POLLIN, WAIT_MS) & POLLIN))
 		ret = ret ?: 15;
 	/* Completing one makes room for the next. */
 	nfd = scif_open();
