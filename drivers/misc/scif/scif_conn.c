@@ -494,8 +494,8 @@ static void scif_conreq_unparked(struct scif_conreq *req)
  *
  * At most max_parked requests of @lep are parked at a time; when that
  * many are, a request that is there fails the call and stays at the
- * listener.  A parked request
- * goes when it is claimed or @lep is closed, whichever comes first.
+ * listener.  A parked request goes when it is claimed or @lep is closed,
+ * whichever comes first.
  *
  * Context: process context; may sleep.
  * Return: 0, -ENOMEM (max_parked reached, or memory), or an error of
