@@ -27,7 +27,7 @@ static int scif_kernel_err(int ret)
  */
 scif_epd_t scif_open(void)
 {
-	struct scif_endpt *ep = scif_epd_create();
+	struct scif_endpt *ep = scif_epd_create(false);
 
 	return IS_ERR(ep) ? NULL : ep;
 }
@@ -106,7 +106,7 @@ int scif_accept(scif_epd_t epd, struct scif_port_id *peer, scif_epd_t *newepd,
 	req = scif_epd_take_request(epd, flags);
 	if (IS_ERR(req))
 		return scif_kernel_err(PTR_ERR(req));
-	ep = scif_epd_create();
+	ep = scif_epd_create(false);
 	if (IS_ERR(ep)) {
 		scif_conreq_reject(req);
 		return -ENOMEM;

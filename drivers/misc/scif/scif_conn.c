@@ -9,14 +9,37 @@
  *   either side: DISCONNECT -------->  peer stops touching our memory,
  *                            <-------  DISC_ACK; then our area is freed
  */
+#include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/pid.h>
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "scif_priv.h"
+
+#ifdef SCIF_TEST_HOOKS
+/* Test hook: a listener's close pauses in its walk of parked requests. */
+static unsigned int scif_test_close_delay_ms;
+module_param_named(test_listener_close_delay_ms, scif_test_close_delay_ms,
+		   uint, 0644);
+MODULE_PARM_DESC(test_listener_close_delay_ms,
+		 "Test build only: milliseconds a listener's close waits in its walk of the parked requests (default 0)");
+
+static void scif_test_close_delay(void)
+{
+	unsigned int ms = READ_ONCE(scif_test_close_delay_ms);
+
+	if (ms)
+		msleep(ms);
+}
+#else
+static inline void scif_test_close_delay(void)
+{
+}
+#endif
 
 static void scif_msg_init(struct scif_msg *msg, u32 op, u64 dst, u64 src)
 {
@@ -96,6 +119,8 @@ int scif_epd_bind(struct scif_endpt *ep, u16 port)
  * @ep: the endpoint
  * @backlog: most requests that may wait to be accepted
  *
+ * At most max_backlog requests wait, whatever @backlog says.
+ *
  * Return: 0, -EINVAL if @ep is not bound or @backlog is negative, or
  * -EISCONN if @ep is listening or connected already.
  */
@@ -123,7 +148,8 @@ int scif_epd_listen(struct scif_endpt *ep, int backlog)
 	if (err)
 		goto out;
 	spin_lock(&ep->lock);
-	ep->backlog = backlog;
+	/* Like somaxconn: a larger backlog is quietly reduced. */
+	ep->backlog = min_t(unsigned int, backlog, READ_ONCE(scif_max_backlog));
 	ep->state = SCIF_EPD_LISTENING;
 	spin_unlock(&ep->lock);
 out:
@@ -162,15 +188,21 @@ static int scif_connect_check(struct scif_endpt *ep)
 	}
 }
 
-/* Allocate (or reuse, after a refusal) the endpoint's receive area. */
+/*
+ * Allocate (or reuse, after a refusal) the endpoint's receive area; a
+ * user's is charged to its memory cgroup.
+ */
 static int scif_epd_prepare_area(struct scif_endpt *ep)
 {
+	lockdep_assert_held(&ep->ctl_mutex);
 	if (ep->rb.local) {
 		memset(ep->rb.local, 0, sizeof(*ep->rb.local));
 	} else {
 		u32 size = READ_ONCE(scif_msg_ring_size);
 
-		ep->rb.local = scif_qp_alloc(size);
+		ep->rb.local = scif_qp_alloc_gfp(size, ep->user ?
+						 GFP_KERNEL_ACCOUNT :
+						 GFP_KERNEL);
 		if (!ep->rb.local)
 			return -ENOMEM;
 		ep->rb.rx_size = size;
@@ -189,6 +221,7 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 	u16 port;
 	int err;
 
+	lockdep_assert_held(&ep->ctl_mutex);
 	node = scif_node_get_online(dst->node);
 	if (!node)
 		return -ENODEV;
@@ -291,16 +324,12 @@ static bool scif_listener_ready(struct scif_endpt *lep)
 	       READ_ONCE(lep->state) != SCIF_EPD_LISTENING;
 }
 
-/**
- * scif_epd_take_request() - take the oldest connection request
- * @lep: a listening endpoint
- * @flags: 0, or SCIF_ACCEPT_SYNC to wait for a request
- *
- * Return: the request, or ERR_PTR(-EINVAL) if @lep is not listening or
- * @flags is bad, ERR_PTR(-EAGAIN) if none is waiting and @flags says not
- * to wait, or ERR_PTR(-ERESTARTSYS) on a signal.
+/*
+ * Take the oldest request; with @park, also one of @lep's parked slots
+ * (the request stays queued if none is free).
  */
-struct scif_conreq *scif_epd_take_request(struct scif_endpt *lep, int flags)
+static struct scif_conreq *scif_take_request(struct scif_endpt *lep,
+					     int flags, bool park)
 {
 	struct scif_conreq *req;
 
@@ -314,9 +343,16 @@ struct scif_conreq *scif_epd_take_request(struct scif_endpt *lep, int flags)
 		}
 		req = list_first_entry_or_null(&lep->conreqs,
 					       struct scif_conreq, list);
+		if (req && park &&
+		    lep->nr_parked >= READ_ONCE(scif_max_parked)) {
+			spin_unlock(&lep->lock);
+			return ERR_PTR(-ENOMEM);
+		}
 		if (req) {
 			list_del(&req->list);
 			lep->nr_conreqs--;
+			if (park)
+				lep->nr_parked++;
 		}
 		spin_unlock(&lep->lock);
 		if (req)
@@ -326,6 +362,21 @@ struct scif_conreq *scif_epd_take_request(struct scif_endpt *lep, int flags)
 		if (wait_event_interruptible(lep->wq, scif_listener_ready(lep)))
 			return ERR_PTR(-ERESTARTSYS);
 	}
+}
+
+/**
+ * scif_epd_take_request() - take the oldest connection request
+ * @lep: a listening endpoint
+ * @flags: 0, or SCIF_ACCEPT_SYNC to wait for a request
+ *
+ * Context: process context; may sleep.
+ * Return: the request, or ERR_PTR(-EINVAL) if @lep is not listening or
+ * @flags is bad, ERR_PTR(-EAGAIN) if none is waiting and @flags says not
+ * to wait, or ERR_PTR(-ERESTARTSYS) on a signal.
+ */
+struct scif_conreq *scif_epd_take_request(struct scif_endpt *lep, int flags)
+{
+	return scif_take_request(lep, flags, false);
 }
 
 /**
@@ -351,6 +402,7 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 	struct scif_msg msg;
 	int err;
 
+	lockdep_assert_held(&ep->ctl_mutex);
 	if (READ_ONCE(ep->state) != SCIF_EPD_UNBOUND)
 		return -EINVAL;
 	if (!READ_ONCE(req->node->online))
@@ -409,28 +461,91 @@ int scif_epd_accept_request(struct scif_endpt *ep, struct scif_conreq *req)
 	return 0;
 }
 
-/**
- * scif_epd_park_request() - keep a request for SCIF_ACCEPTREG
- * @req: the request, taken from a listener by the current process
- *
- * Gives the request a cookie (random bits above a small id) under which
- * only the current thread group may claim it, once.
- *
- * Return: 0 or -ENOMEM.
- */
-int scif_epd_park_request(struct scif_conreq *req)
+static void scif_park_unreserve(struct scif_endpt *lep)
 {
+	spin_lock(&lep->lock);
+	lep->nr_parked--;
+	spin_unlock(&lep->lock);
+}
+
+/*
+ * The caller erased @req from scif_info.parked and so owns it: it leaves
+ * its listener's list, slot and reference.
+ */
+static void scif_conreq_unparked(struct scif_conreq *req)
+{
+	struct scif_endpt *lep = req->listener;
+
+	spin_lock(&lep->lock);
+	list_del(&req->list);
+	lep->nr_parked--;
+	spin_unlock(&lep->lock);
+	req->listener = NULL;
+	scif_epd_put(lep);
+}
+
+/**
+ * scif_epd_acceptreq() - take a request and park it for SCIF_ACCEPTREG
+ * @lep: a listening endpoint
+ * @flags: 0, or SCIF_ACCEPT_SYNC to wait for a request
+ * @peer: receives the requesting endpoint's port id
+ * @cookie: receives the cookie (random bits above a small id) under which
+ *	only the current thread group may claim the request, once
+ *
+ * At most max_parked requests of @lep are parked at a time; when that
+ * many are, a request that is there fails the call and stays at the
+ * listener.  A parked request goes when it is claimed or @lep is closed,
+ * whichever comes first.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -ENOMEM (max_parked reached, or memory), or an error of
+ * scif_epd_take_request().
+ */
+int scif_epd_acceptreq(struct scif_endpt *lep, int flags,
+		       struct scif_port_id *peer, u64 *cookie)
+{
+	struct scif_conreq *req;
 	u32 id;
 	int err;
 
-	req->owner = get_pid(task_tgid(current));
+	req = scif_take_request(lep, flags, true);
+	if (IS_ERR(req))
+		return PTR_ERR(req);
+	/* The id is reserved; the request is published once complete. */
 	err = scif_fail_alloc() ? -ENOMEM :
-	      xa_alloc(&scif_info.parked, &id, req, xa_limit_31b, GFP_KERNEL);
+	      xa_alloc(&scif_info.parked, &id, NULL, xa_limit_31b, GFP_KERNEL);
 	if (err)
-		return err;
+		goto reject;
+	req->owner = get_pid(task_tgid(current));
 	/* The top bit stays clear: a cookie never looks like a kernel address. */
 	req->cookie = (u64)(get_random_u32() >> 1) << 32 | id;
-	return 0;
+	*peer = req->peer;
+	*cookie = req->cookie;
+
+	/* Only while @lep listens: its close then finds the request. */
+	err = -EINVAL;
+	spin_lock(&lep->lock);
+	if (lep->state == SCIF_EPD_LISTENING) {
+		kref_get(&lep->ref);
+		req->listener = lep;
+		list_add_tail(&req->list, &lep->parked);
+		/* Fills the reserved slot: nothing to allocate. */
+		err = xa_err(xa_store(&scif_info.parked, id, req, GFP_NOWAIT));
+		if (err) {
+			list_del(&req->list);
+			req->listener = NULL;
+		}
+	}
+	spin_unlock(&lep->lock);
+	if (!err)
+		return 0;
+	if (err != -EINVAL)
+		scif_epd_put(lep);
+	xa_erase(&scif_info.parked, id);
+reject:
+	scif_conreq_reject(req);
+	scif_park_unreserve(lep);
+	return err;
 }
 
 /**
@@ -452,15 +567,23 @@ struct scif_conreq *scif_epd_unpark_request(u64 cookie)
 	else
 		req = NULL;
 	xa_unlock(&scif_info.parked);
+	if (req)
+		scif_conreq_unparked(req);
 	return req;
 }
 
+/*
+ * Refuse the requests waiting at a closed listener and those parked from
+ * it.  A parked request is the listener's to refuse only if it erases it
+ * from scif_info.parked; one claimed meanwhile leaves the list itself.
+ */
 static void scif_listener_close(struct scif_endpt *lep)
 {
 	struct scif_conreq *req, *tmp;
-	unsigned long id;
 	LIST_HEAD(reqs);
+	int nr = 0;
 
+	lockdep_assert_held(&lep->ctl_mutex);
 	mutex_lock(&scif_info.port_lock);
 	xa_erase(&scif_info.listeners, lep->port);
 	mutex_unlock(&scif_info.port_lock);
@@ -474,11 +597,25 @@ static void scif_listener_close(struct scif_endpt *lep)
 		scif_conreq_reject(req);
 	}
 
-	xa_for_each(&scif_info.parked, id, req) {
-		if (req->listener == lep &&
-		    xa_cmpxchg(&scif_info.parked, id, req, NULL, 0) == req)
-			scif_conreq_reject(req);
+	scif_test_close_delay();
+	spin_lock(&lep->lock);
+	list_for_each_entry_safe(req, tmp, &lep->parked, list) {
+		if (xa_cmpxchg(&scif_info.parked, (u32)req->cookie, req, NULL,
+			       0) != req)
+			continue;
+		list_move_tail(&req->list, &reqs);
+		lep->nr_parked--;
+		nr++;
 	}
+	spin_unlock(&lep->lock);
+	list_for_each_entry_safe(req, tmp, &reqs, list) {
+		list_del(&req->list);
+		req->listener = NULL;
+		scif_conreq_reject(req);
+	}
+	/* The closing owner still holds @lep: these are not the last. */
+	while (nr--)
+		scif_epd_put(lep);
 }
 
 /*
@@ -490,6 +627,7 @@ static void scif_epd_close_drained(struct scif_endpt *ep)
 	struct scif_msg ack;
 	bool owed;
 
+	lockdep_assert_held(&ep->ctl_mutex);
 	spin_lock(&ep->lock);
 	ep->close_drained = true;
 	owed = ep->disc_ack_owed;
@@ -508,7 +646,8 @@ static void scif_epd_close_drained(struct scif_endpt *ep)
  *
  * A listener refuses its waiting requests; a connected endpoint tells its
  * peer and lives on until the peer acknowledges.  The port is released
- * at once.
+ * at once.  The endpoint stops counting against the endpoint limits now,
+ * or when destroyed if the protocol still holds it.
  *
  * Context: process context; may sleep.
  */
@@ -516,6 +655,7 @@ void scif_epd_close(struct scif_endpt *ep)
 {
 	enum scif_epd_state state;
 	struct scif_msg msg;
+	bool linger;
 
 	mutex_lock(&ep->ctl_mutex);
 	spin_lock(&ep->lock);
@@ -547,7 +687,13 @@ void scif_epd_close(struct scif_endpt *ep)
 	if (ep->port)
 		scif_port_put(ep->port);
 	mutex_unlock(&ep->ctl_mutex);
-	atomic_dec(&scif_info.nr_endpoints);
+	/* Nothing takes the protocol's reference after the close. */
+	spin_lock(&ep->lock);
+	linger = ep->proto_ref;
+	ep->count_until_free = linger;
+	spin_unlock(&ep->lock);
+	if (!linger)
+		scif_epd_uncount(ep);
 	scif_epd_put(ep);
 }
 
@@ -584,7 +730,6 @@ static struct scif_conreq *scif_conreq_from_msg(struct scif_node *node,
 	req->addr = msg->arg[2];
 	req->size = msg->arg[3];
 	req->port = lep->port;
-	req->listener = lep;
 	return req;
 }
 
@@ -596,7 +741,8 @@ static void scif_handle_connect(struct scif_node *node,
 	struct scif_msg reply;
 
 	lep = scif_listener_get(msg->arg[0]);
-	if (lep)
+	/* A full backlog costs the sender nothing but the refusal. */
+	if (lep && READ_ONCE(lep->nr_conreqs) < READ_ONCE(lep->backlog))
 		req = scif_conreq_from_msg(node, msg, lep);
 	if (req) {
 		spin_lock(&lep->lock);

@@ -3,6 +3,8 @@
  * SCIF core: endpoint lifetime, handles, ports, and the reset of
  * endpoints whose peer node is lost.
  */
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
@@ -40,6 +42,61 @@ static bool scif_epd_count_get(void)
 	return false;
 }
 
+/* Charge a new endpoint to the current user: 0, -EMFILE or -ENOMEM. */
+static int scif_epd_user_charge(struct scif_endpt *ep)
+{
+	kuid_t uid = current_uid();
+	unsigned long n;
+	int err;
+
+	if (capable(CAP_SYS_RESOURCE))
+		return 0;
+	mutex_lock(&scif_info.user_lock);
+	n = xa_to_value(xa_load(&scif_info.users, __kuid_val(uid)));
+	if (n >= READ_ONCE(scif_max_user_endpoints)) {
+		err = -EMFILE;
+	} else {
+		err = scif_fail_alloc() ? -ENOMEM :
+		      xa_err(xa_store(&scif_info.users, __kuid_val(uid),
+				      xa_mk_value(n + 1), GFP_KERNEL));
+	}
+	mutex_unlock(&scif_info.user_lock);
+	if (err)
+		return err;
+	ep->uid = uid;
+	ep->user_charged = true;
+	return 0;
+}
+
+static void scif_epd_user_uncharge(struct scif_endpt *ep)
+{
+	unsigned long n, idx = __kuid_val(ep->uid);
+
+	if (!ep->user_charged)
+		return;
+	ep->user_charged = false;
+	mutex_lock(&scif_info.user_lock);
+	n = xa_to_value(xa_load(&scif_info.users, idx));
+	if (WARN_ON_ONCE(!n) || n == 1)
+		xa_erase(&scif_info.users, idx);
+	else	/* replaces a value in place: no allocation, cannot fail */
+		xa_store(&scif_info.users, idx, xa_mk_value(n - 1), GFP_KERNEL);
+	mutex_unlock(&scif_info.user_lock);
+}
+
+/**
+ * scif_epd_uncount() - an endpoint stops counting against the limits
+ * @ep: the endpoint, counted since scif_epd_create(); called once, by
+ *	its close or, if it lingers for the protocol, by its destruction
+ *
+ * Context: process context; may sleep.
+ */
+void scif_epd_uncount(struct scif_endpt *ep)
+{
+	scif_epd_user_uncharge(ep);
+	atomic_dec(&scif_info.nr_endpoints);
+}
+
 static void scif_epd_free_work(struct work_struct *work)
 {
 	struct scif_endpt *ep = container_of(work, struct scif_endpt,
@@ -56,6 +113,8 @@ static void scif_epd_free_work(struct work_struct *work)
 		scif_node_unmap(ep->node, ep->rb.remote,
 				sizeof(struct scif_qp_shm) + ep->rb.tx_size);
 	scif_qp_free(ep->rb.local, ep->rb.rx_size);
+	if (ep->count_until_free)
+		scif_epd_uncount(ep);
 	kfree_rcu(ep, rcu);
 }
 
@@ -97,23 +156,33 @@ struct scif_endpt *scif_epd_lookup(u64 handle)
 
 /**
  * scif_epd_create() - allocate a new, unbound endpoint
+ * @user: for user space: charge it to the current user (and its memory
+ *	cgroup); false for kernel clients
  *
  * Context: process context; may sleep.
  * Return: the endpoint, ERR_PTR(-ENFILE) when max_endpoints endpoints
- * are open already, or ERR_PTR(-ENOMEM).
+ * exist already, ERR_PTR(-EMFILE) when the user has max_user_endpoints,
+ * or ERR_PTR(-ENOMEM).
  */
-struct scif_endpt *scif_epd_create(void)
+struct scif_endpt *scif_epd_create(bool user)
 {
+	gfp_t gfp = user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL;
 	struct scif_endpt *ep;
 	u32 id;
 	int err;
 
 	if (!scif_epd_count_get())
 		return ERR_PTR(-ENFILE);
-	ep = scif_fail_alloc() ? NULL : kzalloc(sizeof(*ep), GFP_KERNEL);
+	ep = scif_fail_alloc() ? NULL : kzalloc(sizeof(*ep), gfp);
 	if (!ep) {
 		err = -ENOMEM;
 		goto undo_count;
+	}
+	ep->user = user;
+	if (user) {
+		err = scif_epd_user_charge(ep);
+		if (err)
+			goto undo_alloc;
 	}
 	kref_init(&ep->ref);
 	init_waitqueue_head(&ep->wq);
@@ -124,20 +193,23 @@ struct scif_endpt *scif_epd_create(void)
 	mutex_init(&ep->send_mutex);
 	spin_lock_init(&ep->lock);
 	INIT_LIST_HEAD(&ep->conreqs);
+	INIT_LIST_HEAD(&ep->parked);
 	scif_rma_epd_init(ep);
 	scif_mmap_epd_init(ep);
 	ep->state = SCIF_EPD_UNBOUND;
 
 	err = scif_fail_alloc() ? -ENOMEM :
-	      xa_alloc(&scif_info.epds, &id, ep, xa_limit_31b, GFP_KERNEL);
+	      xa_alloc(&scif_info.epds, &id, ep, xa_limit_31b, gfp);
 	if (err)
-		goto undo_alloc;
+		goto undo_charge;
 	ep->handle = (u64)(u32)atomic_inc_return(&scif_info.next_gen) << 32 | id;
 	mutex_lock(&scif_info.eplock);
 	list_add_tail(&ep->list, &scif_info.endpoints);
 	mutex_unlock(&scif_info.eplock);
 	return ep;
 
+undo_charge:
+	scif_epd_user_uncharge(ep);
 undo_alloc:
 	kfree(ep);
 undo_count:

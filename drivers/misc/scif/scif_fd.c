@@ -23,7 +23,7 @@ static int scif_fd_open(struct inode *inode, struct file *f)
 	struct scif_endpt *ep;
 	int err;
 
-	ep = scif_epd_create();
+	ep = scif_epd_create(true);
 	if (IS_ERR(ep))
 		return PTR_ERR(ep);
 	err = scif_mmap_file_open(f, ep);
@@ -100,16 +100,9 @@ static long scif_ioctl_acceptreq(struct scif_endpt *lep,
 
 	if (copy_from_user(&acc, uarg, sizeof(acc)))
 		return -EFAULT;
-	req = scif_epd_take_request(lep, acc.flags);
-	if (IS_ERR(req))
-		return PTR_ERR(req);
-	acc.peer = req->peer;
-	err = scif_epd_park_request(req);
-	if (err) {
-		scif_conreq_reject(req);
+	err = scif_epd_acceptreq(lep, acc.flags, &acc.peer, &acc.endpt);
+	if (err)
 		return err;
-	}
-	acc.endpt = req->cookie;
 	if (copy_to_user(&uarg->peer, &acc.peer, sizeof(acc.peer)) ||
 	    put_user(acc.endpt, &uarg->endpt)) {
 		req = scif_epd_unpark_request(acc.endpt);

@@ -10,7 +10,22 @@
 unsigned int scif_max_endpoints = 65536;
 module_param_named(max_endpoints, scif_max_endpoints, uint, 0644);
 MODULE_PARM_DESC(max_endpoints,
-		 "Most endpoints (open files of /dev/scif) that may exist at once; further opens fail with ENFILE (default 65536)");
+		 "Most endpoints that may exist at once: open ones, and closed ones the peer still holds; further opens fail with ENFILE (default 65536)");
+
+unsigned int scif_max_user_endpoints = 1024;
+module_param_named(max_user_endpoints, scif_max_user_endpoints, uint, 0644);
+MODULE_PARM_DESC(max_user_endpoints,
+		 "Most endpoints that one user (real uid) may have at once, counted as for max_endpoints; further opens fail with EMFILE. Not applied to CAP_SYS_RESOURCE nor to kernel clients (default 1024)");
+
+unsigned int scif_max_backlog = 128;
+module_param_named(max_backlog, scif_max_backlog, uint, 0644);
+MODULE_PARM_DESC(max_backlog,
+		 "Most connection requests that may wait at one listener, whatever backlog listen was given (as somaxconn); further requests are refused (default 128)");
+
+unsigned int scif_max_parked = 64;
+module_param_named(max_parked, scif_max_parked, uint, 0644);
+MODULE_PARM_DESC(max_parked,
+		 "Most requests of one listener taken by SCIF_ACCEPTREQ and not yet claimed by SCIF_ACCEPTREG; further SCIF_ACCEPTREQ fail with ENOMEM (default 64)");
 
 unsigned int scif_msg_ring_size = 64 * 1024;
 module_param_named(msg_ring_size, scif_msg_ring_size, uint, 0444);
@@ -26,6 +41,8 @@ struct scif_info scif_info = {
 	.eplock = __MUTEX_INITIALIZER(scif_info.eplock),
 	.endpoints = LIST_HEAD_INIT(scif_info.endpoints),
 	.epds = XARRAY_INIT(scif_info.epds, XA_FLAGS_ALLOC1),
+	.user_lock = __MUTEX_INITIALIZER(scif_info.user_lock),
+	.users = XARRAY_INIT(scif_info.users, 0),
 	.port_lock = __MUTEX_INITIALIZER(scif_info.port_lock),
 	.ports = XARRAY_INIT(scif_info.ports, XA_FLAGS_ALLOC),
 	.listeners = XARRAY_INIT(scif_info.listeners, 0),
@@ -102,6 +119,7 @@ static void __exit scif_exit(void)
 	rcu_barrier();
 	scif_nodes_exit();
 	WARN_ON(!list_empty(&scif_info.endpoints));
+	WARN_ON(!xa_empty(&scif_info.users));
 }
 
 module_init(scif_init);

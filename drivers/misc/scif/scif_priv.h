@@ -15,6 +15,20 @@
  * destruction on scif_info.wq, so a reference may be dropped under any
  * lock that destruction does not take.
  *
+ * Limits.  An endpoint counts against max_endpoints, and against
+ * max_user_endpoints of the user that opened it (its real uid; callers
+ * with CAP_SYS_RESOURCE and kernel clients are not charged), from its
+ * creation until its owner closes it or, if the protocol still holds it
+ * then (a close while connecting or connected), until it is destroyed:
+ * an endpoint that lingers for its peer keeps its slot.  Endpoints and
+ * their receive rings are charged to the memory cgroup of the task that
+ * allocates them.  A listener holds at most max_backlog requests (the
+ * backlog given to listen is clamped to it) and at most max_parked
+ * requests taken by SCIF_ACCEPTREQ and not yet claimed by SCIF_ACCEPTREG;
+ * a parked request holds a reference to its listener and is counted in
+ * its @nr_parked until whoever erases it from scif_info.parked (the
+ * claimer or the listener's close) lets it go.
+ *
  * An endpoint's receive area (its half of the connection's queue pair)
  * is written by the peer, so it lives as long as the endpoint, and the
  * endpoint outlives its owner until the peer has acknowledged a
@@ -77,6 +91,8 @@
  *   scif_info.port_lock
  *   scif_info.eplock
  *   scif_endpt.lock (spinlock)
+ *   scif_info.parked's xa_lock (spinlock)
+ * scif_info.user_lock (mutex) is taken alone.
  * scif_info.node_lock (mutex) is taken without any of the above held;
  * scif_node.tx_mutex nests inside it.
  */
@@ -91,6 +107,7 @@
 #include <linux/scif.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/uio.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -198,16 +215,22 @@ enum scif_epd_state {
 
 /**
  * struct scif_conreq - a connection request waiting at a listener
- * @list: link in the listener's @conreqs
+ * @list: link in the listener's @conreqs or @parked, or in a private list
  * @node: the requesting node
  * @peer: the requesting endpoint's port id
  * @peer_handle: the requesting endpoint's handle
  * @addr: where the requester's half of the queue pair is
  * @size: the requester's ring size
  * @port: the listener's port
- * @listener: the listener, for expiry only (never dereferenced)
+ * @listener: while parked, the listener it was taken from (a reference,
+ *	and one of the listener's @nr_parked)
  * @owner: thread group that may complete a parked request
  * @cookie: key of a parked request in scif_info.parked
+ *
+ * A request is owned by one party at a time: the listener's @conreqs
+ * (under its lock), whoever took it from there, or scif_info.parked,
+ * from which only the party that erases it (under the xarray's lock)
+ * takes it; nobody else dereferences a parked request.
  */
 struct scif_conreq {
 	struct list_head list;
@@ -217,7 +240,7 @@ struct scif_conreq {
 	u64 addr;
 	u32 size;
 	u16 port;
-	const void *listener;
+	struct scif_endpt *listener;
 	struct pid *owner;
 	u64 cookie;
 };
@@ -254,9 +277,18 @@ struct scif_conreq {
  * @disc_ack_owed: the peer's DISCONNECT came before @close_drained; the
  *	close acknowledges it once drained (the peer frees its windows on
  *	the acknowledgment)
- * @backlog: most requests that may wait at a listener
+ * @backlog: most requests that may wait at a listener (at most
+ *	max_backlog)
  * @nr_conreqs: requests waiting in @conreqs
  * @conreqs: requests waiting at a listener
+ * @nr_parked: requests of this listener in scif_info.parked, or about to
+ *	be (at most max_parked)
+ * @parked: those in scif_info.parked
+ * @user: opened by user space: its memory is charged to the opener's
+ *	memory cgroup
+ * @uid: the user charged for the endpoint, if @user_charged
+ * @user_charged: counted in scif_info.users
+ * @count_until_free: closed, but counted until destroyed (see the notes)
  * @rma: registered memory: windows, ours and the peer's (own lock)
  * @mmap: mappings of the peer's windows into processes (own lock)
  */
@@ -277,7 +309,7 @@ struct scif_endpt {
 	struct mutex send_mutex;
 	struct scif_rb rb;
 
-	/* lock protects state through conreqs */
+	/* lock protects state through count_until_free */
 	spinlock_t lock;
 	enum scif_epd_state state;
 	u16 port;
@@ -293,6 +325,13 @@ struct scif_endpt {
 	int backlog;
 	int nr_conreqs;
 	struct list_head conreqs;
+	int nr_parked;
+	struct list_head parked;
+	bool count_until_free;
+
+	bool user;
+	kuid_t uid;
+	bool user_charged;
 
 	struct scif_epd_rma rma;
 	struct scif_epd_mmap mmap;
@@ -307,12 +346,16 @@ struct scif_endpt {
  * @eplock: protects @endpoints
  * @endpoints: every endpoint not yet destroyed
  * @epds: endpoints by id (the low half of their handle)
- * @nr_endpoints: endpoints open by owners, bounded by max_endpoints
+ * @nr_endpoints: endpoints counted (see the notes), bounded by
+ *	max_endpoints
+ * @user_lock: protects @users
+ * @users: endpoints counted per user (xa_mk_value), by kuid
  * @next_gen: generation source for handles
  * @port_lock: protects @ports and @listeners
  * @ports: reference count of each port in use (xa_mk_value)
  * @listeners: the listening endpoint of each port
- * @parked: accepted requests waiting for SCIF_ACCEPTREG, by cookie
+ * @parked: accepted requests waiting for SCIF_ACCEPTREG, by cookie; its
+ *	lock nests inside scif_endpt.lock (a listener publishing a request)
  * @node_lock: protects nodes' @hw/@online, @clients
  * @clients: registered kernel clients
  * @nodes: every possible node
@@ -334,6 +377,10 @@ struct scif_info {
 	atomic_t nr_endpoints;
 	atomic_t next_gen;
 
+	/* user_lock protects users; taken alone */
+	struct mutex user_lock;
+	struct xarray users;
+
 	/* port_lock protects ports and listeners */
 	struct mutex port_lock;
 	struct xarray ports;
@@ -352,11 +399,15 @@ struct scif_info {
 
 extern struct scif_info scif_info;
 extern unsigned int scif_max_endpoints;
+extern unsigned int scif_max_user_endpoints;
+extern unsigned int scif_max_backlog;
+extern unsigned int scif_max_parked;
 extern unsigned int scif_msg_ring_size;
 extern unsigned int scif_busy_poll_us;
 
 /* scif_rb.c */
 struct scif_qp_shm *scif_qp_alloc(u32 rx_size);
+struct scif_qp_shm *scif_qp_alloc_gfp(u32 rx_size, gfp_t gfp);
 void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size);
 u32 scif_rb_tx_room(const struct scif_rb *rb);
 bool scif_rb_tx_broken(const struct scif_rb *rb);
@@ -379,7 +430,8 @@ void scif_node_protocol_error(struct scif_node *node);
 int scif_node_corrupt(u16 id, bool count, unsigned int nr);
 
 /* scif_epd.c */
-struct scif_endpt *scif_epd_create(void);
+struct scif_endpt *scif_epd_create(bool user);
+void scif_epd_uncount(struct scif_endpt *ep);
 void scif_epd_put(struct scif_endpt *ep);
 struct scif_endpt *scif_epd_lookup(u64 handle);
 const char *scif_epd_state_name(enum scif_epd_state state);
@@ -397,7 +449,8 @@ int scif_epd_connect(struct scif_endpt *ep, struct scif_port_id *dst,
 struct scif_conreq *scif_epd_take_request(struct scif_endpt *lep, int flags);
 int scif_epd_accept_request(struct scif_endpt *ep, struct scif_conreq *req);
 void scif_conreq_reject(struct scif_conreq *req);
-int scif_epd_park_request(struct scif_conreq *req);
+int scif_epd_acceptreq(struct scif_endpt *lep, int flags,
+		       struct scif_port_id *peer, u64 *cookie);
 struct scif_conreq *scif_epd_unpark_request(u64 cookie);
 void scif_epd_close(struct scif_endpt *ep);
 void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg);

@@ -19,17 +19,34 @@
 #include "scif_priv.h"
 
 /**
- * scif_qp_alloc() - allocate and zero one side's half of a queue pair
+ * scif_qp_alloc_gfp() - allocate and zero one side's half of a queue pair
  * @rx_size: size of its receive ring, a power of two
+ * @gfp: GFP_KERNEL, or GFP_KERNEL_ACCOUNT for a ring a user asked for
  *
+ * A failure is reported to the caller, not warned about: the area is of
+ * high order, and a user chooses when to ask for one.
+ *
+ * Context: process context; may sleep.
  * Return: the area (physically contiguous), or NULL.
  */
-struct scif_qp_shm *scif_qp_alloc(u32 rx_size)
+struct scif_qp_shm *scif_qp_alloc_gfp(u32 rx_size, gfp_t gfp)
 {
 	if (scif_fail_alloc())
 		return NULL;
 	return alloc_pages_exact(sizeof(struct scif_qp_shm) + rx_size,
-				 GFP_KERNEL | __GFP_ZERO);
+				 gfp | __GFP_ZERO | __GFP_NOWARN);
+}
+
+/**
+ * scif_qp_alloc() - scif_qp_alloc_gfp() with GFP_KERNEL
+ * @rx_size: size of its receive ring, a power of two
+ *
+ * Context: process context; may sleep.
+ * Return: the area (physically contiguous), or NULL.
+ */
+struct scif_qp_shm *scif_qp_alloc(u32 rx_size)
+{
+	return scif_qp_alloc_gfp(rx_size, GFP_KERNEL);
 }
 
 /**
