@@ -694,13 +694,11 @@ static int scif_window_wait(struct scif_endpt *ep, struct scif_window *w,
 {
 	long left = (long)(deadline - jiffies);
 
-	if (left > 0)
-		left = wait_event_killable_timeout(ep->wq,
-						   READ_ONCE(w->state) != state,
-						   left);
-	if (left < 0)
+	if (left > 0 &&
+	    wait_event_killable_timeout(ep->wq, READ_ONCE(w->state) != state,
+					left) < 0)
 		return -EINTR;
-	if (left || READ_ONCE(w->state) != state)
+	if (READ_ONCE(w->state) != state)
 		return 0;
 	pr_warn("scif: node %u did not answer a window message in %u ms\n",
 		ep->node->id, READ_ONCE(scif_rma_ack_timeout_ms));
