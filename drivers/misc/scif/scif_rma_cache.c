@@ -14,8 +14,12 @@
  *
  * The cache is bounded (SCIF_CACHE_MAX_PAGES per endpoint, least
  * recently used entries go first) and its pages are charged to the
- * process's RLIMIT_MEMLOCK like windows; a range that does not fit is
- * pinned for the RMA only.  The cache goes when the endpoint is closed.
+ * process's RLIMIT_MEMLOCK like windows, before anything is allocated
+ * for them; a range that does not fit is pinned for the RMA only.  The
+ * pages are pinned as windows pin theirs (scif_pin_user_range(): for
+ * writing where the mapping is private and writable, so a buffer filled
+ * after its first use keeps its entry).  The cache goes when the
+ * endpoint is closed.
  *
  * Locking: ep->rma.cache_lock (a mutex) protects the list; it nests
  * outside the mm's mmap lock (pinning and inserting a notifier take it)
