@@ -152,7 +152,8 @@ static int scif_mmap_add_window(struct scif_mmap *map, struct scif_rwindow *rw,
 	if (map->nr_rw == *cap) {
 		n = *cap ? *cap * 2 : 8;
 		grown = scif_fail_alloc() ? NULL :
-			kvmalloc_array(n, sizeof(*grown), GFP_KERNEL);
+			kvmalloc_array(n, sizeof(*grown),
+				       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!grown)
 			return -ENOMEM;
 		if (map->nr_rw)
@@ -264,7 +265,8 @@ static int scif_mmap_segs(struct scif_mmap *map)
 
 	scif_mmap_walk(map, &n);
 	map->segs = scif_fail_alloc() ? NULL :
-		    kvcalloc(n, sizeof(*map->segs), GFP_KERNEL);
+		    kvcalloc(n, sizeof(*map->segs),
+			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!map->segs)
 		return -ENOMEM;
 	err = scif_mmap_walk(map, &map->nr_segs);

@@ -168,6 +168,9 @@ struct scif_rb {
  *	down (see the implementation notes)
  * @fail_work: takes the node offline when @rx_work or a sender finds
  *	its node queue pair broken
+ * @nr_rwindows: remote windows of this node's endpoints (atomic; charged
+ *	against max_remote_windows_per_node by scif_window.c)
+ * @nr_rruns: their runs (max_remote_runs_per_node)
  *
  * @hw, @online and @failed change under scif_info.node_lock; @online is
  * read without it (READ_ONCE) on the data path.
@@ -191,6 +194,10 @@ struct scif_node {
 
 	bool failed;
 	struct work_struct fail_work;
+
+	/* remote windows of this node's endpoints, and their runs */
+	atomic_long_t nr_rwindows;
+	atomic_long_t nr_rruns;
 };
 
 /**

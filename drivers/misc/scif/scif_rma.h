@@ -174,6 +174,8 @@ struct scif_range;
  * @remote: the peer's windows, by page number
  * @nr_rwindows: remote windows not yet released (in the tree or held
  *	by an RMA); teardown waits for it to reach 0
+ * @nr_rruns: runs of those windows (charged against max_remote_runs_per_ep
+ *	before the REGISTER is read, uncharged as the window is released)
  * @eng_lock: protects the copy engine's fields below
  * @queue: descriptors waiting for or in the copy engine, in issue order
  * @nr_queued: entries in @queue
@@ -204,6 +206,7 @@ struct scif_epd_rma {
 	struct maple_tree local;
 	struct maple_tree remote;
 	atomic_t nr_rwindows;
+	atomic_long_t nr_rruns;
 
 	/* eng_lock protects queue through nr_waiters */
 	spinlock_t eng_lock;
@@ -235,6 +238,8 @@ void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 void scif_rma_handle_orphan(struct scif_node *node,
 			    const struct scif_msg *msg);
 void scif_rma_debugfs_init(struct dentry *dir);
+int scif_pin_user_range(unsigned long start, unsigned long nr, bool write,
+			struct page **pages);
 int scif_epd_pin(unsigned long addr, size_t len, int prot, int map_flags,
 		 struct scif_pinned_pages **pinned);
 void scif_pinned_put(struct scif_pinned_pages *pp);

@@ -14,8 +14,12 @@
  *
  * The cache is bounded (SCIF_CACHE_MAX_PAGES per endpoint, least
  * recently used entries go first) and its pages are charged to the
- * process's RLIMIT_MEMLOCK like windows; a range that does not fit is
- * pinned for the RMA only.  The cache goes when the endpoint is closed.
+ * process's RLIMIT_MEMLOCK like windows, before anything is allocated
+ * for them; a range that does not fit is pinned for the RMA only.  The
+ * pages are pinned as windows pin theirs (scif_pin_user_range(): for
+ * writing where the mapping is private and writable, so a buffer filled
+ * after its first use keeps its entry).  The cache goes when the
+ * endpoint is closed.
  *
  * Locking: ep->rma.cache_lock (a mutex) protects the list; it nests
  * outside the mm's mmap lock (pinning and inserting a notifier take it)
@@ -103,22 +107,27 @@ static void scif_cache_put_list(struct list_head *dead)
 	}
 }
 
-/* A new entry for [start, start + nr pages), pinned; NULL if not. */
+/*
+ * A new entry for [start, start + nr pages), pinned; NULL if not.  The
+ * pages are charged before anything is allocated for them, and pinned
+ * as windows pin theirs (scif_pin_user_range()).
+ */
 static struct scif_cache_ent *scif_cache_new(unsigned long start,
 					     unsigned long nr, bool write)
 {
-	unsigned int flags = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
 	struct mm_struct *mm = current->mm;
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	unsigned long done = 0;
 	struct scif_cache_ent *ce;
-	int n;
 
-	ce = scif_fail_alloc() ? NULL : kzalloc(sizeof(*ce), GFP_KERNEL);
+	if ((u64)atomic64_add_return(nr, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK))
+		goto uncharge;
+	ce = scif_fail_alloc() ? NULL : kzalloc(sizeof(*ce), GFP_KERNEL_ACCOUNT);
 	if (!ce)
-		return NULL;
+		goto uncharge;
 	ce->pages = scif_fail_alloc() ? NULL :
-		    kvcalloc(nr, sizeof(*ce->pages), GFP_KERNEL);
+		    kvcalloc(nr, sizeof(*ce->pages),
+			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ce->pages)
 		goto free;
 	kref_init(&ce->ref);
@@ -126,34 +135,27 @@ static struct scif_cache_ent *scif_cache_new(unsigned long start,
 	ce->nr_pages = nr;
 	ce->write = write;
 	ce->mm = mm;
-	if ((u64)atomic64_add_return(nr, &mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK))
-		goto uncharge;
 	/* Watch first: a change while pinning marks the entry stale. */
 	if (mmu_interval_notifier_insert(&ce->notifier, mm, start,
 					 nr << PAGE_SHIFT, &scif_cache_ops))
-		goto uncharge;
-	while (done < nr) {
-		n = pin_user_pages_fast(start + (done << PAGE_SHIFT),
-					min(nr - done, 512UL), flags,
-					ce->pages + done);
-		if (n <= 0)
-			goto unpin;
-		done += n;
-	}
+		goto free_pages;
+	if (scif_pin_user_range(start, nr, write, ce->pages))
+		goto remove;
 	if (READ_ONCE(ce->stale))
 		goto unpin;
 	atomic_long_add(nr, &scif_cache_total);
 	return ce;
 
 unpin:
-	unpin_user_pages(ce->pages, done);
+	unpin_user_pages(ce->pages, nr);
+remove:
 	mmu_interval_notifier_remove(&ce->notifier);
-uncharge:
-	atomic64_sub(nr, &mm->pinned_vm);
+free_pages:
 	kvfree(ce->pages);
 free:
 	kfree(ce);
+uncharge:
+	atomic64_sub(nr, &mm->pinned_vm);
 	return NULL;
 }
 

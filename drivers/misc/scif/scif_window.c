@@ -25,6 +25,7 @@
 #include <linux/debugfs.h>
 #include <linux/io.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
@@ -45,6 +46,59 @@ static atomic_long_t scif_pinned_total;	/* user pages pinned by windows */
 static atomic_long_t scif_nr_windows;
 static atomic_long_t scif_nr_rwindows;
 static atomic64_t scif_window_ids;
+
+/*
+ * What a peer may make us hold for its windows: each remote window costs
+ * a descriptor and 32 bytes per run, and a REGISTER beyond these budgets
+ * is refused with EAGAIN (the registrant's scif_register() fails with
+ * it).  See Documentation/scif/rma.rst.
+ */
+static unsigned int scif_max_rwindows_ep = 16384;
+module_param_named(max_remote_windows_per_ep, scif_max_rwindows_ep, uint,
+		   0644);
+MODULE_PARM_DESC(max_remote_windows_per_ep,
+		 "Windows the peer of one endpoint may register (default 16384)");
+static unsigned int scif_max_rruns_ep = 1U << 20;
+module_param_named(max_remote_runs_per_ep, scif_max_rruns_ep, uint, 0644);
+MODULE_PARM_DESC(max_remote_runs_per_ep,
+		 "Runs (contiguous pieces) of those windows (default 1048576)");
+static unsigned int scif_max_rwindows_node = 65536;
+module_param_named(max_remote_windows_per_node, scif_max_rwindows_node, uint,
+		   0644);
+MODULE_PARM_DESC(max_remote_windows_per_node,
+		 "Windows the endpoints of one peer node may register (default 65536)");
+static unsigned int scif_max_rruns_node = 1U << 22;
+module_param_named(max_remote_runs_per_node, scif_max_rruns_node, uint, 0644);
+MODULE_PARM_DESC(max_remote_runs_per_node,
+		 "Runs of those windows (default 4194304)");
+
+/*
+ * How long a registrant waits for the peer's answer to REGISTER or
+ * UNREGISTER before it declares the peer node failed.
+ */
+static unsigned int scif_rma_ack_timeout_ms = 10000;
+module_param_named(rma_ack_timeout_ms, scif_rma_ack_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(rma_ack_timeout_ms,
+		 "Wait for a peer's REGISTER/UNREGISTER answer, ms (default 10000)");
+
+#ifdef SCIF_TEST_HOOKS
+/*
+ * Test hook, <debugfs>/scif/drop_rma_msgs (root only): while non-zero,
+ * each REGISTER or UNREGISTER this node receives is ignored (left
+ * unanswered) and the count goes down by one: a silent peer.
+ */
+static atomic_t scif_drop_rma_msgs;
+
+static bool scif_rma_drop_msg(void)
+{
+	return atomic_add_unless(&scif_drop_rma_msgs, -1, 0);
+}
+#else
+static inline bool scif_rma_drop_msg(void)
+{
+	return false;
+}
+#endif
 
 /*
  * Test hook, <debugfs>/scif/corrupt_runlist (root only): when non-zero,
@@ -101,6 +155,10 @@ void scif_rma_debugfs_init(struct dentry *dir)
 {
 	debugfs_create_file("rma", 0400, dir, NULL, &scif_rma_fops);
 	debugfs_create_u32("corrupt_runlist", 0600, dir, &scif_corrupt_runlist);
+#ifdef SCIF_TEST_HOOKS
+	debugfs_create_u32("drop_rma_msgs", 0600, dir,
+			   (u32 *)&scif_drop_rma_msgs.counter);
+#endif
 }
 
 /**
@@ -113,6 +171,7 @@ void scif_rma_epd_init(struct scif_endpt *ep)
 	mt_init_flags(&ep->rma.local, MT_FLAGS_ALLOC_RANGE);
 	mt_init_flags(&ep->rma.remote, 0);
 	atomic_set(&ep->rma.nr_rwindows, 0);
+	atomic_long_set(&ep->rma.nr_rruns, 0);
 	scif_rma_engine_init(ep);
 	scif_fence_epd_init(ep);
 }
@@ -151,18 +210,94 @@ static int scif_charge_pinned(struct mm_struct *mm, unsigned long n)
 	return 0;
 }
 
-static int scif_pin_user(struct scif_pinned_pages *pp, unsigned long addr)
+/*
+ * Whether a page of @vma is pinned for writing when the window does not
+ * ask for it.  A read-only pin of a page the process has not written yet
+ * may pin a page it does not own: the shared zero page (or the huge zero
+ * page) of untouched anonymous memory, the page cache page of a private
+ * file mapping.  The process's first write then moves it to a new page,
+ * and the window keeps the old one.  Pinning for writing breaks the copy
+ * on write now, so the window and the process share the page for good.
+ * This is only done where the process itself may write (a private,
+ * writable mapping); shared mappings have no copy on write.
+ */
+static bool scif_vma_pin_write(struct vm_area_struct *vma)
 {
-	unsigned int flags = FOLL_LONGTERM;
-	unsigned long done = 0;
+	return !(vma->vm_flags & VM_SHARED) && (vma->vm_flags & VM_WRITE);
+}
+
+/*
+ * Check that [@addr, @addr + @len) is mapped readable (and writable for
+ * @write) by the current process, before anything is allocated for it.
+ */
+static int scif_user_range_check(unsigned long addr, unsigned long len,
+				 bool write)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long end = addr + len;
+	struct vm_area_struct *vma;
+	int err = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	while (addr < end) {
+		vma = vma_lookup(mm, addr);
+		if (!vma || !(vma->vm_flags & VM_READ) ||
+		    (write && !(vma->vm_flags & VM_WRITE))) {
+			err = -EFAULT;
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return err;
+}
+
+/**
+ * scif_pin_user_range() - pin user pages long term, breaking copy on write
+ * @start: first address, page aligned, in the current process
+ * @nr: pages
+ * @write: the pages will be written (else only read)
+ * @pages: receives the pages
+ *
+ * Pins with FOLL_WRITE where @write asks for it and also where the VMA is
+ * private and writable, so that the pages are the ones the process will
+ * write later (see scif_vma_pin_write()).  A read-only private mapping
+ * is pinned read-only.  Pins in chunks and stops on a fatal signal.
+ *
+ * Context: process context with a user mm; takes its mmap lock.
+ * Return: 0 with @nr pages pinned, or -EFAULT, -ENOMEM, -EINTR with
+ * none pinned.
+ */
+int scif_pin_user_range(unsigned long start, unsigned long nr, bool write,
+			struct page **pages)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long done = 0, a, seg;
+	struct vm_area_struct *vma;
+	unsigned int flags;
 	int n, err;
 
-	if (pp->prot & SCIF_PROT_WRITE)
-		flags |= FOLL_WRITE;
-	while (done < pp->nr_pages) {
-		n = min_t(unsigned long, pp->nr_pages - done, SCIF_PIN_CHUNK);
-		n = pin_user_pages_fast(addr + done * PAGE_SIZE, n, flags,
-					pp->pages + done);
+	while (done < nr) {
+		a = start + done * PAGE_SIZE;
+		if (mmap_read_lock_killable(mm)) {
+			err = -EINTR;
+			goto unpin;
+		}
+		vma = vma_lookup(mm, a);
+		if (!vma) {
+			mmap_read_unlock(mm);
+			err = -EFAULT;
+			goto unpin;
+		}
+		flags = FOLL_LONGTERM;
+		if (write || scif_vma_pin_write(vma))
+			flags |= FOLL_WRITE;
+		seg = min3(nr - done, (vma->vm_end - a) >> PAGE_SHIFT,
+			   (unsigned long)SCIF_PIN_CHUNK);
+		mmap_read_unlock(mm);
+		/* A VMA changed meanwhile makes GUP fail or pin read-only. */
+		n = pin_user_pages_fast(a, seg, flags, pages + done);
 		if (n <= 0) {
 			err = n ? n : -EFAULT;
 			goto unpin;
@@ -177,7 +312,7 @@ static int scif_pin_user(struct scif_pinned_pages *pp, unsigned long addr)
 	return 0;
 
 unpin:
-	unpin_user_pages(pp->pages, done);
+	unpin_user_pages(pages, done);
 	return err;
 }
 
@@ -218,7 +353,8 @@ static int scif_pinned_runs(struct scif_pinned_pages *pp)
 	if (nr > SCIF_WINDOW_MAX_RUNS)
 		return -ENOMEM;
 	pp->runs = scif_fail_alloc() ? NULL :
-		   kvcalloc(nr, sizeof(*pp->runs), GFP_KERNEL);
+		   kvcalloc(nr, sizeof(*pp->runs),
+			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pp->runs)
 		return -ENOMEM;
 	pp->nr_runs = nr;
@@ -263,8 +399,11 @@ static int scif_pin_check(unsigned long addr, size_t len, int prot,
  * @map_flags: 0 or SCIF_MAP_KERNEL
  * @pinned: receives the pinned pages, with one reference
  *
- * User pages are pinned FOLL_LONGTERM in chunks and charged to the
- * process's RLIMIT_MEMLOCK (unless it has CAP_IPC_LOCK).
+ * User pages are charged to the process's RLIMIT_MEMLOCK (unless it has
+ * CAP_IPC_LOCK) and checked to be mapped before anything is allocated
+ * for them, then pinned FOLL_LONGTERM in chunks by scif_pin_user_range()
+ * (for writing where the mapping is private and writable, whatever
+ * @prot says: see Documentation/scif/rma.rst).
  *
  * Context: process context; may sleep.
  * Return: 0, -EINVAL (bad arguments), -EFAULT (bad memory), -EAGAIN
@@ -274,36 +413,46 @@ int scif_epd_pin(unsigned long addr, size_t len, int prot, int map_flags,
 		 struct scif_pinned_pages **pinned)
 {
 	struct scif_pinned_pages *pp;
+	unsigned long nr;
+	bool user;
 	int err;
 
 	err = scif_pin_check(addr, len, prot, map_flags);
 	if (err)
 		return err;
-	pp = scif_fail_alloc() ? NULL : kzalloc(sizeof(*pp), GFP_KERNEL);
-	if (!pp)
-		return -ENOMEM;
-	kref_init(&pp->ref);
-	pp->nr_pages = len >> PAGE_SHIFT;
-	pp->prot = prot;
-	pp->user = !(map_flags & SCIF_MAP_KERNEL);
-	pp->pages = scif_fail_alloc() ? NULL :
-		    kvcalloc(pp->nr_pages, sizeof(*pp->pages), GFP_KERNEL);
-	if (!pp->pages) {
-		err = -ENOMEM;
-		goto free_pp;
+	nr = len >> PAGE_SHIFT;
+	user = !(map_flags & SCIF_MAP_KERNEL);
+	/* Limits first: nothing is allocated for a range over them. */
+	if (user) {
+		err = scif_charge_pinned(current->mm, nr);
+		if (err)
+			return err;
+		err = scif_user_range_check(addr, len, prot & SCIF_PROT_WRITE);
+		if (err)
+			goto uncharge;
 	}
-	if (!pp->user) {
+	err = -ENOMEM;
+	pp = scif_fail_alloc() ? NULL : kzalloc(sizeof(*pp), GFP_KERNEL_ACCOUNT);
+	if (!pp)
+		goto uncharge;
+	kref_init(&pp->ref);
+	pp->nr_pages = nr;
+	pp->prot = prot;
+	pp->user = user;
+	pp->pages = scif_fail_alloc() ? NULL :
+		    kvcalloc(nr, sizeof(*pp->pages),
+			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!pp->pages)
+		goto free_pp;
+	if (!user) {
 		err = scif_kernel_pages(pp, addr);
 		if (err)
 			goto free_pages;
 		goto runs;
 	}
-	err = scif_charge_pinned(current->mm, pp->nr_pages);
+	err = scif_pin_user_range(addr, nr, prot & SCIF_PROT_WRITE, pp->pages);
 	if (err)
 		goto free_pages;
-	err = scif_pin_user(pp, addr);
-	if (err)
-		goto uncharge;
 	pp->mm = current->mm;
 	mmgrab(pp->mm);
 	atomic_long_add(pp->nr_pages, &scif_pinned_total);
@@ -317,12 +466,13 @@ runs:
 put:	/* undoes the pinning, the charge and the rest */
 	scif_pinned_put(pp);
 	return err;
-uncharge:
-	atomic64_sub(pp->nr_pages, &current->mm->pinned_vm);
 free_pages:
 	kvfree(pp->pages);
 free_pp:
 	kfree(pp);
+uncharge:
+	if (user)
+		atomic64_sub(nr, &current->mm->pinned_vm);
 	return err;
 }
 
@@ -409,12 +559,12 @@ static int scif_window_build_xfer(struct scif_window *w, struct scif_node *node)
 	unsigned long r = 0;
 
 	w->xfer = scif_fail_alloc() ? NULL :
-		  kvcalloc(n, sizeof(*w->xfer), GFP_KERNEL);
+		  kvcalloc(n, sizeof(*w->xfer), GFP_KERNEL_ACCOUNT);
 	if (!w->xfer)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		w->xfer[i] = scif_fail_alloc() ? NULL :
-			     alloc_page(GFP_KERNEL | __GFP_ZERO);
+			     alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 		if (!w->xfer[i]) {
 			scif_window_free_xfer(w);
 			return -ENOMEM;
@@ -538,8 +688,40 @@ out:
 	return err;
 }
 
-/* The registrant's wait for REGISTER_ACK is over (or given up). */
-static s64 scif_window_opened(struct scif_endpt *ep, struct scif_window *w)
+/*
+ * Wait until @w leaves @state, at most until @deadline (jiffies).  A peer
+ * that has not answered by then is declared failed: -ENODEV.  A fatal
+ * signal gives -EINTR.
+ */
+static int scif_window_wait(struct scif_endpt *ep, struct scif_window *w,
+			    enum scif_window_state state, unsigned long deadline)
+{
+	long left = (long)(deadline - jiffies);
+
+	if (left > 0 &&
+	    wait_event_killable_timeout(ep->wq, READ_ONCE(w->state) != state,
+					left) < 0)
+		return -EINTR;
+	if (READ_ONCE(w->state) != state)
+		return 0;
+	pr_warn("scif: node %u did not answer a window message in %u ms\n",
+		ep->node->id, READ_ONCE(scif_rma_ack_timeout_ms));
+	scif_node_protocol_error(ep->node);
+	return -ENODEV;
+}
+
+static unsigned long scif_rma_deadline(void)
+{
+	return jiffies + msecs_to_jiffies(READ_ONCE(scif_rma_ack_timeout_ms));
+}
+
+/*
+ * The registrant's wait for REGISTER_ACK is over (or given up with
+ * @err): a window still waiting for its answer is abandoned to the
+ * acknowledgment handler, or to the teardown of the connection.
+ */
+static s64 scif_window_opened(struct scif_endpt *ep, struct scif_window *w,
+			      int err)
 {
 	s64 ret;
 
@@ -547,7 +729,7 @@ static s64 scif_window_opened(struct scif_endpt *ep, struct scif_window *w)
 	switch (w->state) {
 	case SCIF_WIN_REGISTERING:
 		w->abandoned = true;
-		ret = -EINTR;
+		ret = err ?: -EINTR;
 		break;
 	case SCIF_WIN_DEAD:
 		ret = w->err;
@@ -567,12 +749,15 @@ static s64 scif_window_opened(struct scif_endpt *ep, struct scif_window *w)
  * @offset: the offset (SCIF_MAP_FIXED), or a hint (0: none)
  * @map_flags: SCIF_MAP_FIXED, SCIF_MAP_KERNEL (ignored here)
  *
- * Places the window, tells the peer and waits for its answer.
+ * Places the window, tells the peer and waits for its answer, at most
+ * rma_ack_timeout_ms: a peer that does not answer by then is declared
+ * failed (scif_node_protocol_error()) and -ENODEV returned.
  *
  * Context: process context; sleeps until the peer answers.
  * Return: the window's offset, or -EINVAL, -EADDRINUSE, -ENOMEM,
- * -ENOTCONN, -ECONNRESET, -ENODEV, -EINTR (fatal signal) or -EPROTO
- * (the peer refused the window for a reason it should not have).
+ * -ENOTCONN, -ECONNRESET, -ENODEV, -EINTR (fatal signal), -EAGAIN (over
+ * the peer's budget for remote windows) or -EPROTO (the peer refused the
+ * window for a reason it should not have).
  */
 s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags)
@@ -586,7 +771,7 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 	if ((map_flags & ~(SCIF_MAP_FIXED | SCIF_MAP_KERNEL)) || offset < 0 ||
 	    (fixed && !PAGE_ALIGNED(offset)))
 		return -EINVAL;
-	w = scif_fail_alloc() ? NULL : kzalloc(sizeof(*w), GFP_KERNEL);
+	w = scif_fail_alloc() ? NULL : kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
 	if (!w)
 		return -ENOMEM;
 	kref_init(&w->ref);		/* the tree's */
@@ -613,10 +798,10 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		}
 		mutex_unlock(&ep->rma.lock);
 	} else {
-		wait_event_killable(ep->wq, READ_ONCE(w->state) !=
-					    SCIF_WIN_REGISTERING);
+		err = scif_window_wait(ep, w, SCIF_WIN_REGISTERING,
+				       scif_rma_deadline());
 	}
-	ret = scif_window_opened(ep, w);
+	ret = scif_window_opened(ep, w, err);
 	scif_window_put(w);
 	return ret;
 }
@@ -650,13 +835,21 @@ static int scif_unregister_check(struct scif_endpt *ep, unsigned long first,
  * the peer has let go of the windows; the pages are unpinned then, or
  * when the last local RMA using a window ends.
  *
+ * If UNREGISTER cannot be sent (the node went, or a fatal signal), the
+ * windows not yet told to the peer stay registered and the error is
+ * returned.  If the wait is cut short (fatal signal: -EINTR) or the peer
+ * does not answer within rma_ack_timeout_ms (the node is declared failed:
+ * -ENODEV), the windows told to the peer stay unusable and are released
+ * when the peer acknowledges or the connection or the node goes.
+ *
  * Context: process context; sleeps until the peer answers.
  * Return: 0, -EINVAL, -ENXIO (no window in the range), -ENOTCONN,
- * -ECONNRESET or -ENODEV.
+ * -ECONNRESET, -ENODEV or -EINTR.
  */
 int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 {
 	unsigned long first, last, idx;
+	unsigned long sent = 0, deadline;
 	struct scif_window *w, *tmp;
 	struct scif_msg msg;
 	LIST_HEAD(batch);
@@ -687,18 +880,35 @@ int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 	list_for_each_entry(w, &batch, unreg) {
 		scif_msg_fill(&msg, SCIF_MSG_UNREGISTER, ep->peer_handle,
 			      ep->handle, w->id, w->offset);
-		/* If this fails, the node is gone: teardown finishes. */
-		if (scif_node_send(ep->node, &msg))
+		err = scif_node_send(ep->node, &msg);
+		if (err)
 			break;
+		sent++;
 	}
+	deadline = scif_rma_deadline();
 	list_for_each_entry_safe(w, tmp, &batch, unreg) {
-		if (!err)
-			err = wait_event_killable(ep->wq, READ_ONCE(w->state) ==
-							  SCIF_WIN_DEAD);
+		if (sent) {
+			/*
+			 * Interrupted or timed out: the window stays in
+			 * UNREGISTERING and goes when the peer acknowledges
+			 * or the connection or node goes.
+			 */
+			if (!err)
+				err = scif_window_wait(ep, w,
+						       SCIF_WIN_UNREGISTERING,
+						       deadline);
+			sent--;
+		} else {
+			/* Never told to the peer: usable again. */
+			mutex_lock(&ep->rma.lock);
+			if (w->state == SCIF_WIN_UNREGISTERING)
+				w->state = SCIF_WIN_REGISTERED;
+			mutex_unlock(&ep->rma.lock);
+		}
 		list_del(&w->unreg);
 		scif_window_put(w);
 	}
-	return 0;
+	return err;
 }
 
 /**
@@ -740,6 +950,42 @@ static void scif_rwindow_unmap(struct scif_rwindow *rw, unsigned long n)
 		scif_node_unmap(rw->node, rw->runs[i].va, rw->runs[i].len);
 }
 
+/* Give back what scif_rwindow_charge() took. */
+static void scif_rwindow_uncharge(struct scif_endpt *ep, struct scif_node *node,
+				  unsigned long runs)
+{
+	atomic_long_sub(runs, &ep->rma.nr_rruns);
+	atomic_long_dec(&node->nr_rwindows);
+	atomic_long_sub(runs, &node->nr_rruns);
+}
+
+/*
+ * Charge a remote window of @runs runs to the endpoint's and the node's
+ * budgets, before anything is allocated for it; -EAGAIN if over one.
+ * (The endpoint's window count is nr_rwindows, changed under rma.lock,
+ * which the caller holds.)
+ */
+static int scif_rwindow_charge(struct scif_endpt *ep, struct scif_node *node,
+			       unsigned long runs)
+{
+	bool over;
+
+	lockdep_assert_held(&ep->rma.lock);
+	over = atomic_read(&ep->rma.nr_rwindows) >=
+	       READ_ONCE(scif_max_rwindows_ep);
+	over |= atomic_long_add_return(runs, &ep->rma.nr_rruns) >
+		READ_ONCE(scif_max_rruns_ep);
+	over |= atomic_long_inc_return(&node->nr_rwindows) >
+		READ_ONCE(scif_max_rwindows_node);
+	over |= atomic_long_add_return(runs, &node->nr_rruns) >
+		READ_ONCE(scif_max_rruns_node);
+	if (over) {
+		scif_rwindow_uncharge(ep, node, runs);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
 static void scif_rwindow_release(struct kref *ref)
 {
 	struct scif_rwindow *rw = container_of(ref, struct scif_rwindow, ref);
@@ -753,6 +999,7 @@ static void scif_rwindow_release(struct kref *ref)
 		scif_node_reply(rw->node, &msg);
 	}
 	kvfree(rw->runs);
+	scif_rwindow_uncharge(ep, rw->node, rw->nr_runs);
 	kfree(rw);
 	atomic_long_dec(&scif_nr_rwindows);
 	atomic_dec(&ep->rma.nr_rwindows);
@@ -900,9 +1147,14 @@ static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
 
 	if (!scif_register_msg_ok(msg))
 		return -EINVAL;
-	rw = scif_fail_alloc() ? NULL : kzalloc(sizeof(*rw), GFP_KERNEL);
-	if (!rw)
+	err = scif_rwindow_charge(ep, node, msg->arg[3] >> 32);
+	if (err)
+		return err;
+	rw = scif_fail_alloc() ? NULL : kzalloc(sizeof(*rw), GFP_KERNEL_ACCOUNT);
+	if (!rw) {
+		scif_rwindow_uncharge(ep, node, msg->arg[3] >> 32);
 		return -ENOMEM;
+	}
 	kref_init(&rw->ref);
 	rw->ep = ep;
 	rw->node = node;
@@ -930,6 +1182,7 @@ unmap:
 	scif_rwindow_unmap(rw, rw->nr_runs);
 	kvfree(rw->runs);
 free:
+	scif_rwindow_uncharge(ep, node, rw->nr_runs);
 	kfree(rw);
 	return err;
 }
@@ -991,6 +1244,7 @@ static int scif_peer_errno(u64 e)
 {
 	switch (e) {
 	case ENOMEM:
+	case EAGAIN:
 	case ECONNRESET:
 		return -(int)e;
 	default:
@@ -1075,6 +1329,9 @@ void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			 struct scif_endpt *ep)
 {
 	if (msg->src != READ_ONCE(ep->peer_handle))
+		return;
+	if ((msg->op == SCIF_MSG_REGISTER || msg->op == SCIF_MSG_UNREGISTER) &&
+	    scif_rma_drop_msg())
 		return;
 	switch (msg->op) {
 	case SCIF_MSG_REGISTER:
