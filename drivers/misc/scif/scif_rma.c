@@ -29,6 +29,10 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#ifdef SCIF_TEST_HOOKS
+#include <linux/delay.h>
+#include <linux/moduleparam.h>
+#endif
 
 #include "scif_priv.h"
 
@@ -46,6 +50,30 @@ static struct workqueue_struct *scif_rma_wq;
 static struct dma_chan *scif_dma_chan;
 /* User pages pinned by descriptors (not the cache's, not windows'). */
 static atomic_long_t scif_rma_pinned;
+
+#ifdef SCIF_TEST_HOOKS
+/*
+ * Test build only: milliseconds the engine's worker sleeps before it
+ * looks at its endpoint, so that tests can close the endpoint while
+ * the work item is pending or running.
+ */
+static unsigned int scif_eng_delay_ms;
+module_param_named(eng_delay_ms, scif_eng_delay_ms, uint, 0644);
+MODULE_PARM_DESC(eng_delay_ms,
+		 "Test build: delay of the copy engine's worker, in ms (default 0)");
+
+static void scif_rma_test_delay(void)
+{
+	unsigned int ms = READ_ONCE(scif_eng_delay_ms);
+
+	if (ms)
+		msleep(ms);
+}
+#else
+static inline void scif_rma_test_delay(void)
+{
+}
+#endif
 
 /**
  * struct scif_rma_side - one side of a descriptor's copy
@@ -585,6 +613,7 @@ static void scif_rma_engine_work(struct work_struct *work)
 	struct scif_endpt *ep = container_of(work, struct scif_endpt,
 					     rma.eng_work);
 
+	scif_rma_test_delay();
 	/* Whoever runs the queue now hands back what it leaves. */
 	if (scif_rma_claim_queue(ep))
 		scif_rma_run_queue(ep, U64_MAX);
