@@ -282,6 +282,7 @@ void scif_rma_engine_init(struct scif_endpt *ep);
 u64 scif_rma_mark(struct scif_endpt *ep);
 int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr);
 long scif_rma_transient_pinned(void);
+long scif_rma_nr_queued(void);
 struct scif_rma_desc;
 struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
 					    u64 val, bool remote, int *err);
