@@ -397,9 +397,13 @@ TEST_F(engine, pending_rma_keeps_order)
  * freed endpoint) and the second as ODEBUG "free active" of the pending
  * work_struct; now the endpoint lives until the worker is done with it.
  */
-#define HOLD_MS		2000
+/*
+ * Longer than 6.1's kfree_rcu() batching (up to 5 s): the endpoint's
+ * memory is freed while the worker is still held back.
+ */
+#define HOLD_MS		8000
 
-TEST_F_TIMEOUT(plain, eng_work_outlives_endpoint, 120)
+TEST_F_TIMEOUT(plain, eng_work_outlives_endpoint, 180)
 {
 	long delay0 = get_param(DELAY_PARAM), defer0 = get_param(DEFER_PARAM);
 	int kasan0 = klog_count("BUG: KASAN"), eps0;
@@ -439,7 +443,8 @@ TEST_F_TIMEOUT(plain, eng_work_outlives_endpoint, 120)
 	set_param(DELAY_PARAM, delay0 < 0 ? 0 : delay0);
 	if (defer0 >= 0)
 		set_param(DEFER_PARAM, defer0);
-	EXPECT_EQ(eps0, settled_count(EPD_LIST, eps0, 500));
+	/* None kept by a reference (eps0 may count one still going). */
+	EXPECT_GE(eps0, settled_count(EPD_LIST, eps0, 500));
 	if (kasan0 >= 0)
 		EXPECT_EQ(kasan0, klog_count("BUG: KASAN"));
 	if (odebug0 >= 0)
@@ -564,34 +569,25 @@ static void *storm_fn(void *arg)
 	return NULL;
 }
 
-static int storm_child(struct pair *pairs, long max_queued)
+static int storm_child(struct pair *pairs)
 {
 	struct rlimit rl = { 8 << 20, 8 << 20 };
 	pthread_t th[STORM_THREADS];
 	struct storm st = { .pairs = pairs };
-	long seen = 0, q;
 	int i, mark;
-	long end;
 
 	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) || setuid(65534))
 		return 10;
 	for (i = 0; i < STORM_THREADS; i++)
 		if (pthread_create(&th[i], NULL, storm_fn, &st))
 			return 11;
-	for (end = now_ms() + 3000; now_ms() < end; usleep(2000)) {
-		q = rma_stat("queued");
-		if (q > seen)
-			seen = q;
-	}
+	sleep(3);
 	atomic_store(&st.stop, 1);
 	for (i = 0; i < STORM_THREADS; i++)
 		pthread_join(th[i], NULL);
-	fprintf(stderr, "# storm: %ld calls, most queued %ld (limit %ld)\n",
-		atomic_load(&st.calls), seen, max_queued);
+	fprintf(stderr, "# storm: %ld calls\n", atomic_load(&st.calls));
 	if (atomic_load(&st.errors))
 		return 12;
-	if (seen > max_queued || seen < 1)
-		return 13;
 	for (i = 0; i < STORM_PAIRS; i++)
 		if (scif_fence_mark(pairs[i].cn.client, SCIF_FENCE_INIT_SELF,
 				    &mark) ||
@@ -613,9 +609,9 @@ static int storm_child(struct pair *pairs, long max_queued)
 TEST_F_TIMEOUT(plain, async_storm_bounded_unprivileged, 300)
 {
 	long delay0 = get_param(DELAY_PARAM), defer0 = get_param(DEFER_PARAM);
-	long max0 = get_param(QUEUED_PARAM), rpin0, avail0;
+	long max0 = get_param(QUEUED_PARAM), rpin0, avail0, seen = 0;
 	struct pair *pairs;
-	int status, i;
+	int status = -1, i;
 	pid_t pid;
 
 	RETURN_IF_SKIPPED();
@@ -639,8 +635,18 @@ TEST_F_TIMEOUT(plain, async_storm_bounded_unprivileged, 300)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
-		_exit(storm_child(pairs, 40));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		_exit(storm_child(pairs));
+	/* debugfs is root's: the parent watches the engine's count. */
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		long q = rma_stat("queued");
+
+		if (q > seen)
+			seen = q;
+		usleep(2000);
+	}
+	TH_LOG("most queued %ld (limit 40)", seen);
+	EXPECT_LE(seen, 40);
+	EXPECT_LT(0, seen);
 	set_param(DEFER_PARAM, defer0);
 	set_param(DELAY_PARAM, delay0);
 	set_param(QUEUED_PARAM, max0);
