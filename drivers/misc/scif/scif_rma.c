@@ -756,7 +756,6 @@ static bool scif_rma_slot_get(void)
 	return true;
 }
 
-
 /*
  * Put a descriptor, which holds a place in the global count, on @ep's
  * queue with the next sequence number, if the queue has room or with
