@@ -44,10 +44,11 @@
 /* Descriptors an endpoint may have queued; the issuer waits beyond. */
 #define SCIF_RMA_MAX_QUEUED	64
 /*
- * With a DMA channel, an RMA longer than this goes to the worker even
- * when nothing is pending (the caller need not wait for a long copy).
+ * An asynchronous RMA longer than this goes to the worker even when
+ * nothing is pending: its caller does not wait for a long copy, which
+ * it may overlap with its own work (synchronous RMAs have no bound).
  */
-#define SCIF_RMA_INLINE_MAX	SZ_1M
+#define SCIF_RMA_INLINE_MAX	SZ_256K
 #define SCIF_CACHELINE		64
 /* Copies shorter than this are not worth a DMA transfer. */
 #define SCIF_DMA_MIN		1024
@@ -955,10 +956,11 @@ static int scif_rma_cpu(struct scif_endpt *ep, const struct scif_rma_req *req,
 }
 
 /*
- * To the engine.  With nothing pending on the endpoint, the caller
- * claims its queue and runs each descriptor as soon as it is queued, so
- * the RMA is complete when the call returns (with a DMA channel, only
- * RMAs up to SCIF_RMA_INLINE_MAX).  Otherwise each descriptor is queued
+ * To the engine.  With nothing pending on the endpoint, the caller of a
+ * synchronous RMA or of an asynchronous one of at most
+ * SCIF_RMA_INLINE_MAX bytes claims its queue and runs each descriptor as
+ * soon as it is queued, so the RMA is complete when the call returns.
+ * Otherwise each descriptor is queued
  * as soon as it is built, behind what is pending: the worker runs them,
  * or a synchronous caller runs the queue up to its own last one.
  */
@@ -976,7 +978,7 @@ static int scif_rma_engine(struct scif_endpt *ep,
 	if (!st)
 		return -ENOMEM;
 	refcount_set(&st->ref, 1);
-	claimed = (!scif_dma_chan || req->len <= SCIF_RMA_INLINE_MAX) &&
+	claimed = (sync || req->len <= SCIF_RMA_INLINE_MAX) &&
 		  scif_rma_claim_idle(ep);
 	while (done < req->len) {
 		len = scif_desc_len(req, done);

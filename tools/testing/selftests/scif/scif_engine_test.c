@@ -345,6 +345,12 @@ TEST_F_TIMEOUT(engine, small_async_rma_done_on_return, 300)
 					    0));
 		late[3] += check_pattern(ubuf + off, len, seed + 13) != -1;
 	}
+	/* The longest run by the caller: 256 KiB. */
+	for (int i = 0; i < 20; i++) {
+		fill_pattern(p->lbuf, WIN, 1000 + i);
+		ASSERT_EQ(0, scif_writeto(c, p->loff, WIN, ROFF, 0));
+		late[0] += check_pattern(p->rbuf, WIN, 1000 + i) != -1;
+	}
 	EXPECT_EQ(0, late[0]);
 	EXPECT_EQ(0, late[1]);
 	EXPECT_EQ(0, late[2]);
