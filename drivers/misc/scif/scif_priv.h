@@ -69,7 +69,9 @@
  * scif_fence.c); rma.cache_lock (registration cache) is a mutex that
  * nests inside ctl_mutex only, and outside the mm's mmap lock.  The engine's worker holds no lock
  * while copying and drops window references (which may send a reply
- * through reply_work) outside all of them.
+ * through reply_work) outside all of them; so does any other context
+ * that runs an endpoint's queue: an RMA's caller, or the node's rx_work
+ * writing a peer's fence signal when nothing is pending.
  *
  * Mappings of the peer's windows (scif_mmap.c).  A user copy may fault
  * under recv_mutex or send_mutex, and the fault handler of a mapping

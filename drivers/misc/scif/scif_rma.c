@@ -26,9 +26,14 @@
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#ifdef SCIF_TEST_HOOKS
+#include <linux/delay.h>
+#endif
 
 #include "scif_priv.h"
 
@@ -38,6 +43,12 @@
 #define SCIF_RMA_DESC_PAGES	256
 /* Descriptors an endpoint may have queued; the issuer waits beyond. */
 #define SCIF_RMA_MAX_QUEUED	64
+/*
+ * An asynchronous RMA longer than this goes to the worker even when
+ * nothing is pending: its caller does not wait for a long copy, which
+ * it may overlap with its own work (synchronous RMAs have no bound).
+ */
+#define SCIF_RMA_INLINE_MAX	SZ_256K
 #define SCIF_CACHELINE		64
 /* Copies shorter than this are not worth a DMA transfer. */
 #define SCIF_DMA_MIN		1024
@@ -46,6 +57,63 @@ static struct workqueue_struct *scif_rma_wq;
 static struct dma_chan *scif_dma_chan;
 /* User pages pinned by descriptors (not the cache's, not windows'). */
 static atomic_long_t scif_rma_pinned;
+
+/*
+ * Descriptors queued on all endpoints (scif_rma_queued), bounded by
+ * rma_max_queued: an issuer waits (killably) on scif_rma_room for a
+ * place, as for one in its endpoint's queue.  A caller that runs its own
+ * descriptors as it queues them (see scif_rma_claim_idle()) is counted
+ * but never waits: it has one at a time.
+ */
+static unsigned int scif_rma_max_queued = 4096;
+module_param_named(rma_max_queued, scif_rma_max_queued, uint, 0644);
+MODULE_PARM_DESC(rma_max_queued,
+		 "Most RMA descriptors queued to the copy engine on all endpoints; issuers wait beyond (default 4096)");
+static atomic_t scif_rma_queued = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(scif_rma_room);
+
+#ifdef SCIF_TEST_HOOKS
+/*
+ * Test build only: milliseconds the engine's worker sleeps before it
+ * looks at its endpoint, so that tests can close the endpoint while
+ * the work item is pending or running.
+ */
+static unsigned int scif_eng_delay_ms;
+module_param_named(eng_delay_ms, scif_eng_delay_ms, uint, 0644);
+MODULE_PARM_DESC(eng_delay_ms,
+		 "Test build: delay of the copy engine's worker, in ms (default 0)");
+
+static void scif_rma_test_delay(void)
+{
+	unsigned int ms = READ_ONCE(scif_eng_delay_ms);
+
+	if (ms)
+		msleep(ms);
+}
+
+/*
+ * Test build only: every RMA and signal goes to the worker, as if
+ * something were pending, so that tests can hold it back.
+ */
+static bool scif_eng_defer;
+module_param_named(eng_defer, scif_eng_defer, bool, 0644);
+MODULE_PARM_DESC(eng_defer,
+		 "Test build: hand every RMA to the copy engine's worker (default N)");
+
+static bool scif_rma_test_defer(void)
+{
+	return READ_ONCE(scif_eng_defer);
+}
+#else
+static inline void scif_rma_test_delay(void)
+{
+}
+
+static inline bool scif_rma_test_defer(void)
+{
+	return false;
+}
+#endif
 
 /**
  * struct scif_rma_side - one side of a descriptor's copy
@@ -59,6 +127,7 @@ static atomic_long_t scif_rma_pinned;
  * @pgoff: see @pages
  * @nr_pages: entries in @pages
  * @pinned: @pages were pinned for the descriptor (else the cache's)
+ * @mm: the mm charged for @pages (@pinned), with a reference (mmgrab)
  * @ce: the cache entry lending @pages, with a reference
  */
 struct scif_rma_side {
@@ -72,6 +141,7 @@ struct scif_rma_side {
 	size_t pgoff;
 	unsigned long nr_pages;
 	bool pinned;
+	struct mm_struct *mm;
 	struct scif_cache_ent *ce;
 };
 
@@ -269,6 +339,8 @@ static void scif_copy_span(struct scif_rma_side *dst, struct scif_rma_side *src,
 	}
 }
 
+static bool scif_rma_reached(struct scif_endpt *ep, u64 seq);
+
 /* The peer is gone: whatever is left of the descriptors is dropped. */
 static int scif_rma_lost(struct scif_endpt *ep)
 {
@@ -351,6 +423,8 @@ static void scif_side_release(struct scif_rma_side *s, bool dirty)
 	if (s->pinned) {
 		unpin_user_pages_dirty_lock(s->pages, s->nr_pages, dirty);
 		atomic_long_sub(s->nr_pages, &scif_rma_pinned);
+		atomic64_sub(s->nr_pages, &s->mm->pinned_vm);
+		mmdrop(s->mm);
 		kfree(s->pages);
 	}
 	if (s->ce)
@@ -411,7 +485,7 @@ static int scif_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
 	if (err)
 		goto out;
 	arr = scif_fail_alloc() ? NULL :
-	      kvmalloc_array(nr, sizeof(*arr), GFP_KERNEL);
+	      kvmalloc_array(nr, sizeof(*arr), GFP_KERNEL_ACCOUNT);
 	if (!arr) {
 		err = -ENOMEM;
 		goto out;
@@ -440,13 +514,32 @@ out:
 	return err;
 }
 
+/*
+ * Charge @nr pages pinned for an RMA to the caller's RLIMIT_MEMLOCK, as
+ * registration charges windows (mm->pinned_vm, CAP_IPC_LOCK exempt):
+ * -EAGAIN beyond it (the RMA waits for its endpoint's earlier ones and
+ * tries again, then fails with ENOMEM).
+ */
+static int scif_rma_charge(struct mm_struct *mm, unsigned long nr)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if ((u64)atomic64_add_return(nr, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(nr, &mm->pinned_vm);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
 /* The pages of a piece of a user buffer: @ce's, or pinned now. */
 static int scif_side_user(struct scif_rma_side *s, unsigned long addr,
 			  u64 len, bool write, struct scif_cache_ent *ce)
 {
 	unsigned long start = addr & PAGE_MASK;
 	unsigned long nr = DIV_ROUND_UP(addr - start + len, PAGE_SIZE);
-	int got;
+	struct mm_struct *mm = current->mm;
+	int got, err;
 
 	s->pgoff = addr - start;
 	if (ce) {
@@ -455,22 +548,36 @@ static int scif_side_user(struct scif_rma_side *s, unsigned long addr,
 		s->pages = ce->pages + ((start - ce->start) >> PAGE_SHIFT);
 		return 0;
 	}
+	if (!mm)
+		return -EFAULT;
+	err = scif_rma_charge(mm, nr);
+	if (err)
+		return err;
 	s->pages = scif_fail_alloc() ? NULL :
-		   kmalloc_array(nr, sizeof(*s->pages), GFP_KERNEL);
-	if (!s->pages)
-		return -ENOMEM;
+		   kmalloc_array(nr, sizeof(*s->pages), GFP_KERNEL_ACCOUNT);
+	if (!s->pages) {
+		err = -ENOMEM;
+		goto uncharge;
+	}
 	got = pin_user_pages_fast(start, nr, write ? FOLL_WRITE : 0, s->pages);
 	if (got != nr) {
 		if (got > 0)
 			unpin_user_pages(s->pages, got);
 		kfree(s->pages);
 		s->pages = NULL;
-		return got < 0 && got != -EFAULT ? got : -EFAULT;
+		err = got < 0 && got != -EFAULT ? got : -EFAULT;
+		goto uncharge;
 	}
 	s->nr_pages = nr;
 	s->pinned = true;
+	mmgrab(mm);
+	s->mm = mm;
 	atomic_long_add(nr, &scif_rma_pinned);
 	return 0;
+
+uncharge:
+	atomic64_sub(nr, &mm->pinned_vm);
+	return err;
 }
 
 /*
@@ -488,7 +595,7 @@ static struct scif_rma_desc *scif_desc_build(struct scif_endpt *ep,
 	struct scif_rma_side *ls, *rs;
 	struct scif_rma_desc *d;
 
-	d = scif_fail_alloc() ? NULL : kzalloc(sizeof(*d), GFP_KERNEL);
+	d = scif_fail_alloc() ? NULL : kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
 	if (!d) {
 		*err = -ENOMEM;
 		return NULL;
@@ -536,15 +643,56 @@ static bool scif_rma_claim_queue(struct scif_endpt *ep)
 }
 
 /*
- * Run @ep's queue in order, as the context that claimed it, until it is
- * empty or every descriptor up to @until has completed; what is left
- * then goes back to the workqueue.
+ * Claim @ep's queue if nothing is pending on it: the caller then runs
+ * its descriptors itself as it queues them, before returning, and
+ * anything issued meanwhile by others waits behind them.
  */
-static void scif_rma_run_queue(struct scif_endpt *ep, u64 until)
+static bool scif_rma_claim_idle(struct scif_endpt *ep)
+{
+	bool claimed;
+
+	if (scif_rma_test_defer())
+		return false;
+	spin_lock(&ep->rma.eng_lock);
+	claimed = !ep->rma.running && list_empty(&ep->rma.queue);
+	if (claimed)
+		ep->rma.running = true;
+	spin_unlock(&ep->rma.eng_lock);
+	return claimed;
+}
+
+/* Give back a place in the global count (see scif_rma_slot_get()). */
+static void scif_rma_slot_put(void)
+{
+	atomic_dec(&scif_rma_queued);
+	/* wq_has_sleeper()'s barrier orders the decrement before the look. */
+	if (wq_has_sleeper(&scif_rma_room))
+		wake_up_all(&scif_rma_room);
+}
+
+/*
+ * Hand @ep's queue to the worker.  The work item holds a reference to
+ * the endpoint from the moment it is queued until its function is done
+ * with the endpoint, so the endpoint outlives it (a work item queued
+ * while it runs takes one reference more).
+ */
+static void scif_rma_kick(struct scif_endpt *ep)
+{
+	kref_get(&ep->ref);
+	if (!queue_work(scif_rma_wq, &ep->rma.eng_work))
+		scif_epd_put(ep);
+}
+
+/*
+ * Run @ep's queue in order, as the context that claimed it, until it is
+ * empty or every descriptor up to @until has completed.  Unless @keep,
+ * the claim is let go then and what is left goes back to the worker.
+ */
+static void scif_rma_run_queue(struct scif_endpt *ep, u64 until, bool keep)
 {
 	struct scif_rma_desc *d;
 	unsigned int puts = 0;
-	bool more;
+	bool more = false;
 	int err;
 
 	for (;;) {
@@ -552,8 +700,10 @@ static void scif_rma_run_queue(struct scif_endpt *ep, u64 until)
 		d = list_first_entry_or_null(&ep->rma.queue,
 					     struct scif_rma_desc, link);
 		if (!d || ep->rma.done >= until) {
-			ep->rma.running = false;
-			more = d;
+			if (!keep) {
+				ep->rma.running = false;
+				more = d;
+			}
 			spin_unlock(&ep->rma.eng_lock);
 			break;
 		}
@@ -568,13 +718,14 @@ static void scif_rma_run_queue(struct scif_endpt *ep, u64 until)
 		if (err && d->status && !d->status->err)
 			d->status->err = err;
 		spin_unlock(&ep->rma.eng_lock);
+		scif_rma_slot_put();
 		scif_desc_free(d);
 		wake_up_all(&ep->wq);
 		scif_fence_engine_done(ep);
 		puts++;
 	}
 	if (more)
-		queue_work(scif_rma_wq, &ep->rma.eng_work);
+		scif_rma_kick(ep);
 	/* Each descriptor held the endpoint; nothing touches it after. */
 	while (puts--)
 		scif_epd_put(ep);
@@ -585,44 +736,92 @@ static void scif_rma_engine_work(struct work_struct *work)
 	struct scif_endpt *ep = container_of(work, struct scif_endpt,
 					     rma.eng_work);
 
+	scif_rma_test_delay();
 	/* Whoever runs the queue now hands back what it leaves. */
 	if (scif_rma_claim_queue(ep))
-		scif_rma_run_queue(ep, U64_MAX);
+		scif_rma_run_queue(ep, U64_MAX, false);
+	/* The reference scif_rma_kick() took for this run. */
+	scif_epd_put(ep);
+}
+
+/* Take a place in the engine's global count, unless it is full. */
+static bool scif_rma_slot_get(void)
+{
+	int max = clamp_val(READ_ONCE(scif_rma_max_queued), 1, INT_MAX);
+	int old = atomic_read(&scif_rma_queued);
+
+	do {
+		if (old >= max)
+			return false;
+	} while (!atomic_try_cmpxchg(&scif_rma_queued, &old, old + 1));
+	return true;
 }
 
 /*
- * Hand a descriptor to the engine, whatever the length of the queue.
- * With @kick the workqueue is told; a synchronous RMA runs the queue
- * itself.
+ * Put a descriptor, which holds a place in the global count, on @ep's
+ * queue with the next sequence number, if the queue has room or with
+ * @force; false if it has not.
  */
-static void scif_desc_enqueue(struct scif_endpt *ep, struct scif_rma_desc *d,
-			      u64 *seq, bool kick)
+static bool scif_desc_try_enqueue(struct scif_endpt *ep,
+				  struct scif_rma_desc *d, u64 *seq, bool force)
 {
-	kref_get(&ep->ref);
 	spin_lock(&ep->rma.eng_lock);
+	if (!force && ep->rma.nr_queued >= SCIF_RMA_MAX_QUEUED) {
+		spin_unlock(&ep->rma.eng_lock);
+		return false;
+	}
+	kref_get(&ep->ref);
 	d->seq = ++ep->rma.issued;
 	*seq = d->seq;
 	list_add_tail(&d->link, &ep->rma.queue);
 	ep->rma.nr_queued++;
 	spin_unlock(&ep->rma.eng_lock);
-	if (kick)
-		queue_work(scif_rma_wq, &ep->rma.eng_work);
+	return true;
 }
 
-/* Queue a descriptor, waiting for room; it is the engine's then. */
+/*
+ * Queue a descriptor for the caller that claimed @ep's queue, which runs
+ * it next: it is counted but never waits.
+ */
+static void scif_desc_enqueue_claimed(struct scif_endpt *ep,
+				      struct scif_rma_desc *d, u64 *seq)
+{
+	atomic_inc(&scif_rma_queued);
+	scif_desc_try_enqueue(ep, d, seq, true);
+}
+
+/*
+ * Queue a descriptor, waiting (killably) for a place in the global count
+ * and then in @ep's queue; it is the engine's then.  Before waiting, the
+ * worker is told of what @ep has queued already (a synchronous RMA does
+ * not tell it), so that the wait ends.  With @kick the worker is told of
+ * the descriptor too.
+ */
 static int scif_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 			   u64 *seq, bool kick)
 {
-	int err;
-
-	err = wait_event_killable(ep->wq, READ_ONCE(ep->rma.nr_queued) <
-					  SCIF_RMA_MAX_QUEUED);
-	if (err) {
-		scif_desc_free(d);
-		return -EINTR;
+	if (!scif_rma_slot_get()) {
+		if (READ_ONCE(ep->rma.nr_queued))
+			scif_rma_kick(ep);
+		if (wait_event_killable(scif_rma_room, scif_rma_slot_get()))
+			goto intr;
 	}
-	scif_desc_enqueue(ep, d, seq, kick);
+	if (!scif_desc_try_enqueue(ep, d, seq, false)) {
+		scif_rma_kick(ep);
+		if (wait_event_killable(ep->wq,
+					scif_desc_try_enqueue(ep, d, seq,
+							      false))) {
+			scif_rma_slot_put();
+			goto intr;
+		}
+	}
+	if (kick)
+		scif_rma_kick(ep);
 	return 0;
+
+intr:
+	scif_desc_free(d);
+	return -EINTR;
 }
 
 static int scif_rma_check(const struct scif_rma_req *req)
@@ -692,6 +891,41 @@ static u64 scif_desc_len(const struct scif_rma_req *req, u64 done)
 }
 
 /*
+ * Build a descriptor.  If its pages would take the caller over
+ * RLIMIT_MEMLOCK, the RMAs in flight on @ep (whose pins are charged too)
+ * complete first, run by the caller if it holds the queue (@claimed),
+ * else by the engine, and it is tried once more; -ENOMEM if it is still
+ * over.
+ */
+static struct scif_rma_desc *
+scif_desc_build_charged(struct scif_endpt *ep, const struct scif_rma_req *req,
+			struct scif_cache_ent *ce, u64 done, u64 len,
+			bool claimed, int *err)
+{
+	struct scif_rma_desc *d;
+	u64 mark;
+
+	d = scif_desc_build(ep, req, ce, done, len, err);
+	if (d || *err != -EAGAIN)
+		return d;
+	mark = scif_rma_mark(ep);
+	if (!scif_rma_reached(ep, mark)) {
+		if (claimed) {
+			scif_rma_run_queue(ep, mark, true);
+		} else {
+			scif_rma_kick(ep);
+			*err = scif_rma_wait(ep, mark, false);
+			if (*err)
+				return NULL;
+		}
+		d = scif_desc_build(ep, req, ce, done, len, err);
+	}
+	if (!d && *err == -EAGAIN)
+		*err = -ENOMEM;
+	return d;
+}
+
+/*
  * With the CPU: the descriptors of an RMA are built and run one after
  * another.  They complete before the call returns, so they need no
  * sequence number.
@@ -705,7 +939,7 @@ static int scif_rma_cpu(struct scif_endpt *ep, const struct scif_rma_req *req,
 
 	while (done < req->len) {
 		len = scif_desc_len(req, done);
-		d = scif_desc_build(ep, req, ce, done, len, &err);
+		d = scif_desc_build_charged(ep, req, ce, done, len, false, &err);
 		if (!d)
 			break;
 		err = scif_desc_run(d, false);
@@ -721,60 +955,82 @@ static int scif_rma_cpu(struct scif_endpt *ep, const struct scif_rma_req *req,
 	return err;
 }
 
-/* To the engine: each descriptor is queued as soon as it is built. */
+/*
+ * To the engine.  With nothing pending on the endpoint, the caller of a
+ * synchronous RMA or of an asynchronous one of at most
+ * SCIF_RMA_INLINE_MAX bytes claims its queue and runs each descriptor as
+ * soon as it is queued, so the RMA is complete when the call returns.
+ * Otherwise each descriptor is queued
+ * as soon as it is built, behind what is pending: the worker runs them,
+ * or a synchronous caller runs the queue up to its own last one.
+ */
 static int scif_rma_engine(struct scif_endpt *ep,
 			   const struct scif_rma_req *req,
 			   struct scif_cache_ent *ce)
 {
-	struct scif_rma_status *st = NULL;
+	bool sync = req->flags & SCIF_RMA_SYNC, claimed;
+	struct scif_rma_status *st;
 	struct scif_rma_desc *d;
 	u64 done = 0, len, seq = 0;
 	int err = 0;
 
-	if (req->flags & SCIF_RMA_SYNC) {
-		st = scif_fail_alloc() ? NULL : kzalloc(sizeof(*st), GFP_KERNEL);
-		if (!st)
-			return -ENOMEM;
-		refcount_set(&st->ref, 1);
-	}
+	st = scif_fail_alloc() ? NULL : kzalloc(sizeof(*st), GFP_KERNEL_ACCOUNT);
+	if (!st)
+		return -ENOMEM;
+	refcount_set(&st->ref, 1);
+	claimed = (sync || req->len <= SCIF_RMA_INLINE_MAX) &&
+		  scif_rma_claim_idle(ep);
 	while (done < req->len) {
 		len = scif_desc_len(req, done);
-		d = scif_desc_build(ep, req, ce, done, len, &err);
+		d = scif_desc_build_charged(ep, req, ce, done, len, claimed,
+					    &err);
 		if (!d)
 			break;
-		if (st) {
+		if (sync || claimed) {
 			refcount_inc(&st->ref);
 			d->status = st;
 		}
-		/*
-		 * A synchronous RMA kicks the workqueue only when the queue
-		 * is full, so that the engine makes room.
-		 */
-		err = scif_desc_queue(ep, d, &seq,
-				      !st || READ_ONCE(ep->rma.nr_queued) >=
-					     SCIF_RMA_MAX_QUEUED - 1);
-		if (err)
-			break;
+		if (claimed) {
+			scif_desc_enqueue_claimed(ep, d, &seq);
+			scif_rma_run_queue(ep, seq, true);
+		} else {
+			/*
+			 * A synchronous RMA kicks the worker only when the
+			 * queue is full, so that the engine makes room.
+			 */
+			err = scif_desc_queue(ep, d, &seq,
+					      !sync ||
+					      READ_ONCE(ep->rma.nr_queued) >=
+					      SCIF_RMA_MAX_QUEUED - 1);
+			if (err)
+				break;
+		}
 		done += len;
+		if (claimed && done < req->len &&
+		    fatal_signal_pending(current)) {
+			err = -EINTR;
+			break;
+		}
 	}
 	/*
-	 * The caller would only sleep until the engine is done with its
-	 * descriptors: unless the engine is busy already, it runs them (and
-	 * any queued before them, in order) itself, which saves handing
-	 * them to a worker and being woken.
+	 * A synchronous caller would only sleep until the engine is done
+	 * with its descriptors: unless the engine is busy already, it runs
+	 * them (and any queued before them, in order) itself, which saves
+	 * handing them to a worker and being woken.
 	 */
-	if (st && seq && scif_rma_claim_queue(ep))
-		scif_rma_run_queue(ep, seq);
-	else if (st && seq)
-		queue_work(scif_rma_wq, &ep->rma.eng_work);
+	if (claimed)
+		scif_rma_run_queue(ep, seq, false);
+	else if (sync && seq && scif_rma_claim_queue(ep))
+		scif_rma_run_queue(ep, seq, false);
+	else if (sync && seq)
+		scif_rma_kick(ep);
 	/* On an error, what was queued is copied but the RMA failed. */
-	if (!err && st) {
+	if (!err && sync && !claimed)
 		err = scif_rma_wait(ep, seq, false);
-		if (!err) {
-			spin_lock(&ep->rma.eng_lock);
-			err = st->err;
-			spin_unlock(&ep->rma.eng_lock);
-		}
+	if (!err && (sync || claimed)) {
+		spin_lock(&ep->rma.eng_lock);
+		err = st->err;
+		spin_unlock(&ep->rma.eng_lock);
 	}
 	scif_status_put(st);
 	return err;
@@ -843,7 +1099,7 @@ struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
 {
 	struct scif_rma_desc *d;
 
-	d = scif_fail_alloc() ? NULL : kzalloc(sizeof(*d), GFP_KERNEL);
+	d = scif_fail_alloc() ? NULL : kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
 	if (!d) {
 		*err = -ENOMEM;
 		return NULL;
@@ -862,13 +1118,16 @@ struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
 }
 
 /**
- * scif_rma_signal_queue() - queue a fence signal behind the RMAs issued
+ * scif_rma_signal_queue() - write a fence signal behind the RMAs issued
  * @ep: the endpoint it was built for
  * @d: the descriptor; the engine's (or freed) whatever the result
  * @wait: wait (killably) for room in the queue; else fail at twice the
  *	usual bound (for the node's rx_work, which must not wait)
  *
- * Context: process context.
+ * With nothing pending on @ep the caller writes the value before this
+ * returns; otherwise the descriptor is queued behind what is pending.
+ *
+ * Context: process context (the node's rx_work included).
  * Return: 0, -EINTR (fatal signal) or -ENOMEM (queue full, !@wait).
  */
 int scif_rma_signal_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
@@ -876,13 +1135,22 @@ int scif_rma_signal_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 {
 	u64 seq;
 
+	/* Nothing pending: written now, before the caller answers. */
+	if (scif_rma_claim_idle(ep)) {
+		scif_desc_enqueue_claimed(ep, d, &seq);
+		scif_rma_run_queue(ep, seq, false);
+		return 0;
+	}
 	if (wait)
 		return scif_desc_queue(ep, d, &seq, true);
 	if (READ_ONCE(ep->rma.nr_queued) >= 2 * SCIF_RMA_MAX_QUEUED) {
 		scif_desc_free(d);
 		return -ENOMEM;
 	}
-	scif_desc_enqueue(ep, d, &seq, true);
+	/* Counted, but the rx_work does not wait for a place. */
+	atomic_inc(&scif_rma_queued);
+	scif_desc_try_enqueue(ep, d, &seq, true);
+	scif_rma_kick(ep);
 	return 0;
 }
 
@@ -1085,6 +1353,16 @@ void scif_rma_engine_init(struct scif_endpt *ep)
 long scif_rma_transient_pinned(void)
 {
 	return atomic_long_read(&scif_rma_pinned);
+}
+
+/**
+ * scif_rma_nr_queued() - descriptors queued to the copy engine
+ *
+ * Return: the number, on all endpoints.
+ */
+long scif_rma_nr_queued(void)
+{
+	return atomic_read(&scif_rma_queued);
 }
 
 /**

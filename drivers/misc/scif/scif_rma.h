@@ -17,6 +17,12 @@
  * is reference counted the same way; it is unmapped with its last
  * reference, and if the peer asked for it to go, the acknowledgment
  * (after which the peer may unpin the pages) is sent only then.
+ *
+ * The copy engine: each descriptor queued holds a reference to its
+ * endpoint, and so does the endpoint's work item while it is queued or
+ * running, so neither can see the endpoint freed.  User pages pinned for
+ * a descriptor are charged to the issuer's mm (RLIMIT_MEMLOCK) until
+ * the descriptor is freed; the descriptor holds the mm (mmgrab).
  */
 #ifndef _SCIF_RMA_H_
 #define _SCIF_RMA_H_
@@ -181,9 +187,13 @@ struct scif_range;
  * @nr_queued: entries in @queue
  * @issued: sequence number of the last descriptor queued (0: none yet)
  * @done: every descriptor with a sequence number up to @done completed
- * @running: a context is running @queue: the work item, or a caller of a
- *	synchronous RMA that runs the queue up to its own descriptors
- * @eng_work: runs @queue on the copy engine's workqueue
+ * @running: a context is running @queue: the work item, a caller of a
+ *	synchronous RMA that runs the queue up to its own descriptors, or a
+ *	caller that found nothing pending and runs its own RMA or fence
+ *	signal before returning
+ * @eng_work: runs @queue on the copy engine's workqueue; holds a
+ *	reference to the endpoint from queue_work() until its function is
+ *	done with it (scif_rma_kick()), so the endpoint outlives it
  * @waiters: the peer's fence waits (struct scif_fence_waiter) for a
  *	sequence number not yet reached; the engine answers them as @done
  *	passes their number
@@ -198,7 +208,11 @@ struct scif_range;
  * Each descriptor queued to the engine gets the next sequence number; the
  * engine runs @queue in order, so "every RMA up to N completed" is
  * @done >= N.  CPU RMAs (SCIF_RMA_USECPU) complete before their call
- * returns and take no number.
+ * returns and take no number.  @nr_queued is at most 64 but for
+ * descriptors queued by the context that runs the queue (one at a time)
+ * and fence signals of the peer (at most 128); every descriptor also
+ * counts in the engine's global count (module parameter
+ * rma_max_queued), see scif_rma.c.
  */
 struct scif_epd_rma {
 	/* lock protects local, remote and the windows' states */
@@ -287,6 +301,7 @@ void scif_rma_engine_init(struct scif_endpt *ep);
 u64 scif_rma_mark(struct scif_endpt *ep);
 int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr);
 long scif_rma_transient_pinned(void);
+long scif_rma_nr_queued(void);
 struct scif_rma_desc;
 struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
 					    u64 val, bool remote, int *err);

@@ -143,6 +143,7 @@ static int scif_rma_show(struct seq_file *s, void *unused)
 	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\ndma %d\n",
 		   scif_rma_transient_pinned(), scif_cache_pinned(),
 		   scif_rma_have_dma());
+	seq_printf(s, "queued %ld\n", scif_rma_nr_queued());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(scif_rma);
