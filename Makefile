@@ -14,6 +14,8 @@
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a 2-node cluster of VMs and show them talk
 #   make bench       measure SCIF next to TCP, AF_UNIX and memcpy (build/bench)
+#   make fuzz        both fuzzers, long runs on the debug kernel, with figures
+#   make peer-fuzz   the peer fuzzer only (a 3-node cluster)
 #   make clean       remove $(BUILD)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -85,7 +87,15 @@ demo:
 bench:
 	bash $(TOP)/scripts/bench.sh
 
+# The fuzzers' long runs (not part of check; see scripts/fuzz.sh).
+fuzz:
+	bash $(TOP)/scripts/fuzz.sh user peer
+
+peer-fuzz:
+	bash $(TOP)/scripts/fuzz.sh peer
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps modules test-modules lib selftests lint check demo bench clean
+.PHONY: all deps modules test-modules lib selftests lint check demo bench fuzz \
+	peer-fuzz clean
