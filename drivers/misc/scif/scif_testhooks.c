@@ -20,6 +20,12 @@
  * The sender's side of a message is deterministic for a given SEED and
  * pool of replayed values; the pool is read from the live endpoints at
  * the start of each write and every 4096 messages.
+ *
+ * Addresses of the sender's memory that a message hands the receiver (a
+ * queue pair half in CONNECT and ACCEPT, a run list in REGISTER) always
+ * have bit 40 set: in no node's RAM, so the receiver's checks of them
+ * are exercised without letting it write into this node's memory (on
+ * loopback, its own), which a real peer could only do to itself.
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
@@ -35,6 +41,7 @@
 #define FUZZ_POOL	64
 #define FUZZ_EPS	16
 #define FUZZ_REFRESH	4096
+#define FUZZ_FAR	BIT_ULL(40)
 
 /* Values seen in real traffic, for replay. */
 struct fuzz_pool {
@@ -226,6 +233,20 @@ static void fuzz_build(u64 *s, const struct fuzz_pool *p, u64 i,
 		msg->arg[k] = fuzz_field(s, p->val, p->nr_val);
 }
 
+/* Addresses of our memory point at none (see the comment at the top). */
+static void fuzz_far(struct scif_msg *msg)
+{
+	switch (msg->op) {
+	case SCIF_MSG_CONNECT:
+	case SCIF_MSG_ACCEPT:
+		msg->arg[2] |= FUZZ_FAR;
+		break;
+	case SCIF_MSG_REGISTER:
+		msg->arg[4] |= FUZZ_FAR;
+		break;
+	}
+}
+
 /* Send @count messages to @id; under fuzz_mutex. */
 static int fuzz_run(u64 seed, unsigned int count, u16 id)
 {
@@ -251,6 +272,7 @@ static int fuzz_run(u64 seed, unsigned int count, u16 id)
 		}
 		burst--;
 		fuzz_build(&s, p, i, &msg);
+		fuzz_far(&msg);
 		node = scif_node_get_online(id);
 		err = node ? scif_node_send(node, &msg) : -ENODEV;
 		if (!err)

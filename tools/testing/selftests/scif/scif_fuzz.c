@@ -50,6 +50,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -674,8 +675,6 @@ static void check_rma(struct worker *w)
 	/* writeto/vwriteto: c -> a; readfrom/vreadfrom: c <- a */
 	src = (kind & 1) ? (uint8_t *)w->wa : (uint8_t *)w->wc;
 	dst = (kind & 1) ? (uint8_t *)w->wc : (uint8_t *)w->wa;
-	if (kind >= 2 && (flags & SCIF_RMA_USECACHE))
-		flags &= ~SCIF_RMA_USECACHE;
 	memset(src + off, v, len);
 	memset(dst + off, (uint8_t)~v, len);
 	call_begin(w, OP_CHECK_RMA, CHECK_MS);
@@ -1419,7 +1418,7 @@ static int fuzz_child(void)
 	if (setrlimit(RLIMIT_MEMLOCK, &rl))
 		perror("# setrlimit");
 	if (getuid() == 0 &&
-	    (setresgid(opt_uid, opt_uid, opt_uid) ||
+	    (setgroups(0, NULL) || setresgid(opt_uid, opt_uid, opt_uid) ||
 	     setresuid(opt_uid, opt_uid, opt_uid))) {
 		perror("# setresuid");
 		return 64;
