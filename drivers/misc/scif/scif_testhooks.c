@@ -26,6 +26,11 @@
  * have bit 40 set: in no node's RAM, so the receiver's checks of them
  * are exercised without letting it write into this node's memory (on
  * loopback, its own), which a real peer could only do to itself.
+ * For the same reason, on loopback the acknowledgments that let the
+ * receiver free memory its peer may still be using (DISC_ACK,
+ * REGISTER_ACK, UNREGISTER_ACK) never name a live endpoint: there the
+ * peer still using it is this kernel, and a real peer's writes into
+ * memory it was told to let go are its own doing.
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
@@ -234,8 +239,12 @@ static void fuzz_build(u64 *s, const struct fuzz_pool *p, u64 i,
 }
 
 /* Addresses of our memory point at none (see the comment at the top). */
-static void fuzz_far(struct scif_msg *msg)
+static void fuzz_far(struct scif_msg *msg, bool loopback)
 {
+	if (loopback && (msg->op == SCIF_MSG_DISC_ACK ||
+			 msg->op == SCIF_MSG_REGISTER_ACK ||
+			 msg->op == SCIF_MSG_UNREGISTER_ACK))
+		msg->dst = 0;
 	switch (msg->op) {
 	case SCIF_MSG_CONNECT:
 	case SCIF_MSG_ACCEPT:
@@ -272,7 +281,7 @@ static int fuzz_run(u64 seed, unsigned int count, u16 id)
 		}
 		burst--;
 		fuzz_build(&s, p, i, &msg);
-		fuzz_far(&msg);
+		fuzz_far(&msg, id == scif_info.self);
 		node = scif_node_get_online(id);
 		err = node ? scif_node_send(node, &msg) : -ENODEV;
 		if (!err)
