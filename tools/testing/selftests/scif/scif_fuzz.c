@@ -165,6 +165,11 @@ static void errno_tables(void)
 	op_known[OP_MMAP] |= E(EOVERFLOW);
 	/* A second connect while the first is under way. */
 	op_known[OP_CONNECT] |= E(EALREADY);
+	op_known[OP_RAW] |= E(EALREADY);
+	/* mmap(2) itself: MAP_LOCKED beyond RLIMIT_MEMLOCK. */
+	op_known[OP_MMAP] |= E(EAGAIN);
+	/* A bad address for the mark: the man page does not say EFAULT. */
+	op_known[OP_FENCE_MARK] |= E(EFAULT);
 }
 
 /* ---- Options, shared state ---- */
