@@ -242,6 +242,9 @@ struct worker {
 };
 
 static struct worker workers[MAXT];
+/* SIGUSR1s this thread took: a kick may land on the call after its own. */
+static __thread volatile sig_atomic_t usr1_seen;
+static __thread sig_atomic_t usr1_at_begin;
 static atomic_bool stop;
 
 static long now_ms(void)
@@ -466,8 +469,15 @@ static void call_begin(struct worker *w, enum op op, int limit)
 {
 	atomic_store(&w->op, op);
 	atomic_store(&w->kicked, false);
+	usr1_at_begin = usr1_seen;
 	atomic_store(&w->limit_ms, limit);
 	atomic_store(&w->call_start, now_ms());
+}
+
+/* The watchdog kicked this call (or a kick meant for the last one hit it). */
+static bool interrupted(struct worker *w)
+{
+	return atomic_load(&w->kicked) || usr1_seen != usr1_at_begin;
 }
 
 static void call_end(struct worker *w)
@@ -487,7 +497,7 @@ static void outcome(struct worker *w, enum op op, long ret, int err)
 	atomic_fetch_add(&err_hist[op][err], 1);
 	if (err == EBADF || (err < 128 && (op_doc[op] & E(err))))
 		return;
-	if (err == EINTR && atomic_load(&w->kicked)) {
+	if (err == EINTR && interrupted(w)) {
 		atomic_fetch_add(&n_interrupted, 1);
 		return;
 	}
@@ -541,6 +551,7 @@ static void on_fault(int sig)
 static void on_usr1(int sig)
 {
 	(void)sig;
+	usr1_seen++;
 }
 
 /* Read (and maybe write) a byte of @p; false if it faulted. */
@@ -645,7 +656,7 @@ static void check_stream(struct worker *w)
 	call_end(w);
 	if (n != len || got != len) {
 		/* Interrupted or reset: the stream's position is unknown. */
-		if (!atomic_load(&w->kicked))
+		if (!interrupted(w))
 			mismatch(w, "stream send/recv count", n == len ? got : n,
 				 len);
 		pair_drop(w);
@@ -711,7 +722,7 @@ static void check_rma(struct worker *w)
 					       SCIF_SIGNAL_LOCAL);
 			while (!rc && *(volatile uint64_t *)(w->wc + PAIR_PAGES *
 							    PG - 8) != sval) {
-				if (atomic_load(&w->kicked)) {
+				if (interrupted(w)) {
 					rc = -1;
 					errno = EINTR;
 					break;
@@ -722,7 +733,7 @@ static void check_rma(struct worker *w)
 	}
 	call_end(w);
 	if (rc) {
-		if (!atomic_load(&w->kicked))
+		if (!interrupted(w))
 			mismatch(w, "rma/fence on the private pair failed, errno",
 				 errno, 0);
 		pair_drop(w);
