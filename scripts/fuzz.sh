@@ -86,7 +86,7 @@ user_fuzz() {
 	# Figures: the runs' summary lines added up.
 	tr -d '\r' < "$vm/results.log" | awk '
 	/^# fuzz: seed / {
-		runs++; seeds = seeds " " $4; n += $8; ms += $11
+		runs++; seeds = seeds " " $4; n += $8; ms += $10
 	}
 	/^# fuzz-errno:/ {
 		for (i = 3; i <= NF; i++) {
