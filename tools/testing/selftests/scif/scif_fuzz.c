@@ -1629,18 +1629,22 @@ int main(int argc, char **argv)
 		printf("# child ended with status %#x\n", st);
 		printf("not ok 1 calls_complete\nnot ok 2 errno_documented\nnot ok 3 data_intact\n");
 	}
-	/* Endpoints are destroyed, pages unpinned, asynchronously. */
+	/*
+	 * Endpoints are destroyed, pages unpinned, asynchronously: the
+	 * baseline may still count some of an earlier program (or of
+	 * scif_get_nodeIDs() above), so "back" means "not above it".
+	 */
 	for (t = 0; t < 200; t++) {
 		ep1 = dbg_lines("endpoints");
 		pin1 = dbg_value("rma", "pinned_pages");
 		win1 = dbg_value("rma", "windows");
-		if (ep1 == ep0 && pin1 == pin0 && win1 == win0)
+		if (ep1 <= ep0 && pin1 <= pin0 && win1 <= win0)
 			break;
 		usleep(50000);
 	}
 	printf("# after: endpoints %ld (before %ld), pinned pages %ld (%ld), windows %ld (%ld)\n",
 	       ep1, ep0, pin1, pin0, win1, win0);
 	printf("%sok 4 resources_released\n",
-	       ep1 == ep0 && pin1 == pin0 && win1 == win0 ? "" : "not ");
-	return code == 0 && ep1 == ep0 && pin1 == pin0 && win1 == win0 ? 0 : 1;
+	       ep1 <= ep0 && pin1 <= pin0 && win1 <= win0 ? "" : "not ");
+	return code == 0 && ep1 <= ep0 && pin1 <= pin0 && win1 <= win0 ? 0 : 1;
 }
