@@ -16,6 +16,8 @@
 #   make bench       measure SCIF next to TCP, AF_UNIX and memcpy (build/bench)
 #   make coverage    line and branch coverage of drivers/ by the suite (lcov)
 #   make soak        kill and restart a node ROUNDS times under traffic
+#   make fuzz        both fuzzers, long runs on the debug kernel, with figures
+#   make peer-fuzz   the peer fuzzer only (a 3-node cluster)
 #   make clean       remove $(BUILD)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -100,8 +102,15 @@ bench:
 soak:
 	bash $(TOP)/scripts/soak.sh
 
+# The fuzzers' long runs (not part of check; see scripts/fuzz.sh).
+fuzz:
+	bash $(TOP)/scripts/fuzz.sh user peer
+
+peer-fuzz:
+	bash $(TOP)/scripts/fuzz.sh peer
+
 clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps modules test-modules lib selftests lint check demo bench \
-	coverage soak clean
+	coverage soak fuzz peer-fuzz clean

@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make fuzz / make peer-fuzz: the fuzzers, long runs, with figures.
+#
+#   fuzz.sh [user] [peer]      (default: both)
+#
+#   user   scif_fuzz in a guest of $FUZZ_KERNEL (default debug): $FUZZ_CALLS
+#          calls (default 1000000) in $FUZZ_STEPS runs of one guest (default
+#          10), each with its own seed ($FUZZ_SEED + i; default: the time)
+#          and $FUZZ_THREADS threads (4); then the figures: calls, calls/s,
+#          the errno histogram, the seeds, and whether the kernel log is
+#          clean
+#   peer   scif_peer_fuzz_test in a 3-node cluster of $FUZZ_KERNEL: node 1
+#          sends $PEER_FUZZ_COUNT (default 200000) random and mutated node
+#          messages to node 0, seed $PEER_FUZZ_SEED, while node 0 keeps a
+#          stream to node 2 going; node 0's memory must return to its
+#          baseline
+#
+# Ends with "N passed, N failed"; exits non-zero if anything failed.
+# Every guest waits for $SCIF_QEMU_LOCK if set (see qemu/run-vm.sh).
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$top/build}
+k=${FUZZ_KERNEL:-debug}
+calls=${FUZZ_CALLS:-1000000}
+nsteps=${FUZZ_STEPS:-10}
+threads=${FUZZ_THREADS:-4}
+seed0=${FUZZ_SEED:-$(date +%s)}
+peer_count=${PEER_FUZZ_COUNT:-200000}
+peer_seed=${PEER_FUZZ_SEED:-$seed0}
+out=$BUILD/fuzz
+sd=$top/tools/testing/selftests/scif
+what=${*:-user peer}
+passed=0
+failed=0
+
+verdict() { # PASS|FAIL name
+	echo "$1 $2"
+	if [ "$1" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+
+parse() { # results.log label: one verdict per test
+	local v n
+	while read -r v n; do verdict "$v" "$n"; done \
+		< <(sh "$top/qemu/parse-results.sh" "$1" "$2")
+}
+
+log_clean() { # console.log name
+	if bash "$top/qemu/check-log.sh" "$1" > "$1.check" 2>&1; then
+		verdict PASS "$2"
+	else
+		verdict FAIL "$2"
+		sed 's/^/    /' "$1.check" | head -n 60
+	fi
+}
+
+read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+	{ echo "fuzz: kernel $k not available"; echo "0 passed, 1 failed"; exit 1; }
+moddir=$BUILD/modules/$k
+mkdir -p "$out"
+make -s -C "$top" test-modules STRICT=1 SCIF_TEST=1 KDIR="$kdir" \
+	MODDIR="$moddir" > "$out/build.log" 2>&1 &&
+	make -s -C "$top" lib selftests >> "$out/build.log" 2>&1 ||
+	{ tail -n 30 "$out/build.log"; echo "0 passed, 1 failed"; exit 1; }
+
+user_fuzz() {
+	local vm=$out/user-$k steps=$out/user-steps per i
+	per=$(( (calls + nsteps - 1) / nsteps ))
+	{
+		echo insmod
+		for i in $(seq 0 $((nsteps - 1))); do
+			echo "scif_fuzz -s $((seed0 + i)) -n $per -t $threads -T 580"
+		done
+		echo rmmod
+	} > "$steps"
+	sh "$top/qemu/mkinitramfs.sh" "$vm.cpio" "$steps" "$BUILD/selftests" \
+		"$moddir/drivers/misc/scif/scif.ko" > /dev/null
+	echo "fuzz: $calls calls in $nsteps runs on $k ($rel), seeds $seed0.."$((seed0 + nsteps - 1))
+	SCIF_VM_MEM=2G SCIF_VM_TIMEOUT=$((nsteps * 600 + 300)) \
+		sh "$top/qemu/run-vm.sh" "$image" "$vm.cpio" "$vm" > "$vm.out" 2>&1 ||
+		echo "fuzz: guest exited with status $?"
+	parse "$vm/results.log" "$k/fuzz"
+	log_clean "$vm/console.log" "$k/fuzz/kernel-log-clean"
+	# Figures: the runs' summary lines added up.
+	tr -d '\r' < "$vm/results.log" | awk '
+	/^# fuzz: seed / {
+		runs++; seeds = seeds " " $4; n += $8; ms += $10
+	}
+	/^# fuzz-errno:/ {
+		for (i = 3; i <= NF; i++) {
+			split($i, kv, "="); hist[kv[1]] += kv[2]
+		}
+	}
+	/^# fuzz: failed calls/ { line[runs] = $0 }
+	END {
+		printf "fuzz: %d runs, %d calls in %.1f s of fuzzing: %.0f calls/s\n",
+		       runs, n, ms / 1000, ms ? n * 1000 / ms : 0
+		printf "fuzz: seeds%s\n", seeds
+		printf "fuzz: errno histogram:"
+		for (e in hist) printf " %s=%d", e, hist[e]
+		printf "\n"
+	}' | tee "$out/user-figures.txt"
+}
+
+peer_fuzz() {
+	local cdir=$out/peer-$k j
+	rm -rf "$cdir"
+	mkdir -p "$cdir"
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/peer-fuzz-steps" \
+		"$BUILD/selftests" "$moddir/drivers/misc/scif/scif.ko" \
+		"$moddir/drivers/misc/scif/scif_ivshmem.ko" > /dev/null
+	echo "fuzz: peer fuzz, $peer_count messages, seed $peer_seed, 3-node cluster of $k ($rel)"
+	bash "$top/qemu/cluster.sh" -n 3 -k "$image" -i "$cdir.cpio" -o "$cdir" \
+		-t 1500 -S "$BUILD/qemu/ivshmem-server" \
+		-a "peerfuzz=$peer_seed,$peer_count" \
+		> "$cdir/launcher.log" 2>&1 ||
+		echo "fuzz: peer-fuzz cluster: launcher reported failure"
+	for j in 0 1 2; do
+		parse "$cdir/node$j/results.log" "$k/peer-fuzz/node$j"
+		log_clean "$cdir/node$j/console.log" "$k/peer-fuzz/node$j/kernel-log-clean"
+	done
+	grep -h '^# peer-fuzz' "$cdir"/node*/results.log | tr -d '\r' |
+		tee "$out/peer-figures.txt"
+}
+
+for w in $what; do
+	case "$w" in
+	user) user_fuzz ;;
+	peer) make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null && peer_fuzz ;;
+	*) echo "fuzz: unknown part $w"; failed=$((failed + 1)) ;;
+	esac
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
