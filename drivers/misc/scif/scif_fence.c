@@ -233,6 +233,9 @@ static int scif_fence_peer_errno(u64 e)
 	case ECONNRESET:
 	case ENODEV:
 		return -(int)e;
+	case ENOTCONN:
+		/* the peer's endpoint is closing: the connection is going */
+		return -ECONNRESET;
 	default:
 		return -EPROTO;
 	}
