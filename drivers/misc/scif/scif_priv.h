@@ -147,13 +147,26 @@ struct scif_rb {
  * @reply_lock: protects @replies
  * @replies: messages queued by @rx_work for @reply_work to send
  * @reply_work: sends @replies
+ * @nr_replies: length of @replies (bounded, see scif_node_reply())
+ * @max_replies: most replies ever queued at once, for debugfs
+ * @rx_throttled: @rx_work stopped taking messages because @replies is
+ *	long; @reply_work requeues it
+ * @tx_full_since: jiffies (| 1) since senders found the peer's queue
+ *	full, 0 when it had room; under @tx_mutex
+ * @stall_reported: the node was taken offline for leaving its queue
+ *	full (node_stall_ms); under @tx_mutex
  * @failed: taken offline for a protocol error, until the bus reports it
  *	down (see the implementation notes)
  * @fail_work: takes the node offline when @rx_work or a sender finds
- *	its node queue pair broken
+ *	its node queue pair broken, or the node stalled
+ * @test_held: test hook: @rx_work (bit 0) or @reply_work (bit 1) does
+ *	nothing
  *
  * @hw, @online and @failed change under scif_info.node_lock; @online is
- * read without it (READ_ONCE) on the data path.
+ * read without it (READ_ONCE) on the data path.  @hw is also read
+ * without it (READ_ONCE) by scif_node_map() and its siblings, under the
+ * SRCU read lock that keeps the bus valid (scif_nodes.c); it stays
+ * stable for a sender that found the node online under @tx_mutex.
  */
 struct scif_node {
 	u16 id;
@@ -167,13 +180,22 @@ struct scif_node {
 	wait_queue_head_t tx_wq;
 	struct work_struct rx_work;
 
-	/* reply_lock protects replies */
+	/* reply_lock protects replies, nr_replies, max_replies, rx_throttled */
 	spinlock_t reply_lock;
 	struct list_head replies;
+	unsigned int nr_replies;
+	unsigned int max_replies;
+	bool rx_throttled;
 	struct work_struct reply_work;
+
+	unsigned long tx_full_since;
+	bool stall_reported;
 
 	bool failed;
 	struct work_struct fail_work;
+#ifdef SCIF_TEST_HOOKS
+	unsigned int test_held;
+#endif
 };
 
 /**
@@ -320,6 +342,7 @@ struct scif_endpt {
  *	endpoint of the sending node
  * @node_failures: nodes taken offline for a protocol error
  * @ring_failures: connections reset because the peer broke their ring
+ * @node_stalls: nodes taken offline for leaving their queue full
  */
 struct scif_info {
 	struct miscdevice mdev;
@@ -348,6 +371,7 @@ struct scif_info {
 	atomic_t dropped_msgs;
 	atomic_t node_failures;
 	atomic_t ring_failures;
+	atomic_t node_stalls;
 };
 
 extern struct scif_info scif_info;
@@ -377,6 +401,33 @@ int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
 u64 scif_node_local_addr(struct scif_node *node, void *va);
 void scif_node_protocol_error(struct scif_node *node);
 int scif_node_corrupt(u16 id, bool count, unsigned int nr);
+
+/* Test-build delay points (scif_node_test_delay()). */
+enum scif_node_delay {
+	SCIF_DELAY_CONNECT,	/* connect: node found online, area allocated */
+	SCIF_DELAY_ACCEPT,	/* accept: node found online, area allocated */
+	SCIF_DELAY_NR
+};
+
+#ifdef SCIF_TEST_HOOKS
+void scif_node_test_delay(enum scif_node_delay point);
+bool scif_node_test_held(struct scif_node *node, unsigned int what);
+void scif_nodes_debugfs_init(struct dentry *dir);
+#else
+static inline void scif_node_test_delay(enum scif_node_delay point)
+{
+}
+
+static inline bool scif_node_test_held(struct scif_node *node,
+				       unsigned int what)
+{
+	return false;
+}
+
+static inline void scif_nodes_debugfs_init(struct dentry *dir)
+{
+}
+#endif
 
 /* scif_epd.c */
 struct scif_endpt *scif_epd_create(void);
