@@ -111,6 +111,76 @@ static int connect_works(void)
 	return ret;
 }
 
+/*
+ * Defect 4: a node that never drains its queue (here: the loopback
+ * node, held) is taken offline after node_stall_ms, and the sender that
+ * waited for room gets ENODEV instead of waiting forever.
+ */
+TEST_F(node, stalled_node_goes_offline)
+{
+	long stalls = stat_value("node_stalls");
+	long failures = stat_value("node_failures");
+	struct scif_port_id dst = { self->self, 1 };
+	char cmd[64];
+	long t0, took;
+	int ret, err, fd;
+
+	ASSERT_LE(0, stalls);
+	ASSERT_EQ(0, write_file(STALL_PARAM, "1000"));
+	ASSERT_EQ(0, node_test("hold %u 1", self->self));
+	/* 1000 messages of 64 bytes nearly fill the 64 KiB ring ... */
+	snprintf(cmd, sizeof(cmd), "msgs %u 1000", self->self);
+	EXPECT_EQ(0, write_file(CORRUPT, cmd));
+	/* ... and these cannot all go. */
+	snprintf(cmd, sizeof(cmd), "msgs %u 100", self->self);
+	t0 = now_ms();
+	errno = 0;
+	ret = write_file(CORRUPT, cmd);
+	err = errno;
+	took = now_ms() - t0;
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(ENODEV, err) TH_LOG("%s", strerror(err));
+	EXPECT_LE(900, took);
+	EXPECT_GE(8000, took);
+	EXPECT_EQ(stalls + 1, stat_value("node_stalls"));
+	EXPECT_EQ(failures + 1, stat_value("node_failures"));
+	/* Offline: new connections are refused at once. */
+	fd = scif_open();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, scif_connect(fd, &dst));
+	EXPECT_EQ(ENODEV, errno);
+	close(fd);
+	node_test("hold %u 0", self->self);
+	loopback_back();
+	EXPECT_EQ(0, connect_works());
+}
+
+/*
+ * Defect 4: requests whose replies cannot be sent (reply_work held, as
+ * towards a node that does not drain) stop the receive work once
+ * REPLY_HIGH replies are queued, instead of queueing one per request.
+ */
+TEST_F(node, replies_are_bounded)
+{
+	char name[32];
+	long max;
+
+	snprintf(name, sizeof(name), "max_replies_%u", self->self);
+	/* A fresh node: the high-water mark starts again from 0. */
+	loopback_back();
+	ASSERT_EQ(0, node_test("hold %u 2", self->self));
+	/* 800 requests: more than the mark, fewer than the ring holds. */
+	ASSERT_EQ(0, node_test("flood %u 800", self->self));
+	usleep(500 * 1000);
+	max = stat_value(name);
+	EXPECT_LE(REPLY_HIGH / 2, max);
+	EXPECT_GE(REPLY_HIGH, max);
+	/* Let the replies go: everything drains and the node still works. */
+	ASSERT_EQ(0, node_test("hold %u 0", self->self));
+	EXPECT_EQ(0, connect_works());
+	EXPECT_GE(REPLY_HIGH, stat_value(name));
+}
+
 /* Defect 6: connect finds the node online, sleeps, the node goes. */
 TEST_F(node, connect_while_node_goes)
 {
@@ -184,76 +254,6 @@ TEST_F(node, accept_while_node_goes)
 	connector_free(c);
 	close(a.lfd);
 	EXPECT_EQ(0, connect_works());
-}
-
-/*
- * Defect 4: a node that never drains its queue (here: the loopback
- * node, held) is taken offline after node_stall_ms, and the sender that
- * waited for room gets ENODEV instead of waiting forever.
- */
-TEST_F(node, stalled_node_goes_offline)
-{
-	long stalls = stat_value("node_stalls");
-	long failures = stat_value("node_failures");
-	struct scif_port_id dst = { self->self, 1 };
-	char cmd[64];
-	long t0, took;
-	int ret, err, fd;
-
-	ASSERT_LE(0, stalls);
-	ASSERT_EQ(0, write_file(STALL_PARAM, "1000"));
-	ASSERT_EQ(0, node_test("hold %u 1", self->self));
-	/* 1000 messages of 64 bytes nearly fill the 64 KiB ring ... */
-	snprintf(cmd, sizeof(cmd), "msgs %u 1000", self->self);
-	EXPECT_EQ(0, write_file(CORRUPT, cmd));
-	/* ... and these cannot all go. */
-	snprintf(cmd, sizeof(cmd), "msgs %u 100", self->self);
-	t0 = now_ms();
-	errno = 0;
-	ret = write_file(CORRUPT, cmd);
-	err = errno;
-	took = now_ms() - t0;
-	EXPECT_EQ(-1, ret);
-	EXPECT_EQ(ENODEV, err) TH_LOG("%s", strerror(err));
-	EXPECT_LE(900, took);
-	EXPECT_GE(8000, took);
-	EXPECT_EQ(stalls + 1, stat_value("node_stalls"));
-	EXPECT_EQ(failures + 1, stat_value("node_failures"));
-	/* Offline: new connections are refused at once. */
-	fd = scif_open();
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(-1, scif_connect(fd, &dst));
-	EXPECT_EQ(ENODEV, errno);
-	close(fd);
-	node_test("hold %u 0", self->self);
-	loopback_back();
-	EXPECT_EQ(0, connect_works());
-}
-
-/*
- * Defect 4: requests whose replies cannot be sent (reply_work held, as
- * towards a node that does not drain) stop the receive work once
- * REPLY_HIGH replies are queued, instead of queueing one per request.
- */
-TEST_F(node, replies_are_bounded)
-{
-	char name[32];
-	long max;
-
-	snprintf(name, sizeof(name), "max_replies_%u", self->self);
-	/* A fresh node: the high-water mark starts again from 0. */
-	loopback_back();
-	ASSERT_EQ(0, node_test("hold %u 2", self->self));
-	/* 800 requests: more than the mark, fewer than the ring holds. */
-	ASSERT_EQ(0, node_test("flood %u 800", self->self));
-	usleep(500 * 1000);
-	max = stat_value(name);
-	EXPECT_LE(REPLY_HIGH / 2, max);
-	EXPECT_GE(REPLY_HIGH, max);
-	/* Let the replies go: everything drains and the node still works. */
-	ASSERT_EQ(0, node_test("hold %u 0", self->self));
-	EXPECT_EQ(0, connect_works());
-	EXPECT_GE(REPLY_HIGH, stat_value(name));
 }
 
 TEST_HARNESS_MAIN
