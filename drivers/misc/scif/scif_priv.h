@@ -25,8 +25,19 @@
  * Node queue pairs.  One per node this node reaches (this node itself
  * included, through the loopback bus).  Messages are received by
  * the node's rx_work, which never waits for anything remote: replies it
- * must send are queued to reply_work.  Senders in process context sleep
- * while the peer's queue is full.
+ * must send are queued to reply_work.  That queue is bounded (rx_work
+ * pauses while it is long; a node that lets it overflow is failed), and
+ * rx_work requeues itself after a budget of messages.  Senders in
+ * process context sleep while the peer's queue is full; a node that
+ * leaves it full for node_stall_ms is failed (scif_nodes.c).
+ *
+ * The bus of a node (scif_node.hw) goes with the node: it is cleared on
+ * node down, and whoever found the node online earlier reaches the bus
+ * only through scif_node_map() and its siblings, which read the pointer
+ * under an SRCU read lock; scif_hw_node_down() waits for them before the
+ * bus may free what the pointer reaches.  Senders that found the node
+ * online under scif_node.tx_mutex use it directly (node down clears it
+ * under that mutex).
  *
  * Protocol errors.  A peer that breaks a queue pair (a count claiming
  * more than the ring holds) or whose bootstrap data turns invalid is
@@ -77,6 +88,8 @@
  *   scif_info.port_lock
  *   scif_info.eplock
  *   scif_endpt.lock (spinlock)
+ * scif_node.reply_lock (spinlock) is innermost; it is taken under
+ * tx_mutex (when replies are dropped) and under rma.lock.
  * scif_info.node_lock (mutex) is taken without any of the above held;
  * scif_node.tx_mutex nests inside it.
  */
