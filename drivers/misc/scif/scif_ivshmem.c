@@ -366,9 +366,10 @@ static struct scif_iv_aperture *scif_iv_find_aperture(struct scif_iv_slot *slot,
  */
 static void scif_iv_want_apertures(struct scif_iv *iv)
 {
-	if (time_before(jiffies, scif_iv_attach_last + HZ))
+	if (scif_iv_attach_last &&
+	    time_before(jiffies, scif_iv_attach_last + HZ))
 		return;
-	scif_iv_attach_last = jiffies;
+	scif_iv_attach_last = jiffies | 1;
 	mutex_lock(&scif_iv_lock);
 	if (!scif_iv_exiting)
 		queue_work(system_long_wq, &scif_iv_attach);
