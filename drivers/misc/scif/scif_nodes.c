@@ -857,6 +857,14 @@ int scif_node_corrupt(u16 id, bool count, unsigned int nr)
  */
 static unsigned int scif_test_delay_ms[SCIF_DELAY_NR];
 
+/**
+ * scif_node_test_held() - test hook: whether work for @node is held back
+ * @node: the node
+ * @what: 1 for rx_work, 2 for reply_work
+ *
+ * Context: any context.
+ * Return: true if "hold" asked for @what to do nothing.
+ */
 bool scif_node_test_held(struct scif_node *node, unsigned int what)
 {
 	return READ_ONCE(node->test_held) & what;
@@ -882,6 +890,7 @@ static int scif_node_test_flood(u16 id, unsigned int nr)
  * @point: the delay point
  *
  * Context: process context; may sleep.
+ * Return: nothing; returns after the delay set for @point, if any.
  */
 void scif_node_test_delay(enum scif_node_delay point)
 {
@@ -933,6 +942,8 @@ static const struct file_operations scif_node_test_fops = {
 /**
  * scif_nodes_debugfs_init() - create the node layer's test hook file
  * @dir: the driver's debugfs directory
+ *
+ * Context: process context, at module load.
  */
 void scif_nodes_debugfs_init(struct dentry *dir)
 {
