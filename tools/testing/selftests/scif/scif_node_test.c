@@ -143,6 +143,11 @@ TEST_F(node, stalled_node_goes_offline)
 	EXPECT_LE(900, took);
 	EXPECT_GE(8000, took);
 	EXPECT_EQ(stalls + 1, stat_value("node_stalls"));
+	/* The sender fails at once; the node goes offline from fail_work. */
+	t0 = now_ms();
+	while (stat_value("node_failures") != failures + 1 &&
+	       now_ms() - t0 < WAIT_MS)
+		usleep(10000);
 	EXPECT_EQ(failures + 1, stat_value("node_failures"));
 	/* Offline: new connections are refused at once. */
 	fd = scif_open();
