@@ -528,17 +528,40 @@ static int pidfile_write(struct server *s, pid_t pid)
 }
 
 /*
+ * The header that makes the memory SCIF's (struct scif_iv_header in
+ * drivers/misc/scif/scif_ivshmem.c): scif_ivshmem takes a doorbell device
+ * only if its memory starts with it, and writes nothing into any other.
+ */
+struct scif_table_header {
+	uint64_t magic;		/* "SCIFTBL1" */
+	uint32_t version;	/* 1 */
+	uint32_t max_nodes;	/* 16 */
+	uint32_t slot_size;	/* 512 */
+	uint32_t slots_off;	/* 4096: the slots follow in the next page */
+};
+
+#define SCIF_TABLE_MAGIC	0x314c425446494353ULL
+
+/*
  * A fresh file each time: a QEMU still mapping an old doorbell.shm keeps its
  * pages instead of having the file truncated under it.
  */
 static int shm_create(struct server *s)
 {
+	struct scif_table_header h = {
+		.magic = SCIF_TABLE_MAGIC, .version = 1, .max_nodes = 16,
+		.slot_size = 512, .slots_off = 4096,
+	};
+
 	if (unlink(SHM_NAME) < 0 && errno != ENOENT)
 		goto fail;
 	s->shm_fd = open(SHM_NAME, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (s->shm_fd < 0)
 		goto fail;
 	if (ftruncate(s->shm_fd, (off_t)s->shm_size) < 0)
+		goto fail;
+	/* (scif_ivshmem also wants 4096 + 16 * 512 bytes at least.) */
+	if (pwrite(s->shm_fd, &h, sizeof(h), 0) != sizeof(h))
 		goto fail;
 	return 0;
 fail:

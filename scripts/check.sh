@@ -158,7 +158,7 @@ corrupt_run() { # kernel-name
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
 	echo "check: a misbehaving peer in a 3-node cluster of $k"
 	bash "$top/qemu/cluster.sh" -n 3 -k "$image" -i "$cdir.cpio" -o "$cdir" \
-		-t 400 -S "$BUILD/qemu/ivshmem-server" \
+		-R -t 400 -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: corrupt cluster of $k: launcher reported failure"
 	for j in 0 1 2; do

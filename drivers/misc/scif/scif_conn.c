@@ -234,6 +234,7 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 	err = scif_epd_prepare_area(ep);
 	if (err)
 		return err;
+	scif_node_test_delay(SCIF_DELAY_CONNECT);
 
 	spin_lock(&ep->lock);
 	ep->node = node;
@@ -250,7 +251,8 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 	msg.arg[1] = ep->port;
 	msg.arg[2] = scif_node_local_addr(node, ep->rb.local);
 	msg.arg[3] = ep->rb.rx_size;
-	err = scif_node_send(node, &msg);
+	/* 0: the node went since it was found online. */
+	err = msg.arg[2] ? scif_node_send(node, &msg) : -ENODEV;
 	if (err) {
 		spin_lock(&ep->lock);
 		ep->state = SCIF_EPD_BOUND;
@@ -410,6 +412,7 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 	err = scif_epd_prepare_area(ep);
 	if (err)
 		return err;
+	scif_node_test_delay(SCIF_DELAY_ACCEPT);
 	remote = scif_node_map(req->node, req->addr, scif_area_len(req->size));
 	if (IS_ERR(remote))
 		return PTR_ERR(remote);
@@ -428,7 +431,8 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 	scif_msg_init(&msg, SCIF_MSG_ACCEPT, req->peer_handle, ep->handle);
 	msg.arg[0] = scif_node_local_addr(req->node, ep->rb.local);
 	msg.arg[1] = ep->rb.rx_size;
-	err = scif_node_send(req->node, &msg);
+	/* 0: the node went since it was found online. */
+	err = msg.arg[0] ? scif_node_send(req->node, &msg) : -ENODEV;
 	if (err) {
 		spin_lock(&ep->lock);
 		ep->state = SCIF_EPD_DISCONNECTED;

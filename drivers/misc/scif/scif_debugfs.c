@@ -18,6 +18,7 @@
  *                                    itself (loopback): FENCE_MARK + k,
  *                                    k 0..3, with the given handles and
  *                                    arguments, as a peer could send it
+ *   node_test   test hooks of the node layer (scif_nodes.c)
  *   fail_alloc  fault injection into every allocation of the driver
  *               (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; see
  *               Documentation/fault-injection/ for the attributes)
@@ -63,11 +64,20 @@ DEFINE_SHOW_ATTRIBUTE(nodes);
 
 static int stats_show(struct seq_file *s, void *unused)
 {
+	u16 id;
+
 	seq_printf(s, "dropped_msgs %d\n", atomic_read(&scif_info.dropped_msgs));
 	seq_printf(s, "node_failures %d\n",
 		   atomic_read(&scif_info.node_failures));
 	seq_printf(s, "ring_failures %d\n",
 		   atomic_read(&scif_info.ring_failures));
+	seq_printf(s, "node_stalls %d\n", atomic_read(&scif_info.node_stalls));
+	mutex_lock(&scif_info.node_lock);
+	for (id = 0; id < SCIF_MAX_NODES; id++)
+		if (scif_info.nodes[id].max_replies)
+			seq_printf(s, "max_replies_%u %u\n", id,
+				   READ_ONCE(scif_info.nodes[id].max_replies));
+	mutex_unlock(&scif_info.node_lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(stats);
@@ -161,6 +171,7 @@ void scif_debugfs_init(void)
 	debugfs_create_file("corrupt", 0200, scif_info.debugfs, NULL,
 			    &corrupt_fops);
 	scif_debugfs_fault_init();
+	scif_nodes_debugfs_init(scif_info.debugfs);
 }
 
 /**

@@ -50,6 +50,11 @@
 #define SCIF_IV_MAX_NODES	16
 #define SCIF_IV_SLOT_SIZE	512
 #define SCIF_IV_MAGIC		0x4853564946494353ULL	/* "SCIFIVSH" */
+#define SCIF_IV_TABLE_MAGIC	0x314c425446494353ULL	/* "SCIFTBL1" */
+#define SCIF_IV_SIG_MAGIC	0x3147495346494353ULL	/* "SCIFSIG1" */
+#define SCIF_IV_TABLE_VERSION	1
+/* The slots follow the table header, a page of its own. */
+#define SCIF_IV_SLOTS_OFF	4096
 
 static unsigned int hb_interval_ms = 100;
 module_param(hb_interval_ms, uint, 0444);
@@ -59,6 +64,51 @@ static unsigned int hb_timeout_ms = 1000;
 module_param(hb_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(hb_timeout_ms,
 		 "Milliseconds without a heartbeat after which a node is lost (default 1000)");
+
+static char *devices;
+module_param(devices, charp, 0444);
+MODULE_PARM_DESC(devices,
+		 "Comma-separated PCI devices (0000:00:05.0) given to SCIF without proof: a doorbell device whose memory has no SCIF table header gets one");
+
+/**
+ * struct scif_iv_header - what makes a doorbell device's memory SCIF's
+ * @magic: SCIF_IV_TABLE_MAGIC
+ * @version: SCIF_IV_TABLE_VERSION
+ * @max_nodes: SCIF_IV_MAX_NODES
+ * @slot_size: SCIF_IV_SLOT_SIZE
+ * @slots_off: SCIF_IV_SLOTS_OFF
+ *
+ * Laid down by the ivshmem server (qemu/ivshmem-server.c) when it
+ * creates the memory, or by this driver for a device the administrator
+ * named; never written otherwise.  A doorbell device without it is left
+ * to other drivers, and nothing is written into its memory.
+ */
+struct scif_iv_header {
+	u64 magic;
+	u32 version;
+	u32 max_nodes;
+	u32 slot_size;
+	u32 slots_off;
+};
+
+/**
+ * struct scif_iv_sig - a node's signature, in its own RAM
+ * @magic: SCIF_IV_SIG_MAGIC
+ * @node: the node's id
+ * @generation: the life it belongs to
+ * @value: random, drawn anew for each life (its slot's sig_value)
+ *
+ * Read by the other nodes through their apertures: the aperture that
+ * shows, at the address the slot names, a signature naming the slot's
+ * node, generation and value, and the only aperture that does, reaches
+ * that node.
+ */
+struct scif_iv_sig {
+	u64 magic;
+	u32 node;
+	u32 generation;
+	u64 value;
+};
 
 /**
  * struct scif_iv_slot - one node's entry in the bootstrap table
@@ -100,6 +150,11 @@ struct scif_iv;
  * @up: reported up to the core
  * @pending: scif_hw_node_up() said -EAGAIN; our half is published
  * @failed: reported failed to the core (its slot went bad while up)
+ * @stale: reported lost while alive (its heartbeat stalled, or it
+ *	dropped us): the queue it published for us in that life is not to
+ *	be used again, so it is brought up again only once it took that
+ *	queue back (qp_addr 0) or restarted
+ * @stale_gen: the generation that was reported lost
  * @generation: the generation it was brought up with
  * @sig_addr: the signature address it was brought up with
  * @sig_value: the signature it was brought up with
@@ -116,6 +171,8 @@ struct scif_iv_peer {
 	bool up;
 	bool pending;
 	bool failed;
+	bool stale;
+	u32 stale_gen;
 	u32 generation;
 	u64 sig_addr;
 	u64 sig_value;
@@ -131,16 +188,22 @@ struct scif_iv {
 	u8 *table;
 	u16 self;
 	int nr_vectors;
-	u64 *sig;
+	struct scif_iv_sig *sig;
 	struct delayed_work hb_work;
 	struct dentry *debugfs;
 	struct scif_iv_peer peers[SCIF_IV_MAX_NODES];
 };
 
-/* scif_iv_lock protects scif_iv_apertures and scif_iv_dev */
+/* scif_iv_lock protects scif_iv_apertures, scif_iv_dev, scif_iv_exiting */
 static DEFINE_MUTEX(scif_iv_lock);
 static LIST_HEAD(scif_iv_apertures);
 static struct scif_iv *scif_iv_dev;
+static bool scif_iv_exiting;
+
+static struct pci_driver scif_iv_driver;
+static void scif_iv_attach_work(struct work_struct *work);
+static DECLARE_WORK(scif_iv_attach, scif_iv_attach_work);
+static unsigned long scif_iv_attach_last;
 
 static struct scif_iv *to_iv(struct scif_hw_dev *hw)
 {
@@ -149,7 +212,8 @@ static struct scif_iv *to_iv(struct scif_hw_dev *hw)
 
 static struct scif_iv_slot *scif_iv_slot(struct scif_iv *iv, u16 node)
 {
-	return (struct scif_iv_slot *)(iv->table + node * SCIF_IV_SLOT_SIZE);
+	return (struct scif_iv_slot *)(iv->table + SCIF_IV_SLOTS_OFF +
+				       node * SCIF_IV_SLOT_SIZE);
 }
 
 static void *scif_iv_map_peer(struct scif_hw_dev *hw, u16 node, u64 addr,
@@ -249,50 +313,125 @@ static irqreturn_t scif_iv_irq(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
-/* The unclaimed aperture through which @slot's signature can be read. */
+/*
+ * Whether @ap shows, at @addr, the signature of @node's life @gen with
+ * @value.  Everything read is the peer's; reads stay inside the aperture.
+ */
+static bool scif_iv_sig_at(struct scif_iv_aperture *ap, u16 node, u32 gen,
+			   u64 addr, u64 value)
+{
+	struct scif_iv_sig sig;
+
+	if (!ap || !value || !IS_ALIGNED(addr, sizeof(u64)) ||
+	    ap->size < sizeof(sig) || addr > ap->size - sizeof(sig))
+		return false;
+	memcpy(&sig, ap->va + addr, sizeof(sig));
+	return sig.magic == SCIF_IV_SIG_MAGIC && sig.node == node &&
+	       sig.generation == gen && sig.value == value;
+}
+
+/*
+ * The unclaimed aperture through which @node's signature can be read,
+ * provided no other aperture shows it too: a signature that is not
+ * unique proves nothing (a peer naming memory that every VM holds the
+ * same would otherwise claim another node's aperture).
+ */
 static struct scif_iv_aperture *scif_iv_find_aperture(struct scif_iv_slot *slot,
 						      u16 node)
 {
 	u64 addr = READ_ONCE(slot->sig_addr), want = READ_ONCE(slot->sig_value);
+	u32 gen = READ_ONCE(slot->generation);
 	struct scif_iv_aperture *ap, *found = NULL;
+	int seen = 0;
 
-	if (!want || !IS_ALIGNED(addr, sizeof(u64)))
-		return NULL;
 	mutex_lock(&scif_iv_lock);
 	list_for_each_entry(ap, &scif_iv_apertures, list) {
-		if (ap->node >= 0 || ap->size < sizeof(u64) ||
-		    addr > ap->size - sizeof(u64))
+		if (!scif_iv_sig_at(ap, node, gen, addr, want))
 			continue;
-		if (READ_ONCE(*(u64 *)(ap->va + addr)) == want) {
-			ap->node = node;
-			found = ap;
-			break;
-		}
+		seen++;
+		found = ap;
 	}
+	if (seen != 1 || found->node >= 0)
+		found = NULL;
+	if (found)
+		found->node = node;
 	mutex_unlock(&scif_iv_lock);
 	return found;
+}
+
+/*
+ * A peer is up but no aperture reaches it yet: its aperture may be one
+ * of the ivshmem-plain devices left unbound because they showed no
+ * signature when probed.  Probe them again, at most once a second.
+ */
+static void scif_iv_want_apertures(struct scif_iv *iv)
+{
+	if (scif_iv_attach_last &&
+	    time_before(jiffies, scif_iv_attach_last + HZ))
+		return;
+	scif_iv_attach_last = jiffies | 1;
+	mutex_lock(&scif_iv_lock);
+	if (!scif_iv_exiting)
+		queue_work(system_long_wq, &scif_iv_attach);
+	mutex_unlock(&scif_iv_lock);
+}
+
+/* Offer every unbound ivshmem-plain device to the driver core again. */
+static void scif_iv_attach_work(struct work_struct *work)
+{
+	struct pci_dev *pdev = NULL;
+
+	while ((pdev = pci_get_device(0x1af4, 0x1110, pdev))) {
+		if (READ_ONCE(pdev->dev.driver) || pci_resource_len(pdev, 1))
+			continue;
+		if (device_attach(&pdev->dev) < 0)
+			continue;
+	}
+}
+
+/* Whether the administrator gave @pdev to SCIF (devices=, driver_override). */
+static bool scif_iv_named(struct pci_dev *pdev)
+{
+	const char *name = pci_name(pdev), *p = devices;
+	size_t len = strlen(name);
+
+#ifdef SCIF_HAVE_DEV_DRIVER_OVERRIDE
+	bool set;
+
+	/* Only an override naming this driver lets the core call us. */
+	spin_lock(&pdev->dev.driver_override.lock);
+	set = pdev->dev.driver_override.name;
+	spin_unlock(&pdev->dev.driver_override.lock);
+	if (set)
+		return true;
+#else
+	if (pdev->driver_override)
+		return true;
+#endif
+	while (p && *p) {
+		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
 }
 
 static void scif_iv_peer_down(struct scif_iv *iv, u16 node, const char *why)
 {
 	struct scif_iv_peer *peer = &iv->peers[node];
 
-	if (peer->up)
+	if (peer->up) {
 		dev_info(&iv->pdev->dev, "node %u lost: %s\n", node, why);
+		peer->stale = true;
+		peer->stale_gen = peer->generation;
+	}
 	if (peer->up || peer->pending)
 		scif_hw_node_down(&iv->hw, node);
 	peer->up = false;
 	peer->pending = false;
 	peer->failed = false;
-}
-
-/* Whether @want is the 8 bytes at @addr of the node behind @ap. */
-static bool scif_iv_sig_found(struct scif_iv_aperture *ap, u64 addr, u64 want)
-{
-	if (!ap || !want || !IS_ALIGNED(addr, sizeof(u64)) ||
-	    ap->size < sizeof(u64) || addr > ap->size - sizeof(u64))
-		return false;
-	return READ_ONCE(*(u64 *)(ap->va + addr)) == want;
 }
 
 /* What a slot said at one look; every field is the peer's to corrupt. */
@@ -350,7 +489,8 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 	}
 	/* A restart shows a new signature, found where the slot says. */
 	if (v->magic == SCIF_IV_MAGIC && v->sig_value != peer->sig_value &&
-	    scif_iv_sig_found(peer->ap, v->sig_addr, v->sig_value)) {
+	    scif_iv_sig_at(peer->ap, node, v->generation, v->sig_addr,
+			   v->sig_value)) {
 		scif_iv_peer_down(iv, node, "restarted");
 		return;
 	}
@@ -407,10 +547,22 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 		scif_iv_peer_down(iv, node, "gone");
 		return;
 	}
+	/*
+	 * Lost while alive (a false heartbeat timeout): it learns that we
+	 * dropped it (our queue for it went) and takes its own queue for us
+	 * back; bringing it up before that would map the old queue, whose
+	 * counts are not ours any more.
+	 */
+	if (peer->stale && v.qp && v.generation == peer->stale_gen)
+		return;
+	peer->stale = false;
 	if (!peer->ap)
 		peer->ap = scif_iv_find_aperture(slot, node);
-	if (!scif_iv_sig_found(peer->ap, v.sig_addr, v.sig_value))
+	if (!scif_iv_sig_at(peer->ap, node, v.generation, v.sig_addr,
+			    v.sig_value)) {
+		scif_iv_want_apertures(iv);
 		return;
+	}
 	err = scif_hw_node_up(&iv->hw, node);
 	peer->pending = err == -EAGAIN;
 	if (err)
@@ -447,8 +599,13 @@ static void scif_iv_claim_slot(struct scif_iv *iv)
 	WRITE_ONCE(me->up, 0);
 	wmb();	/* peers must see the slot down before it changes */
 	memset(me->qp_addr, 0, sizeof(me->qp_addr));
+	/* A fresh signature for each life. */
+	iv->sig->magic = SCIF_IV_SIG_MAGIC;
+	iv->sig->node = iv->self;
+	iv->sig->generation = gen;
+	iv->sig->value = get_random_u64() | 1;
 	me->sig_addr = virt_to_phys(iv->sig);
-	me->sig_value = *iv->sig;
+	me->sig_value = iv->sig->value;
 	me->generation = gen;
 	me->magic = SCIF_IV_MAGIC;
 	wmb();	/* ... and the new contents before it is up again */
@@ -549,19 +706,50 @@ static void scif_iv_free_irqs(struct scif_iv *iv)
 	pci_free_irq_vectors(iv->pdev);
 }
 
+static bool scif_iv_header_ok(const struct scif_iv_header *h)
+{
+	return READ_ONCE(h->magic) == SCIF_IV_TABLE_MAGIC &&
+	       READ_ONCE(h->version) == SCIF_IV_TABLE_VERSION &&
+	       READ_ONCE(h->max_nodes) == SCIF_IV_MAX_NODES &&
+	       READ_ONCE(h->slot_size) == SCIF_IV_SLOT_SIZE &&
+	       READ_ONCE(h->slots_off) == SCIF_IV_SLOTS_OFF;
+}
+
+/*
+ * Map the doorbell memory, and take it only if it is SCIF's: it carries
+ * the table header, or the administrator named the device (the header
+ * is then laid down here).  Nothing is written before that.
+ */
 static int scif_iv_map_table(struct scif_iv *iv)
 {
 	struct pci_dev *pdev = iv->pdev;
 	resource_size_t len = pci_resource_len(pdev, 2);
+	struct scif_iv_header *h;
 
-	if (len < SCIF_IV_MAX_NODES * SCIF_IV_SLOT_SIZE)
-		return -EINVAL;
-	iv->regs = pcim_iomap(pdev, 0, 0);
-	if (!iv->regs)
-		return -ENOMEM;
+	if (len < SCIF_IV_SLOTS_OFF + SCIF_IV_MAX_NODES * SCIF_IV_SLOT_SIZE)
+		return -ENODEV;
 	iv->table = devm_memremap(&pdev->dev, pci_resource_start(pdev, 2),
 				  len, MEMREMAP_WB);
-	return PTR_ERR_OR_ZERO(iv->table);
+	if (IS_ERR(iv->table))
+		return PTR_ERR(iv->table);
+	h = (struct scif_iv_header *)iv->table;
+	if (!scif_iv_header_ok(h)) {
+		if (!scif_iv_named(pdev)) {
+			dev_info(&pdev->dev, "no SCIF table header: not SCIF's, left alone\n");
+			return -ENODEV;
+		}
+		dev_info(&pdev->dev, "named by the administrator: laying the SCIF table header down\n");
+		memset(iv->table, 0, SCIF_IV_SLOTS_OFF +
+		       SCIF_IV_MAX_NODES * SCIF_IV_SLOT_SIZE);
+		h->version = SCIF_IV_TABLE_VERSION;
+		h->max_nodes = SCIF_IV_MAX_NODES;
+		h->slot_size = SCIF_IV_SLOT_SIZE;
+		h->slots_off = SCIF_IV_SLOTS_OFF;
+		wmb();	/* the rest before the magic that validates it */
+		WRITE_ONCE(h->magic, SCIF_IV_TABLE_MAGIC);
+	}
+	iv->regs = pcim_iomap(pdev, 0, 0);
+	return iv->regs ? 0 : -ENOMEM;
 }
 
 static int scif_iv_probe_doorbell(struct pci_dev *pdev)
@@ -589,10 +777,9 @@ static int scif_iv_probe_doorbell(struct pci_dev *pdev)
 	if (pos >= SCIF_IV_MAX_NODES)
 		return -EINVAL;
 	iv->self = pos;
-	iv->sig = (u64 *)get_zeroed_page(GFP_KERNEL);
+	iv->sig = (struct scif_iv_sig *)get_zeroed_page(GFP_KERNEL);
 	if (!iv->sig)
 		return -ENOMEM;
-	*iv->sig = get_random_u64() | 1;
 
 	err = scif_iv_setup_irqs(iv);
 	if (err)
@@ -637,10 +824,50 @@ static void scif_iv_remove_doorbell(struct pci_dev *pdev)
 	free_page((unsigned long)iv->sig);
 }
 
+/*
+ * Whether the memory behind @ap shows the signature of a node of the
+ * SCIF table (read only): it is then that node's RAM, an aperture.
+ */
+static bool scif_iv_aperture_proven(struct scif_iv_aperture *ap)
+{
+	struct scif_iv *iv = scif_iv_dev;
+	struct scif_iv_view v;
+	u16 node;
+
+	lockdep_assert_held(&scif_iv_lock);
+	if (!iv)
+		return false;
+	for (node = 0; node < SCIF_IV_MAX_NODES; node++) {
+		if (node == iv->self)
+			continue;
+		scif_iv_read_slot(iv, node, &v);
+		if (v.magic == SCIF_IV_MAGIC && v.up &&
+		    scif_iv_sig_at(ap, node, v.generation, v.sig_addr,
+				   v.sig_value))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An ivshmem-plain device is taken only if it is provably an aperture
+ * (it shows a SCIF node's signature: see scif_iv_aperture_proven()) or
+ * the administrator named it.  Until a SCIF doorbell device is bound,
+ * the probe is deferred (the driver core retries it when the doorbell
+ * binds); a device that shows no signature is left unbound, and offered
+ * again (scif_iv_want_apertures()) while a peer lacks an aperture.
+ */
 static int scif_iv_probe_aperture(struct pci_dev *pdev)
 {
 	struct scif_iv_aperture *ap;
+	bool named = scif_iv_named(pdev);
+	int err;
 
+	mutex_lock(&scif_iv_lock);
+	err = !named && !scif_iv_dev ? -EPROBE_DEFER : 0;
+	mutex_unlock(&scif_iv_lock);
+	if (err)
+		return err;
 	ap = devm_kzalloc(&pdev->dev, sizeof(*ap), GFP_KERNEL);
 	if (!ap)
 		return -ENOMEM;
@@ -652,6 +879,11 @@ static int scif_iv_probe_aperture(struct pci_dev *pdev)
 	if (IS_ERR(ap->va))
 		return PTR_ERR(ap->va);
 	mutex_lock(&scif_iv_lock);
+	if (!named && !scif_iv_aperture_proven(ap)) {
+		mutex_unlock(&scif_iv_lock);
+		devm_memunmap(&pdev->dev, ap->va);
+		return -ENODEV;
+	}
 	list_add_tail(&ap->list, &scif_iv_apertures);
 	mutex_unlock(&scif_iv_lock);
 	pci_set_drvdata(pdev, ap);
@@ -709,7 +941,22 @@ static struct pci_driver scif_iv_driver = {
 	.probe = scif_iv_probe,
 	.remove = scif_iv_remove,
 };
-module_pci_driver(scif_iv_driver);
+
+static int __init scif_iv_init(void)
+{
+	return pci_register_driver(&scif_iv_driver);
+}
+module_init(scif_iv_init);
+
+static void __exit scif_iv_exit(void)
+{
+	mutex_lock(&scif_iv_lock);
+	scif_iv_exiting = true;
+	mutex_unlock(&scif_iv_lock);
+	cancel_work_sync(&scif_iv_attach);
+	pci_unregister_driver(&scif_iv_driver);
+}
+module_exit(scif_iv_exit);
 
 MODULE_DESCRIPTION("SCIF bus over QEMU ivshmem (VMs as PCIe nodes)");
 MODULE_LICENSE("GPL");

@@ -3,13 +3,18 @@
  * SCIF core: the node table, node queue pairs, the hardware bus entry
  * points and kernel clients' probe/remove.
  */
+#include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/export.h>
 #include <linux/io.h>
 #include <linux/minmax.h>
+#include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/srcu.h>
+#include <linux/uaccess.h>
 
 #include "scif_kunit.h"
 #include "scif_priv.h"
@@ -21,6 +26,29 @@ struct scif_reply {
 
 /* How long a sender sleeps before looking at a full queue again. */
 #define SCIF_TX_RECHECK		(HZ / 50)
+/* Messages rx_work handles before it lets others run and requeues. */
+#define SCIF_RX_BUDGET		64
+/*
+ * Replies queued for a node: rx_work takes no new message from the node
+ * while SCIF_REPLY_HIGH are queued (the node's own sends then wait for
+ * room), and a node that lets SCIF_REPLY_MAX pile up (replies also come
+ * from outside rx_work) is taken offline.
+ */
+#define SCIF_REPLY_HIGH		256
+#define SCIF_REPLY_MAX		4096
+
+static unsigned int node_stall_ms = 10000;
+module_param(node_stall_ms, uint, 0644);
+MODULE_PARM_DESC(node_stall_ms,
+		 "Milliseconds a node may leave its message queue full while this node waits to send before it is taken offline (default 10000, 0: never)");
+
+/*
+ * Readers of scif_node.hw: a bus pointer read under srcu_read_lock() stays
+ * valid until srcu_read_unlock(); scif_hw_node_down() clears the pointer
+ * and waits for readers before returning to the bus, which may then free
+ * what the pointer reaches.
+ */
+DEFINE_STATIC_SRCU(scif_hw_srcu);
 
 /**
  * scif_node_get_online() - a node that messages can be sent to
@@ -36,6 +64,31 @@ struct scif_node *scif_node_get_online(u16 id)
 }
 
 SCIF_EXPORT_IF_KUNIT(scif_node_get_online);
+
+/*
+ * Whether the node has left its queue full for longer than node_stall_ms
+ * while we wait to send: it makes no progress (it may still heartbeat).
+ */
+static bool scif_node_tx_stalled(struct scif_node *node)
+{
+	unsigned int ms = READ_ONCE(node_stall_ms);
+
+	lockdep_assert_held(&node->tx_mutex);
+	if (!node->tx_full_since) {
+		node->tx_full_since = jiffies | 1;
+		return false;
+	}
+	if (!ms || time_before(jiffies, node->tx_full_since +
+			       msecs_to_jiffies(ms)))
+		return false;
+	if (!node->stall_reported) {
+		node->stall_reported = true;
+		atomic_inc(&scif_info.node_stalls);
+		pr_warn_ratelimited("scif: node %u drained nothing for %u ms\n",
+				    node->id, ms);
+	}
+	return true;
+}
 
 static bool scif_node_tx_ready(struct scif_node *node)
 {
@@ -64,7 +117,7 @@ int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
 	mutex_lock(&node->tx_mutex);
 	while (READ_ONCE(node->online) &&
 	       scif_rb_tx_room(&node->rb) < sizeof(*msg)) {
-		if (scif_rb_tx_broken(&node->rb)) {
+		if (scif_rb_tx_broken(&node->rb) || scif_node_tx_stalled(node)) {
 			scif_node_protocol_error(node);
 			err = -ENODEV;
 			goto out;
@@ -88,6 +141,8 @@ int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
 	}
 	iov_iter_kvec(&iter, ITER_SOURCE, &kv, 1, sizeof(*msg));
 	scif_rb_put(&node->rb, &iter);
+	node->tx_full_since = 0;
+	/* Stable: node down clears it under tx_mutex, after online. */
 	node->hw->ops->ring(node->hw, node->id);
 out:
 	mutex_unlock(&node->tx_mutex);
@@ -100,17 +155,30 @@ out:
  * @msg: the message, copied
  *
  * For the node's rx_work, which must not wait for room in the peer's
- * queue.  The copy cannot fail, so a reply is never lost.
+ * queue.  The queue is bounded: rx_work stops taking messages from a node
+ * with SCIF_REPLY_HIGH replies queued for it, and a node that lets
+ * SCIF_REPLY_MAX pile up (or whose reply cannot be allocated) is taken
+ * offline, as it no longer takes what it asks for; the reply is then
+ * dropped with the node.
  *
  * Context: process context.
  */
 void scif_node_reply(struct scif_node *node, const struct scif_msg *msg)
 {
-	struct scif_reply *r = kmalloc(sizeof(*r), GFP_KERNEL | __GFP_NOFAIL);
+	struct scif_reply *r = NULL;
 
+	/* (Not under fail_alloc: a lost reply fails the node, see above.) */
+	if (READ_ONCE(node->nr_replies) < SCIF_REPLY_MAX)
+		r = kmalloc(sizeof(*r), GFP_KERNEL | __GFP_NOWARN);
+	if (!r) {
+		scif_node_protocol_error(node);
+		return;
+	}
 	r->msg = *msg;
 	spin_lock(&node->reply_lock);
 	list_add_tail(&r->list, &node->replies);
+	node->nr_replies++;
+	node->max_replies = max(node->max_replies, node->nr_replies);
 	spin_unlock(&node->reply_lock);
 	queue_work(scif_info.wq, &node->reply_work);
 }
@@ -120,18 +188,31 @@ static void scif_node_reply_work(struct work_struct *work)
 	struct scif_node *node = container_of(work, struct scif_node,
 					      reply_work);
 	struct scif_reply *r;
+	bool resume;
 
+	if (scif_node_test_held(node, 2))
+		return;
 	for (;;) {
 		spin_lock(&node->reply_lock);
 		r = list_first_entry_or_null(&node->replies, struct scif_reply,
 					     list);
-		if (r)
+		if (r) {
 			list_del(&r->list);
+			node->nr_replies--;
+		}
+		/* rx_work paused for us: let it go on once below the mark. */
+		resume = node->rx_throttled &&
+			 node->nr_replies < SCIF_REPLY_HIGH / 2;
+		if (resume)
+			node->rx_throttled = false;
 		spin_unlock(&node->reply_lock);
+		if (resume)
+			queue_work(scif_info.wq, &node->rx_work);
 		if (!r)
 			return;
 		scif_node_send(node, &r->msg);
 		kfree(r);
+		cond_resched();
 	}
 }
 
@@ -139,10 +220,27 @@ static void scif_node_drop_replies(struct scif_node *node)
 {
 	struct scif_reply *r, *tmp;
 
+	spin_lock(&node->reply_lock);
 	list_for_each_entry_safe(r, tmp, &node->replies, list) {
 		list_del(&r->list);
 		kfree(r);
 	}
+	node->nr_replies = 0;
+	node->rx_throttled = false;
+	spin_unlock(&node->reply_lock);
+}
+
+/* Whether rx_work must leave the node's messages be for now. */
+static bool scif_node_rx_throttle(struct scif_node *node)
+{
+	bool stop;
+
+	spin_lock(&node->reply_lock);
+	stop = node->nr_replies >= SCIF_REPLY_HIGH;
+	if (stop)
+		node->rx_throttled = true;
+	spin_unlock(&node->reply_lock);
+	return stop;
 }
 
 /* 1 with a message in @msg, 0 if none is waiting, -EPROTO. */
@@ -165,17 +263,29 @@ static int scif_node_recv(struct scif_node *node, struct scif_msg *msg)
 static void scif_node_rx_work(struct work_struct *work)
 {
 	struct scif_node *node = container_of(work, struct scif_node, rx_work);
+	unsigned int budget = SCIF_RX_BUDGET;
 	struct scif_msg msg;
-	int ret;
+	int ret = 0;
 
-	if (!READ_ONCE(node->online))
+	if (!READ_ONCE(node->online) || scif_node_test_held(node, 1))
 		return;
-	while ((ret = scif_node_recv(node, &msg)) > 0)
+	while (budget) {
+		/* Replies pile up: its messages wait in its ring meanwhile. */
+		if (scif_node_rx_throttle(node))
+			break;
+		ret = scif_node_recv(node, &msg);
+		if (ret <= 0)
+			break;
 		scif_msg_dispatch(node, &msg);
+		budget--;
+	}
 	if (ret < 0) {
 		scif_node_protocol_error(node);
 		return;
 	}
+	/* More may be waiting: let others run, then go on. */
+	if (!budget)
+		queue_work(scif_info.wq, &node->rx_work);
 
 	if (READ_ONCE(node->rb.local->rx_waiting)) {
 		WRITE_ONCE(node->rb.local->rx_waiting, 0);
@@ -191,12 +301,25 @@ static void scif_node_rx_work(struct work_struct *work)
  * @addr: the address it published
  * @len: bytes to map
  *
+ * The node may go at any time, and with it its bus: a caller that found
+ * it online before sleeping gets -ENODEV here if it went meanwhile.
+ *
  * Context: process context.
- * Return: the mapping, or an ERR_PTR().
+ * Return: the mapping, or an ERR_PTR(): -ENODEV if no bus reaches the
+ * node any more, or the bus's error.
  */
 void *scif_node_map(struct scif_node *node, u64 addr, size_t len)
 {
-	return node->hw->ops->map_peer(node->hw, node->id, addr, len);
+	struct scif_hw_dev *hw;
+	void *va = ERR_PTR(-ENODEV);
+	int idx;
+
+	idx = srcu_read_lock(&scif_hw_srcu);
+	hw = READ_ONCE(node->hw);
+	if (hw)
+		va = hw->ops->map_peer(hw, node->id, addr, len);
+	srcu_read_unlock(&scif_hw_srcu, idx);
+	return va;
 }
 
 /**
@@ -204,10 +327,21 @@ void *scif_node_map(struct scif_node *node, u64 addr, size_t len)
  * @node: the peer
  * @va: the mapping
  * @len: its length
+ *
+ * A no-op once no bus reaches the node: its mappings went with it.
+ *
+ * Context: process context.
  */
 void scif_node_unmap(struct scif_node *node, void *va, size_t len)
 {
-	node->hw->ops->unmap_peer(node->hw, node->id, va, len);
+	struct scif_hw_dev *hw;
+	int idx;
+
+	idx = srcu_read_lock(&scif_hw_srcu);
+	hw = READ_ONCE(node->hw);
+	if (hw)
+		hw->ops->unmap_peer(hw, node->id, va, len);
+	srcu_read_unlock(&scif_hw_srcu, idx);
 }
 
 /**
@@ -218,20 +352,25 @@ void scif_node_unmap(struct scif_node *node, void *va, size_t len)
  * @phys: receives the physical address, for mapping into a process
  * @wc: receives whether it is to be mapped write-combined
  *
- * Context: any; the caller keeps the node's bus (it holds a window of
- * the node).
- * Return: 0, -EINVAL if the bus does not reach the range, -ENODEV if the
- * bus cannot map peer memory into processes.
+ * Context: any context that may take an SRCU read lock.
+ * Return: 0, -EINVAL if the bus does not reach the range, -ENODEV if no
+ * bus reaches the node any more or the bus cannot map peer memory into
+ * processes.
  */
 int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
 			phys_addr_t *phys, bool *wc)
 {
-	struct scif_hw_dev *hw = node->hw;
+	struct scif_hw_dev *hw;
+	int idx, err = -ENODEV;
 
-	if (!hw->ops->peer_phys)
-		return -ENODEV;
-	*wc = hw->peer_wc;
-	return hw->ops->peer_phys(hw, node->id, addr, len, phys);
+	idx = srcu_read_lock(&scif_hw_srcu);
+	hw = READ_ONCE(node->hw);
+	if (hw && hw->ops->peer_phys) {
+		*wc = hw->peer_wc;
+		err = hw->ops->peer_phys(hw, node->id, addr, len, phys);
+	}
+	srcu_read_unlock(&scif_hw_srcu, idx);
+	return err;
 }
 
 /**
@@ -239,11 +378,23 @@ int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
  * @node: the peer
  * @va: a kernel address in the linear map
  *
- * Return: the address to publish to @node.
+ * Context: any context that may take an SRCU read lock.
+ * Return: the address to publish to @node, or 0 if no bus reaches the
+ * node any more (the node went since the caller found it online; page 0
+ * is never allocated, so 0 is never a valid answer).
  */
 u64 scif_node_local_addr(struct scif_node *node, void *va)
 {
-	return node->hw->ops->local_addr(node->hw, virt_to_phys(va));
+	struct scif_hw_dev *hw;
+	u64 addr = 0;
+	int idx;
+
+	idx = srcu_read_lock(&scif_hw_srcu);
+	hw = READ_ONCE(node->hw);
+	if (hw)
+		addr = hw->ops->local_addr(hw, virt_to_phys(va));
+	srcu_read_unlock(&scif_hw_srcu, idx);
+	return addr;
 }
 
 SCIF_EXPORT_IF_KUNIT(scif_node_local_addr);
@@ -314,7 +465,8 @@ static void scif_node_release_qp(struct scif_node *n)
 	n->rb.remote = NULL;
 	scif_qp_free(n->rb.local, SCIF_NODE_QP_SIZE);
 	n->rb.local = NULL;
-	n->hw = NULL;
+	/* Readers outside node_lock: see scif_hw_srcu. */
+	WRITE_ONCE(n->hw, NULL);
 }
 
 /**
@@ -345,7 +497,12 @@ int scif_hw_node_up(struct scif_hw_dev *hw, u16 node)
 		err = -EBUSY;
 		goto out;
 	}
-	n->hw = hw;
+	WRITE_ONCE(n->hw, hw);
+	n->tx_full_since = 0;
+	n->stall_reported = false;
+	spin_lock(&n->reply_lock);
+	n->max_replies = 0;
+	spin_unlock(&n->reply_lock);
 	err = scif_node_connect_qp(n);
 	if (err) {
 		if (err != -EAGAIN)
@@ -430,6 +587,12 @@ void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
 			node);
 out:
 	mutex_unlock(&scif_info.node_lock);
+	/*
+	 * Whoever found the node online before it went may be using the
+	 * bus pointer it read (scif_node_map()...): the bus may free what
+	 * it reaches once we return.
+	 */
+	synchronize_srcu(&scif_hw_srcu);
 }
 EXPORT_SYMBOL_GPL(scif_hw_node_down);
 
@@ -462,8 +625,10 @@ static void scif_node_fail(struct scif_node *n, const char *why)
 
 static void scif_node_fail_work(struct work_struct *work)
 {
-	scif_node_fail(container_of(work, struct scif_node, fail_work),
-		       "broke its node queue pair");
+	struct scif_node *n = container_of(work, struct scif_node, fail_work);
+
+	scif_node_fail(n, READ_ONCE(n->stall_reported) ?
+		       "left its queue full" : "broke its node queue pair");
 }
 
 /**
@@ -681,6 +846,116 @@ int scif_node_corrupt(u16 id, bool count, unsigned int nr)
 	}
 	return err;
 }
+
+#ifdef SCIF_TEST_HOOKS
+/*
+ * Test hooks, <debugfs>/scif/node_test (root only, write only):
+ *   "hold <node> <bits>"  bit 0: rx_work leaves the node's messages in
+ *                         the ring (this node stops draining it, as a
+ *                         stuck peer would); bit 1: reply_work sends
+ *                         nothing (replies pile up, as towards a peer
+ *                         that does not drain)
+ *   "flood <node> <n>"    send n CONNECT requests to port 0 (no
+ *                         listener): each asks for a REJECT reply
+ *   "loopback down|up"    take this node's loopback node down / up
+ *   "delay <point> <ms>"  sleep at a delay point (enum scif_node_delay)
+ */
+static unsigned int scif_test_delay_ms[SCIF_DELAY_NR];
+
+/**
+ * scif_node_test_held() - test hook: whether work for @node is held back
+ * @node: the node
+ * @what: 1 for rx_work, 2 for reply_work
+ *
+ * Context: any context.
+ * Return: true if "hold" asked for @what to do nothing.
+ */
+bool scif_node_test_held(struct scif_node *node, unsigned int what)
+{
+	return READ_ONCE(node->test_held) & what;
+}
+
+static int scif_node_test_flood(u16 id, unsigned int nr)
+{
+	struct scif_node *node = scif_node_get_online(id);
+	struct scif_msg msg;
+	int err = 0;
+
+	if (!node)
+		return -ENODEV;
+	memset(&msg, 0, sizeof(msg));
+	msg.op = SCIF_MSG_CONNECT;
+	while (nr-- && !err)
+		err = scif_node_send(node, &msg);
+	return err;
+}
+
+/**
+ * scif_node_test_delay() - test hook: sleep at a delay point if asked to
+ * @point: the delay point
+ *
+ * Context: process context; may sleep.
+ * Return: nothing; returns after the delay set for @point, if any.
+ */
+void scif_node_test_delay(enum scif_node_delay point)
+{
+	unsigned int ms = scif_test_delay_ms[point];
+
+	if (ms)
+		msleep(ms);
+}
+
+static ssize_t scif_node_test_write(struct file *file,
+				    const char __user *ubuf, size_t len,
+				    loff_t *ppos)
+{
+	unsigned int a, b;
+	char buf[64];
+	int err = 0;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "hold %u %u", &a, &b) == 2 && a < SCIF_MAX_NODES) {
+		WRITE_ONCE(scif_info.nodes[a].test_held, b);
+		queue_work(scif_info.wq, &scif_info.nodes[a].rx_work);
+		queue_work(scif_info.wq, &scif_info.nodes[a].reply_work);
+	} else if (sscanf(buf, "flood %u %u", &a, &b) == 2 &&
+		   a < SCIF_MAX_NODES && b <= 100000) {
+		err = scif_node_test_flood(a, b);
+	} else if (sscanf(buf, "delay %u %u", &a, &b) == 2 &&
+		   a < SCIF_DELAY_NR && b <= 60000) {
+		scif_test_delay_ms[a] = b;
+	} else if (!strncmp(buf, "loopback down", 13)) {
+		scif_loopback_exit();
+	} else if (!strncmp(buf, "loopback up", 11)) {
+		err = scif_loopback_init();
+	} else {
+		err = -EINVAL;
+	}
+	return err ?: len;
+}
+
+static const struct file_operations scif_node_test_fops = {
+	.owner = THIS_MODULE,
+	.write = scif_node_test_write,
+	.llseek = noop_llseek,
+};
+
+/**
+ * scif_nodes_debugfs_init() - create the node layer's test hook file
+ * @dir: the driver's debugfs directory
+ *
+ * Context: process context, at module load.
+ */
+void scif_nodes_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("node_test", 0200, dir, NULL,
+			    &scif_node_test_fops);
+}
+#endif
 
 /**
  * scif_nodes_init() - set up the node table

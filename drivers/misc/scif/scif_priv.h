@@ -39,8 +39,19 @@
  * Node queue pairs.  One per node this node reaches (this node itself
  * included, through the loopback bus).  Messages are received by
  * the node's rx_work, which never waits for anything remote: replies it
- * must send are queued to reply_work.  Senders in process context sleep
- * while the peer's queue is full.
+ * must send are queued to reply_work.  That queue is bounded (rx_work
+ * pauses while it is long; a node that lets it overflow is failed), and
+ * rx_work requeues itself after a budget of messages.  Senders in
+ * process context sleep while the peer's queue is full; a node that
+ * leaves it full for node_stall_ms is failed (scif_nodes.c).
+ *
+ * The bus of a node (scif_node.hw) goes with the node: it is cleared on
+ * node down, and whoever found the node online earlier reaches the bus
+ * only through scif_node_map() and its siblings, which read the pointer
+ * under an SRCU read lock; scif_hw_node_down() waits for them before the
+ * bus may free what the pointer reaches.  Senders that found the node
+ * online under scif_node.tx_mutex use it directly (node down clears it
+ * under that mutex).
  *
  * Protocol errors.  A peer that breaks a queue pair (a count claiming
  * more than the ring holds) or whose bootstrap data turns invalid is
@@ -95,6 +106,8 @@
  *   scif_endpt.lock (spinlock)
  *   scif_info.parked's xa_lock (spinlock)
  * scif_info.user_lock (mutex) is taken alone.
+ * scif_node.reply_lock (spinlock) is innermost; it is taken under
+ * tx_mutex (when replies are dropped) and under rma.lock.
  * scif_info.node_lock (mutex) is taken without any of the above held;
  * scif_node.tx_mutex nests inside it.
  */
@@ -166,16 +179,29 @@ struct scif_rb {
  * @reply_lock: protects @replies
  * @replies: messages queued by @rx_work for @reply_work to send
  * @reply_work: sends @replies
+ * @nr_replies: length of @replies (bounded, see scif_node_reply())
+ * @max_replies: most replies ever queued at once, for debugfs
+ * @rx_throttled: @rx_work stopped taking messages because @replies is
+ *	long; @reply_work requeues it
+ * @tx_full_since: jiffies (| 1) since senders found the peer's queue
+ *	full, 0 when it had room; under @tx_mutex
+ * @stall_reported: the node was taken offline for leaving its queue
+ *	full (node_stall_ms); under @tx_mutex
  * @failed: taken offline for a protocol error, until the bus reports it
  *	down (see the implementation notes)
  * @fail_work: takes the node offline when @rx_work or a sender finds
- *	its node queue pair broken
+ *	its node queue pair broken, or the node stalled
  * @nr_rwindows: remote windows of this node's endpoints (atomic; charged
  *	against max_remote_windows_per_node by scif_window.c)
  * @nr_rruns: their runs (max_remote_runs_per_node)
+ * @test_held: test hook: @rx_work (bit 0) or @reply_work (bit 1) does
+ *	nothing
  *
  * @hw, @online and @failed change under scif_info.node_lock; @online is
- * read without it (READ_ONCE) on the data path.
+ * read without it (READ_ONCE) on the data path.  @hw is also read
+ * without it (READ_ONCE) by scif_node_map() and its siblings, under the
+ * SRCU read lock that keeps the bus valid (scif_nodes.c); it stays
+ * stable for a sender that found the node online under @tx_mutex.
  */
 struct scif_node {
 	u16 id;
@@ -189,10 +215,16 @@ struct scif_node {
 	wait_queue_head_t tx_wq;
 	struct work_struct rx_work;
 
-	/* reply_lock protects replies */
+	/* reply_lock protects replies, nr_replies, max_replies, rx_throttled */
 	spinlock_t reply_lock;
 	struct list_head replies;
+	unsigned int nr_replies;
+	unsigned int max_replies;
+	bool rx_throttled;
 	struct work_struct reply_work;
+
+	unsigned long tx_full_since;
+	bool stall_reported;
 
 	bool failed;
 	struct work_struct fail_work;
@@ -200,6 +232,9 @@ struct scif_node {
 	/* remote windows of this node's endpoints, and their runs */
 	atomic_long_t nr_rwindows;
 	atomic_long_t nr_rruns;
+#ifdef SCIF_TEST_HOOKS
+	unsigned int test_held;
+#endif
 };
 
 /**
@@ -372,6 +407,7 @@ struct scif_endpt {
  *	endpoint of the sending node
  * @node_failures: nodes taken offline for a protocol error
  * @ring_failures: connections reset because the peer broke their ring
+ * @node_stalls: nodes taken offline for leaving their queue full
  */
 struct scif_info {
 	struct miscdevice mdev;
@@ -404,6 +440,7 @@ struct scif_info {
 	atomic_t dropped_msgs;
 	atomic_t node_failures;
 	atomic_t ring_failures;
+	atomic_t node_stalls;
 };
 
 extern struct scif_info scif_info;
@@ -437,6 +474,33 @@ int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
 u64 scif_node_local_addr(struct scif_node *node, void *va);
 void scif_node_protocol_error(struct scif_node *node);
 int scif_node_corrupt(u16 id, bool count, unsigned int nr);
+
+/* Test-build delay points (scif_node_test_delay()). */
+enum scif_node_delay {
+	SCIF_DELAY_CONNECT,	/* connect: node found online, area allocated */
+	SCIF_DELAY_ACCEPT,	/* accept: node found online, area allocated */
+	SCIF_DELAY_NR
+};
+
+#ifdef SCIF_TEST_HOOKS
+void scif_node_test_delay(enum scif_node_delay point);
+bool scif_node_test_held(struct scif_node *node, unsigned int what);
+void scif_nodes_debugfs_init(struct dentry *dir);
+#else
+static inline void scif_node_test_delay(enum scif_node_delay point)
+{
+}
+
+static inline bool scif_node_test_held(struct scif_node *node,
+				       unsigned int what)
+{
+	return false;
+}
+
+static inline void scif_nodes_debugfs_init(struct dentry *dir)
+{
+}
+#endif
 
 /* scif_epd.c */
 struct scif_endpt *scif_epd_create(bool user);

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The node layer against a node that goes or stops draining, on one
+ * node: the loopback node is taken down and brought back, and made to
+ * stop draining, through the test build's hooks (<debugfs>/scif/
+ * node_test; the test is skipped without them).
+ *
+ * - connect and accept that find the node online, then sleep (a delay
+ *   point) while it goes, must fail with ENODEV, not use the bus it had
+ *   (issue 12, defect 6: a NULL dereference);
+ * - a node that leaves its queue full is taken offline after
+ *   node_stall_ms and the blocked sender gets ENODEV (defect 4);
+ * - replies that cannot be sent stop the receive work at a bound
+ *   instead of piling up (defect 4).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "scif.h"
+#include "kselftest_harness.h"
+#define SCIF_TEST_WITH_LIBSCIF
+#include "scif_test_util.h"
+
+#define NODE_TEST	"/sys/kernel/debug/scif/node_test"
+#define CORRUPT		"/sys/kernel/debug/scif/corrupt"
+#define STATS		"/sys/kernel/debug/scif/stats"
+#define STALL_PARAM	"/sys/module/scif/parameters/node_stall_ms"
+#define DELAY_CONNECT	0
+#define DELAY_ACCEPT	1
+#define REPLY_HIGH	256		/* SCIF_REPLY_HIGH in scif_nodes.c */
+
+static int node_test(const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return write_file(NODE_TEST, buf);
+}
+
+/* The value of @name in the stats file, or -1. */
+static long stat_value(const char *name)
+{
+	char buf[4096], *p;
+	size_t len = strlen(name);
+
+	if (read_file(STATS, buf, sizeof(buf)))
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, len) && p[len] == ' ')
+			return strtol(p + len + 1, NULL, 10);
+	return -1;
+}
+
+/* Bring the loopback node back after a test took it down. */
+static void loopback_back(void)
+{
+	node_test("loopback down");
+	node_test("loopback up");
+}
+
+FIXTURE(node) {
+	uint16_t self;
+	char stall[32];
+};
+
+FIXTURE_SETUP(node)
+{
+	if (access(NODE_TEST, W_OK))
+		SKIP(return, "no test hooks (not a SCIF_TEST=1 build)");
+	self->self = local_node();
+	ASSERT_EQ(0, read_file(STALL_PARAM, self->stall, sizeof(self->stall)));
+}
+
+FIXTURE_TEARDOWN(node)
+{
+	if (access(NODE_TEST, W_OK))
+		return;
+	node_test("delay %d 0", DELAY_CONNECT);
+	node_test("delay %d 0", DELAY_ACCEPT);
+	node_test("hold %u 0", self->self);
+	write_file(STALL_PARAM, self->stall);
+}
+
+/* After a test: the node is back and a connection works end to end. */
+static int connect_works(void)
+{
+	struct conn cn;
+	uint16_t port;
+	int lfd, ret;
+
+	lfd = listener(0, 4, &port);
+	if (lfd < 0)
+		return -1;
+	ret = connect_fd_to(-1, lfd, port, &cn);
+	if (!ret) {
+		close(cn.client);
+		close(cn.server);
+	}
+	close(lfd);
+	return ret;
+}
+
+/*
+ * Defect 4: a node that never drains its queue (here: the loopback
+ * node, held) is taken offline after node_stall_ms, and the sender that
+ * waited for room gets ENODEV instead of waiting forever.
+ */
+TEST_F(node, stalled_node_goes_offline)
+{
+	long stalls = stat_value("node_stalls");
+	long failures = stat_value("node_failures");
+	struct scif_port_id dst = { self->self, 1 };
+	char cmd[64];
+	long t0, took;
+	int ret, err, fd;
+
+	ASSERT_LE(0, stalls);
+	ASSERT_EQ(0, write_file(STALL_PARAM, "1000"));
+	ASSERT_EQ(0, node_test("hold %u 1", self->self));
+	/* 1000 messages of 64 bytes nearly fill the 64 KiB ring ... */
+	snprintf(cmd, sizeof(cmd), "msgs %u 1000", self->self);
+	EXPECT_EQ(0, write_file(CORRUPT, cmd));
+	/* ... and these cannot all go. */
+	snprintf(cmd, sizeof(cmd), "msgs %u 100", self->self);
+	t0 = now_ms();
+	errno = 0;
+	ret = write_file(CORRUPT, cmd);
+	err = errno;
+	took = now_ms() - t0;
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(ENODEV, err) TH_LOG("%s", strerror(err));
+	EXPECT_LE(900, took);
+	EXPECT_GE(8000, took);
+	EXPECT_EQ(stalls + 1, stat_value("node_stalls"));
+	/* The sender fails at once; the node goes offline from fail_work. */
+	t0 = now_ms();
+	while (stat_value("node_failures") != failures + 1 &&
+	       now_ms() - t0 < WAIT_MS)
+		usleep(10000);
+	EXPECT_EQ(failures + 1, stat_value("node_failures"));
+	/* Offline (fail_work takes it offline just after counting it). */
+	t0 = now_ms();
+	do {
+		fd = scif_open();
+		ASSERT_LE(0, fd);
+		ret = scif_connect(fd, &dst);
+		err = errno;
+		close(fd);
+	} while (!(ret == -1 && err == ENODEV) && now_ms() - t0 < WAIT_MS &&
+		 !usleep(10000));
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(ENODEV, err) TH_LOG("%s", strerror(err));
+	node_test("hold %u 0", self->self);
+	loopback_back();
+	EXPECT_EQ(0, connect_works());
+}
+
+/*
+ * Defect 4: requests whose replies cannot be sent (reply_work held, as
+ * towards a node that does not drain) stop the receive work once
+ * REPLY_HIGH replies are queued, instead of queueing one per request.
+ */
+TEST_F(node, replies_are_bounded)
+{
+	char name[32];
+	long max;
+
+	snprintf(name, sizeof(name), "max_replies_%u", self->self);
+	/* A fresh node: the high-water mark starts again from 0. */
+	loopback_back();
+	ASSERT_EQ(0, node_test("hold %u 2", self->self));
+	/* 800 requests: more than the mark, fewer than the ring holds. */
+	ASSERT_EQ(0, node_test("flood %u 800", self->self));
+	usleep(500 * 1000);
+	max = stat_value(name);
+	EXPECT_LE(REPLY_HIGH / 2, max);
+	EXPECT_GE(REPLY_HIGH, max);
+	/* Let the replies go: everything drains and the node still works. */
+	ASSERT_EQ(0, node_test("hold %u 0", self->self));
+	EXPECT_EQ(0, connect_works());
+	EXPECT_GE(REPLY_HIGH, stat_value(name));
+}
+
+/* Defect 6: connect finds the node online, sleeps, the node goes. */
+TEST_F(node, connect_while_node_goes)
+{
+	struct connector *c;
+	uint16_t port;
+	int lfd, ret;
+
+	lfd = listener(0, 4, &port);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, node_test("delay %d 1000", DELAY_CONNECT));
+	c = connector_start_to(-1, self->self, port, 0);
+	ASSERT_NE(NULL, c);
+	usleep(300 * 1000);		/* it is in the delay now */
+	ASSERT_EQ(0, node_test("loopback down"));
+	ret = connector_wait(c, 10000);
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(ENODEV, errno) TH_LOG("connect: %s", strerror(errno));
+	node_test("delay %d 0", DELAY_CONNECT);
+	ASSERT_EQ(0, node_test("loopback up"));
+	connector_free(c);
+	close(lfd);
+	EXPECT_EQ(0, connect_works());
+}
+
+struct acceptor {
+	int lfd, nfd, ret, err;
+	atomic_int done;
+};
+
+static void *acceptor_fn(void *arg)
+{
+	struct acceptor *a = arg;
+	struct scif_port_id peer;
+
+	errno = 0;
+	a->ret = scif_accept(a->lfd, &peer, &a->nfd, SCIF_ACCEPT_SYNC);
+	a->err = errno;
+	atomic_store(&a->done, 1);
+	return NULL;
+}
+
+/* Defect 6: accept takes a request, sleeps, the node goes. */
+TEST_F(node, accept_while_node_goes)
+{
+	struct acceptor a = { .nfd = -1 };
+	struct connector *c;
+	pthread_t thr;
+	uint16_t port;
+	long end;
+
+	a.lfd = listener(0, 4, &port);
+	ASSERT_LE(0, a.lfd);
+	ASSERT_EQ(0, node_test("delay %d 1000", DELAY_ACCEPT));
+	c = connector_start_to(-1, self->self, port, 0);
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, pthread_create(&thr, NULL, acceptor_fn, &a));
+	usleep(300 * 1000);		/* the acceptor is in the delay */
+	ASSERT_EQ(0, node_test("loopback down"));
+	end = now_ms() + 10000;
+	while (!atomic_load(&a.done) && now_ms() < end)
+		usleep(1000);
+	ASSERT_TRUE(atomic_load(&a.done));
+	pthread_join(thr, NULL);
+	EXPECT_EQ(-1, a.ret);
+	EXPECT_EQ(ENODEV, a.err) TH_LOG("accept: %s", strerror(a.err));
+	/* The connect ends too: its node went. */
+	EXPECT_EQ(-1, connector_wait(c, 10000));
+	EXPECT_NE(ETIMEDOUT, errno);
+	node_test("delay %d 0", DELAY_ACCEPT);
+	ASSERT_EQ(0, node_test("loopback up"));
+	connector_free(c);
+	close(a.lfd);
+	EXPECT_EQ(0, connect_works());
+}
+
+TEST_HARNESS_MAIN
