@@ -220,8 +220,7 @@ int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout)
 	unsigned int i;
 	int ready;
 
-	waits = scif_fail_alloc() ? NULL :
-		kcalloc(nepds, sizeof(*waits), GFP_KERNEL);
+	waits = scif_kcalloc(nepds, sizeof(*waits), GFP_KERNEL);
 	if (nepds && !waits)
 		return -ENOMEM;
 	for (i = 0; i < nepds; i++) {

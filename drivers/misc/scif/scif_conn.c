@@ -209,7 +209,7 @@ static int scif_epd_prepare_area(struct scif_endpt *ep)
 	}
 	ep->rb.rx_read = 0;
 	ep->rb.tx_write = 0;
-	ep->rb.tx_skew = 0;
+	scif_rb_set_skew(&ep->rb, 0);
 	return 0;
 }
 
@@ -724,7 +724,7 @@ static struct scif_conreq *scif_conreq_from_msg(struct scif_node *node,
 	if (msg->arg[1] > U16_MAX || !scif_ring_size_ok(msg->arg[3]) ||
 	    !msg->arg[2] || !PAGE_ALIGNED(msg->arg[2]) || !msg->src)
 		return NULL;
-	req = scif_fail_alloc() ? NULL : kzalloc(sizeof(*req), GFP_KERNEL);
+	req = scif_kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return NULL;
 	req->node = node;

@@ -7,7 +7,8 @@
  *   nodes       one line per node online: "<id> <bus>"
  *   stats       "<name> <count>" lines: node messages dropped, nodes
  *               taken offline and connections reset for protocol errors
- *   corrupt     test hook (write only): make this node a peer that breaks
+ *   corrupt     test hook (write only; the test build, SCIF_TEST_HOOKS,
+ *               only): make this node a peer that breaks
  *               what it writes into another node's memory:
  *                 "msgs <node> <n>"  n node messages of random bytes
  *                 "count <node>"     a write count beyond the node ring
@@ -82,6 +83,7 @@ static int stats_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(stats);
 
+#ifdef SCIF_TEST_HOOKS
 /* "fence ...": a fence message as a hostile peer would send it. */
 static int scif_debugfs_fence(const char *buf)
 {
@@ -130,6 +132,17 @@ static const struct file_operations corrupt_fops = {
 	.llseek = noop_llseek,
 };
 
+static void scif_debugfs_hooks_init(void)
+{
+	debugfs_create_file("corrupt", 0200, scif_info.debugfs, NULL,
+			    &corrupt_fops);
+}
+#else
+static void scif_debugfs_hooks_init(void)
+{
+}
+#endif /* SCIF_TEST_HOOKS */
+
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 static DECLARE_FAULT_ATTR(scif_fail_alloc_attr);
 
@@ -168,8 +181,7 @@ void scif_debugfs_init(void)
 			    &nodes_fops);
 	debugfs_create_file("stats", 0400, scif_info.debugfs, NULL,
 			    &stats_fops);
-	debugfs_create_file("corrupt", 0200, scif_info.debugfs, NULL,
-			    &corrupt_fops);
+	scif_debugfs_hooks_init();
 	scif_debugfs_fault_init();
 	scif_nodes_debugfs_init(scif_info.debugfs);
 }

@@ -173,7 +173,7 @@ struct scif_endpt *scif_epd_create(bool user)
 
 	if (!scif_epd_count_get())
 		return ERR_PTR(-ENFILE);
-	ep = scif_fail_alloc() ? NULL : kzalloc(sizeof(*ep), gfp);
+	ep = scif_kzalloc(sizeof(*ep), gfp);
 	if (!ep) {
 		err = -ENOMEM;
 		goto undo_count;

@@ -165,8 +165,7 @@ static long scif_ioctl_get_node_ids(struct scifioctl_node_ids __user *uarg)
 		return -EFAULT;
 	count = clamp(req.len, 0, SCIF_MAX_NODES);
 	if (count) {
-		nodes = scif_fail_alloc() ? NULL :
-			kcalloc(count, sizeof(*nodes), GFP_KERNEL);
+		nodes = scif_kcalloc(count, sizeof(*nodes), GFP_KERNEL);
 		if (!nodes)
 			return -ENOMEM;
 	}

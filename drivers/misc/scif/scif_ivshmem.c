@@ -613,8 +613,10 @@ static void scif_iv_claim_slot(struct scif_iv *iv)
 	dev_info(&iv->pdev->dev, "node %u, generation %u\n", iv->self, gen);
 }
 
+#ifdef SCIF_TEST_HOOKS
 /*
- * Test hook, <debugfs>/scif_ivshmem/corrupt_slot (root only, write only):
+ * Test hook, <debugfs>/scif_ivshmem/corrupt_slot (root only, write only;
+ * the test build only):
  * this node writes garbage into its own bootstrap slot, as a misbehaving
  * peer would.  Words: magic, generation, signature, sig_addr (outside
  * any aperture), qp_addr (random), qp_far (page aligned, outside any
@@ -665,6 +667,19 @@ static const struct file_operations scif_iv_corrupt_fops = {
 	.write = scif_iv_corrupt_write,
 	.llseek = noop_llseek,
 };
+
+static void scif_iv_debugfs_init(struct scif_iv *iv)
+{
+	iv->debugfs = debugfs_create_dir("scif_ivshmem", NULL);
+	debugfs_create_file("corrupt_slot", 0200, iv->debugfs, iv,
+			    &scif_iv_corrupt_fops);
+}
+#else
+static void scif_iv_debugfs_init(struct scif_iv *iv)
+{
+	iv->debugfs = NULL;
+}
+#endif /* SCIF_TEST_HOOKS */
 
 static int scif_iv_setup_irqs(struct scif_iv *iv)
 {
@@ -796,9 +811,7 @@ static int scif_iv_probe_doorbell(struct pci_dev *pdev)
 	scif_iv_dev = iv;
 	mutex_unlock(&scif_iv_lock);
 	pci_set_drvdata(pdev, iv);
-	iv->debugfs = debugfs_create_dir("scif_ivshmem", NULL);
-	debugfs_create_file("corrupt_slot", 0200, iv->debugfs, iv,
-			    &scif_iv_corrupt_fops);
+	scif_iv_debugfs_init(iv);
 	schedule_delayed_work(&iv->hb_work, 0);
 	return 0;
 

@@ -151,9 +151,8 @@ static int scif_mmap_add_window(struct scif_mmap *map, struct scif_rwindow *rw,
 
 	if (map->nr_rw == *cap) {
 		n = *cap ? *cap * 2 : 8;
-		grown = scif_fail_alloc() ? NULL :
-			kvmalloc_array(n, sizeof(*grown),
-				       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		grown = scif_kvmalloc_array(n, sizeof(*grown),
+					    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!grown)
 			return -ENOMEM;
 		if (map->nr_rw)
@@ -264,9 +263,8 @@ static int scif_mmap_segs(struct scif_mmap *map)
 	int err;
 
 	scif_mmap_walk(map, &n);
-	map->segs = scif_fail_alloc() ? NULL :
-		    kvcalloc(n, sizeof(*map->segs),
-			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	map->segs = scif_kvcalloc(n, sizeof(*map->segs),
+				  GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!map->segs)
 		return -ENOMEM;
 	err = scif_mmap_walk(map, &map->nr_segs);
@@ -375,7 +373,7 @@ int scif_mmap(struct file *f, struct vm_area_struct *vma)
 	if (!nr || first > SCIF_RMA_MAX_PAGE ||
 	    nr > SCIF_RMA_MAX_PAGE - first + 1)
 		return -ENXIO;
-	map = scif_fail_alloc() ? NULL : kzalloc(sizeof(*map), GFP_KERNEL);
+	map = scif_kzalloc(sizeof(*map), GFP_KERNEL);
 	if (!map)
 		return -ENOMEM;
 	kref_init(&map->ref);

@@ -323,6 +323,7 @@ __poll_t scif_epd_poll_mask(struct scif_endpt *ep)
 	return mask;
 }
 
+#ifdef SCIF_TEST_HOOKS
 /**
  * scif_epd_corrupt_rings() - test hook: break the rings we send into
  * @port: local port of the connections to break
@@ -369,3 +370,4 @@ int scif_epd_corrupt_rings(u16 port)
 	}
 	return n;
 }
+#endif /* SCIF_TEST_HOOKS */

@@ -437,7 +437,7 @@ static int scif_node_connect_qp(struct scif_node *node)
 		node->rb.rx_size = SCIF_NODE_QP_SIZE;
 		node->rb.tx_size = SCIF_NODE_QP_SIZE;
 		node->rb.tx_write = 0;
-		node->rb.tx_skew = 0;
+		scif_rb_set_skew(&node->rb, 0);
 		node->rb.rx_read = 0;
 		hw->ops->publish_qp(hw, node->id,
 				    scif_node_local_addr(node, node->rb.local));
@@ -802,6 +802,7 @@ void scif_client_unregister(struct scif_client *client)
 }
 EXPORT_SYMBOL_GPL(scif_client_unregister);
 
+#ifdef SCIF_TEST_HOOKS
 /**
  * scif_node_corrupt() - test hook: break our node queue pair towards a node
  * @id: the node whose ring we fill
@@ -847,7 +848,6 @@ int scif_node_corrupt(u16 id, bool count, unsigned int nr)
 	return err;
 }
 
-#ifdef SCIF_TEST_HOOKS
 /*
  * Test hooks, <debugfs>/scif/node_test (root only, write only):
  *   "hold <node> <bits>"  bit 0: rx_work leaves the node's messages in

@@ -120,6 +120,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/scif.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
@@ -148,7 +149,8 @@
  * @tx_size: size of remote->rx_data
  * @tx_write: bytes we have put into remote->rx_data
  * @rx_read: bytes we have taken from local->rx_data
- * @tx_skew: 0; set only by the corrupt test hook (scif_node_corrupt()),
+ * @tx_skew: test build only: 0, set only by the corrupt test hook
+ *	(scif_node_corrupt()),
  *	added to every write count published to the peer so that the
  *	peer sees a bad count however often this side sends afterwards
  *
@@ -163,8 +165,31 @@ struct scif_rb {
 	u32 tx_size;
 	u32 tx_write;
 	u32 rx_read;
+#ifdef SCIF_TEST_HOOKS
 	u32 tx_skew;
+#endif
 };
+
+#ifdef SCIF_TEST_HOOKS
+static inline u32 scif_rb_skew(const struct scif_rb *rb)
+{
+	return rb->tx_skew;
+}
+
+static inline void scif_rb_set_skew(struct scif_rb *rb, u32 skew)
+{
+	rb->tx_skew = skew;
+}
+#else
+static inline u32 scif_rb_skew(const struct scif_rb *rb)
+{
+	return 0;
+}
+
+static inline void scif_rb_set_skew(struct scif_rb *rb, u32 skew)
+{
+}
+#endif
 
 /**
  * struct scif_node - a node of the SCIF network, as seen from here
@@ -473,7 +498,9 @@ int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
 			phys_addr_t *phys, bool *wc);
 u64 scif_node_local_addr(struct scif_node *node, void *va);
 void scif_node_protocol_error(struct scif_node *node);
+#ifdef SCIF_TEST_HOOKS
 int scif_node_corrupt(u16 id, bool count, unsigned int nr);
+#endif
 
 /* Test-build delay points (scif_node_test_delay()). */
 enum scif_node_delay {
@@ -535,7 +562,9 @@ int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags);
 int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags);
 void scif_epd_msg_came(struct scif_endpt *ep, bool data);
 __poll_t scif_epd_poll_mask(struct scif_endpt *ep);
+#ifdef SCIF_TEST_HOOKS
 int scif_epd_corrupt_rings(u16 port);
+#endif
 
 /* scif_fd.c */
 int scif_fd_init(void);
@@ -556,5 +585,36 @@ static inline bool scif_fail_alloc(void)
 	return false;
 }
 #endif
+
+/*
+ * The driver's allocations: the kernel's, failed on request by the
+ * fail_alloc fault injection (debug kernels).  Callers pass their GFP
+ * flags (GFP_KERNEL_ACCOUNT for what a user sizes, __GFP_NOWARN for
+ * what a user or a peer may ask too much of).
+ */
+static inline void *scif_kzalloc(size_t size, gfp_t gfp)
+{
+	return scif_fail_alloc() ? NULL : kzalloc(size, gfp);
+}
+
+static inline void *scif_kcalloc(size_t n, size_t size, gfp_t gfp)
+{
+	return scif_fail_alloc() ? NULL : kcalloc(n, size, gfp);
+}
+
+static inline void *scif_kmalloc_array(size_t n, size_t size, gfp_t gfp)
+{
+	return scif_fail_alloc() ? NULL : kmalloc_array(n, size, gfp);
+}
+
+static inline void *scif_kvcalloc(size_t n, size_t size, gfp_t gfp)
+{
+	return scif_fail_alloc() ? NULL : kvcalloc(n, size, gfp);
+}
+
+static inline void *scif_kvmalloc_array(size_t n, size_t size, gfp_t gfp)
+{
+	return scif_fail_alloc() ? NULL : kvmalloc_array(n, size, gfp);
+}
 
 #endif /* _SCIF_PRIV_H_ */

@@ -153,7 +153,7 @@ size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from)
 	rb->tx_write += done;
 	/* The bytes must land before the count that exposes them. */
 	wmb();
-	WRITE_ONCE(rb->remote->rx_write, rb->tx_write + rb->tx_skew);
+	WRITE_ONCE(rb->remote->rx_write, rb->tx_write + scif_rb_skew(rb));
 	return done;
 }
 

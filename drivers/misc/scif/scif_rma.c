@@ -484,8 +484,7 @@ static int scif_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
 	}
 	if (err)
 		goto out;
-	arr = scif_fail_alloc() ? NULL :
-	      kvmalloc_array(nr, sizeof(*arr), GFP_KERNEL_ACCOUNT);
+	arr = scif_kvmalloc_array(nr, sizeof(*arr), GFP_KERNEL_ACCOUNT);
 	if (!arr) {
 		err = -ENOMEM;
 		goto out;
@@ -553,8 +552,8 @@ static int scif_side_user(struct scif_rma_side *s, unsigned long addr,
 	err = scif_rma_charge(mm, nr);
 	if (err)
 		return err;
-	s->pages = scif_fail_alloc() ? NULL :
-		   kmalloc_array(nr, sizeof(*s->pages), GFP_KERNEL_ACCOUNT);
+	s->pages = scif_kmalloc_array(nr, sizeof(*s->pages),
+				      GFP_KERNEL_ACCOUNT);
 	if (!s->pages) {
 		err = -ENOMEM;
 		goto uncharge;
@@ -595,7 +594,7 @@ static struct scif_rma_desc *scif_desc_build(struct scif_endpt *ep,
 	struct scif_rma_side *ls, *rs;
 	struct scif_rma_desc *d;
 
-	d = scif_fail_alloc() ? NULL : kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
+	d = scif_kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
 	if (!d) {
 		*err = -ENOMEM;
 		return NULL;
@@ -974,7 +973,7 @@ static int scif_rma_engine(struct scif_endpt *ep,
 	u64 done = 0, len, seq = 0;
 	int err = 0;
 
-	st = scif_fail_alloc() ? NULL : kzalloc(sizeof(*st), GFP_KERNEL_ACCOUNT);
+	st = scif_kzalloc(sizeof(*st), GFP_KERNEL_ACCOUNT);
 	if (!st)
 		return -ENOMEM;
 	refcount_set(&st->ref, 1);
@@ -1099,7 +1098,7 @@ struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
 {
 	struct scif_rma_desc *d;
 
-	d = scif_fail_alloc() ? NULL : kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
+	d = scif_kzalloc(sizeof(*d), GFP_KERNEL_ACCOUNT);
 	if (!d) {
 		*err = -ENOMEM;
 		return NULL;
@@ -1265,18 +1264,16 @@ int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 	err = scif_rma_conn_err(ep);
 	if (err)
 		return err;
-	rp = scif_fail_alloc() ? NULL : kzalloc(sizeof(*rp), GFP_KERNEL);
+	rp = scif_kzalloc(sizeof(*rp), GFP_KERNEL);
 	if (!rp)
 		return -ENOMEM;
 	err = scif_side_hold(ep, &rp->side, offset, len, true, 0);
 	if (err)
 		goto free;
 	err = -ENOMEM;
-	rp->range.phys_addr = scif_fail_alloc() ? NULL :
-			      kvmalloc_array(nr, sizeof(dma_addr_t),
-					     GFP_KERNEL);
-	rp->range.va = scif_fail_alloc() ? NULL :
-		       kvmalloc_array(nr, sizeof(void *), GFP_KERNEL);
+	rp->range.phys_addr = scif_kvmalloc_array(nr, sizeof(dma_addr_t),
+						  GFP_KERNEL);
+	rp->range.va = scif_kvmalloc_array(nr, sizeof(void *), GFP_KERNEL);
 	if (!rp->range.phys_addr || !rp->range.va)
 		goto release;
 	rp->range.prot_flags = SCIF_PROT_READ | SCIF_PROT_WRITE;

@@ -122,12 +122,11 @@ static struct scif_cache_ent *scif_cache_new(unsigned long start,
 	if ((u64)atomic64_add_return(nr, &mm->pinned_vm) > limit &&
 	    !capable(CAP_IPC_LOCK))
 		goto uncharge;
-	ce = scif_fail_alloc() ? NULL : kzalloc(sizeof(*ce), GFP_KERNEL_ACCOUNT);
+	ce = scif_kzalloc(sizeof(*ce), GFP_KERNEL_ACCOUNT);
 	if (!ce)
 		goto uncharge;
-	ce->pages = scif_fail_alloc() ? NULL :
-		    kvcalloc(nr, sizeof(*ce->pages),
-			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	ce->pages = scif_kvcalloc(nr, sizeof(*ce->pages),
+				  GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!ce->pages)
 		goto free;
 	kref_init(&ce->ref);
@@ -195,8 +194,7 @@ struct scif_cache_ent *scif_cache_get(struct scif_endpt *ep,
 	mutex_lock(&ep->rma.cache_lock);
 	cache = ep->rma.cache;
 	if (!cache) {
-		cache = scif_fail_alloc() ? NULL :
-			kzalloc(sizeof(*cache), GFP_KERNEL);
+		cache = scif_kzalloc(sizeof(*cache), GFP_KERNEL);
 		if (!cache)
 			goto out;
 		INIT_LIST_HEAD(&cache->ents);

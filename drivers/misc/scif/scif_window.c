@@ -100,6 +100,7 @@ static inline bool scif_rma_drop_msg(void)
 }
 #endif
 
+#ifdef SCIF_TEST_HOOKS
 /*
  * Test hook, <debugfs>/scif/corrupt_runlist (root only): when non-zero,
  * the next run list this node sends is damaged so that the peer's checks
@@ -134,6 +135,19 @@ static void scif_runlist_corrupt(struct scif_runlist *rl, struct scif_msg *msg)
 	}
 }
 
+static void scif_runlist_maybe_corrupt(struct scif_runlist *rl,
+				       struct scif_msg *msg)
+{
+	if (unlikely(READ_ONCE(scif_corrupt_runlist)))
+		scif_runlist_corrupt(rl, msg);
+}
+#else
+static void scif_runlist_maybe_corrupt(struct scif_runlist *rl,
+				       struct scif_msg *msg)
+{
+}
+#endif
+
 static int scif_rma_show(struct seq_file *s, void *unused)
 {
 	seq_printf(s, "pinned_pages %ld\nwindows %ld\nremote_windows %ld\n",
@@ -155,8 +169,8 @@ DEFINE_SHOW_ATTRIBUTE(scif_rma);
 void scif_rma_debugfs_init(struct dentry *dir)
 {
 	debugfs_create_file("rma", 0400, dir, NULL, &scif_rma_fops);
-	debugfs_create_u32("corrupt_runlist", 0600, dir, &scif_corrupt_runlist);
 #ifdef SCIF_TEST_HOOKS
+	debugfs_create_u32("corrupt_runlist", 0600, dir, &scif_corrupt_runlist);
 	debugfs_create_u32("drop_rma_msgs", 0600, dir,
 			   (u32 *)&scif_drop_rma_msgs.counter);
 #endif
@@ -353,9 +367,8 @@ static int scif_pinned_runs(struct scif_pinned_pages *pp)
 			nr++;
 	if (nr > SCIF_WINDOW_MAX_RUNS)
 		return -ENOMEM;
-	pp->runs = scif_fail_alloc() ? NULL :
-		   kvcalloc(nr, sizeof(*pp->runs),
-			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	pp->runs = scif_kvcalloc(nr, sizeof(*pp->runs),
+				 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pp->runs)
 		return -ENOMEM;
 	pp->nr_runs = nr;
@@ -433,16 +446,15 @@ int scif_epd_pin(unsigned long addr, size_t len, int prot, int map_flags,
 			goto uncharge;
 	}
 	err = -ENOMEM;
-	pp = scif_fail_alloc() ? NULL : kzalloc(sizeof(*pp), GFP_KERNEL_ACCOUNT);
+	pp = scif_kzalloc(sizeof(*pp), GFP_KERNEL_ACCOUNT);
 	if (!pp)
 		goto uncharge;
 	kref_init(&pp->ref);
 	pp->nr_pages = nr;
 	pp->prot = prot;
 	pp->user = user;
-	pp->pages = scif_fail_alloc() ? NULL :
-		    kvcalloc(nr, sizeof(*pp->pages),
-			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	pp->pages = scif_kvcalloc(nr, sizeof(*pp->pages),
+				  GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pp->pages)
 		goto free_pp;
 	if (!user) {
@@ -559,8 +571,7 @@ static int scif_window_build_xfer(struct scif_window *w, struct scif_node *node)
 	struct scif_runlist *rl;
 	unsigned long r = 0;
 
-	w->xfer = scif_fail_alloc() ? NULL :
-		  kvcalloc(n, sizeof(*w->xfer), GFP_KERNEL_ACCOUNT);
+	w->xfer = scif_kvcalloc(n, sizeof(*w->xfer), GFP_KERNEL_ACCOUNT);
 	if (!w->xfer)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -682,8 +693,7 @@ static int scif_window_open(struct scif_endpt *ep, struct scif_window *w,
 	msg->arg[3] = (u64)pp->nr_runs << 32 | (u32)w->prot;
 	msg->arg[4] = scif_node_local_addr(ep->node,
 					   page_address(w->xfer[0]));
-	if (unlikely(READ_ONCE(scif_corrupt_runlist)))
-		scif_runlist_corrupt(page_address(w->xfer[0]), msg);
+	scif_runlist_maybe_corrupt(page_address(w->xfer[0]), msg);
 out:
 	mutex_unlock(&ep->rma.lock);
 	return err;
@@ -772,7 +782,7 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 	if ((map_flags & ~(SCIF_MAP_FIXED | SCIF_MAP_KERNEL)) || offset < 0 ||
 	    (fixed && !PAGE_ALIGNED(offset)))
 		return -EINVAL;
-	w = scif_fail_alloc() ? NULL : kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	w = scif_kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
 	if (!w)
 		return -ENOMEM;
 	kref_init(&w->ref);		/* the tree's */
@@ -1100,9 +1110,8 @@ int scif_rwindow_read_runs(struct scif_rwindow *rw, u64 addr)
 	u64 last;
 	int err;
 
-	rw->runs = scif_fail_alloc() ? NULL :
-		   kvcalloc(rw->nr_runs, sizeof(*rw->runs),
-			    GFP_KERNEL | __GFP_NOWARN);
+	rw->runs = scif_kvcalloc(rw->nr_runs, sizeof(*rw->runs),
+				 GFP_KERNEL | __GFP_NOWARN);
 	if (!rw->runs)
 		return -ENOMEM;
 	while (r < rw->nr_runs) {
@@ -1151,7 +1160,7 @@ static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
 	err = scif_rwindow_charge(ep, node, msg->arg[3] >> 32);
 	if (err)
 		return err;
-	rw = scif_fail_alloc() ? NULL : kzalloc(sizeof(*rw), GFP_KERNEL_ACCOUNT);
+	rw = scif_kzalloc(sizeof(*rw), GFP_KERNEL_ACCOUNT);
 	if (!rw) {
 		scif_rwindow_uncharge(ep, node, msg->arg[3] >> 32);
 		return -ENOMEM;
