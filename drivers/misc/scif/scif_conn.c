@@ -854,11 +854,13 @@ static void scif_handle_disconnect(struct scif_node *node,
 		kref_get(&ep->ref);
 		if (!queue_work(scif_info.wq, &ep->disc_work))
 			scif_epd_put(ep);
-	} else if (ep->state == SCIF_EPD_CLOSING && !ep->close_drained) {
+	} else if ((ep->state == SCIF_EPD_CLOSING && !ep->close_drained) ||
+		   ep->reset_draining) {
 		/*
-		 * Both ends are closing and ours still has RMAs or mappings
-		 * on the peer's windows: the peer frees them on the
-		 * acknowledgment, so it waits until we are done.
+		 * Both ends are closing (or ours reset a broken ring) and
+		 * ours still has RMAs or mappings on the peer's windows:
+		 * the peer frees them on the acknowledgment, so it waits
+		 * until we are done.
 		 */
 		ep->disc_ack_owed = true;
 	} else {
@@ -914,6 +916,8 @@ void scif_epd_disconnect_work(struct work_struct *work)
  * Costs only this connection: it is reset (ECONNRESET) and the peer is
  * sent DISCONNECT, as if this side had closed; the receive area stays
  * (held by the protocol) until the peer acknowledges or its node goes.
+ * As on a close, the peer's windows are let go of first, and a DISCONNECT
+ * of the peer that crosses ours is acknowledged only after that.
  *
  * Context: process context, without the endpoint's data mutexes.
  */
@@ -921,13 +925,14 @@ void scif_epd_ring_broken(struct scif_endpt *ep)
 {
 	struct scif_msg msg;
 	void *remote = NULL;
-	bool reset = false;
+	bool reset = false, owed;
 
 	mutex_lock(&ep->recv_mutex);
 	mutex_lock(&ep->send_mutex);
 	spin_lock(&ep->lock);
 	if (ep->state == SCIF_EPD_CONNECTED) {
 		ep->state = SCIF_EPD_DISCONNECTED;
+		ep->reset_draining = true;
 		remote = ep->rb.remote;
 		ep->rb.remote = NULL;
 		if (!ep->proto_ref) {
@@ -948,9 +953,22 @@ void scif_epd_ring_broken(struct scif_endpt *ep)
 	if (remote)
 		scif_node_unmap(ep->node, remote, scif_area_len(ep->rb.tx_size));
 	wake_up_all(&ep->wq);
+	/* Ours stay until the peer acknowledges, as on a close. */
+	scif_rma_epd_teardown(ep, false, -ECONNRESET);
 	scif_msg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle, ep->handle);
 	if (scif_node_send(ep->node, &msg))
 		scif_epd_drop_proto_ref(ep);
+
+	spin_lock(&ep->lock);
+	ep->reset_draining = false;
+	owed = ep->disc_ack_owed;
+	ep->disc_ack_owed = false;
+	spin_unlock(&ep->lock);
+	if (owed) {
+		scif_msg_init(&msg, SCIF_MSG_DISC_ACK, ep->peer_handle,
+			      ep->handle);
+		scif_node_send(ep->node, &msg);
+	}
 }
 
 static void scif_handle_disc_ack(const struct scif_msg *msg,

@@ -343,9 +343,11 @@ struct scif_conreq {
  * @close_drained: closing, and done with the peer's memory: no RMA or
  *	mapping uses its windows any more (true unless a close of a
  *	connected endpoint is still letting go of them)
- * @disc_ack_owed: the peer's DISCONNECT came before @close_drained; the
- *	close acknowledges it once drained (the peer frees its windows on
- *	the acknowledgment)
+ * @reset_draining: the peer broke the connection's ring and this side,
+ *	having reset it, is still letting go of the peer's windows
+ * @disc_ack_owed: the peer's DISCONNECT came before @close_drained, or
+ *	while @reset_draining; it is acknowledged once drained (the peer
+ *	frees its windows on the acknowledgment)
  * @backlog: most requests that may wait at a listener (at most
  *	max_backlog)
  * @nr_conreqs: requests waiting in @conreqs
@@ -390,6 +392,7 @@ struct scif_endpt {
 	bool conn_intr;
 	bool proto_ref;
 	bool close_drained;
+	bool reset_draining;
 	bool disc_ack_owed;
 	int backlog;
 	int nr_conreqs;
