@@ -179,6 +179,7 @@ static int scif_mmap_windows(struct scif_endpt *ep, struct scif_mmap *map,
 	unsigned long cap = 0;
 	int err;
 
+	lockdep_assert_held(&ep->mmap.lock);
 	*may_write = true;
 	while (off < end) {
 		rw = scif_rwindow_get(ep, off, prot, &err);
@@ -335,6 +336,7 @@ static int scif_mmap_make(struct scif_endpt *ep, struct scif_mmap *map,
 {
 	int prot = SCIF_PROT_READ;
 
+	lockdep_assert_held(&ep->mmap.lock);
 	/* Any page the CPU can reach, it can read: READ is always needed. */
 	if (vma->vm_flags & VM_WRITE)
 		prot |= SCIF_PROT_WRITE;

@@ -457,6 +457,7 @@ static void scif_node_release_qp(struct scif_node *n)
 {
 	struct scif_hw_dev *hw = n->hw;
 
+	lockdep_assert_held(&scif_info.node_lock);
 	if (n->rb.local)
 		hw->ops->publish_qp(hw, n->id, 0);
 	if (n->rb.remote)

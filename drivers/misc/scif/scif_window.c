@@ -558,6 +558,7 @@ void scif_window_put(struct scif_window *w)
 static void scif_window_unlink(struct scif_endpt *ep, struct scif_window *w,
 			       int err)
 {
+	lockdep_assert_held(&ep->rma.lock);
 	mtree_erase(&ep->rma.local, w->offset >> PAGE_SHIFT);
 	w->state = SCIF_WIN_DEAD;
 	w->err = err;
@@ -610,6 +611,7 @@ static int scif_window_gap(struct scif_endpt *ep, unsigned long min,
 	MA_STATE(mas, &ep->rma.local, 0, 0);
 	int err;
 
+	lockdep_assert_held(&ep->rma.lock);
 	mtree_lock(&ep->rma.local);
 	err = mas_empty_area(&mas, min, SCIF_RMA_MAX_PAGE, size);
 	mtree_unlock(&ep->rma.local);
@@ -629,6 +631,7 @@ int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 	unsigned long first = (u64)offset >> PAGE_SHIFT, start;
 	int err;
 
+	lockdep_assert_held(&ep->rma.lock);
 	if (fixed) {
 		if (first > SCIF_RMA_MAX_PAGE - w->nr_pages + 1)
 			return -EINVAL;
@@ -825,6 +828,7 @@ static int scif_unregister_check(struct scif_endpt *ep, unsigned long first,
 	struct scif_window *w;
 	int found = 0;
 
+	lockdep_assert_held(&ep->rma.lock);
 	mt_for_each(&ep->rma.local, w, idx, last) {
 		wfirst = w->offset >> PAGE_SHIFT;
 		if (wfirst < first || wfirst + w->nr_pages - 1 > last)
@@ -981,6 +985,7 @@ static int scif_rwindow_charge(struct scif_endpt *ep, struct scif_node *node,
 {
 	bool over;
 
+	lockdep_assert_held(&ep->rma.lock);
 	lockdep_assert_held(&ep->rma.lock);
 	over = atomic_read(&ep->rma.nr_rwindows) >=
 	       READ_ONCE(scif_max_rwindows_ep);
@@ -1155,6 +1160,7 @@ static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
 	unsigned long first;
 	int err;
 
+	lockdep_assert_held(&ep->rma.lock);
 	if (!scif_register_msg_ok(msg))
 		return -EINVAL;
 	err = scif_rwindow_charge(ep, node, msg->arg[3] >> 32);
