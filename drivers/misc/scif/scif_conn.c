@@ -623,17 +623,17 @@ static void scif_listener_close(struct scif_endpt *lep)
 }
 
 /*
- * A closing endpoint no longer touches the peer's windows: acknowledge a
- * DISCONNECT of the peer that came meanwhile (see scif_handle_disconnect).
+ * The endpoint no longer touches the peer's windows: set @flag (which
+ * says so) to @value and acknowledge a DISCONNECT of the peer that came
+ * meanwhile (see scif_handle_disconnect).
  */
-static void scif_epd_close_drained(struct scif_endpt *ep)
+static void scif_epd_drained(struct scif_endpt *ep, bool *flag, bool value)
 {
 	struct scif_msg ack;
 	bool owed;
 
-	lockdep_assert_held(&ep->ctl_mutex);
 	spin_lock(&ep->lock);
-	ep->close_drained = true;
+	*flag = value;
 	owed = ep->disc_ack_owed;
 	ep->disc_ack_owed = false;
 	spin_unlock(&ep->lock);
@@ -642,6 +642,13 @@ static void scif_epd_close_drained(struct scif_endpt *ep)
 			      ep->handle);
 		scif_node_send(ep->node, &ack);
 	}
+}
+
+/* A closing endpoint is done with the peer's windows. */
+static void scif_epd_close_drained(struct scif_endpt *ep)
+{
+	lockdep_assert_held(&ep->ctl_mutex);
+	scif_epd_drained(ep, &ep->close_drained, true);
 }
 
 /**
@@ -925,7 +932,7 @@ void scif_epd_ring_broken(struct scif_endpt *ep)
 {
 	struct scif_msg msg;
 	void *remote = NULL;
-	bool reset = false, owed;
+	bool reset = false;
 
 	mutex_lock(&ep->recv_mutex);
 	mutex_lock(&ep->send_mutex);
@@ -958,17 +965,7 @@ void scif_epd_ring_broken(struct scif_endpt *ep)
 	scif_msg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle, ep->handle);
 	if (scif_node_send(ep->node, &msg))
 		scif_epd_drop_proto_ref(ep);
-
-	spin_lock(&ep->lock);
-	ep->reset_draining = false;
-	owed = ep->disc_ack_owed;
-	ep->disc_ack_owed = false;
-	spin_unlock(&ep->lock);
-	if (owed) {
-		scif_msg_init(&msg, SCIF_MSG_DISC_ACK, ep->peer_handle,
-			      ep->handle);
-		scif_node_send(ep->node, &msg);
-	}
+	scif_epd_drained(ep, &ep->reset_draining, false);
 }
 
 static void scif_handle_disc_ack(const struct scif_msg *msg,
