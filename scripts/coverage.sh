@@ -109,9 +109,11 @@ fi
 infos=()
 for f in "$out"/data/*.info; do infos+=(-a "$f"); done
 lcov -q "${infos[@]}" -o "$out/all.info" $rc_branch
-# The driver's own sources; the KUnit suites are tests, not driver code.
+# The driver's own sources; the KUnit suites and the test build's hooks
+# (scif_testhooks.c, the peer fuzzer) are tests, not driver code.
 lcov -q -e "$out/all.info" "$objdir/*.c" -o "$out/drivers.info" $rc_branch
-lcov -q -r "$out/drivers.info" '*/scif_kunit.c' -o "$out/drivers.info" \
+lcov -q -r "$out/drivers.info" '*/scif_kunit.c' '*/scif_testhooks.c' \
+	-o "$out/drivers.info" \
 	$rc_branch
 genhtml -q --branch-coverage -o "$out/html" "$out/drivers.info" \
 	> "$out/genhtml.log" 2>&1
