@@ -1262,7 +1262,11 @@ static int scif_peer_errno(u64 e)
 	case ENOMEM:
 	case EAGAIN:
 	case ECONNRESET:
+	case ENODEV:
 		return -(int)e;
+	case ENOTCONN:
+		/* the peer's endpoint is closing: the connection is going */
+		return -ECONNRESET;
 	default:
 		return -EPROTO;
 	}
