@@ -43,7 +43,6 @@
 #define SCIF_TEST_WITH_LIBSCIF
 #include "scif_test_util.h"
 
-#define RMA_STATS	"/sys/kernel/debug/scif/rma"
 #define PARAMS		"/sys/module/scif/parameters/"
 #define DELAY_PARAM	PARAMS "eng_delay_ms"
 #define DEFER_PARAM	PARAMS "eng_defer"
@@ -77,40 +76,6 @@ static uint64_t get64_unaligned(const uint8_t *p)
 static uint64_t load64(const uint8_t *p)
 {
 	return __atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE);
-}
-
-static long rma_stat(const char *key)
-{
-	char buf[512], *p;
-
-	if (read_file(RMA_STATS, buf, sizeof(buf)))
-		return -1;
-	p = strstr(buf, key);
-	return p ? atol(p + strlen(key) + 1) : -1;
-}
-
-/* Wait (up to 5 s) for @key of the rma stats to be @want; its value. */
-static long stat_settles_at(const char *key, long want)
-{
-	long n = -1;
-
-	for (int i = 0; i < 500; i++) {
-		n = rma_stat(key);
-		if (n == want)
-			break;
-		usleep(10000);
-	}
-	return n;
-}
-
-static long vm_pin_kb(void)
-{
-	char buf[4096], *p;
-
-	if (read_file("/proc/self/status", buf, sizeof(buf)))
-		return -1;
-	p = strstr(buf, "VmPin:");
-	return p ? atol(p + 6) : -1;
 }
 
 static long mem_available_kb(void)
@@ -531,7 +496,7 @@ TEST_F_TIMEOUT(plain, transient_pins_charged_unprivileged, 120)
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	pair_close(&p, WIN);
-	EXPECT_EQ(rpin0, stat_settles_at("rma_pinned_pages", rpin0));
+	EXPECT_EQ(rpin0, rma_stat_settles_at("rma_pinned_pages", rpin0));
 }
 
 /*
@@ -658,8 +623,8 @@ TEST_F_TIMEOUT(plain, async_storm_bounded_unprivileged, 300)
 	set_param(QUEUED_PARAM, max0);
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(0, stat_settles_at("queued", 0));
-	EXPECT_EQ(rpin0, stat_settles_at("rma_pinned_pages", rpin0));
+	EXPECT_EQ(0, rma_stat_settles_at("queued", 0));
+	EXPECT_EQ(rpin0, rma_stat_settles_at("rma_pinned_pages", rpin0));
 	/* The kernel kept no more than a few MiB for it. */
 	EXPECT_LT(avail0 - 16 * 1024, mem_available_kb());
 	for (i = 0; i < STORM_PAIRS; i++)

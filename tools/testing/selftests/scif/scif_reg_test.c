@@ -38,7 +38,6 @@
 #define SCIF_TEST_WITH_LIBSCIF
 #include "scif_test_util.h"
 
-#define RMA_STATS	"/sys/kernel/debug/scif/rma"
 #define DROP_HOOK	"/sys/kernel/debug/scif/drop_rma_msgs"
 #define PARAMS		"/sys/module/scif/parameters/"
 #define TAINTED		"/proc/sys/kernel/tainted"
@@ -52,32 +51,6 @@
 	if (getenv("SCIF_REG_SILENT"))					\
 		SKIP(return, "a silent-peer run");			\
 } while (0)
-
-/* A field of RMA_STATS, or -1. */
-static long rma_stat(const char *key)
-{
-	char buf[512], *p;
-
-	if (read_file(RMA_STATS, buf, sizeof(buf)))
-		return -1;
-	p = strstr(buf, key);
-	return p ? atol(p + strlen(key) + 1) : -1;
-}
-
-/* Wait (up to 5 s) for pinned_pages to be @want; its last value. */
-static long pinned_settles_at(long want)
-{
-	long n = -1;
-	int i;
-
-	for (i = 0; i < 500; i++) {
-		n = rma_stat("pinned_pages");
-		if (n == want)
-			break;
-		usleep(10000);
-	}
-	return n;
-}
 
 static long read_long(const char *path)
 {

@@ -29,7 +29,6 @@
 #define SCIF_TEST_WITH_LIBSCIF
 #include "scif_test_util.h"
 
-#define RMA_STATS	"/sys/kernel/debug/scif/rma"
 #define CORRUPT		"/sys/kernel/debug/scif/corrupt_runlist"
 #define PG		4096L
 #define WIN		(256 * 1024L)
@@ -40,43 +39,6 @@ static uint8_t *map_mem(size_t len, int prot)
 	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
-}
-
-/* A field of RMA_STATS, or -1. */
-static long rma_stat(const char *key)
-{
-	char buf[512], *p;
-
-	if (read_file(RMA_STATS, buf, sizeof(buf)))
-		return -1;
-	p = strstr(buf, key);
-	return p ? atol(p + strlen(key) + 1) : -1;
-}
-
-/* Wait (up to 5 s) for pinned_pages to be @want; its last value. */
-static long pinned_settles_at(long want)
-{
-	long n = -1;
-	int i;
-
-	for (i = 0; i < 500; i++) {
-		n = rma_stat("pinned_pages");
-		if (n == want)
-			break;
-		usleep(10000);
-	}
-	return n;
-}
-
-/* VmPin of this process in kB, or -1. */
-static long vm_pin_kb(void)
-{
-	char buf[4096], *p;
-
-	if (read_file("/proc/self/status", buf, sizeof(buf)))
-		return -1;
-	p = strstr(buf, "VmPin:");
-	return p ? atol(p + 6) : -1;
 }
 
 static uint32_t rnd(uint32_t *s)
@@ -564,21 +526,6 @@ TEST_F(rma, peer_rejects_damaged_run_lists)
 	EXPECT_EQ(0, memcmp(self->lbuf, self->rbuf, 2 * PG));
 }
 
-/* Wait (up to 5 s) for the debugfs counter @key to be @want. */
-static long stat_settles_at(const char *key, long want)
-{
-	long n = -1;
-	int i;
-
-	for (i = 0; i < 500; i++) {
-		n = rma_stat(key);
-		if (n == want)
-			break;
-		usleep(10000);
-	}
-	return n;
-}
-
 #define SLOT	(WIN / 32)
 
 TEST_F(rma, async_random_then_sync_all_data_checked)
@@ -646,7 +593,7 @@ TEST_F(rma, async_random_then_sync_all_data_checked)
 								  round);
 		ASSERT_EQ(0, memcmp(self->lbuf, lref, WIN));
 	}
-	EXPECT_EQ(0, stat_settles_at("rma_pinned_pages", 0));
+	EXPECT_EQ(0, rma_stat_settles_at("rma_pinned_pages", 0));
 	free(ref);
 	free(lref);
 	free(vbuf);
@@ -681,7 +628,7 @@ TEST_F(rma, unregister_while_rma_in_flight)
 	ASSERT_EQ(0, scif_vwriteto(c, a, 1, rb, SCIF_RMA_SYNC));
 	EXPECT_EQ(-1, check_pattern(b, len, 77));
 	EXPECT_EQ(0, scif_unregister(s, rb, len));
-	EXPECT_EQ(0, stat_settles_at("rma_pinned_pages", 0));
+	EXPECT_EQ(0, rma_stat_settles_at("rma_pinned_pages", 0));
 	munmap(a, len);
 	munmap(b, len);
 }
@@ -734,10 +681,10 @@ TEST(exit_with_rmas_in_flight_unpins_everything)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	close(pipefd[0]);
 	EXPECT_EQ(pinned0, pinned_settles_at(pinned0));
-	EXPECT_EQ(0, stat_settles_at("rma_pinned_pages", 0));
+	EXPECT_EQ(0, rma_stat_settles_at("rma_pinned_pages", 0));
 	if (rma_stat("cache_pinned_pages") >= 0)
-		EXPECT_EQ(0, stat_settles_at("cache_pinned_pages", 0));
-	EXPECT_EQ(0, stat_settles_at("remote_windows", 0));
+		EXPECT_EQ(0, rma_stat_settles_at("cache_pinned_pages", 0));
+	EXPECT_EQ(0, rma_stat_settles_at("remote_windows", 0));
 }
 
 TEST_F(rma, fork_with_madv_dontfork)
@@ -818,7 +765,7 @@ TEST_F(rma, cache_invalidated_by_munmap_mmap)
 	close(c);
 	self->cn.client = -1;
 	if (cached >= 0)
-		EXPECT_EQ(0, stat_settles_at("cache_pinned_pages", 0));
+		EXPECT_EQ(0, rma_stat_settles_at("cache_pinned_pages", 0));
 	munmap(buf, len);
 }
 
@@ -865,7 +812,7 @@ TEST(peer_killed_mid_rma_econnreset)
 			err = errno;
 	}
 	EXPECT_EQ(ECONNRESET, err);
-	EXPECT_EQ(0, stat_settles_at("rma_pinned_pages", 0));
+	EXPECT_EQ(0, rma_stat_settles_at("rma_pinned_pages", 0));
 	close(cn.client);
 	close(pipefd[0]);
 	close(pipefd[1]);

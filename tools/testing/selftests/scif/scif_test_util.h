@@ -96,6 +96,52 @@ static inline int read_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* The driver's RMA figures (debugfs, root only). */
+#define RMA_STATS	"/sys/kernel/debug/scif/rma"
+
+/* A field of RMA_STATS, or -1. */
+static inline long rma_stat(const char *key)
+{
+	char buf[512], *p;
+
+	if (read_file(RMA_STATS, buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, key);
+	return p ? atol(p + strlen(key) + 1) : -1;
+}
+
+/* Wait (up to 5 s) for @key of RMA_STATS to be @want; its last value. */
+static inline long rma_stat_settles_at(const char *key, long want)
+{
+	long n = -1;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		n = rma_stat(key);
+		if (n == want)
+			break;
+		usleep(10000);
+	}
+	return n;
+}
+
+/* Wait (up to 5 s) for pinned_pages to be @want; its last value. */
+static inline long pinned_settles_at(long want)
+{
+	return rma_stat_settles_at("pinned_pages", want);
+}
+
+/* VmPin of this process in kB, or -1. */
+static inline long vm_pin_kb(void)
+{
+	char buf[4096], *p;
+
+	if (read_file("/proc/self/status", buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, "VmPin:");
+	return p ? atol(p + 6) : -1;
+}
+
 /* Write all of @val to @path in one write: 0 or -1. */
 static inline int write_file(const char *path, const char *val)
 {
