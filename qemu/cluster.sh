@@ -467,9 +467,25 @@ request() { # from request [arg...]
 
 for ((k = 0; k < nodes; k++)); do start_node "$k"; done
 
+# A read that times out in the middle of a line returns what it read so
+# far: keep it for the next read instead of losing the line's start (a
+# request "0 kill 1" would otherwise arrive as "1").
+evbuf=
+next_event() { # timeout: fill ev with the next whole request line
+	local line
+	if IFS= read -r -t "$1" -u "$evfd" line; then
+		read -r -a ev <<< "$evbuf$line"
+		evbuf=
+		[ ${#ev[@]} -gt 0 ]
+		return
+	fi
+	[ $? -le 128 ] || evbuf+=$line
+	return 1
+}
+
 deadline=$((SECONDS + timeout))
 while :; do
-	if read -r -t 1 -u "$evfd" -a ev && [ ${#ev[@]} -gt 0 ]; then
+	if next_event 1; then
 		request "${ev[@]}"
 		continue
 	fi
@@ -486,7 +502,7 @@ while :; do
 	done
 	if [ $running -eq 0 ]; then
 		# A last request may still be on its way from a node's FIFO.
-		if read -r -t 0.5 -u "$evfd" -a ev && [ ${#ev[@]} -gt 0 ]; then
+		if next_event 0.5; then
 			request "${ev[@]}"
 			continue
 		fi
