@@ -687,7 +687,7 @@ void scif_epd_close(struct scif_endpt *ep)
 		/* Done with the peer's windows before it hears of the close;
 		 * ours stay until it acknowledges.
 		 */
-		scif_rma_epd_teardown(ep, false, -ECONNRESET);
+		scif_epd_parts_teardown(ep, false, -ECONNRESET);
 		scif_epd_close_drained(ep);
 		scif_msg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,
 			      ep->handle);
@@ -909,7 +909,7 @@ void scif_epd_disconnect_work(struct work_struct *work)
 	if (remote)
 		scif_node_unmap(ep->node, remote, scif_area_len(ep->rb.tx_size));
 	/* The peer dropped our windows before it disconnected. */
-	scif_rma_epd_teardown(ep, true, -ECONNRESET);
+	scif_epd_parts_teardown(ep, true, -ECONNRESET);
 	wake_up_all(&ep->wq);
 	scif_msg_init(&msg, SCIF_MSG_DISC_ACK, ep->peer_handle, ep->handle);
 	scif_node_send(ep->node, &msg);
@@ -961,7 +961,7 @@ void scif_epd_ring_broken(struct scif_endpt *ep)
 		scif_node_unmap(ep->node, remote, scif_area_len(ep->rb.tx_size));
 	wake_up_all(&ep->wq);
 	/* Ours stay until the peer acknowledges, as on a close. */
-	scif_rma_epd_teardown(ep, false, -ECONNRESET);
+	scif_epd_parts_teardown(ep, false, -ECONNRESET);
 	scif_msg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle, ep->handle);
 	if (scif_node_send(ep->node, &msg))
 		scif_epd_drop_proto_ref(ep);

@@ -539,6 +539,7 @@ void scif_epd_put(struct scif_endpt *ep);
 struct scif_endpt *scif_epd_lookup(u64 handle);
 const char *scif_epd_state_name(enum scif_epd_state state);
 void scif_epd_node_lost(struct scif_node *node, bool hold);
+void scif_epd_parts_teardown(struct scif_endpt *ep, bool local, int err);
 int scif_port_claim(u16 port);
 int scif_port_alloc(u16 *port);
 void scif_port_get(u16 port);

@@ -244,9 +244,9 @@ struct scif_epd_rma {
 };
 
 /* scif_window.c */
-void scif_rma_epd_init(struct scif_endpt *ep);
-void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err);
-void scif_rma_epd_destroy(struct scif_endpt *ep);
+void scif_window_epd_init(struct scif_endpt *ep);
+void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err);
+void scif_window_epd_destroy(struct scif_endpt *ep);
 void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			 struct scif_endpt *ep);
 void scif_rma_handle_orphan(struct scif_node *node,
@@ -356,6 +356,7 @@ struct scif_cache_ent {
 };
 
 #ifdef CONFIG_MMU_NOTIFIER
+void scif_cache_epd_init(struct scif_endpt *ep);
 struct scif_cache_ent *scif_cache_get(struct scif_endpt *ep,
 				      unsigned long addr, u64 len,
 				      bool write, int *err);
@@ -363,6 +364,10 @@ void scif_cache_put(struct scif_cache_ent *ce);
 void scif_cache_destroy(struct scif_endpt *ep);
 long scif_cache_pinned(void);
 #else
+static inline void scif_cache_epd_init(struct scif_endpt *ep)
+{
+}
+
 static inline struct scif_cache_ent *
 scif_cache_get(struct scif_endpt *ep, unsigned long addr, u64 len, bool write,
 	       int *err)

@@ -234,6 +234,17 @@ out:
 }
 
 /**
+ * scif_cache_epd_init() - set up a new endpoint's registration cache
+ * @ep: the endpoint; its cache is made by the first RMA that asks for it
+ *
+ * Context: any context.
+ */
+void scif_cache_epd_init(struct scif_endpt *ep)
+{
+	mutex_init(&ep->rma.cache_lock);
+}
+
+/**
  * scif_cache_destroy() - drop an endpoint's registration cache
  * @ep: the endpoint, being closed or destroyed
  *

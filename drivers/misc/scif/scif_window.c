@@ -177,18 +177,21 @@ void scif_rma_debugfs_init(struct dentry *dir)
 }
 
 /**
- * scif_rma_epd_init() - set up a new endpoint's registered memory
+ * scif_window_epd_init() - set up a new endpoint's registered address spaces
  * @ep: the endpoint
+ *
+ * Called by scif_epd.c with the endpoint's other parts (see
+ * scif_epd_parts_teardown()).
+ *
+ * Context: any context.
  */
-void scif_rma_epd_init(struct scif_endpt *ep)
+void scif_window_epd_init(struct scif_endpt *ep)
 {
 	mutex_init(&ep->rma.lock);
 	mt_init_flags(&ep->rma.local, MT_FLAGS_ALLOC_RANGE);
 	mt_init_flags(&ep->rma.remote, 0);
 	atomic_set(&ep->rma.nr_rwindows, 0);
 	atomic_long_set(&ep->rma.nr_rruns, 0);
-	scif_rma_engine_init(ep);
-	scif_fence_epd_init(ep);
 }
 
 /**
@@ -1401,7 +1404,7 @@ void scif_rma_handle_orphan(struct scif_node *node, const struct scif_msg *msg)
 /* Teardown ----------------------------------------------------------- */
 
 /**
- * scif_rma_epd_teardown() - drop the windows of a connection
+ * scif_window_epd_teardown() - drop the windows of a connection
  * @ep: the endpoint; its state already says it is no longer connected
  * @local: drop this endpoint's own windows too (only once the peer no
  *	longer touches them)
@@ -1412,7 +1415,7 @@ void scif_rma_handle_orphan(struct scif_node *node, const struct scif_msg *msg)
  *
  * Context: process context; not under any endpoint lock but ctl_mutex.
  */
-void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
+void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err)
 {
 	struct scif_window *w, *wtmp;
 	struct scif_rwindow *rw, *rtmp;
@@ -1433,8 +1436,6 @@ void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
 	}
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);
-	/* The peer's fence waits end with the connection. */
-	scif_fence_epd_teardown(ep);
 
 	list_for_each_entry_safe(rw, rtmp, &rwins, link) {
 		scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */
@@ -1446,15 +1447,14 @@ void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
 }
 
 /**
- * scif_rma_epd_destroy() - release what is left as the endpoint goes
- * @ep: the endpoint, unreferenced: no remote window is left
+ * scif_window_epd_destroy() - free the registered address spaces
+ * @ep: the endpoint, unreferenced, after scif_window_epd_teardown() of
+ *	its local windows too: both trees are empty
  *
  * Context: process context.
  */
-void scif_rma_epd_destroy(struct scif_endpt *ep)
+void scif_window_epd_destroy(struct scif_endpt *ep)
 {
-	scif_cache_destroy(ep);
-	scif_rma_epd_teardown(ep, true, -ECONNRESET);
 	mtree_destroy(&ep->rma.local);
 	mtree_destroy(&ep->rma.remote);
 }
