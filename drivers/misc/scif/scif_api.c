@@ -269,7 +269,7 @@ int scif_pin_pages(void *addr, size_t len, int prot_flags, int map_flags,
 {
 	if (!pinned_pages)
 		return -EINVAL;
-	return scif_epd_pin((unsigned long)addr, len, prot_flags, map_flags,
+	return scif_pin_range((unsigned long)addr, len, prot_flags, map_flags,
 			    pinned_pages);
 }
 EXPORT_SYMBOL_GPL(scif_pin_pages);
@@ -288,7 +288,7 @@ int scif_unpin_pages(scif_pinned_pages_t pinned_pages)
 {
 	if (!pinned_pages)
 		return -EINVAL;
-	scif_pinned_put(pinned_pages);
+	scif_pin_put(pinned_pages);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(scif_unpin_pages);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * SCIF core: registered memory.  Types shared by scif_window.c (the
- * registered address space, pinning, the window exchange) and scif_rma.c
- * (the copies).  See Documentation/scif/rma.rst.
+ * SCIF core: registered memory.  Types shared by scif_pin.c (pinning),
+ * scif_window.c (the registered address space, the window exchange),
+ * scif_rma.c (the copies), scif_fence.c and scif_rma_cache.c.  See Documentation/scif/rma.rst.
  *
  * Offsets are kept in maple trees indexed by page number (offset >>
  * PAGE_SHIFT); a window occupies the range of its pages.  Each endpoint
@@ -252,11 +252,6 @@ void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 void scif_rma_handle_orphan(struct scif_node *node,
 			    const struct scif_msg *msg);
 void scif_rma_debugfs_init(struct dentry *dir);
-int scif_pin_user_range(unsigned long start, unsigned long nr, bool write,
-			struct page **pages);
-int scif_epd_pin(unsigned long addr, size_t len, int prot, int map_flags,
-		 struct scif_pinned_pages **pinned);
-void scif_pinned_put(struct scif_pinned_pages *pp);
 s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags);
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
@@ -269,6 +264,17 @@ struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
 				      int prot, int *err);
 void scif_window_put(struct scif_window *w);
 void scif_rwindow_put(struct scif_rwindow *rw);
+
+/* scif_pin.c */
+int scif_pin_charge(struct mm_struct *mm, unsigned long n);
+void scif_pin_uncharge(struct mm_struct *mm, unsigned long n);
+int scif_pin_user_range(unsigned long start, unsigned long nr, bool write,
+			struct page **pages);
+int scif_pin_check(unsigned long addr, size_t len, int prot, int map_flags);
+int scif_pin_range(unsigned long addr, size_t len, int prot, int map_flags,
+		   struct scif_pinned_pages **pinned);
+void scif_pin_put(struct scif_pinned_pages *pp);
+long scif_pin_nr_pages(void);
 
 /* scif_rma.c */
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SCIF core: registered memory windows.  Pinning, each endpoint's
- * registered address space (a maple tree of windows), and the exchange
- * that tells the peer about a window:
+ * SCIF core: registered memory windows.  Each endpoint's registered
+ * address space (a maple tree of windows over pages pinned by
+ * scif_pin.c), and the exchange that tells the peer about a window:
  *
  *   registrant                             peer
  *   run list in its own memory
@@ -21,28 +21,19 @@
  * or DISC_ACK, so a DISCONNECT (or the node's loss) also tells that the
  * peer no longer touches ours.
  */
-#include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
-#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
 
 #include "scif_kunit.h"
 #include "scif_priv.h"
 
-/* Pages pinned per call of pin_user_pages_fast(). */
-#define SCIF_PIN_CHUNK		512
-
-/* Runs are reached through the linear map. */
-static_assert(!IS_ENABLED(CONFIG_HIGHMEM));
 static_assert(SCIF_RUNLIST_PAGE == PAGE_SIZE);
 
-static atomic_long_t scif_pinned_total;	/* user pages pinned by windows */
 static atomic_long_t scif_nr_windows;
 static atomic_long_t scif_nr_rwindows;
 static atomic64_t scif_window_ids;
@@ -151,7 +142,7 @@ static void scif_runlist_maybe_corrupt(struct scif_runlist *rl,
 static int scif_rma_show(struct seq_file *s, void *unused)
 {
 	seq_printf(s, "pinned_pages %ld\nwindows %ld\nremote_windows %ld\n",
-		   atomic_long_read(&scif_pinned_total),
+		   scif_pin_nr_pages(),
 		   atomic_long_read(&scif_nr_windows),
 		   atomic_long_read(&scif_nr_rwindows));
 	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\ndma %d\n",
@@ -213,313 +204,6 @@ int scif_rma_conn_err(struct scif_endpt *ep)
 	}
 }
 
-/* Pinning ----------------------------------------------------------- */
-
-/* Charge @n pages to RLIMIT_MEMLOCK through @mm->pinned_vm. */
-static int scif_charge_pinned(struct mm_struct *mm, unsigned long n)
-{
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	s64 total = atomic64_add_return(n, &mm->pinned_vm);
-
-	if ((u64)total > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(n, &mm->pinned_vm);
-		return -EAGAIN;
-	}
-	return 0;
-}
-
-/*
- * Whether a page of @vma is pinned for writing when the window does not
- * ask for it.  A read-only pin of a page the process has not written yet
- * may pin a page it does not own: the shared zero page (or the huge zero
- * page) of untouched anonymous memory, the page cache page of a private
- * file mapping.  The process's first write then moves it to a new page,
- * and the window keeps the old one.  Pinning for writing breaks the copy
- * on write now, so the window and the process share the page for good.
- * This is only done where the process itself may write (a private,
- * writable mapping); shared mappings have no copy on write.
- */
-static bool scif_vma_pin_write(struct vm_area_struct *vma)
-{
-	return !(vma->vm_flags & VM_SHARED) && (vma->vm_flags & VM_WRITE);
-}
-
-/*
- * Check that [@addr, @addr + @len) is mapped readable (and writable for
- * @write) by the current process, before anything is allocated for it.
- */
-static int scif_user_range_check(unsigned long addr, unsigned long len,
-				 bool write)
-{
-	struct mm_struct *mm = current->mm;
-	unsigned long end = addr + len;
-	struct vm_area_struct *vma;
-	int err = 0;
-
-	if (mmap_read_lock_killable(mm))
-		return -EINTR;
-	while (addr < end) {
-		vma = vma_lookup(mm, addr);
-		if (!vma || !(vma->vm_flags & VM_READ) ||
-		    (write && !(vma->vm_flags & VM_WRITE))) {
-			err = -EFAULT;
-			break;
-		}
-		addr = vma->vm_end;
-	}
-	mmap_read_unlock(mm);
-	return err;
-}
-
-/**
- * scif_pin_user_range() - pin user pages long term, breaking copy on write
- * @start: first address, page aligned, in the current process
- * @nr: pages
- * @write: the pages will be written (else only read)
- * @pages: receives the pages
- *
- * Pins with FOLL_WRITE where @write asks for it and also where the VMA is
- * private and writable, so that the pages are the ones the process will
- * write later (see scif_vma_pin_write()).  A read-only private mapping
- * is pinned read-only.  Pins in chunks and stops on a fatal signal.
- *
- * Context: process context with a user mm; takes its mmap lock.
- * Return: 0 with @nr pages pinned, or -EFAULT, -ENOMEM, -EINTR with
- * none pinned.
- */
-int scif_pin_user_range(unsigned long start, unsigned long nr, bool write,
-			struct page **pages)
-{
-	struct mm_struct *mm = current->mm;
-	unsigned long done = 0, a, seg;
-	struct vm_area_struct *vma;
-	unsigned int flags;
-	int n, err;
-
-	while (done < nr) {
-		a = start + done * PAGE_SIZE;
-		if (mmap_read_lock_killable(mm)) {
-			err = -EINTR;
-			goto unpin;
-		}
-		vma = vma_lookup(mm, a);
-		if (!vma) {
-			mmap_read_unlock(mm);
-			err = -EFAULT;
-			goto unpin;
-		}
-		flags = FOLL_LONGTERM;
-		if (write || scif_vma_pin_write(vma))
-			flags |= FOLL_WRITE;
-		seg = min3(nr - done, (vma->vm_end - a) >> PAGE_SHIFT,
-			   (unsigned long)SCIF_PIN_CHUNK);
-		mmap_read_unlock(mm);
-		/* A VMA changed meanwhile makes GUP fail or pin read-only. */
-		n = pin_user_pages_fast(a, seg, flags, pages + done);
-		if (n <= 0) {
-			err = n ? n : -EFAULT;
-			goto unpin;
-		}
-		done += n;
-		if (fatal_signal_pending(current)) {
-			err = -EINTR;
-			goto unpin;
-		}
-		cond_resched();
-	}
-	return 0;
-
-unpin:
-	unpin_user_pages(pages, done);
-	return err;
-}
-
-/* Kernel memory: the caller keeps it; the pages are only looked up. */
-static int scif_kernel_pages(struct scif_pinned_pages *pp, unsigned long addr)
-{
-	unsigned long i;
-	struct page *page;
-	void *va;
-
-	for (i = 0; i < pp->nr_pages; i++) {
-		va = (void *)(addr + i * PAGE_SIZE);
-		if (is_vmalloc_addr(va))
-			page = vmalloc_to_page(va);
-		else
-			page = virt_addr_valid(va) ? virt_to_page(va) : NULL;
-		if (!page)
-			return -EFAULT;
-		pp->pages[i] = page;
-	}
-	return 0;
-}
-
-static bool scif_pages_adjacent(struct page *a, struct page *b)
-{
-	return page_to_pfn(a) + 1 == page_to_pfn(b);
-}
-
-/* Describe @pp->pages as physically contiguous runs. */
-static int scif_pinned_runs(struct scif_pinned_pages *pp)
-{
-	unsigned long i, nr = 1, r = 0;
-	struct scif_run *run;
-
-	for (i = 1; i < pp->nr_pages; i++)
-		if (!scif_pages_adjacent(pp->pages[i - 1], pp->pages[i]))
-			nr++;
-	if (nr > SCIF_WINDOW_MAX_RUNS)
-		return -ENOMEM;
-	pp->runs = scif_kvcalloc(nr, sizeof(*pp->runs),
-				 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!pp->runs)
-		return -ENOMEM;
-	pp->nr_runs = nr;
-	for (i = 0; i < pp->nr_pages; i++) {
-		if (i && scif_pages_adjacent(pp->pages[i - 1], pp->pages[i])) {
-			pp->runs[r - 1].len += PAGE_SIZE;
-			continue;
-		}
-		run = &pp->runs[r++];
-		run->woff = (u64)i << PAGE_SHIFT;
-		run->addr = page_to_phys(pp->pages[i]);
-		run->len = PAGE_SIZE;
-		run->va = page_address(pp->pages[i]);
-	}
-	return 0;
-}
-
-static int scif_pin_check(unsigned long addr, size_t len, int prot,
-			  int map_flags)
-{
-	unsigned long end;
-
-	if ((prot & ~(SCIF_PROT_READ | SCIF_PROT_WRITE)) ||
-	    (map_flags & ~SCIF_MAP_KERNEL) || !len ||
-	    !PAGE_ALIGNED(addr) || !PAGE_ALIGNED(len) ||
-	    check_add_overflow(addr, len, &end) ||
-	    len >> PAGE_SHIFT > SCIF_WINDOW_MAX_PAGES)
-		return -EINVAL;
-	if (map_flags & SCIF_MAP_KERNEL)
-		return 0;
-	if (!current->mm)
-		return -EINVAL;
-	return access_ok((void __user *)addr, len) ? 0 : -EFAULT;
-}
-
-/**
- * scif_epd_pin() - pin pages for registration
- * @addr: start, page aligned: a user address of the current process, or
- *	with SCIF_MAP_KERNEL a kernel address (linear map or vmalloc)
- * @len: bytes, a non-zero multiple of the page size
- * @prot: SCIF_PROT_* the pages are for; SCIF_PROT_WRITE pins for writing
- * @map_flags: 0 or SCIF_MAP_KERNEL
- * @pinned: receives the pinned pages, with one reference
- *
- * User pages are charged to the process's RLIMIT_MEMLOCK (unless it has
- * CAP_IPC_LOCK) and checked to be mapped before anything is allocated
- * for them, then pinned FOLL_LONGTERM in chunks by scif_pin_user_range()
- * (for writing where the mapping is private and writable, whatever
- * @prot says: see Documentation/scif/rma.rst).
- *
- * Context: process context; may sleep.
- * Return: 0, -EINVAL (bad arguments), -EFAULT (bad memory), -EAGAIN
- * (over RLIMIT_MEMLOCK), -ENOMEM or -EINTR (fatal signal).
- */
-int scif_epd_pin(unsigned long addr, size_t len, int prot, int map_flags,
-		 struct scif_pinned_pages **pinned)
-{
-	struct scif_pinned_pages *pp;
-	unsigned long nr;
-	bool user;
-	int err;
-
-	err = scif_pin_check(addr, len, prot, map_flags);
-	if (err)
-		return err;
-	nr = len >> PAGE_SHIFT;
-	user = !(map_flags & SCIF_MAP_KERNEL);
-	/* Limits first: nothing is allocated for a range over them. */
-	if (user) {
-		err = scif_charge_pinned(current->mm, nr);
-		if (err)
-			return err;
-		err = scif_user_range_check(addr, len, prot & SCIF_PROT_WRITE);
-		if (err)
-			goto uncharge;
-	}
-	err = -ENOMEM;
-	pp = scif_kzalloc(sizeof(*pp), GFP_KERNEL_ACCOUNT);
-	if (!pp)
-		goto uncharge;
-	kref_init(&pp->ref);
-	pp->nr_pages = nr;
-	pp->prot = prot;
-	pp->user = user;
-	pp->pages = scif_kvcalloc(nr, sizeof(*pp->pages),
-				  GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!pp->pages)
-		goto free_pp;
-	if (!user) {
-		err = scif_kernel_pages(pp, addr);
-		if (err)
-			goto free_pages;
-		goto runs;
-	}
-	err = scif_pin_user_range(addr, nr, prot & SCIF_PROT_WRITE, pp->pages);
-	if (err)
-		goto free_pages;
-	pp->mm = current->mm;
-	mmgrab(pp->mm);
-	atomic_long_add(pp->nr_pages, &scif_pinned_total);
-runs:
-	err = scif_pinned_runs(pp);
-	if (err)
-		goto put;
-	*pinned = pp;
-	return 0;
-
-put:	/* undoes the pinning, the charge and the rest */
-	scif_pinned_put(pp);
-	return err;
-free_pages:
-	kvfree(pp->pages);
-free_pp:
-	kfree(pp);
-uncharge:
-	if (user)
-		atomic64_sub(nr, &current->mm->pinned_vm);
-	return err;
-}
-
-static void scif_pinned_release(struct kref *ref)
-{
-	struct scif_pinned_pages *pp = container_of(ref, struct scif_pinned_pages,
-						    ref);
-
-	if (pp->user) {
-		unpin_user_pages_dirty_lock(pp->pages, pp->nr_pages,
-					    pp->prot & SCIF_PROT_WRITE);
-		atomic64_sub(pp->nr_pages, &pp->mm->pinned_vm);
-		atomic_long_sub(pp->nr_pages, &scif_pinned_total);
-		mmdrop(pp->mm);
-	}
-	kvfree(pp->runs);
-	kvfree(pp->pages);
-	kfree(pp);
-}
-
-/**
- * scif_pinned_put() - drop a reference to pinned pages
- * @pp: the pages; unpinned with the last reference
- *
- * Context: process context; may sleep.
- */
-void scif_pinned_put(struct scif_pinned_pages *pp)
-{
-	kref_put(&pp->ref, scif_pinned_release);
-}
-
 /* Local windows ------------------------------------------------------ */
 
 static void scif_window_free_xfer(struct scif_window *w)
@@ -538,7 +222,7 @@ static void scif_window_release(struct kref *ref)
 	struct scif_window *w = container_of(ref, struct scif_window, ref);
 
 	scif_window_free_xfer(w);
-	scif_pinned_put(w->pinned);
+	scif_pin_put(w->pinned);
 	atomic_long_dec(&scif_nr_windows);
 	kfree(w);
 }
@@ -1471,7 +1155,7 @@ void scif_window_epd_destroy(struct scif_endpt *ep)
  * Arguments and the connection are checked before anything is pinned.
  *
  * Context: process context; sleeps until the peer answers.
- * Return: the window's offset, or an error of scif_epd_pin() or
+ * Return: the window's offset, or an error of scif_pin_range() or
  * scif_epd_register().
  */
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
@@ -1488,10 +1172,10 @@ s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
 	      scif_rma_conn_err(ep);
 	if (err)
 		return err;
-	err = scif_epd_pin(addr, len, prot, map_flags & SCIF_MAP_KERNEL, &pp);
+	err = scif_pin_range(addr, len, prot, map_flags & SCIF_MAP_KERNEL, &pp);
 	if (err)
 		return err;
 	ret = scif_epd_register(ep, pp, offset, map_flags);
-	scif_pinned_put(pp);
+	scif_pin_put(pp);
 	return ret;
 }
