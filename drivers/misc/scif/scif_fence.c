@@ -104,10 +104,7 @@ SCIF_EXPORT_IF_KUNIT(scif_fence_seq);
 static void scif_fence_ack_fill(struct scif_msg *reply, u64 dst, u64 src,
 				u64 id, u64 val, int err)
 {
-	memset(reply, 0, sizeof(*reply));
-	reply->op = SCIF_MSG_FENCE_ACK;
-	reply->dst = dst;
-	reply->src = src;
+	scif_nodemsg_init(reply, SCIF_MSG_FENCE_ACK, dst, src);
 	reply->arg[0] = id;
 	reply->arg[1] = val;
 	reply->arg[2] = -err;

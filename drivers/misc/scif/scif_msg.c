@@ -25,12 +25,9 @@
 
 static void scif_epd_notify(struct scif_endpt *ep, u32 op)
 {
-	struct scif_msg msg = {
-		.op = op,
-		.dst = ep->peer_handle,
-		.src = ep->handle,
-	};
+	struct scif_msg msg;
 
+	scif_nodemsg_init(&msg, op, ep->peer_handle, ep->handle);
 	/* A lost node is seen by the endpoint's state, not here. */
 	scif_node_send(ep->node, &msg);
 }

@@ -347,13 +347,11 @@ int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 
 SCIF_EXPORT_IF_KUNIT(scif_window_place);
 
+/* A window message: arg[0] and arg[1] name the window (id, offset). */
 static void scif_msg_fill(struct scif_msg *msg, u32 op, u64 dst, u64 src,
 			  u64 id, u64 offset)
 {
-	memset(msg, 0, sizeof(*msg));
-	msg->op = op;
-	msg->dst = dst;
-	msg->src = src;
+	scif_nodemsg_init(msg, op, dst, src);
 	msg->arg[0] = id;
 	msg->arg[1] = offset;
 }
