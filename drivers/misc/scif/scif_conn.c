@@ -626,7 +626,7 @@ static void scif_listener_close(struct scif_endpt *lep)
 /*
  * The endpoint no longer touches the peer's windows: set @flag (which
  * says so) to @value and acknowledge a DISCONNECT of the peer that came
- * meanwhile (see scif_handle_disconnect).
+ * meanwhile (see scif_conn_handle_disconnect()).
  */
 static void scif_epd_drained(struct scif_endpt *ep, bool *flag, bool value)
 {
@@ -745,8 +745,20 @@ static struct scif_conreq *scif_conreq_from_msg(struct scif_node *node,
 	return req;
 }
 
-static void scif_handle_connect(struct scif_node *node,
-				const struct scif_msg *msg)
+/**
+ * scif_conn_handle_connect() - handle CONNECT: queue it at the listener
+ * @node: the node it came from
+ * @msg: the request; names a port, not an endpoint
+ * @unused: NULL (see scif_nodemsg.c)
+ *
+ * A request that cannot be queued (no listener on the port, a full
+ * backlog, bad arguments) is answered with REJECT.
+ *
+ * Context: the node's rx_work.
+ */
+void scif_conn_handle_connect(struct scif_node *node,
+			      const struct scif_msg *msg,
+			      struct scif_endpt *unused)
 {
 	struct scif_conreq *req = NULL;
 	struct scif_endpt *lep;
@@ -779,13 +791,20 @@ static void scif_handle_connect(struct scif_node *node,
 	scif_node_reply(node, &reply);
 }
 
-/*
- * The peer accepted.  Map its area while connecting; if the endpoint
- * was closed (or cannot map), disconnect from the new peer endpoint and
- * wait for its acknowledgment before the area may go.
+/**
+ * scif_conn_handle_accept() - handle ACCEPT: the peer accepted
+ * @node: the node it came from
+ * @msg: the message
+ * @ep: the connecting endpoint it names
+ *
+ * Maps the peer's area while connecting; if the endpoint was closed (or
+ * cannot map), disconnects from the new peer endpoint and waits for its
+ * acknowledgment before the area may go.
+ *
+ * Context: the node's rx_work.
  */
-static void scif_handle_accept(struct scif_node *node,
-			       const struct scif_msg *msg, struct scif_endpt *ep)
+void scif_conn_handle_accept(struct scif_node *node,
+			     const struct scif_msg *msg, struct scif_endpt *ep)
 {
 	void *remote = ERR_PTR(-EPROTO);
 	struct scif_msg reply;
@@ -827,7 +846,16 @@ static void scif_handle_accept(struct scif_node *node,
 	scif_node_reply(node, &reply);
 }
 
-static void scif_handle_reject(struct scif_endpt *ep)
+/**
+ * scif_conn_handle_reject() - handle REJECT: the listener refused
+ * @node: the node it came from
+ * @msg: the message
+ * @ep: the connecting endpoint it names
+ *
+ * Context: the node's rx_work.
+ */
+void scif_conn_handle_reject(struct scif_node *node,
+			     const struct scif_msg *msg, struct scif_endpt *ep)
 {
 	bool drop = false;
 
@@ -846,9 +874,17 @@ static void scif_handle_reject(struct scif_endpt *ep)
 		scif_epd_put(ep);
 }
 
-static void scif_handle_disconnect(struct scif_node *node,
-				   const struct scif_msg *msg,
-				   struct scif_endpt *ep)
+/**
+ * scif_conn_handle_disconnect() - handle DISCONNECT: the peer closed
+ * @node: the node it came from
+ * @msg: the message, from the peer endpoint or ignored
+ * @ep: the endpoint it names
+ *
+ * Context: the node's rx_work.
+ */
+void scif_conn_handle_disconnect(struct scif_node *node,
+				 const struct scif_msg *msg,
+				 struct scif_endpt *ep)
 {
 	struct scif_msg reply;
 	bool ack = false;
@@ -971,8 +1007,19 @@ void scif_epd_ring_broken(struct scif_endpt *ep)
 	scif_epd_drained(ep, &ep->reset_draining, false);
 }
 
-static void scif_handle_disc_ack(const struct scif_msg *msg,
-				 struct scif_endpt *ep)
+/**
+ * scif_conn_handle_disc_ack() - handle DISC_ACK: the peer let go of us
+ * @node: the node it came from
+ * @msg: the message, from the peer endpoint or ignored
+ * @ep: the closing or disconnected endpoint it names
+ *
+ * Drops the protocol's reference: the endpoint's memory may go.
+ *
+ * Context: the node's rx_work.
+ */
+void scif_conn_handle_disc_ack(struct scif_node *node,
+			       const struct scif_msg *msg,
+			       struct scif_endpt *ep)
 {
 	bool drop = false;
 
@@ -985,106 +1032,5 @@ static void scif_handle_disc_ack(const struct scif_msg *msg,
 	}
 	spin_unlock(&ep->lock);
 	if (drop)
-		scif_epd_put(ep);
-}
-
-/*
- * Messages for an endpoint that no longer exists.  The reply names the
- * vanished endpoint as its source: the peer only accepts a DISCONNECT or
- * DISC_ACK from the endpoint it is connected to.
- */
-static void scif_handle_orphan(struct scif_node *node,
-			       const struct scif_msg *msg)
-{
-	struct scif_msg reply;
-
-	switch (msg->op) {
-	case SCIF_MSG_REGISTER:
-	case SCIF_MSG_UNREGISTER:
-		scif_rma_handle_orphan(node, msg);
-		return;
-	case SCIF_MSG_FENCE_MARK:
-	case SCIF_MSG_FENCE_WAIT:
-	case SCIF_MSG_FENCE_SIGNAL:
-		scif_fence_handle_orphan(node, msg);
-		return;
-	case SCIF_MSG_ACCEPT:
-		/* Release the peer endpoint that was made for us. */
-		scif_nodemsg_init(&reply, SCIF_MSG_DISCONNECT, msg->src,
-				  msg->dst);
-		break;
-	case SCIF_MSG_DISCONNECT:
-		scif_nodemsg_init(&reply, SCIF_MSG_DISC_ACK, msg->src,
-				  msg->dst);
-		break;
-	default:
-		return;
-	}
-	if (msg->src)
-		scif_node_reply(node, &reply);
-}
-
-/**
- * scif_msg_dispatch() - handle one node message
- * @node: the node it came from
- * @msg: the message; every field is checked before use
- *
- * Context: the node's rx_work; must not wait for anything remote.
- */
-void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg)
-{
-	struct scif_endpt *ep;
-
-	if (msg->op == SCIF_MSG_CONNECT) {
-		scif_handle_connect(node, msg);
-		return;
-	}
-	if (!msg->op || msg->op >= SCIF_MSG_NR) {
-		atomic_inc(&scif_info.dropped_msgs);
-		pr_warn_ratelimited("scif: node %u sent message type %u\n",
-				    node->id, msg->op);
-		return;
-	}
-	ep = scif_epd_lookup(msg->dst);
-	if (!ep || READ_ONCE(ep->node) != node) {
-		atomic_inc(&scif_info.dropped_msgs);
-		scif_handle_orphan(node, msg);
-		goto out;
-	}
-	switch (msg->op) {
-	case SCIF_MSG_ACCEPT:
-		scif_handle_accept(node, msg, ep);
-		break;
-	case SCIF_MSG_REJECT:
-		scif_handle_reject(ep);
-		break;
-	case SCIF_MSG_DISCONNECT:
-		scif_handle_disconnect(node, msg, ep);
-		break;
-	case SCIF_MSG_DISC_ACK:
-		scif_handle_disc_ack(msg, ep);
-		break;
-	case SCIF_MSG_REGISTER:
-	case SCIF_MSG_REGISTER_ACK:
-	case SCIF_MSG_UNREGISTER:
-	case SCIF_MSG_UNREGISTER_ACK:
-		scif_rma_handle_msg(node, msg, ep);
-		break;
-	case SCIF_MSG_DATA:
-	case SCIF_MSG_SPACE:
-		scif_epd_msg_came(ep, msg->op == SCIF_MSG_DATA);
-		break;
-	case SCIF_MSG_FENCE_MARK:
-	case SCIF_MSG_FENCE_WAIT:
-	case SCIF_MSG_FENCE_SIGNAL:
-	case SCIF_MSG_FENCE_ACK:
-		scif_fence_handle_msg(node, msg, ep);
-		break;
-	default:
-		wake_up_all(&ep->wq);
-		break;
-	}
-out:
-	if (ep)
 		scif_epd_put(ep);
 }

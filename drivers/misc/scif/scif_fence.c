@@ -394,28 +394,6 @@ answer:
 	scif_node_reply(node, &reply);
 }
 
-/**
- * scif_fence_handle_orphan() - a fence request for an endpoint that is gone
- * @node: the node it came from
- * @msg: FENCE_MARK, FENCE_WAIT or FENCE_SIGNAL
- *
- * Answered with ECONNRESET, so that the requester does not wait for an
- * answer that cannot come.
- *
- * Context: the node's rx_work.
- */
-void scif_fence_handle_orphan(struct scif_node *node,
-			      const struct scif_msg *msg)
-{
-	struct scif_msg reply;
-
-	if (!msg->src)
-		return;
-	scif_fence_ack_fill(&reply, msg->src, msg->dst, msg->arg[0], 0,
-			    -ECONNRESET);
-	scif_node_reply(node, &reply);
-}
-
 /* The calls --------------------------------------------------------- */
 
 /**

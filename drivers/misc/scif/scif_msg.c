@@ -50,17 +50,21 @@ static void scif_epd_want_msg(struct scif_endpt *ep, bool data)
 }
 
 /**
- * scif_epd_msg_came() - a DATA or SPACE message came: wake the waiters
+ * scif_msg_handle_notify() - a DATA or SPACE message came: wake the waiters
+ * @node: the node it came from
+ * @msg: DATA or SPACE
  * @ep: the endpoint it is for
- * @data: DATA (else SPACE)
  *
  * The flag that asked for it is cleared first; waiters that go back to
  * sleep set it again.
  *
  * Context: process context (the node's message worker).
  */
-void scif_epd_msg_came(struct scif_endpt *ep, bool data)
+void scif_msg_handle_notify(struct scif_node *node, const struct scif_msg *msg,
+			    struct scif_endpt *ep)
 {
+	bool data = msg->op == SCIF_MSG_DATA;
+
 	spin_lock(&ep->lock);
 	if (ep->rb.remote) {
 		if (data)

@@ -276,7 +276,7 @@ static void scif_node_rx_work(struct work_struct *work)
 		ret = scif_node_recv(node, &msg);
 		if (ret <= 0)
 			break;
-		scif_msg_dispatch(node, &msg);
+		scif_nodemsg_dispatch(node, &msg);
 		budget--;
 	}
 	if (ret < 0) {

@@ -557,18 +557,34 @@ int scif_epd_acceptreq(struct scif_endpt *lep, int flags,
 		       struct scif_port_id *peer, u64 *cookie);
 struct scif_conreq *scif_epd_unpark_request(u64 cookie);
 void scif_epd_close(struct scif_endpt *ep);
-void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg);
 void scif_epd_disconnect_work(struct work_struct *work);
 void scif_epd_ring_broken(struct scif_endpt *ep);
+void scif_conn_handle_connect(struct scif_node *node,
+			      const struct scif_msg *msg,
+			      struct scif_endpt *unused);
+void scif_conn_handle_accept(struct scif_node *node,
+			     const struct scif_msg *msg, struct scif_endpt *ep);
+void scif_conn_handle_reject(struct scif_node *node,
+			     const struct scif_msg *msg, struct scif_endpt *ep);
+void scif_conn_handle_disconnect(struct scif_node *node,
+				 const struct scif_msg *msg,
+				 struct scif_endpt *ep);
+void scif_conn_handle_disc_ack(struct scif_node *node,
+			       const struct scif_msg *msg,
+			       struct scif_endpt *ep);
 
 /* scif_msg.c */
 int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags);
 int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags);
-void scif_epd_msg_came(struct scif_endpt *ep, bool data);
+void scif_msg_handle_notify(struct scif_node *node, const struct scif_msg *msg,
+			    struct scif_endpt *ep);
 __poll_t scif_epd_poll_mask(struct scif_endpt *ep);
 #ifdef SCIF_TEST_HOOKS
 int scif_epd_corrupt_rings(u16 port);
 #endif
+
+/* scif_nodemsg.c */
+void scif_nodemsg_dispatch(struct scif_node *node, const struct scif_msg *msg);
 
 /* scif_fd.c */
 int scif_fd_init(void);

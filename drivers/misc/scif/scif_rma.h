@@ -247,10 +247,8 @@ struct scif_epd_rma {
 void scif_window_epd_init(struct scif_endpt *ep);
 void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err);
 void scif_window_epd_destroy(struct scif_endpt *ep);
-void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
-			 struct scif_endpt *ep);
-void scif_rma_handle_orphan(struct scif_node *node,
-			    const struct scif_msg *msg);
+void scif_window_handle_msg(struct scif_node *node, const struct scif_msg *msg,
+			    struct scif_endpt *ep);
 void scif_rma_debugfs_init(struct dentry *dir);
 s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags);
@@ -321,8 +319,6 @@ void scif_fence_epd_teardown(struct scif_endpt *ep);
 void scif_fence_engine_done(struct scif_endpt *ep);
 void scif_fence_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			   struct scif_endpt *ep);
-void scif_fence_handle_orphan(struct scif_node *node,
-			      const struct scif_msg *msg);
 int scif_epd_fence_mark(struct scif_endpt *ep, int flags, int *mark);
 int scif_epd_fence_wait(struct scif_endpt *ep, int mark);
 int scif_epd_fence_signal(struct scif_endpt *ep, s64 loff, u64 lval,

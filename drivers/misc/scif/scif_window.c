@@ -1022,7 +1022,7 @@ static void scif_handle_unregister_ack(const struct scif_msg *msg,
 }
 
 /**
- * scif_rma_handle_msg() - handle a window message for an endpoint
+ * scif_window_handle_msg() - handle a window message for an endpoint
  * @node: the node it came from
  * @msg: REGISTER, REGISTER_ACK, UNREGISTER or UNREGISTER_ACK
  * @ep: the endpoint it names, whose peer is on @node
@@ -1030,8 +1030,8 @@ static void scif_handle_unregister_ack(const struct scif_msg *msg,
  * Context: the node's rx_work.  Takes rma.lock, which is never held
  * while waiting for anything remote.
  */
-void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
-			 struct scif_endpt *ep)
+void scif_window_handle_msg(struct scif_node *node, const struct scif_msg *msg,
+			    struct scif_endpt *ep)
 {
 	if (msg->src != READ_ONCE(ep->peer_handle))
 		return;
@@ -1052,35 +1052,6 @@ void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 		scif_handle_unregister_ack(msg, ep);
 		break;
 	}
-}
-
-/**
- * scif_rma_handle_orphan() - a window message for an endpoint that is gone
- * @node: the node it came from
- * @msg: the message
- *
- * A REGISTER is refused and an UNREGISTER acknowledged, so that a
- * registrant never waits for an endpoint that no longer exists.
- *
- * Context: the node's rx_work.
- */
-void scif_rma_handle_orphan(struct scif_node *node, const struct scif_msg *msg)
-{
-	struct scif_msg reply;
-
-	if (!msg->src)
-		return;
-	if (msg->op == SCIF_MSG_REGISTER) {
-		scif_msg_fill(&reply, SCIF_MSG_REGISTER_ACK, msg->src, msg->dst,
-			      msg->arg[0], msg->arg[1]);
-		reply.arg[2] = ECONNRESET;
-	} else if (msg->op == SCIF_MSG_UNREGISTER) {
-		scif_msg_fill(&reply, SCIF_MSG_UNREGISTER_ACK, msg->src,
-			      msg->dst, msg->arg[0], msg->arg[1]);
-	} else {
-		return;
-	}
-	scif_node_reply(node, &reply);
 }
 
 /* Teardown ----------------------------------------------------------- */
