@@ -56,11 +56,6 @@ static bool scif_ring_size_ok(u64 size)
 	       is_power_of_2(size);
 }
 
-static size_t scif_area_len(u32 rx_size)
-{
-	return sizeof(struct scif_qp_shm) + rx_size;
-}
-
 /* Drop the protocol's reference if it still holds one. */
 static void scif_epd_drop_proto_ref(struct scif_endpt *ep)
 {
@@ -414,7 +409,7 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 	if (err)
 		return err;
 	scif_node_test_delay(SCIF_DELAY_ACCEPT);
-	remote = scif_node_map(req->node, req->addr, scif_area_len(req->size));
+	remote = scif_node_map(req->node, req->addr, scif_qp_len(req->size));
 	if (IS_ERR(remote))
 		return PTR_ERR(remote);
 
@@ -813,7 +808,7 @@ void scif_conn_handle_accept(struct scif_node *node,
 	if (READ_ONCE(ep->state) == SCIF_EPD_CONNECTING &&
 	    scif_ring_size_ok(msg->arg[1]) && msg->src)
 		remote = scif_node_map(node, msg->arg[0],
-				       scif_area_len(msg->arg[1]));
+				       scif_qp_len(msg->arg[1]));
 
 	spin_lock(&ep->lock);
 	if (ep->state == SCIF_EPD_CONNECTING && !IS_ERR(remote)) {
@@ -841,7 +836,7 @@ void scif_conn_handle_accept(struct scif_node *node,
 	if (connected)
 		return;
 	if (!IS_ERR(remote))
-		scif_node_unmap(node, remote, scif_area_len(msg->arg[1]));
+		scif_node_unmap(node, remote, scif_qp_len(msg->arg[1]));
 	scif_nodemsg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, ep->handle);
 	scif_node_reply(node, &reply);
 }
@@ -945,7 +940,7 @@ void scif_epd_disconnect_work(struct work_struct *work)
 	mutex_unlock(&ep->recv_mutex);
 
 	if (remote)
-		scif_node_unmap(ep->node, remote, scif_area_len(ep->rb.tx_size));
+		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
 	/* The peer dropped our windows before it disconnected. */
 	scif_epd_parts_teardown(ep, true, -ECONNRESET);
 	wake_up_all(&ep->wq);
@@ -996,7 +991,7 @@ void scif_epd_ring_broken(struct scif_endpt *ep)
 	pr_warn_ratelimited("scif: node %u broke the ring of endpoint %#llx: connection reset\n",
 			    ep->node->id, ep->handle);
 	if (remote)
-		scif_node_unmap(ep->node, remote, scif_area_len(ep->rb.tx_size));
+		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
 	wake_up_all(&ep->wq);
 	/* Ours stay until the peer acknowledges, as on a close. */
 	scif_epd_parts_teardown(ep, false, -ECONNRESET);

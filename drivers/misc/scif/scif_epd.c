@@ -162,7 +162,7 @@ static void scif_epd_free_work(struct work_struct *work)
 
 	if (ep->rb.remote && READ_ONCE(ep->node->hw))
 		scif_node_unmap(ep->node, ep->rb.remote,
-				sizeof(struct scif_qp_shm) + ep->rb.tx_size);
+				scif_qp_len(ep->rb.tx_size));
 	scif_qp_free(ep->rb.local, ep->rb.rx_size);
 	if (ep->count_until_free)
 		scif_epd_uncount(ep);
@@ -306,8 +306,7 @@ static void scif_epd_lose_peer(struct scif_endpt *ep, bool hold)
 	mutex_unlock(&ep->recv_mutex);
 
 	if (remote)
-		scif_node_unmap(ep->node, remote,
-				sizeof(struct scif_qp_shm) + ep->rb.tx_size);
+		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
 	/*
 	 * The peer's windows go.  Ours go too if the peer is gone; a peer
 	 * held for a protocol error may still write into them, so they

@@ -615,8 +615,7 @@ static void scif_node_fail(struct scif_node *n, const char *why)
 	scif_node_offline(n, true);
 	mutex_lock(&n->tx_mutex);
 	if (n->rb.remote)
-		scif_node_unmap(n, n->rb.remote,
-				sizeof(struct scif_qp_shm) + SCIF_NODE_QP_SIZE);
+		scif_node_unmap(n, n->rb.remote, scif_qp_len(SCIF_NODE_QP_SIZE));
 	n->rb.remote = NULL;
 	/* The peer may learn from this that we dropped it. */
 	n->hw->ops->publish_qp(n->hw, n->id, 0);

@@ -53,6 +53,18 @@ struct scif_qp_shm {
 static_assert(sizeof(struct scif_qp_shm) == 128);
 
 /**
+ * scif_qp_len() - size of one side's half of a queue pair
+ * @rx_size: size of its receive ring
+ *
+ * Return: the bytes an area with a ring of @rx_size takes, as allocated,
+ * published and mapped.
+ */
+static inline size_t scif_qp_len(u32 rx_size)
+{
+	return sizeof(struct scif_qp_shm) + rx_size;
+}
+
+/**
  * enum scif_msg_op - node message types
  * @SCIF_MSG_CONNECT: src asks to connect; arg[0] destination port,
  *	arg[1] source port, arg[2] address of src's queue pair half,
