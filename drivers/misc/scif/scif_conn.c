@@ -50,14 +50,14 @@ static void scif_msg_init(struct scif_msg *msg, u32 op, u64 dst, u64 src)
 	scif_nodemsg_init(msg, op, dst, src);
 }
 
-static bool scif_ring_size_ok(u64 size)
+static bool scif_conn_ring_size_ok(u64 size)
 {
 	return size >= SCIF_RING_MIN && size <= SCIF_RING_MAX &&
 	       is_power_of_2(size);
 }
 
 /* Drop the protocol's reference if it still holds one. */
-static void scif_epd_drop_proto_ref(struct scif_endpt *ep)
+static void scif_conn_drop_proto_ref(struct scif_endpt *ep)
 {
 	bool drop;
 
@@ -69,7 +69,7 @@ static void scif_epd_drop_proto_ref(struct scif_endpt *ep)
 		scif_epd_put(ep);
 }
 
-static void scif_epd_set_bound(struct scif_endpt *ep, u16 port)
+static void scif_conn_set_bound(struct scif_endpt *ep, u16 port)
 {
 	spin_lock(&ep->lock);
 	ep->port = port;
@@ -105,7 +105,7 @@ int scif_epd_bind(struct scif_endpt *ep, u16 port)
 		break;
 	}
 	if (!err)
-		scif_epd_set_bound(ep, port);
+		scif_conn_set_bound(ep, port);
 	mutex_unlock(&ep->ctl_mutex);
 	return err ?: port;
 }
@@ -188,7 +188,7 @@ static int scif_connect_check(struct scif_endpt *ep)
  * Allocate (or reuse, after a refusal) the endpoint's receive area; a
  * user's is charged to its memory cgroup.
  */
-static int scif_epd_prepare_area(struct scif_endpt *ep)
+static int scif_conn_prepare_area(struct scif_endpt *ep)
 {
 	lockdep_assert_held(&ep->ctl_mutex);
 	if (ep->rb.local) {
@@ -225,9 +225,9 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 		err = scif_port_alloc(&port);
 		if (err)
 			return err;
-		scif_epd_set_bound(ep, port);
+		scif_conn_set_bound(ep, port);
 	}
-	err = scif_epd_prepare_area(ep);
+	err = scif_conn_prepare_area(ep);
 	if (err)
 		return err;
 	scif_node_test_delay(SCIF_DELAY_CONNECT);
@@ -405,7 +405,7 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 		return -EINVAL;
 	if (!READ_ONCE(req->node->online))
 		return -ENODEV;
-	err = scif_epd_prepare_area(ep);
+	err = scif_conn_prepare_area(ep);
 	if (err)
 		return err;
 	scif_node_test_delay(SCIF_DELAY_ACCEPT);
@@ -623,7 +623,7 @@ static void scif_listener_close(struct scif_endpt *lep)
  * says so) to @value and acknowledge a DISCONNECT of the peer that came
  * meanwhile (see scif_conn_handle_disconnect()).
  */
-static void scif_epd_drained(struct scif_endpt *ep, bool *flag, bool value)
+static void scif_conn_drained(struct scif_endpt *ep, bool *flag, bool value)
 {
 	struct scif_msg ack;
 	bool owed;
@@ -641,10 +641,10 @@ static void scif_epd_drained(struct scif_endpt *ep, bool *flag, bool value)
 }
 
 /* A closing endpoint is done with the peer's windows. */
-static void scif_epd_close_drained(struct scif_endpt *ep)
+static void scif_conn_close_drained(struct scif_endpt *ep)
 {
 	lockdep_assert_held(&ep->ctl_mutex);
-	scif_epd_drained(ep, &ep->close_drained, true);
+	scif_conn_drained(ep, &ep->close_drained, true);
 }
 
 /**
@@ -684,11 +684,11 @@ void scif_epd_close(struct scif_endpt *ep)
 		 * ours stay until it acknowledges.
 		 */
 		scif_epd_parts_teardown(ep, false, -ECONNRESET);
-		scif_epd_close_drained(ep);
+		scif_conn_close_drained(ep);
 		scif_nodemsg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,
 				  ep->handle);
 		if (scif_node_send(ep->node, &msg))
-			scif_epd_drop_proto_ref(ep);
+			scif_conn_drop_proto_ref(ep);
 	}
 	/* Messages name endpoints by handle: the port is free at once. */
 	if (ep->port)
@@ -724,7 +724,7 @@ static struct scif_conreq *scif_conreq_from_msg(struct scif_node *node,
 {
 	struct scif_conreq *req;
 
-	if (msg->arg[1] > U16_MAX || !scif_ring_size_ok(msg->arg[3]) ||
+	if (msg->arg[1] > U16_MAX || !scif_conn_ring_size_ok(msg->arg[3]) ||
 	    !msg->arg[2] || !PAGE_ALIGNED(msg->arg[2]) || !msg->src)
 		return NULL;
 	req = scif_kzalloc(sizeof(*req), GFP_KERNEL);
@@ -806,7 +806,7 @@ void scif_conn_handle_accept(struct scif_node *node,
 	bool connected = false;
 
 	if (READ_ONCE(ep->state) == SCIF_EPD_CONNECTING &&
-	    scif_ring_size_ok(msg->arg[1]) && msg->src)
+	    scif_conn_ring_size_ok(msg->arg[1]) && msg->src)
 		remote = scif_node_map(node, msg->arg[0],
 				       scif_qp_len(msg->arg[1]));
 
@@ -914,14 +914,14 @@ void scif_conn_handle_disconnect(struct scif_node *node,
 }
 
 /**
- * scif_epd_disconnect_work() - the peer disconnected: let go of it
+ * scif_conn_disconnect_work() - the peer disconnected: let go of it
  * @work: the endpoint's disc_work
  *
  * Excludes senders and receivers while the peer's area is unmapped, so
  * nothing touches the peer's memory after the acknowledgment; the data
  * already received stays readable.
  */
-void scif_epd_disconnect_work(struct work_struct *work)
+void scif_conn_disconnect_work(struct work_struct *work)
 {
 	struct scif_endpt *ep = container_of(work, struct scif_endpt,
 					     disc_work);
@@ -950,7 +950,7 @@ void scif_epd_disconnect_work(struct work_struct *work)
 }
 
 /**
- * scif_epd_ring_broken() - the peer broke a connection's ring: reset it
+ * scif_conn_ring_broken() - the peer broke a connection's ring: reset it
  * @ep: the endpoint, whose peer wrote a count that makes no sense
  *
  * Costs only this connection: it is reset (ECONNRESET) and the peer is
@@ -961,7 +961,7 @@ void scif_epd_disconnect_work(struct work_struct *work)
  *
  * Context: process context, without the endpoint's data mutexes.
  */
-void scif_epd_ring_broken(struct scif_endpt *ep)
+void scif_conn_ring_broken(struct scif_endpt *ep)
 {
 	struct scif_msg msg;
 	void *remote = NULL;
@@ -998,8 +998,8 @@ void scif_epd_ring_broken(struct scif_endpt *ep)
 	scif_nodemsg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,
 			  ep->handle);
 	if (scif_node_send(ep->node, &msg))
-		scif_epd_drop_proto_ref(ep);
-	scif_epd_drained(ep, &ep->reset_draining, false);
+		scif_conn_drop_proto_ref(ep);
+	scif_conn_drained(ep, &ep->reset_draining, false);
 }
 
 /**

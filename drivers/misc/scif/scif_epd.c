@@ -238,7 +238,7 @@ struct scif_endpt *scif_epd_create(bool user)
 	kref_init(&ep->ref);
 	init_waitqueue_head(&ep->wq);
 	INIT_WORK(&ep->free_work, scif_epd_free_work);
-	INIT_WORK(&ep->disc_work, scif_epd_disconnect_work);
+	INIT_WORK(&ep->disc_work, scif_conn_disconnect_work);
 	mutex_init(&ep->ctl_mutex);
 	mutex_init(&ep->recv_mutex);
 	mutex_init(&ep->send_mutex);

@@ -139,7 +139,7 @@ static bool scif_reg_ok(u64 offset, u64 pages, u64 runs, u64 prot)
 	struct scif_msg msg;
 
 	scif_reg_msg_fill(&msg, offset, pages, runs, prot);
-	return scif_register_msg_ok(&msg);
+	return scif_window_register_msg_ok(&msg);
 }
 
 static void scif_register_msg_fields(struct kunit *test)

@@ -22,7 +22,7 @@ struct scif_msg;
 struct scif_rwindow;
 struct scif_window;
 
-bool scif_register_msg_ok(const struct scif_msg *msg);
+bool scif_window_register_msg_ok(const struct scif_msg *msg);
 int scif_rwindow_read_runs(struct scif_rwindow *rw, u64 addr);
 int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 		      s64 offset, bool fixed);

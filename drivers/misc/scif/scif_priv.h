@@ -557,8 +557,8 @@ int scif_epd_acceptreq(struct scif_endpt *lep, int flags,
 		       struct scif_port_id *peer, u64 *cookie);
 struct scif_conreq *scif_epd_unpark_request(u64 cookie);
 void scif_epd_close(struct scif_endpt *ep);
-void scif_epd_disconnect_work(struct work_struct *work);
-void scif_epd_ring_broken(struct scif_endpt *ep);
+void scif_conn_disconnect_work(struct work_struct *work);
+void scif_conn_ring_broken(struct scif_endpt *ep);
 void scif_conn_handle_connect(struct scif_node *node,
 			      const struct scif_msg *msg,
 			      struct scif_endpt *unused);
@@ -578,7 +578,7 @@ int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags);
 int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags);
 void scif_msg_handle_notify(struct scif_node *node, const struct scif_msg *msg,
 			    struct scif_endpt *ep);
-__poll_t scif_epd_poll_mask(struct scif_endpt *ep);
+__poll_t scif_msg_poll_mask(struct scif_endpt *ep);
 #ifdef SCIF_TEST_HOOKS
 int scif_epd_corrupt_rings(u16 port);
 #endif

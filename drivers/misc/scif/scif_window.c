@@ -80,12 +80,12 @@ MODULE_PARM_DESC(rma_ack_timeout_ms,
  */
 static atomic_t scif_drop_rma_msgs;
 
-static bool scif_rma_drop_msg(void)
+static bool scif_window_drop_msg(void)
 {
 	return atomic_add_unless(&scif_drop_rma_msgs, -1, 0);
 }
 #else
-static inline bool scif_rma_drop_msg(void)
+static inline bool scif_window_drop_msg(void)
 {
 	return false;
 }
@@ -409,7 +409,7 @@ static int scif_window_wait(struct scif_endpt *ep, struct scif_window *w,
 	return -ENODEV;
 }
 
-static unsigned long scif_rma_deadline(void)
+static unsigned long scif_window_deadline(void)
 {
 	return jiffies + msecs_to_jiffies(READ_ONCE(scif_rma_ack_timeout_ms));
 }
@@ -498,7 +498,7 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		mutex_unlock(&ep->rma.lock);
 	} else {
 		err = scif_window_wait(ep, w, SCIF_WIN_REGISTERING,
-				       scif_rma_deadline());
+				       scif_window_deadline());
 	}
 	ret = scif_window_opened(ep, w, err);
 	scif_window_put(w);
@@ -506,8 +506,9 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 }
 
 /* Check [first, last] for scif_epd_unregister(); under rma.lock. */
-static int scif_unregister_check(struct scif_endpt *ep, unsigned long first,
-				 unsigned long last)
+static int scif_window_unregister_check(struct scif_endpt *ep,
+					unsigned long first,
+					unsigned long last)
 {
 	unsigned long idx = first, wfirst;
 	struct scif_window *w;
@@ -562,7 +563,8 @@ int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 	       SCIF_RMA_MAX_PAGE : first + (len >> PAGE_SHIFT) - 1;
 
 	mutex_lock(&ep->rma.lock);
-	err = scif_rma_conn_err(ep) ?: scif_unregister_check(ep, first, last);
+	err = scif_rma_conn_err(ep) ?:
+	      scif_window_unregister_check(ep, first, last);
 	if (err) {
 		mutex_unlock(&ep->rma.lock);
 		return err;
@@ -585,7 +587,7 @@ int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 			break;
 		sent++;
 	}
-	deadline = scif_rma_deadline();
+	deadline = scif_window_deadline();
 	list_for_each_entry_safe(w, tmp, &batch, unreg) {
 		if (sent) {
 			/*
@@ -823,7 +825,7 @@ unmap:
 SCIF_EXPORT_IF_KUNIT(scif_rwindow_read_runs);
 
 SCIF_VISIBLE_IF_KUNIT
-bool scif_register_msg_ok(const struct scif_msg *msg)
+bool scif_window_register_msg_ok(const struct scif_msg *msg)
 {
 	u64 offset = msg->arg[1], pages = msg->arg[2];
 	u64 runs = msg->arg[3] >> 32, prot = (u32)msg->arg[3];
@@ -835,7 +837,7 @@ bool scif_register_msg_ok(const struct scif_msg *msg)
 	       runs && runs <= pages && runs <= SCIF_WINDOW_MAX_RUNS;
 }
 
-SCIF_EXPORT_IF_KUNIT(scif_register_msg_ok);
+SCIF_EXPORT_IF_KUNIT(scif_window_register_msg_ok);
 
 /* Build the remote window a REGISTER describes; under rma.lock. */
 static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
@@ -846,7 +848,7 @@ static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
 	int err;
 
 	lockdep_assert_held(&ep->rma.lock);
-	if (!scif_register_msg_ok(msg))
+	if (!scif_window_register_msg_ok(msg))
 		return -EINVAL;
 	err = scif_rwindow_charge(ep, node, msg->arg[3] >> 32);
 	if (err)
@@ -888,9 +890,9 @@ free:
 	return err;
 }
 
-static void scif_handle_register(struct scif_node *node,
-				 const struct scif_msg *msg,
-				 struct scif_endpt *ep)
+static void scif_window_handle_register(struct scif_node *node,
+					const struct scif_msg *msg,
+					struct scif_endpt *ep)
 {
 	struct scif_msg reply;
 	int err;
@@ -913,9 +915,9 @@ static void scif_handle_register(struct scif_node *node,
 	scif_node_reply(node, &reply);
 }
 
-static void scif_handle_unregister(struct scif_node *node,
-				   const struct scif_msg *msg,
-				   struct scif_endpt *ep)
+static void scif_window_handle_unregister(struct scif_node *node,
+					  const struct scif_msg *msg,
+					  struct scif_endpt *ep)
 {
 	struct scif_rwindow *rw;
 	struct scif_msg reply;
@@ -941,7 +943,7 @@ static void scif_handle_unregister(struct scif_node *node,
 }
 
 /* The errors a peer may give for refusing a window; others are bogus. */
-static int scif_peer_errno(u64 e)
+static int scif_window_peer_errno(u64 e)
 {
 	switch (e) {
 	case ENOMEM:
@@ -973,9 +975,9 @@ static struct scif_window *scif_window_acked(struct scif_endpt *ep,
 	return w;
 }
 
-static void scif_handle_register_ack(struct scif_node *node,
-				     const struct scif_msg *msg,
-				     struct scif_endpt *ep)
+static void scif_window_handle_register_ack(struct scif_node *node,
+					    const struct scif_msg *msg,
+					    struct scif_endpt *ep)
 {
 	struct scif_window *w, *dead = NULL;
 	struct scif_msg unreg;
@@ -987,7 +989,7 @@ static void scif_handle_register_ack(struct scif_node *node,
 		goto out;
 	scif_window_free_xfer(w);
 	if (msg->arg[2]) {
-		scif_window_unlink(ep, w, scif_peer_errno(msg->arg[2]));
+		scif_window_unlink(ep, w, scif_window_peer_errno(msg->arg[2]));
 		dead = w;
 	} else if (w->abandoned) {
 		w->state = SCIF_WIN_UNREGISTERING;
@@ -1006,8 +1008,8 @@ out:
 		scif_window_put(dead);
 }
 
-static void scif_handle_unregister_ack(const struct scif_msg *msg,
-				       struct scif_endpt *ep)
+static void scif_window_handle_unregister_ack(const struct scif_msg *msg,
+					      struct scif_endpt *ep)
 {
 	struct scif_window *w;
 
@@ -1036,20 +1038,20 @@ void scif_window_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 	if (msg->src != READ_ONCE(ep->peer_handle))
 		return;
 	if ((msg->op == SCIF_MSG_REGISTER || msg->op == SCIF_MSG_UNREGISTER) &&
-	    scif_rma_drop_msg())
+	    scif_window_drop_msg())
 		return;
 	switch (msg->op) {
 	case SCIF_MSG_REGISTER:
-		scif_handle_register(node, msg, ep);
+		scif_window_handle_register(node, msg, ep);
 		break;
 	case SCIF_MSG_REGISTER_ACK:
-		scif_handle_register_ack(node, msg, ep);
+		scif_window_handle_register_ack(node, msg, ep);
 		break;
 	case SCIF_MSG_UNREGISTER:
-		scif_handle_unregister(node, msg, ep);
+		scif_window_handle_unregister(node, msg, ep);
 		break;
 	case SCIF_MSG_UNREGISTER_ACK:
-		scif_handle_unregister_ack(msg, ep);
+		scif_window_handle_unregister_ack(msg, ep);
 		break;
 	}
 }
