@@ -41,15 +41,6 @@ static inline void scif_test_close_delay(void)
 }
 #endif
 
-/*
- * The CONNECT and ACCEPT senders still use this name: they change with
- * the bus seam, and move to scif_nodemsg_init() after it.
- */
-static void scif_msg_init(struct scif_msg *msg, u32 op, u64 dst, u64 src)
-{
-	scif_nodemsg_init(msg, op, dst, src);
-}
-
 static bool scif_conn_ring_size_ok(u64 size)
 {
 	return size >= SCIF_RING_MIN && size <= SCIF_RING_MAX &&
@@ -242,7 +233,7 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 	ep->state = SCIF_EPD_CONNECTING;
 	spin_unlock(&ep->lock);
 
-	scif_msg_init(&msg, SCIF_MSG_CONNECT, 0, ep->handle);
+	scif_nodemsg_init(&msg, SCIF_MSG_CONNECT, 0, ep->handle);
 	msg.arg[0] = dst->port;
 	msg.arg[1] = ep->port;
 	msg.arg[2] = scif_node_local_addr(node, ep->rb.local);
@@ -424,7 +415,7 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 	ep->state = SCIF_EPD_CONNECTED;
 	spin_unlock(&ep->lock);
 
-	scif_msg_init(&msg, SCIF_MSG_ACCEPT, req->peer_handle, ep->handle);
+	scif_nodemsg_init(&msg, SCIF_MSG_ACCEPT, req->peer_handle, ep->handle);
 	msg.arg[0] = scif_node_local_addr(req->node, ep->rb.local);
 	msg.arg[1] = ep->rb.rx_size;
 	/* 0: the node went since it was found online. */

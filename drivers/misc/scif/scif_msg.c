@@ -328,7 +328,7 @@ __poll_t scif_msg_poll_mask(struct scif_endpt *ep)
 
 #ifdef SCIF_TEST_HOOKS
 /**
- * scif_epd_corrupt_rings() - test hook: break the rings we send into
+ * scif_msg_corrupt_rings() - test hook: break the rings we send into
  * @port: local port of the connections to break
  *
  * For every connected endpoint bound to @port, stores counts that make
@@ -339,7 +339,7 @@ __poll_t scif_msg_poll_mask(struct scif_endpt *ep)
  * Context: process context; may sleep.
  * Return: the number of connections broken.
  */
-int scif_epd_corrupt_rings(u16 port)
+int scif_msg_corrupt_rings(u16 port)
 {
 	struct scif_endpt *ep, *batch[16];
 	int i, n = 0;

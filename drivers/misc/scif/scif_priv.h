@@ -580,7 +580,7 @@ void scif_msg_handle_notify(struct scif_node *node, const struct scif_msg *msg,
 			    struct scif_endpt *ep);
 __poll_t scif_msg_poll_mask(struct scif_endpt *ep);
 #ifdef SCIF_TEST_HOOKS
-int scif_epd_corrupt_rings(u16 port);
+int scif_msg_corrupt_rings(u16 port);
 #endif
 
 /* scif_nodemsg.c */

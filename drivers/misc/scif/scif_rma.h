@@ -249,7 +249,7 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err);
 void scif_window_epd_destroy(struct scif_endpt *ep);
 void scif_window_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			    struct scif_endpt *ep);
-void scif_rma_debugfs_init(struct dentry *dir);
+void scif_window_debugfs_init(struct dentry *dir);
 s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags);
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,

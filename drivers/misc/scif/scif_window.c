@@ -102,7 +102,8 @@ static inline bool scif_window_drop_msg(void)
  */
 static u32 scif_corrupt_runlist;
 
-static void scif_runlist_corrupt(struct scif_runlist *rl, struct scif_msg *msg)
+static void scif_window_runlist_corrupt(struct scif_runlist *rl,
+					struct scif_msg *msg)
 {
 	switch (xchg(&scif_corrupt_runlist, 0)) {
 	case 1:
@@ -126,20 +127,20 @@ static void scif_runlist_corrupt(struct scif_runlist *rl, struct scif_msg *msg)
 	}
 }
 
-static void scif_runlist_maybe_corrupt(struct scif_runlist *rl,
-				       struct scif_msg *msg)
+static void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
+					      struct scif_msg *msg)
 {
 	if (unlikely(READ_ONCE(scif_corrupt_runlist)))
-		scif_runlist_corrupt(rl, msg);
+		scif_window_runlist_corrupt(rl, msg);
 }
 #else
-static void scif_runlist_maybe_corrupt(struct scif_runlist *rl,
-				       struct scif_msg *msg)
+static void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
+					      struct scif_msg *msg)
 {
 }
 #endif
 
-static int scif_rma_show(struct seq_file *s, void *unused)
+static int scif_window_stats_show(struct seq_file *s, void *unused)
 {
 	seq_printf(s, "pinned_pages %ld\nwindows %ld\nremote_windows %ld\n",
 		   scif_pin_nr_pages(),
@@ -151,15 +152,15 @@ static int scif_rma_show(struct seq_file *s, void *unused)
 	seq_printf(s, "queued %ld\n", scif_rma_nr_queued());
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(scif_rma);
+DEFINE_SHOW_ATTRIBUTE(scif_window_stats);
 
 /**
- * scif_rma_debugfs_init() - create <debugfs>/scif/rma
+ * scif_window_debugfs_init() - create <debugfs>/scif/rma
  * @dir: the driver's debugfs directory
  */
-void scif_rma_debugfs_init(struct dentry *dir)
+void scif_window_debugfs_init(struct dentry *dir)
 {
-	debugfs_create_file("rma", 0400, dir, NULL, &scif_rma_fops);
+	debugfs_create_file("rma", 0400, dir, NULL, &scif_window_stats_fops);
 #ifdef SCIF_TEST_HOOKS
 	debugfs_create_u32("corrupt_runlist", 0600, dir, &scif_corrupt_runlist);
 	debugfs_create_u32("drop_rma_msgs", 0600, dir,
@@ -348,8 +349,8 @@ int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 SCIF_EXPORT_IF_KUNIT(scif_window_place);
 
 /* A window message: arg[0] and arg[1] name the window (id, offset). */
-static void scif_msg_fill(struct scif_msg *msg, u32 op, u64 dst, u64 src,
-			  u64 id, u64 offset)
+static void scif_window_msg(struct scif_msg *msg, u32 op, u64 dst, u64 src,
+			    u64 id, u64 offset)
 {
 	scif_nodemsg_init(msg, op, dst, src);
 	msg->arg[0] = id;
@@ -375,13 +376,13 @@ static int scif_window_open(struct scif_endpt *ep, struct scif_window *w,
 		mtree_erase(&ep->rma.local, w->offset >> PAGE_SHIFT);
 		goto out;
 	}
-	scif_msg_fill(msg, SCIF_MSG_REGISTER, ep->peer_handle, ep->handle,
-		      w->id, w->offset);
+	scif_window_msg(msg, SCIF_MSG_REGISTER, ep->peer_handle, ep->handle,
+			w->id, w->offset);
 	msg->arg[2] = w->nr_pages;
 	msg->arg[3] = (u64)pp->nr_runs << 32 | (u32)w->prot;
 	msg->arg[4] = scif_node_local_addr(ep->node,
 					   page_address(w->xfer[0]));
-	scif_runlist_maybe_corrupt(page_address(w->xfer[0]), msg);
+	scif_window_runlist_maybe_corrupt(page_address(w->xfer[0]), msg);
 out:
 	mutex_unlock(&ep->rma.lock);
 	return err;
@@ -580,8 +581,8 @@ int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 	mutex_unlock(&ep->rma.lock);
 
 	list_for_each_entry(w, &batch, unreg) {
-		scif_msg_fill(&msg, SCIF_MSG_UNREGISTER, ep->peer_handle,
-			      ep->handle, w->id, w->offset);
+		scif_window_msg(&msg, SCIF_MSG_UNREGISTER, ep->peer_handle,
+				ep->handle, w->id, w->offset);
 		err = scif_node_send(ep->node, &msg);
 		if (err)
 			break;
@@ -697,8 +698,8 @@ static void scif_rwindow_release(struct kref *ref)
 
 	scif_rwindow_unmap(rw, rw->nr_runs);
 	if (rw->ack_on_release && READ_ONCE(rw->node->online)) {
-		scif_msg_fill(&msg, SCIF_MSG_UNREGISTER_ACK, ep->peer_handle,
-			      ep->handle, rw->id, rw->offset);
+		scif_window_msg(&msg, SCIF_MSG_UNREGISTER_ACK, ep->peer_handle,
+				ep->handle, rw->id, rw->offset);
 		scif_node_reply(rw->node, &msg);
 	}
 	kvfree(rw->runs);
@@ -909,8 +910,8 @@ static void scif_window_handle_register(struct scif_node *node,
 	mutex_unlock(&ep->rma.lock);
 	if (err)
 		pr_debug("scif: node %u window refused: %d\n", node->id, err);
-	scif_msg_fill(&reply, SCIF_MSG_REGISTER_ACK, msg->src, ep->handle,
-		      msg->arg[0], msg->arg[1]);
+	scif_window_msg(&reply, SCIF_MSG_REGISTER_ACK, msg->src, ep->handle,
+			msg->arg[0], msg->arg[1]);
 	reply.arg[2] = -err;
 	scif_node_reply(node, &reply);
 }
@@ -937,8 +938,8 @@ static void scif_window_handle_unregister(struct scif_node *node,
 		scif_rwindow_put(rw);	/* acknowledges, now or later */
 		return;
 	}
-	scif_msg_fill(&reply, SCIF_MSG_UNREGISTER_ACK, msg->src, ep->handle,
-		      msg->arg[0], msg->arg[1]);
+	scif_window_msg(&reply, SCIF_MSG_UNREGISTER_ACK, msg->src, ep->handle,
+			msg->arg[0], msg->arg[1]);
 	scif_node_reply(node, &reply);
 }
 
@@ -993,8 +994,8 @@ static void scif_window_handle_register_ack(struct scif_node *node,
 		dead = w;
 	} else if (w->abandoned) {
 		w->state = SCIF_WIN_UNREGISTERING;
-		scif_msg_fill(&unreg, SCIF_MSG_UNREGISTER, ep->peer_handle,
-			      ep->handle, w->id, w->offset);
+		scif_window_msg(&unreg, SCIF_MSG_UNREGISTER, ep->peer_handle,
+				ep->handle, w->id, w->offset);
 		send = true;
 	} else {
 		w->state = SCIF_WIN_REGISTERED;
