@@ -37,13 +37,14 @@
  * before this side acknowledges the peer's disconnect.
  *
  * Node queue pairs.  One per node this node reaches (this node itself
- * included, through the loopback bus).  Messages are received by
- * the node's rx_work, which never waits for anything remote: replies it
- * must send are queued to reply_work.  That queue is bounded (rx_work
- * pauses while it is long; a node that lets it overflow is failed), and
- * rx_work requeues itself after a budget of messages.  Senders in
- * process context sleep while the peer's queue is full; a node that
- * leaves it full for node_stall_ms is failed (scif_nodes.c).
+ * included, through the loopback bus).  Messages are received by the
+ * node's rx_work, which hands each to its handler through the router's
+ * table (scif_nodemsg.c) and never waits for anything remote: replies
+ * it must send are queued to reply_work.  That queue is bounded
+ * (rx_work pauses while it is long; a node that lets it overflow is
+ * failed), and rx_work requeues itself after a budget of messages.
+ * Senders in process context sleep while the peer's queue is full; a
+ * node that leaves it full for node_stall_ms is failed (scif_nodes.c).
  *
  * The bus of a node (scif_node.hw) goes with the node: it is cleared on
  * node down, and whoever found the node online earlier reaches the bus

@@ -2,7 +2,8 @@
 /*
  * SCIF core: registered memory.  Types shared by scif_pin.c (pinning),
  * scif_window.c (the registered address space, the window exchange),
- * scif_rma.c (the copies), scif_fence.c and scif_rma_cache.c.  See Documentation/scif/rma.rst.
+ * scif_rma.c (the copies), scif_fence.c and scif_rma_cache.c.  See
+ * Documentation/scif/rma.rst.
  *
  * Offsets are kept in maple trees indexed by page number (offset >>
  * PAGE_SHIFT); a window occupies the range of its pages.  Each endpoint
@@ -17,6 +18,11 @@
  * is reference counted the same way; it is unmapped with its last
  * reference, and if the peer asked for it to go, the acknowledgment
  * (after which the peer may unpin the pages) is sent only then.
+ *
+ * Each endpoint's part of all this is set up and torn down by
+ * scif_epd.c, which calls each file's own init and teardown in order
+ * (scif_epd_parts_teardown()): the peer's parked fence waits are
+ * forgotten, then the windows dropped, when a connection ends.
  *
  * The copy engine: each descriptor queued holds a reference to its
  * endpoint, and so does the endpoint's work item while it is queued or
