@@ -19,6 +19,7 @@
  */
 #include <linux/nospec.h>
 
+#include "scif_kunit.h"
 #include "scif_priv.h"
 
 /*
@@ -117,27 +118,37 @@ static const struct scif_nodemsg_route scif_nodemsg_routes[SCIF_MSG_NR] = {
 	},
 };
 
-/*
- * A message for an endpoint that no longer exists.  The answer names the
- * vanished endpoint as its source: the peer only accepts a DISCONNECT or
- * DISC_ACK from the endpoint it is connected to.
- */
-static void scif_nodemsg_orphan(struct scif_node *node,
-				const struct scif_msg *msg,
-				const struct scif_nodemsg_route *route)
+static const struct scif_nodemsg_route *scif_nodemsg_route(u32 op)
 {
-	struct scif_msg reply;
+	if (!op || op >= SCIF_MSG_NR)
+		return NULL;
+	return &scif_nodemsg_routes[array_index_nospec(op, SCIF_MSG_NR)];
+}
+
+/*
+ * The answer to @msg, a message for an endpoint that no longer exists,
+ * in @reply; false if it gets none.  The answer names the vanished
+ * endpoint as its source: the peer only accepts a DISCONNECT or DISC_ACK
+ * from the endpoint it is connected to.
+ */
+SCIF_VISIBLE_IF_KUNIT
+bool scif_nodemsg_orphan_reply(const struct scif_msg *msg,
+			       struct scif_msg *reply)
+{
+	const struct scif_nodemsg_route *route = scif_nodemsg_route(msg->op);
 	unsigned int i;
 
-	if (!route->orphan_op || !msg->src)
-		return;
-	scif_nodemsg_init(&reply, route->orphan_op, msg->src, msg->dst);
+	if (!route || !route->orphan_op || !msg->src)
+		return false;
+	scif_nodemsg_init(reply, route->orphan_op, msg->src, msg->dst);
 	for (i = 0; i < route->orphan_args; i++)
-		reply.arg[i] = msg->arg[i];
+		reply->arg[i] = msg->arg[i];
 	if (route->orphan_err)
-		reply.arg[2] = route->orphan_err;
-	scif_node_reply(node, &reply);
+		reply->arg[2] = route->orphan_err;
+	return true;
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_nodemsg_orphan_reply);
 
 /**
  * scif_nodemsg_dispatch() - route one node message to its handler
@@ -155,12 +166,10 @@ static void scif_nodemsg_orphan(struct scif_node *node,
  */
 void scif_nodemsg_dispatch(struct scif_node *node, const struct scif_msg *msg)
 {
-	const struct scif_nodemsg_route *route = NULL;
+	const struct scif_nodemsg_route *route = scif_nodemsg_route(msg->op);
+	struct scif_msg reply;
 	struct scif_endpt *ep;
 
-	if (msg->op && msg->op < SCIF_MSG_NR)
-		route = &scif_nodemsg_routes[array_index_nospec(msg->op,
-								SCIF_MSG_NR)];
 	if (!route || !route->handle) {
 		atomic_inc(&scif_info.dropped_msgs);
 		pr_warn_ratelimited("scif: node %u sent message type %u\n",
@@ -174,7 +183,8 @@ void scif_nodemsg_dispatch(struct scif_node *node, const struct scif_msg *msg)
 	ep = scif_epd_lookup(msg->dst);
 	if (!ep || READ_ONCE(ep->node) != node) {
 		atomic_inc(&scif_info.dropped_msgs);
-		scif_nodemsg_orphan(node, msg, route);
+		if (scif_nodemsg_orphan_reply(msg, &reply))
+			scif_node_reply(node, &reply);
 	} else {
 		route->handle(node, msg, ep);
 	}
