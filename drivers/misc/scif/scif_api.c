@@ -13,7 +13,7 @@
 #include "scif_priv.h"
 
 /* Kernel callers see EINTR where a system call could be restarted. */
-static int scif_kernel_err(int ret)
+static int scif_api_err(int ret)
 {
 	return ret == -ERESTARTSYS ? -EINTR : ret;
 }
@@ -78,7 +78,7 @@ int scif_connect(scif_epd_t epd, struct scif_port_id *dst)
 {
 	if (!dst)
 		return -EINVAL;
-	return scif_kernel_err(scif_epd_connect(epd, dst, false));
+	return scif_api_err(scif_epd_connect(epd, dst, false));
 }
 EXPORT_SYMBOL_GPL(scif_connect);
 
@@ -105,7 +105,7 @@ int scif_accept(scif_epd_t epd, struct scif_port_id *peer, scif_epd_t *newepd,
 		return -EINVAL;
 	req = scif_epd_take_request(epd, flags);
 	if (IS_ERR(req))
-		return scif_kernel_err(PTR_ERR(req));
+		return scif_api_err(PTR_ERR(req));
 	ep = scif_epd_create(false);
 	if (IS_ERR(ep)) {
 		scif_conreq_reject(req);
@@ -139,8 +139,8 @@ int scif_close(scif_epd_t epd)
 }
 EXPORT_SYMBOL_GPL(scif_close);
 
-static int scif_msg_kernel(scif_epd_t epd, void *msg, int len, int flags,
-			   unsigned int dir)
+static int scif_api_msg(scif_epd_t epd, void *msg, int len, int flags,
+			unsigned int dir)
 {
 	struct kvec kv = { .iov_base = msg, .iov_len = len };
 	struct iov_iter iter;
@@ -148,7 +148,7 @@ static int scif_msg_kernel(scif_epd_t epd, void *msg, int len, int flags,
 	if (len < 0)
 		return -EINVAL;
 	iov_iter_kvec(&iter, dir, &kv, 1, len);
-	return scif_kernel_err(dir == ITER_SOURCE ?
+	return scif_api_err(dir == ITER_SOURCE ?
 			       scif_epd_send(epd, &iter, flags) :
 			       scif_epd_recv(epd, &iter, flags));
 }
@@ -166,7 +166,7 @@ static int scif_msg_kernel(scif_epd_t epd, void *msg, int len, int flags,
  */
 int scif_send(scif_epd_t epd, void *msg, int len, int flags)
 {
-	return scif_msg_kernel(epd, msg, len, flags, ITER_SOURCE);
+	return scif_api_msg(epd, msg, len, flags, ITER_SOURCE);
 }
 EXPORT_SYMBOL_GPL(scif_send);
 
@@ -183,17 +183,17 @@ EXPORT_SYMBOL_GPL(scif_send);
  */
 int scif_recv(scif_epd_t epd, void *msg, int len, int flags)
 {
-	return scif_msg_kernel(epd, msg, len, flags, ITER_DEST);
+	return scif_api_msg(epd, msg, len, flags, ITER_DEST);
 }
 EXPORT_SYMBOL_GPL(scif_recv);
 
-static int scif_poll_scan(struct scif_pollepd *epds, unsigned int nepds)
+static int scif_api_poll_scan(struct scif_pollepd *epds, unsigned int nepds)
 {
 	unsigned int i;
 	int ready = 0;
 
 	for (i = 0; i < nepds; i++) {
-		epds[i].revents = scif_epd_poll_mask(epds[i].epd) &
+		epds[i].revents = scif_msg_poll_mask(epds[i].epd) &
 				  (epds[i].events | EPOLLERR | EPOLLHUP);
 		if (epds[i].revents)
 			ready++;
@@ -229,7 +229,7 @@ int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout)
 	}
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
-		ready = scif_poll_scan(epds, nepds);
+		ready = scif_api_poll_scan(epds, nepds);
 		if (ready || !left)
 			break;
 		if (signal_pending(current)) {
@@ -269,7 +269,7 @@ int scif_pin_pages(void *addr, size_t len, int prot_flags, int map_flags,
 {
 	if (!pinned_pages)
 		return -EINVAL;
-	return scif_epd_pin((unsigned long)addr, len, prot_flags, map_flags,
+	return scif_pin_range((unsigned long)addr, len, prot_flags, map_flags,
 			    pinned_pages);
 }
 EXPORT_SYMBOL_GPL(scif_pin_pages);
@@ -288,7 +288,7 @@ int scif_unpin_pages(scif_pinned_pages_t pinned_pages)
 {
 	if (!pinned_pages)
 		return -EINVAL;
-	scif_pinned_put(pinned_pages);
+	scif_pin_put(pinned_pages);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(scif_unpin_pages);
@@ -317,7 +317,7 @@ off_t scif_register_pinned_pages(scif_epd_t epd,
 	err = scif_rma_conn_err(epd);
 	if (err)
 		return err;
-	return scif_kernel_err(scif_epd_register(epd, pinned_pages, offset,
+	return scif_api_err(scif_epd_register(epd, pinned_pages, offset,
 						 map_flags));
 }
 EXPORT_SYMBOL_GPL(scif_register_pinned_pages);
@@ -342,7 +342,7 @@ EXPORT_SYMBOL_GPL(scif_register_pinned_pages);
 off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,
 		    int prot_flags, int map_flags)
 {
-	return scif_kernel_err(scif_epd_register_mem(epd, (unsigned long)addr,
+	return scif_api_err(scif_epd_register_mem(epd, (unsigned long)addr,
 						     len, offset, prot_flags,
 						     map_flags));
 }
@@ -391,7 +391,7 @@ int scif_get_pages(scif_epd_t epd, off_t offset, size_t len,
 {
 	if (!pages)
 		return -EINVAL;
-	return scif_kernel_err(scif_epd_get_pages(epd, offset, len, pages));
+	return scif_api_err(scif_epd_get_pages(epd, offset, len, pages));
 }
 EXPORT_SYMBOL_GPL(scif_get_pages);
 
@@ -409,9 +409,9 @@ int scif_put_pages(struct scif_range *pages)
 }
 EXPORT_SYMBOL_GPL(scif_put_pages);
 
-static int scif_rma_kernel(scif_epd_t epd, struct scif_rma_req *req)
+static int scif_api_rma(scif_epd_t epd, struct scif_rma_req *req)
 {
-	return scif_kernel_err(scif_epd_rma(epd, req));
+	return scif_api_err(scif_epd_rma(epd, req));
 }
 
 /**
@@ -439,7 +439,7 @@ int scif_readfrom(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
 		.flags = rma_flags, .kind = SCIF_RMA_WINDOW,
 	};
 
-	return scif_rma_kernel(epd, &req);
+	return scif_api_rma(epd, &req);
 }
 EXPORT_SYMBOL_GPL(scif_readfrom);
 
@@ -462,7 +462,7 @@ int scif_writeto(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
 		.flags = rma_flags, .kind = SCIF_RMA_WINDOW, .to_remote = true,
 	};
 
-	return scif_rma_kernel(epd, &req);
+	return scif_api_rma(epd, &req);
 }
 EXPORT_SYMBOL_GPL(scif_writeto);
 
@@ -485,7 +485,7 @@ int scif_vreadfrom(scif_epd_t epd, void *addr, size_t len, off_t roffset,
 		.flags = rma_flags, .kind = SCIF_RMA_KERNEL,
 	};
 
-	return scif_rma_kernel(epd, &req);
+	return scif_api_rma(epd, &req);
 }
 EXPORT_SYMBOL_GPL(scif_vreadfrom);
 
@@ -508,7 +508,7 @@ int scif_vwriteto(scif_epd_t epd, void *addr, size_t len, off_t roffset,
 		.flags = rma_flags, .kind = SCIF_RMA_KERNEL, .to_remote = true,
 	};
 
-	return scif_rma_kernel(epd, &req);
+	return scif_api_rma(epd, &req);
 }
 EXPORT_SYMBOL_GPL(scif_vwriteto);
 
@@ -533,7 +533,7 @@ int scif_fence_mark(scif_epd_t epd, int flags, int *mark)
 {
 	if (!mark)
 		return -EINVAL;
-	return scif_kernel_err(scif_epd_fence_mark(epd, flags, mark));
+	return scif_api_err(scif_epd_fence_mark(epd, flags, mark));
 }
 EXPORT_SYMBOL_GPL(scif_fence_mark);
 
@@ -553,7 +553,7 @@ EXPORT_SYMBOL_GPL(scif_fence_mark);
  */
 int scif_fence_wait(scif_epd_t epd, int mark)
 {
-	return scif_kernel_err(scif_epd_fence_wait(epd, mark));
+	return scif_api_err(scif_epd_fence_wait(epd, mark));
 }
 EXPORT_SYMBOL_GPL(scif_fence_wait);
 
@@ -585,7 +585,7 @@ EXPORT_SYMBOL_GPL(scif_fence_wait);
 int scif_fence_signal(scif_epd_t epd, off_t loff, u64 lval, off_t roff,
 		      u64 rval, int flags)
 {
-	return scif_kernel_err(scif_epd_fence_signal(epd, loff, lval, roff,
+	return scif_api_err(scif_epd_fence_signal(epd, loff, lval, roff,
 						     rval, flags));
 }
 EXPORT_SYMBOL_GPL(scif_fence_signal);

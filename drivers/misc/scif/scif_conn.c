@@ -41,27 +41,14 @@ static inline void scif_test_close_delay(void)
 }
 #endif
 
-static void scif_msg_init(struct scif_msg *msg, u32 op, u64 dst, u64 src)
-{
-	memset(msg, 0, sizeof(*msg));
-	msg->op = op;
-	msg->dst = dst;
-	msg->src = src;
-}
-
-static bool scif_ring_size_ok(u64 size)
+static bool scif_conn_ring_size_ok(u64 size)
 {
 	return size >= SCIF_RING_MIN && size <= SCIF_RING_MAX &&
 	       is_power_of_2(size);
 }
 
-static size_t scif_area_len(u32 rx_size)
-{
-	return sizeof(struct scif_qp_shm) + rx_size;
-}
-
 /* Drop the protocol's reference if it still holds one. */
-static void scif_epd_drop_proto_ref(struct scif_endpt *ep)
+static void scif_conn_drop_proto_ref(struct scif_endpt *ep)
 {
 	bool drop;
 
@@ -73,7 +60,7 @@ static void scif_epd_drop_proto_ref(struct scif_endpt *ep)
 		scif_epd_put(ep);
 }
 
-static void scif_epd_set_bound(struct scif_endpt *ep, u16 port)
+static void scif_conn_set_bound(struct scif_endpt *ep, u16 port)
 {
 	spin_lock(&ep->lock);
 	ep->port = port;
@@ -109,7 +96,7 @@ int scif_epd_bind(struct scif_endpt *ep, u16 port)
 		break;
 	}
 	if (!err)
-		scif_epd_set_bound(ep, port);
+		scif_conn_set_bound(ep, port);
 	mutex_unlock(&ep->ctl_mutex);
 	return err ?: port;
 }
@@ -192,7 +179,7 @@ static int scif_connect_check(struct scif_endpt *ep)
  * Allocate (or reuse, after a refusal) the endpoint's receive area; a
  * user's is charged to its memory cgroup.
  */
-static int scif_epd_prepare_area(struct scif_endpt *ep)
+static int scif_conn_prepare_area(struct scif_endpt *ep)
 {
 	lockdep_assert_held(&ep->ctl_mutex);
 	if (ep->rb.local) {
@@ -229,9 +216,9 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 		err = scif_port_alloc(&port);
 		if (err)
 			return err;
-		scif_epd_set_bound(ep, port);
+		scif_conn_set_bound(ep, port);
 	}
-	err = scif_epd_prepare_area(ep);
+	err = scif_conn_prepare_area(ep);
 	if (err)
 		return err;
 	scif_node_test_delay(SCIF_DELAY_CONNECT);
@@ -246,7 +233,7 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 	ep->state = SCIF_EPD_CONNECTING;
 	spin_unlock(&ep->lock);
 
-	scif_msg_init(&msg, SCIF_MSG_CONNECT, 0, ep->handle);
+	scif_nodemsg_init(&msg, SCIF_MSG_CONNECT, 0, ep->handle);
 	msg.arg[0] = dst->port;
 	msg.arg[1] = ep->port;
 	msg.arg[2] = scif_node_local_addr(node, ep->rb.local);
@@ -391,7 +378,7 @@ void scif_conreq_reject(struct scif_conreq *req)
 {
 	struct scif_msg msg;
 
-	scif_msg_init(&msg, SCIF_MSG_REJECT, req->peer_handle, 0);
+	scif_nodemsg_init(&msg, SCIF_MSG_REJECT, req->peer_handle, 0);
 	if (READ_ONCE(req->node->online))
 		scif_node_send(req->node, &msg);
 	put_pid(req->owner);
@@ -409,11 +396,11 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 		return -EINVAL;
 	if (!READ_ONCE(req->node->online))
 		return -ENODEV;
-	err = scif_epd_prepare_area(ep);
+	err = scif_conn_prepare_area(ep);
 	if (err)
 		return err;
 	scif_node_test_delay(SCIF_DELAY_ACCEPT);
-	remote = scif_node_map(req->node, req->addr, scif_area_len(req->size));
+	remote = scif_node_map(req->node, req->addr, scif_qp_len(req->size));
 	if (IS_ERR(remote))
 		return PTR_ERR(remote);
 
@@ -428,7 +415,7 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 	ep->state = SCIF_EPD_CONNECTED;
 	spin_unlock(&ep->lock);
 
-	scif_msg_init(&msg, SCIF_MSG_ACCEPT, req->peer_handle, ep->handle);
+	scif_nodemsg_init(&msg, SCIF_MSG_ACCEPT, req->peer_handle, ep->handle);
 	msg.arg[0] = scif_node_local_addr(req->node, ep->rb.local);
 	msg.arg[1] = ep->rb.rx_size;
 	/* 0: the node went since it was found online. */
@@ -625,9 +612,9 @@ static void scif_listener_close(struct scif_endpt *lep)
 /*
  * The endpoint no longer touches the peer's windows: set @flag (which
  * says so) to @value and acknowledge a DISCONNECT of the peer that came
- * meanwhile (see scif_handle_disconnect).
+ * meanwhile (see scif_conn_handle_disconnect()).
  */
-static void scif_epd_drained(struct scif_endpt *ep, bool *flag, bool value)
+static void scif_conn_drained(struct scif_endpt *ep, bool *flag, bool value)
 {
 	struct scif_msg ack;
 	bool owed;
@@ -638,17 +625,17 @@ static void scif_epd_drained(struct scif_endpt *ep, bool *flag, bool value)
 	ep->disc_ack_owed = false;
 	spin_unlock(&ep->lock);
 	if (owed) {
-		scif_msg_init(&ack, SCIF_MSG_DISC_ACK, ep->peer_handle,
-			      ep->handle);
+		scif_nodemsg_init(&ack, SCIF_MSG_DISC_ACK, ep->peer_handle,
+				  ep->handle);
 		scif_node_send(ep->node, &ack);
 	}
 }
 
 /* A closing endpoint is done with the peer's windows. */
-static void scif_epd_close_drained(struct scif_endpt *ep)
+static void scif_conn_close_drained(struct scif_endpt *ep)
 {
 	lockdep_assert_held(&ep->ctl_mutex);
-	scif_epd_drained(ep, &ep->close_drained, true);
+	scif_conn_drained(ep, &ep->close_drained, true);
 }
 
 /**
@@ -687,12 +674,12 @@ void scif_epd_close(struct scif_endpt *ep)
 		/* Done with the peer's windows before it hears of the close;
 		 * ours stay until it acknowledges.
 		 */
-		scif_rma_epd_teardown(ep, false, -ECONNRESET);
-		scif_epd_close_drained(ep);
-		scif_msg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,
-			      ep->handle);
+		scif_epd_parts_teardown(ep, false, -ECONNRESET);
+		scif_conn_close_drained(ep);
+		scif_nodemsg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,
+				  ep->handle);
 		if (scif_node_send(ep->node, &msg))
-			scif_epd_drop_proto_ref(ep);
+			scif_conn_drop_proto_ref(ep);
 	}
 	/* Messages name endpoints by handle: the port is free at once. */
 	if (ep->port)
@@ -728,7 +715,7 @@ static struct scif_conreq *scif_conreq_from_msg(struct scif_node *node,
 {
 	struct scif_conreq *req;
 
-	if (msg->arg[1] > U16_MAX || !scif_ring_size_ok(msg->arg[3]) ||
+	if (msg->arg[1] > U16_MAX || !scif_conn_ring_size_ok(msg->arg[3]) ||
 	    !msg->arg[2] || !PAGE_ALIGNED(msg->arg[2]) || !msg->src)
 		return NULL;
 	req = scif_kzalloc(sizeof(*req), GFP_KERNEL);
@@ -744,8 +731,20 @@ static struct scif_conreq *scif_conreq_from_msg(struct scif_node *node,
 	return req;
 }
 
-static void scif_handle_connect(struct scif_node *node,
-				const struct scif_msg *msg)
+/**
+ * scif_conn_handle_connect() - handle CONNECT: queue it at the listener
+ * @node: the node it came from
+ * @msg: the request; names a port, not an endpoint
+ * @unused: NULL (see scif_nodemsg.c)
+ *
+ * A request that cannot be queued (no listener on the port, a full
+ * backlog, bad arguments) is answered with REJECT.
+ *
+ * Context: the node's rx_work.
+ */
+void scif_conn_handle_connect(struct scif_node *node,
+			      const struct scif_msg *msg,
+			      struct scif_endpt *unused)
 {
 	struct scif_conreq *req = NULL;
 	struct scif_endpt *lep;
@@ -774,26 +773,33 @@ static void scif_handle_connect(struct scif_node *node,
 	}
 	if (lep)
 		scif_epd_put(lep);
-	scif_msg_init(&reply, SCIF_MSG_REJECT, msg->src, 0);
+	scif_nodemsg_init(&reply, SCIF_MSG_REJECT, msg->src, 0);
 	scif_node_reply(node, &reply);
 }
 
-/*
- * The peer accepted.  Map its area while connecting; if the endpoint
- * was closed (or cannot map), disconnect from the new peer endpoint and
- * wait for its acknowledgment before the area may go.
+/**
+ * scif_conn_handle_accept() - handle ACCEPT: the peer accepted
+ * @node: the node it came from
+ * @msg: the message
+ * @ep: the connecting endpoint it names
+ *
+ * Maps the peer's area while connecting; if the endpoint was closed (or
+ * cannot map), disconnects from the new peer endpoint and waits for its
+ * acknowledgment before the area may go.
+ *
+ * Context: the node's rx_work.
  */
-static void scif_handle_accept(struct scif_node *node,
-			       const struct scif_msg *msg, struct scif_endpt *ep)
+void scif_conn_handle_accept(struct scif_node *node,
+			     const struct scif_msg *msg, struct scif_endpt *ep)
 {
 	void *remote = ERR_PTR(-EPROTO);
 	struct scif_msg reply;
 	bool connected = false;
 
 	if (READ_ONCE(ep->state) == SCIF_EPD_CONNECTING &&
-	    scif_ring_size_ok(msg->arg[1]) && msg->src)
+	    scif_conn_ring_size_ok(msg->arg[1]) && msg->src)
 		remote = scif_node_map(node, msg->arg[0],
-				       scif_area_len(msg->arg[1]));
+				       scif_qp_len(msg->arg[1]));
 
 	spin_lock(&ep->lock);
 	if (ep->state == SCIF_EPD_CONNECTING && !IS_ERR(remote)) {
@@ -821,12 +827,21 @@ static void scif_handle_accept(struct scif_node *node,
 	if (connected)
 		return;
 	if (!IS_ERR(remote))
-		scif_node_unmap(node, remote, scif_area_len(msg->arg[1]));
-	scif_msg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, ep->handle);
+		scif_node_unmap(node, remote, scif_qp_len(msg->arg[1]));
+	scif_nodemsg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, ep->handle);
 	scif_node_reply(node, &reply);
 }
 
-static void scif_handle_reject(struct scif_endpt *ep)
+/**
+ * scif_conn_handle_reject() - handle REJECT: the listener refused
+ * @node: the node it came from
+ * @msg: the message
+ * @ep: the connecting endpoint it names
+ *
+ * Context: the node's rx_work.
+ */
+void scif_conn_handle_reject(struct scif_node *node,
+			     const struct scif_msg *msg, struct scif_endpt *ep)
 {
 	bool drop = false;
 
@@ -845,9 +860,17 @@ static void scif_handle_reject(struct scif_endpt *ep)
 		scif_epd_put(ep);
 }
 
-static void scif_handle_disconnect(struct scif_node *node,
-				   const struct scif_msg *msg,
-				   struct scif_endpt *ep)
+/**
+ * scif_conn_handle_disconnect() - handle DISCONNECT: the peer closed
+ * @node: the node it came from
+ * @msg: the message, from the peer endpoint or ignored
+ * @ep: the endpoint it names
+ *
+ * Context: the node's rx_work.
+ */
+void scif_conn_handle_disconnect(struct scif_node *node,
+				 const struct scif_msg *msg,
+				 struct scif_endpt *ep)
 {
 	struct scif_msg reply;
 	bool ack = false;
@@ -875,20 +898,21 @@ static void scif_handle_disconnect(struct scif_node *node,
 	}
 	spin_unlock(&ep->lock);
 	if (ack) {
-		scif_msg_init(&reply, SCIF_MSG_DISC_ACK, msg->src, ep->handle);
+		scif_nodemsg_init(&reply, SCIF_MSG_DISC_ACK, msg->src,
+				  ep->handle);
 		scif_node_reply(node, &reply);
 	}
 }
 
 /**
- * scif_epd_disconnect_work() - the peer disconnected: let go of it
+ * scif_conn_disconnect_work() - the peer disconnected: let go of it
  * @work: the endpoint's disc_work
  *
  * Excludes senders and receivers while the peer's area is unmapped, so
  * nothing touches the peer's memory after the acknowledgment; the data
  * already received stays readable.
  */
-void scif_epd_disconnect_work(struct work_struct *work)
+void scif_conn_disconnect_work(struct work_struct *work)
 {
 	struct scif_endpt *ep = container_of(work, struct scif_endpt,
 					     disc_work);
@@ -907,17 +931,17 @@ void scif_epd_disconnect_work(struct work_struct *work)
 	mutex_unlock(&ep->recv_mutex);
 
 	if (remote)
-		scif_node_unmap(ep->node, remote, scif_area_len(ep->rb.tx_size));
+		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
 	/* The peer dropped our windows before it disconnected. */
-	scif_rma_epd_teardown(ep, true, -ECONNRESET);
+	scif_epd_parts_teardown(ep, true, -ECONNRESET);
 	wake_up_all(&ep->wq);
-	scif_msg_init(&msg, SCIF_MSG_DISC_ACK, ep->peer_handle, ep->handle);
+	scif_nodemsg_init(&msg, SCIF_MSG_DISC_ACK, ep->peer_handle, ep->handle);
 	scif_node_send(ep->node, &msg);
 	scif_epd_put(ep);
 }
 
 /**
- * scif_epd_ring_broken() - the peer broke a connection's ring: reset it
+ * scif_conn_ring_broken() - the peer broke a connection's ring: reset it
  * @ep: the endpoint, whose peer wrote a count that makes no sense
  *
  * Costs only this connection: it is reset (ECONNRESET) and the peer is
@@ -928,7 +952,7 @@ void scif_epd_disconnect_work(struct work_struct *work)
  *
  * Context: process context, without the endpoint's data mutexes.
  */
-void scif_epd_ring_broken(struct scif_endpt *ep)
+void scif_conn_ring_broken(struct scif_endpt *ep)
 {
 	struct scif_msg msg;
 	void *remote = NULL;
@@ -958,18 +982,30 @@ void scif_epd_ring_broken(struct scif_endpt *ep)
 	pr_warn_ratelimited("scif: node %u broke the ring of endpoint %#llx: connection reset\n",
 			    ep->node->id, ep->handle);
 	if (remote)
-		scif_node_unmap(ep->node, remote, scif_area_len(ep->rb.tx_size));
+		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
 	wake_up_all(&ep->wq);
 	/* Ours stay until the peer acknowledges, as on a close. */
-	scif_rma_epd_teardown(ep, false, -ECONNRESET);
-	scif_msg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle, ep->handle);
+	scif_epd_parts_teardown(ep, false, -ECONNRESET);
+	scif_nodemsg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,
+			  ep->handle);
 	if (scif_node_send(ep->node, &msg))
-		scif_epd_drop_proto_ref(ep);
-	scif_epd_drained(ep, &ep->reset_draining, false);
+		scif_conn_drop_proto_ref(ep);
+	scif_conn_drained(ep, &ep->reset_draining, false);
 }
 
-static void scif_handle_disc_ack(const struct scif_msg *msg,
-				 struct scif_endpt *ep)
+/**
+ * scif_conn_handle_disc_ack() - handle DISC_ACK: the peer let go of us
+ * @node: the node it came from
+ * @msg: the message, from the peer endpoint or ignored
+ * @ep: the closing or disconnected endpoint it names
+ *
+ * Drops the protocol's reference: the endpoint's memory may go.
+ *
+ * Context: the node's rx_work.
+ */
+void scif_conn_handle_disc_ack(struct scif_node *node,
+			       const struct scif_msg *msg,
+			       struct scif_endpt *ep)
 {
 	bool drop = false;
 
@@ -982,104 +1018,5 @@ static void scif_handle_disc_ack(const struct scif_msg *msg,
 	}
 	spin_unlock(&ep->lock);
 	if (drop)
-		scif_epd_put(ep);
-}
-
-/*
- * Messages for an endpoint that no longer exists.  The reply names the
- * vanished endpoint as its source: the peer only accepts a DISCONNECT or
- * DISC_ACK from the endpoint it is connected to.
- */
-static void scif_handle_orphan(struct scif_node *node,
-			       const struct scif_msg *msg)
-{
-	struct scif_msg reply;
-
-	switch (msg->op) {
-	case SCIF_MSG_REGISTER:
-	case SCIF_MSG_UNREGISTER:
-		scif_rma_handle_orphan(node, msg);
-		return;
-	case SCIF_MSG_FENCE_MARK:
-	case SCIF_MSG_FENCE_WAIT:
-	case SCIF_MSG_FENCE_SIGNAL:
-		scif_fence_handle_orphan(node, msg);
-		return;
-	case SCIF_MSG_ACCEPT:
-		/* Release the peer endpoint that was made for us. */
-		scif_msg_init(&reply, SCIF_MSG_DISCONNECT, msg->src, msg->dst);
-		break;
-	case SCIF_MSG_DISCONNECT:
-		scif_msg_init(&reply, SCIF_MSG_DISC_ACK, msg->src, msg->dst);
-		break;
-	default:
-		return;
-	}
-	if (msg->src)
-		scif_node_reply(node, &reply);
-}
-
-/**
- * scif_msg_dispatch() - handle one node message
- * @node: the node it came from
- * @msg: the message; every field is checked before use
- *
- * Context: the node's rx_work; must not wait for anything remote.
- */
-void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg)
-{
-	struct scif_endpt *ep;
-
-	if (msg->op == SCIF_MSG_CONNECT) {
-		scif_handle_connect(node, msg);
-		return;
-	}
-	if (!msg->op || msg->op >= SCIF_MSG_NR) {
-		atomic_inc(&scif_info.dropped_msgs);
-		pr_warn_ratelimited("scif: node %u sent message type %u\n",
-				    node->id, msg->op);
-		return;
-	}
-	ep = scif_epd_lookup(msg->dst);
-	if (!ep || READ_ONCE(ep->node) != node) {
-		atomic_inc(&scif_info.dropped_msgs);
-		scif_handle_orphan(node, msg);
-		goto out;
-	}
-	switch (msg->op) {
-	case SCIF_MSG_ACCEPT:
-		scif_handle_accept(node, msg, ep);
-		break;
-	case SCIF_MSG_REJECT:
-		scif_handle_reject(ep);
-		break;
-	case SCIF_MSG_DISCONNECT:
-		scif_handle_disconnect(node, msg, ep);
-		break;
-	case SCIF_MSG_DISC_ACK:
-		scif_handle_disc_ack(msg, ep);
-		break;
-	case SCIF_MSG_REGISTER:
-	case SCIF_MSG_REGISTER_ACK:
-	case SCIF_MSG_UNREGISTER:
-	case SCIF_MSG_UNREGISTER_ACK:
-		scif_rma_handle_msg(node, msg, ep);
-		break;
-	case SCIF_MSG_DATA:
-	case SCIF_MSG_SPACE:
-		scif_epd_msg_came(ep, msg->op == SCIF_MSG_DATA);
-		break;
-	case SCIF_MSG_FENCE_MARK:
-	case SCIF_MSG_FENCE_WAIT:
-	case SCIF_MSG_FENCE_SIGNAL:
-	case SCIF_MSG_FENCE_ACK:
-		scif_fence_handle_msg(node, msg, ep);
-		break;
-	default:
-		wake_up_all(&ep->wq);
-		break;
-	}
-out:
-	if (ep)
 		scif_epd_put(ep);
 }

@@ -118,7 +118,7 @@ static ssize_t corrupt_write(struct file *file, const char __user *ubuf,
 	else if (sscanf(buf, "count %u", &a) == 1 && a <= U16_MAX)
 		err = scif_node_corrupt(a, true, 0);
 	else if (sscanf(buf, "conn %u", &a) == 1 && a && a <= U16_MAX)
-		err = scif_epd_corrupt_rings(a) ? 0 : -ENOENT;
+		err = scif_msg_corrupt_rings(a) ? 0 : -ENOENT;
 	else if (!strncmp(buf, "fence ", 6))
 		err = scif_debugfs_fence(buf);
 	else

@@ -97,6 +97,57 @@ void scif_epd_uncount(struct scif_endpt *ep)
 	atomic_dec(&scif_info.nr_endpoints);
 }
 
+/*
+ * The parts of an endpoint.  Besides its connection, an endpoint carries
+ * the state of parts that other files own, each with its own init and
+ * teardown, called from here in this order:
+ *
+ *   registered address spaces  scif_window.c     scif_window_epd_*()
+ *   copy engine queue          scif_rma.c        scif_rma_engine_init()
+ *   registration cache         scif_rma_cache.c  scif_cache_epd_init(),
+ *                                                scif_cache_destroy()
+ *   fences                     scif_fence.c      scif_fence_epd_*()
+ *   mappings of peer windows   scif_mmap.c       scif_mmap_epd_init()
+ *
+ * Each file sets up and tears down only its own part.
+ */
+static void scif_epd_parts_init(struct scif_endpt *ep)
+{
+	scif_window_epd_init(ep);
+	scif_rma_engine_init(ep);
+	scif_cache_epd_init(ep);
+	scif_fence_epd_init(ep);
+	scif_mmap_epd_init(ep);
+}
+
+/**
+ * scif_epd_parts_teardown() - let go of a connection's registered memory
+ * @ep: the endpoint; its state already says it is no longer connected
+ * @local: drop this endpoint's own windows too (only once the peer no
+ *	longer touches them)
+ * @err: what a registrant still waiting is told
+ *
+ * Forgets the peer's parked fence waits, which end with the connection,
+ * then drops the peer's windows (and with @local ours) and waits until
+ * no RMA uses the peer's windows any more: after this, the endpoint does
+ * not touch the peer's memory.
+ *
+ * Context: process context; not under any endpoint lock but ctl_mutex.
+ */
+void scif_epd_parts_teardown(struct scif_endpt *ep, bool local, int err)
+{
+	scif_fence_epd_teardown(ep);
+	scif_window_epd_teardown(ep, local, err);
+}
+
+/* The endpoint is unreferenced: release what is left of its parts. */
+static void scif_epd_parts_destroy(struct scif_endpt *ep)
+{
+	scif_cache_destroy(ep);
+	scif_epd_parts_teardown(ep, true, -ECONNRESET);
+	scif_window_epd_destroy(ep);
+}
+
 static void scif_epd_free_work(struct work_struct *work)
 {
 	struct scif_endpt *ep = container_of(work, struct scif_endpt,
@@ -107,11 +158,11 @@ static void scif_epd_free_work(struct work_struct *work)
 	list_del(&ep->list);
 	mutex_unlock(&scif_info.eplock);
 
-	scif_rma_epd_destroy(ep);
+	scif_epd_parts_destroy(ep);
 
 	if (ep->rb.remote && READ_ONCE(ep->node->hw))
 		scif_node_unmap(ep->node, ep->rb.remote,
-				sizeof(struct scif_qp_shm) + ep->rb.tx_size);
+				scif_qp_len(ep->rb.tx_size));
 	scif_qp_free(ep->rb.local, ep->rb.rx_size);
 	if (ep->count_until_free)
 		scif_epd_uncount(ep);
@@ -187,15 +238,14 @@ struct scif_endpt *scif_epd_create(bool user)
 	kref_init(&ep->ref);
 	init_waitqueue_head(&ep->wq);
 	INIT_WORK(&ep->free_work, scif_epd_free_work);
-	INIT_WORK(&ep->disc_work, scif_epd_disconnect_work);
+	INIT_WORK(&ep->disc_work, scif_conn_disconnect_work);
 	mutex_init(&ep->ctl_mutex);
 	mutex_init(&ep->recv_mutex);
 	mutex_init(&ep->send_mutex);
 	spin_lock_init(&ep->lock);
 	INIT_LIST_HEAD(&ep->conreqs);
 	INIT_LIST_HEAD(&ep->parked);
-	scif_rma_epd_init(ep);
-	scif_mmap_epd_init(ep);
+	scif_epd_parts_init(ep);
 	ep->state = SCIF_EPD_UNBOUND;
 
 	err = scif_fail_alloc() ? -ENOMEM :
@@ -256,14 +306,13 @@ static void scif_epd_lose_peer(struct scif_endpt *ep, bool hold)
 	mutex_unlock(&ep->recv_mutex);
 
 	if (remote)
-		scif_node_unmap(ep->node, remote,
-				sizeof(struct scif_qp_shm) + ep->rb.tx_size);
+		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
 	/*
 	 * The peer's windows go.  Ours go too if the peer is gone; a peer
 	 * held for a protocol error may still write into them, so they
 	 * stay pinned until its bus reports it down (see scif_priv.h).
 	 */
-	scif_rma_epd_teardown(ep, !hold, -ENODEV);
+	scif_epd_parts_teardown(ep, !hold, -ENODEV);
 	wake_up_all(&ep->wq);
 	if (drop)
 		scif_epd_put(ep);

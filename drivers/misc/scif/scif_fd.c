@@ -50,11 +50,11 @@ static __poll_t scif_fd_poll(struct file *f, poll_table *wait)
 	struct scif_endpt *ep = f->private_data;
 
 	poll_wait(f, &ep->wq, wait);
-	return scif_epd_poll_mask(ep);
+	return scif_msg_poll_mask(ep);
 }
 
 /* Exactly 16 bits are read and written back: callers pass a u16 or int. */
-static long scif_ioctl_bind(struct scif_endpt *ep, u16 __user *uport)
+static long scif_fd_ioctl_bind(struct scif_endpt *ep, u16 __user *uport)
 {
 	u16 port;
 	int ret;
@@ -70,8 +70,8 @@ static long scif_ioctl_bind(struct scif_endpt *ep, u16 __user *uport)
 	return put_user((u16)ret, uport) ? -EFAULT : 0;
 }
 
-static long scif_ioctl_connect(struct file *f, struct scif_endpt *ep,
-			       struct scifioctl_connect __user *uarg)
+static long scif_fd_ioctl_connect(struct file *f, struct scif_endpt *ep,
+				  struct scifioctl_connect __user *uarg)
 {
 	struct scifioctl_connect req;
 	int ret;
@@ -91,8 +91,8 @@ static long scif_ioctl_connect(struct file *f, struct scif_endpt *ep,
  * First half of accept: take a request and park it under a cookie that
  * the caller passes to SCIF_ACCEPTREG on a new endpoint.
  */
-static long scif_ioctl_acceptreq(struct scif_endpt *lep,
-				 struct scifioctl_accept __user *uarg)
+static long scif_fd_ioctl_acceptreq(struct scif_endpt *lep,
+				    struct scifioctl_accept __user *uarg)
 {
 	struct scifioctl_accept acc;
 	struct scif_conreq *req;
@@ -114,7 +114,7 @@ static long scif_ioctl_acceptreq(struct scif_endpt *lep,
 }
 
 /* Second half: the parked request becomes this (fresh) endpoint. */
-static long scif_ioctl_acceptreg(struct scif_endpt *ep, u64 __user *ucookie)
+static long scif_fd_ioctl_acceptreg(struct scif_endpt *ep, u64 __user *ucookie)
 {
 	struct scif_conreq *req;
 	u64 cookie;
@@ -129,8 +129,8 @@ static long scif_ioctl_acceptreg(struct scif_endpt *ep, u64 __user *ucookie)
 	return scif_epd_accept_request(ep, req);
 }
 
-static long scif_ioctl_msg(struct scif_endpt *ep,
-			   struct scifioctl_msg __user *uarg, bool send)
+static long scif_fd_ioctl_msg(struct scif_endpt *ep,
+			      struct scifioctl_msg __user *uarg, bool send)
 {
 	struct scifioctl_msg m;
 	struct iov_iter iter;
@@ -152,7 +152,7 @@ static long scif_ioctl_msg(struct scif_endpt *ep,
 	return put_user(ret, &uarg->out_len) ? -EFAULT : 0;
 }
 
-static long scif_ioctl_get_node_ids(struct scifioctl_node_ids __user *uarg)
+static long scif_fd_ioctl_get_node_ids(struct scifioctl_node_ids __user *uarg)
 {
 	struct scifioctl_node_ids req;
 	u16 __user *unodes;
@@ -182,8 +182,8 @@ static long scif_ioctl_get_node_ids(struct scifioctl_node_ids __user *uarg)
 }
 
 /* Only out_offset is written back; SCIF_MAP_KERNEL is for the kernel API. */
-static long scif_ioctl_reg(struct scif_endpt *ep,
-			   struct scifioctl_reg __user *uarg)
+static long scif_fd_ioctl_reg(struct scif_endpt *ep,
+			      struct scifioctl_reg __user *uarg)
 {
 	struct scifioctl_reg reg;
 	s64 ret;
@@ -204,8 +204,8 @@ static long scif_ioctl_reg(struct scif_endpt *ep,
 	return 0;
 }
 
-static long scif_ioctl_unreg(struct scif_endpt *ep,
-			     struct scifioctl_unreg __user *uarg)
+static long scif_fd_ioctl_unreg(struct scif_endpt *ep,
+				struct scifioctl_unreg __user *uarg)
 {
 	struct scifioctl_unreg unreg;
 
@@ -214,8 +214,8 @@ static long scif_ioctl_unreg(struct scif_endpt *ep,
 	return scif_epd_unregister(ep, unreg.offset, unreg.len);
 }
 
-static long scif_ioctl_copy(struct scif_endpt *ep, unsigned int cmd,
-			    struct scifioctl_copy __user *uarg)
+static long scif_fd_ioctl_copy(struct scif_endpt *ep, unsigned int cmd,
+			       struct scifioctl_copy __user *uarg)
 {
 	struct scifioctl_copy copy;
 	struct scif_rma_req req = { 0 };
@@ -237,8 +237,8 @@ static long scif_ioctl_copy(struct scif_endpt *ep, unsigned int cmd,
 }
 
 /* The mark is written through the user pointer in the argument. */
-static long scif_ioctl_fence_mark(struct scif_endpt *ep,
-				  struct scifioctl_fence_mark __user *uarg)
+static long scif_fd_ioctl_fence_mark(struct scif_endpt *ep,
+				     struct scifioctl_fence_mark __user *uarg)
 {
 	struct scifioctl_fence_mark req;
 	int mark, err;
@@ -252,8 +252,9 @@ static long scif_ioctl_fence_mark(struct scif_endpt *ep,
 	       -EFAULT : 0;
 }
 
-static long scif_ioctl_fence_signal(struct scif_endpt *ep,
-				    struct scifioctl_fence_signal __user *uarg)
+static long
+scif_fd_ioctl_fence_signal(struct scif_endpt *ep,
+			   struct scifioctl_fence_signal __user *uarg)
 {
 	struct scifioctl_fence_signal req;
 
@@ -270,37 +271,37 @@ static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 
 	switch (cmd) {
 	case SCIF_BIND:
-		return scif_ioctl_bind(ep, uarg);
+		return scif_fd_ioctl_bind(ep, uarg);
 	case SCIF_LISTEN:
 		return scif_epd_listen(ep, (int)arg);
 	case SCIF_CONNECT:
-		return scif_ioctl_connect(f, ep, uarg);
+		return scif_fd_ioctl_connect(f, ep, uarg);
 	case SCIF_ACCEPTREQ:
-		return scif_ioctl_acceptreq(ep, uarg);
+		return scif_fd_ioctl_acceptreq(ep, uarg);
 	case SCIF_ACCEPTREG:
-		return scif_ioctl_acceptreg(ep, uarg);
+		return scif_fd_ioctl_acceptreg(ep, uarg);
 	case SCIF_SEND:
-		return scif_ioctl_msg(ep, uarg, true);
+		return scif_fd_ioctl_msg(ep, uarg, true);
 	case SCIF_RECV:
-		return scif_ioctl_msg(ep, uarg, false);
+		return scif_fd_ioctl_msg(ep, uarg, false);
 	case SCIF_GET_NODEIDS:
-		return scif_ioctl_get_node_ids(uarg);
+		return scif_fd_ioctl_get_node_ids(uarg);
 	case SCIF_REG:
-		return scif_ioctl_reg(ep, uarg);
+		return scif_fd_ioctl_reg(ep, uarg);
 	case SCIF_UNREG:
-		return scif_ioctl_unreg(ep, uarg);
+		return scif_fd_ioctl_unreg(ep, uarg);
 	case SCIF_READFROM:
 	case SCIF_WRITETO:
 	case SCIF_VREADFROM:
 	case SCIF_VWRITETO:
-		return scif_ioctl_copy(ep, cmd, uarg);
+		return scif_fd_ioctl_copy(ep, cmd, uarg);
 	case SCIF_FENCE_MARK:
-		return scif_ioctl_fence_mark(ep, uarg);
+		return scif_fd_ioctl_fence_mark(ep, uarg);
 	case SCIF_FENCE_WAIT:
 		/* The mark is the argument itself (an int). */
 		return scif_epd_fence_wait(ep, (int)arg);
 	case SCIF_FENCE_SIGNAL:
-		return scif_ioctl_fence_signal(ep, uarg);
+		return scif_fd_ioctl_fence_signal(ep, uarg);
 	}
 	return -ENOTTY;
 }

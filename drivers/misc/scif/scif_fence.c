@@ -104,10 +104,7 @@ SCIF_EXPORT_IF_KUNIT(scif_fence_seq);
 static void scif_fence_ack_fill(struct scif_msg *reply, u64 dst, u64 src,
 				u64 id, u64 val, int err)
 {
-	memset(reply, 0, sizeof(*reply));
-	reply->op = SCIF_MSG_FENCE_ACK;
-	reply->dst = dst;
-	reply->src = src;
+	scif_nodemsg_init(reply, SCIF_MSG_FENCE_ACK, dst, src);
 	reply->arg[0] = id;
 	reply->arg[1] = val;
 	reply->arg[2] = -err;
@@ -394,28 +391,6 @@ void scif_fence_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 answer:
 	scif_fence_ack_fill(&reply, msg->src, ep->handle, msg->arg[0], val,
 			    err);
-	scif_node_reply(node, &reply);
-}
-
-/**
- * scif_fence_handle_orphan() - a fence request for an endpoint that is gone
- * @node: the node it came from
- * @msg: FENCE_MARK, FENCE_WAIT or FENCE_SIGNAL
- *
- * Answered with ECONNRESET, so that the requester does not wait for an
- * answer that cannot come.
- *
- * Context: the node's rx_work.
- */
-void scif_fence_handle_orphan(struct scif_node *node,
-			      const struct scif_msg *msg)
-{
-	struct scif_msg reply;
-
-	if (!msg->src)
-		return;
-	scif_fence_ack_fill(&reply, msg->src, msg->dst, msg->arg[0], 0,
-			    -ECONNRESET);
 	scif_node_reply(node, &reply);
 }
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * SCIF core: KUnit suites for the code that checks what a peer writes
- * (ring counts, REGISTER messages, run lists, fence messages) and for the
- * placement of windows in the registered address space.
+ * (ring counts, REGISTER messages, run lists, fence messages), for the
+ * placement of windows in the registered address space, and for the
+ * answers the node-message router gives to messages for endpoints that
+ * are gone.
  *
  * Built as scif_kunit.ko only in the test build on a kernel with KUnit
  * (see Kbuild); tools/testing/selftests/scif/scif_kunit.sh loads it after
@@ -139,7 +141,7 @@ static bool scif_reg_ok(u64 offset, u64 pages, u64 runs, u64 prot)
 	struct scif_msg msg;
 
 	scif_reg_msg_fill(&msg, offset, pages, runs, prot);
-	return scif_register_msg_ok(&msg);
+	return scif_window_register_msg_ok(&msg);
 }
 
 static void scif_register_msg_fields(struct kunit *test)
@@ -538,8 +540,100 @@ static struct kunit_suite scif_place_suite = {
 	.test_cases = scif_place_cases,
 };
 
+/* ---- answers to orphans (scif_nodemsg.c) ---- */
+
+/* What an orphan of @op gets: its type, echoed arguments, errno. */
+static const struct {
+	u32 op;
+	u32 reply;
+	unsigned int echo;
+	u64 err;
+} scif_orphan_answers[] = {
+	{ SCIF_MSG_ACCEPT, SCIF_MSG_DISCONNECT, 0, 0 },
+	{ SCIF_MSG_DISCONNECT, SCIF_MSG_DISC_ACK, 0, 0 },
+	{ SCIF_MSG_REGISTER, SCIF_MSG_REGISTER_ACK, 2, ECONNRESET },
+	{ SCIF_MSG_UNREGISTER, SCIF_MSG_UNREGISTER_ACK, 2, 0 },
+	{ SCIF_MSG_FENCE_MARK, SCIF_MSG_FENCE_ACK, 1, ECONNRESET },
+	{ SCIF_MSG_FENCE_WAIT, SCIF_MSG_FENCE_ACK, 1, ECONNRESET },
+	{ SCIF_MSG_FENCE_SIGNAL, SCIF_MSG_FENCE_ACK, 1, ECONNRESET },
+};
+
+static void scif_orphan_msg(struct scif_msg *msg, u32 op, u64 src)
+{
+	unsigned int i;
+
+	memset(msg, 0xa5, sizeof(*msg));
+	msg->op = op;
+	msg->pad = 0;
+	msg->dst = 0x100000007ULL;
+	msg->src = src;
+	for (i = 0; i < ARRAY_SIZE(msg->arg); i++)
+		msg->arg[i] = 0x1000 + i;
+}
+
+static void scif_orphan_answered(struct kunit *test)
+{
+	struct scif_msg msg, reply;
+	unsigned int i, k;
+
+	for (i = 0; i < ARRAY_SIZE(scif_orphan_answers); i++) {
+		scif_orphan_msg(&msg, scif_orphan_answers[i].op,
+				0x200000009ULL);
+		memset(&reply, 0xff, sizeof(reply));
+		KUNIT_ASSERT_TRUE(test, scif_nodemsg_orphan_reply(&msg, &reply));
+		KUNIT_EXPECT_EQ(test, reply.op, scif_orphan_answers[i].reply);
+		KUNIT_EXPECT_EQ(test, reply.pad, 0U);
+		KUNIT_EXPECT_EQ(test, reply.dst, 0x200000009ULL);
+		KUNIT_EXPECT_EQ(test, reply.src, 0x100000007ULL);
+		for (k = 0; k < ARRAY_SIZE(reply.arg); k++) {
+			u64 want = 0;
+
+			if (k < scif_orphan_answers[i].echo)
+				want = 0x1000 + k;
+			else if (k == 2)
+				want = scif_orphan_answers[i].err;
+			KUNIT_EXPECT_EQ_MSG(test, reply.arg[k], want,
+					    "op %u arg %u",
+					    scif_orphan_answers[i].op, k);
+		}
+		/* A sender that did not name itself gets nothing. */
+		scif_orphan_msg(&msg, scif_orphan_answers[i].op, 0);
+		KUNIT_EXPECT_FALSE(test, scif_nodemsg_orphan_reply(&msg, &reply));
+	}
+}
+
+static void scif_orphan_unanswered(struct kunit *test)
+{
+	static const u32 ops[] = {
+		0, SCIF_MSG_CONNECT, SCIF_MSG_REJECT, SCIF_MSG_DISC_ACK,
+		SCIF_MSG_DATA, SCIF_MSG_SPACE, SCIF_MSG_REGISTER_ACK,
+		SCIF_MSG_UNREGISTER_ACK, SCIF_MSG_FENCE_ACK, SCIF_MSG_NR,
+		SCIF_MSG_NR + 1, U32_MAX,
+	};
+	struct scif_msg msg, reply;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		scif_orphan_msg(&msg, ops[i], 0x200000009ULL);
+		KUNIT_EXPECT_FALSE_MSG(test,
+				       scif_nodemsg_orphan_reply(&msg, &reply),
+				       "op %u", ops[i]);
+	}
+}
+
+static struct kunit_case scif_orphan_cases[] = {
+	KUNIT_CASE(scif_orphan_answered),
+	KUNIT_CASE(scif_orphan_unanswered),
+	{}
+};
+
+static struct kunit_suite scif_orphan_suite = {
+	.name = "scif_nodemsg_orphan",
+	.test_cases = scif_orphan_cases,
+};
+
 kunit_test_suites(&scif_rb_suite, &scif_register_suite, &scif_runlist_suite,
-		  &scif_fence_suite, &scif_place_suite);
+		  &scif_fence_suite, &scif_place_suite, &scif_orphan_suite);
 
 MODULE_DESCRIPTION("KUnit suites of the SCIF core (test build only)");
 MODULE_LICENSE("GPL");

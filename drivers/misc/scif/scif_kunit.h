@@ -22,13 +22,15 @@ struct scif_msg;
 struct scif_rwindow;
 struct scif_window;
 
-bool scif_register_msg_ok(const struct scif_msg *msg);
+bool scif_window_register_msg_ok(const struct scif_msg *msg);
 int scif_rwindow_read_runs(struct scif_rwindow *rw, u64 addr);
 int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 		      s64 offset, bool fixed);
 u64 scif_fence_seq(struct scif_endpt *ep, u32 mark);
 int scif_fence_off_check(u64 off);
 int scif_fence_sig_off(s64 off);
+bool scif_nodemsg_orphan_reply(const struct scif_msg *msg,
+			       struct scif_msg *reply);
 #else
 #define SCIF_VISIBLE_IF_KUNIT static
 #define SCIF_EXPORT_IF_KUNIT(sym)

@@ -87,7 +87,7 @@ static int __init scif_init(void)
 	if (err)
 		goto undo_nodes;
 	scif_debugfs_init();
-	scif_rma_debugfs_init(scif_info.debugfs);
+	scif_window_debugfs_init(scif_info.debugfs);
 #ifdef SCIF_TEST_HOOKS
 	scif_testhooks_init();
 #endif

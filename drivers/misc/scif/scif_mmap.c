@@ -96,8 +96,8 @@ struct scif_mmap {
 };
 
 /* 6.3 made vm_flags read-only; Kbuild probes for the helpers. */
-static void scif_vm_flags_mod(struct vm_area_struct *vma, vm_flags_t set,
-			      vm_flags_t clear)
+static void scif_mmap_vm_flags_mod(struct vm_area_struct *vma, vm_flags_t set,
+				   vm_flags_t clear)
 {
 #ifdef SCIF_HAVE_VM_FLAGS_SET
 	vm_flags_set(vma, set);
@@ -198,7 +198,7 @@ static int scif_mmap_windows(struct scif_endpt *ep, struct scif_mmap *map,
 }
 
 /* The run of @rw holding byte @woff of it (the runs cover the window). */
-static unsigned long scif_run_find(const struct scif_rwindow *rw, u64 woff)
+static unsigned long scif_mmap_run_find(const struct scif_rwindow *rw, u64 woff)
 {
 	unsigned long lo = 0, hi = rw->nr_runs - 1, mid;
 
@@ -230,8 +230,8 @@ static int scif_mmap_walk(struct scif_mmap *map, unsigned long *count)
 	for (i = 0; i < map->nr_rw; i++) {
 		rw = map->rw[i];
 		lo = max(start, rw->offset);
-		for (r = scif_run_find(rw, lo - rw->offset); r < rw->nr_runs;
-		     r++) {
+		for (r = scif_mmap_run_find(rw, lo - rw->offset);
+		     r < rw->nr_runs; r++) {
 			run = &rw->runs[r];
 			rstart = rw->offset + run->woff;
 			if (rstart >= end)
@@ -292,19 +292,19 @@ static const struct scif_mmap_seg *scif_mmap_seg_find(const struct scif_mmap *ma
 	return NULL;
 }
 
-static void scif_vm_open(struct vm_area_struct *vma)
+static void scif_mmap_vm_open(struct vm_area_struct *vma)
 {
 	struct scif_mmap *map = vma->vm_private_data;
 
 	kref_get(&map->ref);
 }
 
-static void scif_vm_close(struct vm_area_struct *vma)
+static void scif_mmap_vm_close(struct vm_area_struct *vma)
 {
 	scif_mmap_put(vma->vm_private_data);
 }
 
-static vm_fault_t scif_vm_fault(struct vm_fault *vmf)
+static vm_fault_t scif_mmap_vm_fault(struct vm_fault *vmf)
 {
 	struct scif_mmap *map = vmf->vma->vm_private_data;
 	const struct scif_mmap_seg *seg = NULL;
@@ -324,10 +324,10 @@ static vm_fault_t scif_vm_fault(struct vm_fault *vmf)
 	return ret;
 }
 
-static const struct vm_operations_struct scif_vm_ops = {
-	.open = scif_vm_open,
-	.close = scif_vm_close,
-	.fault = scif_vm_fault,
+static const struct vm_operations_struct scif_mmap_vm_ops = {
+	.open = scif_mmap_vm_open,
+	.close = scif_mmap_vm_close,
+	.fault = scif_mmap_vm_fault,
 };
 
 /* Make the mapping of @vma's range; under mmap.lock. */
@@ -399,12 +399,12 @@ int scif_mmap(struct file *f, struct vm_area_struct *vma)
 
 	if (!may_write)
 		clear |= VM_MAYWRITE;
-	scif_vm_flags_mod(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND |
+	scif_mmap_vm_flags_mod(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND |
 			  VM_DONTDUMP | VM_DONTCOPY, clear);
 	if (map->wc)
 		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
 	vma->vm_private_data = map;
-	vma->vm_ops = &scif_vm_ops;
+	vma->vm_ops = &scif_mmap_vm_ops;
 	return 0;
 }
 
@@ -514,7 +514,7 @@ static int scif_mmap_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(scif_mmap);
 
-static int scif_fs_init_fs_context(struct fs_context *fc)
+static int scif_mmap_init_fs_context(struct fs_context *fc)
 {
 	return init_pseudo(fc, SCIF_FS_MAGIC) ? 0 : -ENOMEM;
 }
@@ -522,7 +522,7 @@ static int scif_fs_init_fs_context(struct fs_context *fc)
 /* No owner: the module's own mount must not pin the module. */
 static struct file_system_type scif_fs_type = {
 	.name = "scif",
-	.init_fs_context = scif_fs_init_fs_context,
+	.init_fs_context = scif_mmap_init_fs_context,
 	.kill_sb = kill_anon_super,
 };
 

@@ -23,14 +23,11 @@
  */
 #define SCIF_XFER_PIECE(ring_size)	((ring_size) / 4)
 
-static void scif_epd_notify(struct scif_endpt *ep, u32 op)
+static void scif_msg_notify(struct scif_endpt *ep, u32 op)
 {
-	struct scif_msg msg = {
-		.op = op,
-		.dst = ep->peer_handle,
-		.src = ep->handle,
-	};
+	struct scif_msg msg;
 
+	scif_nodemsg_init(&msg, op, ep->peer_handle, ep->handle);
 	/* A lost node is seen by the endpoint's state, not here. */
 	scif_node_send(ep->node, &msg);
 }
@@ -39,7 +36,7 @@ static void scif_epd_notify(struct scif_endpt *ep, u32 op)
  * Ask the peer for a DATA (@data) or SPACE message when it next moves
  * data (see struct scif_qp_shm), before looking at the ring once more.
  */
-static void scif_epd_want_msg(struct scif_endpt *ep, bool data)
+static void scif_msg_want(struct scif_endpt *ep, bool data)
 {
 	spin_lock(&ep->lock);
 	if (ep->rb.remote) {
@@ -53,17 +50,21 @@ static void scif_epd_want_msg(struct scif_endpt *ep, bool data)
 }
 
 /**
- * scif_epd_msg_came() - a DATA or SPACE message came: wake the waiters
+ * scif_msg_handle_notify() - a DATA or SPACE message came: wake the waiters
+ * @node: the node it came from
+ * @msg: DATA or SPACE
  * @ep: the endpoint it is for
- * @data: DATA (else SPACE)
  *
  * The flag that asked for it is cleared first; waiters that go back to
  * sleep set it again.
  *
  * Context: process context (the node's message worker).
  */
-void scif_epd_msg_came(struct scif_endpt *ep, bool data)
+void scif_msg_handle_notify(struct scif_node *node, const struct scif_msg *msg,
+			    struct scif_endpt *ep)
 {
+	bool data = msg->op == SCIF_MSG_DATA;
+
 	spin_lock(&ep->lock);
 	if (ep->rb.remote) {
 		if (data)
@@ -76,7 +77,7 @@ void scif_epd_msg_came(struct scif_endpt *ep, bool data)
 	wake_up_all(&ep->wq);
 }
 
-static int scif_epd_tx_state(struct scif_endpt *ep)
+static int scif_msg_tx_state(struct scif_endpt *ep)
 {
 	switch (READ_ONCE(ep->state)) {
 	case SCIF_EPD_CONNECTED:
@@ -88,34 +89,34 @@ static int scif_epd_tx_state(struct scif_endpt *ep)
 	}
 }
 
-static bool scif_send_ready(struct scif_endpt *ep)
+static bool scif_msg_send_ready(struct scif_endpt *ep)
 {
 	return READ_ONCE(ep->state) != SCIF_EPD_CONNECTED ||
 	       scif_rb_tx_room(&ep->rb) || scif_rb_tx_broken(&ep->rb);
 }
 
-/* scif_send_ready() for a sender about to sleep: asks for SPACE first. */
-static bool scif_send_ready_or_ask(struct scif_endpt *ep)
+/* scif_msg_send_ready() for a sender about to sleep: asks for SPACE first. */
+static bool scif_msg_send_ready_or_ask(struct scif_endpt *ep)
 {
-	scif_epd_want_msg(ep, false);
-	return scif_send_ready(ep);
+	scif_msg_want(ep, false);
+	return scif_msg_send_ready(ep);
 }
 
 /* One round of sending: what fits now.  Returns bytes sent or -errno. */
-static ssize_t scif_send_some(struct scif_endpt *ep, struct iov_iter *from)
+static ssize_t scif_msg_send_some(struct scif_endpt *ep, struct iov_iter *from)
 {
 	size_t count, want, sent;
 	int err;
 
 	mutex_lock(&ep->send_mutex);
-	err = scif_epd_tx_state(ep);
+	err = scif_msg_tx_state(ep);
 	if (err) {
 		mutex_unlock(&ep->send_mutex);
 		return err;
 	}
 	if (scif_rb_tx_broken(&ep->rb)) {
 		mutex_unlock(&ep->send_mutex);
-		scif_epd_ring_broken(ep);
+		scif_conn_ring_broken(ep);
 		return -ECONNRESET;
 	}
 	count = iov_iter_count(from);
@@ -128,11 +129,11 @@ static ssize_t scif_send_some(struct scif_endpt *ep, struct iov_iter *from)
 	/* The count is out; does the peer wait for it (see scif_proto.h)? */
 	mb();
 	if (sent && READ_ONCE(ep->rb.local->tx_wanted))
-		scif_epd_notify(ep, SCIF_MSG_DATA);
+		scif_msg_notify(ep, SCIF_MSG_DATA);
 	return sent < want && !sent ? -EFAULT : sent;
 }
 
-static bool scif_recv_ready(struct scif_endpt *ep)
+static bool scif_msg_recv_ready(struct scif_endpt *ep)
 {
 	u32 avail = 0;
 
@@ -140,15 +141,15 @@ static bool scif_recv_ready(struct scif_endpt *ep)
 	       scif_rb_rx_avail(&ep->rb, &avail) || avail;
 }
 
-/* scif_recv_ready() for a receiver about to sleep: asks for DATA first. */
-static bool scif_recv_ready_or_ask(struct scif_endpt *ep)
+/* scif_msg_recv_ready() for a receiver about to sleep: asks for DATA first. */
+static bool scif_msg_recv_ready_or_ask(struct scif_endpt *ep)
 {
-	scif_epd_want_msg(ep, true);
-	return scif_recv_ready(ep);
+	scif_msg_want(ep, true);
+	return scif_msg_recv_ready(ep);
 }
 
 /* One round of receiving: what is there now.  Bytes or -errno. */
-static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
+static ssize_t scif_msg_recv_some(struct scif_endpt *ep, struct iov_iter *to)
 {
 	enum scif_epd_state state;
 	size_t count, want, got;
@@ -162,7 +163,7 @@ static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
 	}
 	if (scif_rb_rx_avail(&ep->rb, &avail)) {
 		mutex_unlock(&ep->recv_mutex);
-		scif_epd_ring_broken(ep);	/* the peer broke the ring */
+		scif_conn_ring_broken(ep);	/* the peer broke the ring */
 		return -ECONNRESET;
 	}
 	count = iov_iter_count(to);
@@ -178,7 +179,7 @@ static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
 	mb();
 	if (got && state == SCIF_EPD_CONNECTED &&
 	    READ_ONCE(ep->rb.local->rx_waiting))
-		scif_epd_notify(ep, SCIF_MSG_SPACE);
+		scif_msg_notify(ep, SCIF_MSG_SPACE);
 	return got < want && !got ? -EFAULT : got;
 }
 
@@ -189,7 +190,7 @@ static ssize_t scif_recv_some(struct scif_endpt *ep, struct iov_iter *to)
  * message worker and a wake-up.  Gives the CPU up at once to anything
  * else that wants it, and to signals.
  */
-static bool scif_epd_busy_poll(struct scif_endpt *ep,
+static bool scif_msg_busy_poll(struct scif_endpt *ep,
 			       bool (*ready)(struct scif_endpt *))
 {
 	unsigned int us = READ_ONCE(scif_busy_poll_us);
@@ -214,7 +215,7 @@ static bool scif_epd_busy_poll(struct scif_endpt *ep,
  * for send and recv: @round moves what it can now, @ready says when to
  * look again, @ready_or_ask is @ready for a caller about to sleep.
  */
-static int scif_epd_xfer(struct scif_endpt *ep, struct iov_iter *iter,
+static int scif_msg_xfer(struct scif_endpt *ep, struct iov_iter *iter,
 			 bool block,
 			 ssize_t (*round)(struct scif_endpt *, struct iov_iter *),
 			 bool (*ready)(struct scif_endpt *),
@@ -231,7 +232,7 @@ static int scif_epd_xfer(struct scif_endpt *ep, struct iov_iter *iter,
 		/* Without @block: every round that moves something. */
 		if (!iov_iter_count(iter) || (!block && !n))
 			break;
-		if (!n && !scif_epd_busy_poll(ep, ready) &&
+		if (!n && !scif_msg_busy_poll(ep, ready) &&
 		    wait_event_interruptible(ep->wq, ready_or_ask(ep))) {
 			n = -ERESTARTSYS;	/* EINTR, or restarted if it may be */
 			break;
@@ -254,8 +255,9 @@ int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags)
 {
 	if (flags & ~SCIF_SEND_BLOCK)
 		return -EINVAL;
-	return scif_epd_xfer(ep, from, flags & SCIF_SEND_BLOCK, scif_send_some,
-			     scif_send_ready, scif_send_ready_or_ask);
+	return scif_msg_xfer(ep, from, flags & SCIF_SEND_BLOCK,
+			     scif_msg_send_some, scif_msg_send_ready,
+			     scif_msg_send_ready_or_ask);
 }
 
 /**
@@ -274,19 +276,20 @@ int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags)
 {
 	if (flags & ~SCIF_RECV_BLOCK)
 		return -EINVAL;
-	return scif_epd_xfer(ep, to, flags & SCIF_RECV_BLOCK, scif_recv_some,
-			     scif_recv_ready, scif_recv_ready_or_ask);
+	return scif_msg_xfer(ep, to, flags & SCIF_RECV_BLOCK,
+			     scif_msg_recv_some, scif_msg_recv_ready,
+			     scif_msg_recv_ready_or_ask);
 }
 
 /**
- * scif_epd_poll_mask() - the poll events an endpoint has now
+ * scif_msg_poll_mask() - the poll events an endpoint has now
  * @ep: the endpoint
  *
  * Return: EPOLLIN for data or a waiting connection request, EPOLLOUT
  * for room to send, EPOLLHUP | EPOLLERR once the connection is reset,
  * EPOLLERR for a failed non-blocking connect.
  */
-__poll_t scif_epd_poll_mask(struct scif_endpt *ep)
+__poll_t scif_msg_poll_mask(struct scif_endpt *ep)
 {
 	__poll_t mask = 0;
 	u32 avail = 0;
@@ -325,7 +328,7 @@ __poll_t scif_epd_poll_mask(struct scif_endpt *ep)
 
 #ifdef SCIF_TEST_HOOKS
 /**
- * scif_epd_corrupt_rings() - test hook: break the rings we send into
+ * scif_msg_corrupt_rings() - test hook: break the rings we send into
  * @port: local port of the connections to break
  *
  * For every connected endpoint bound to @port, stores counts that make
@@ -336,7 +339,7 @@ __poll_t scif_epd_poll_mask(struct scif_endpt *ep)
  * Context: process context; may sleep.
  * Return: the number of connections broken.
  */
-int scif_epd_corrupt_rings(u16 port)
+int scif_msg_corrupt_rings(u16 port)
 {
 	struct scif_endpt *ep, *batch[16];
 	int i, n = 0;
@@ -363,8 +366,8 @@ int scif_epd_corrupt_rings(u16 port)
 		}
 		mutex_unlock(&ep->send_mutex);
 		if (READ_ONCE(ep->state) == SCIF_EPD_CONNECTED) {
-			scif_epd_notify(ep, SCIF_MSG_DATA);
-			scif_epd_notify(ep, SCIF_MSG_SPACE);
+			scif_msg_notify(ep, SCIF_MSG_DATA);
+			scif_msg_notify(ep, SCIF_MSG_SPACE);
 		}
 		scif_epd_put(ep);
 	}

@@ -276,7 +276,7 @@ static void scif_node_rx_work(struct work_struct *work)
 		ret = scif_node_recv(node, &msg);
 		if (ret <= 0)
 			break;
-		scif_msg_dispatch(node, &msg);
+		scif_nodemsg_dispatch(node, &msg);
 		budget--;
 	}
 	if (ret < 0) {
@@ -425,7 +425,7 @@ static void scif_clients_remove(struct scif_node *node)
  */
 static int scif_node_connect_qp(struct scif_node *node)
 {
-	size_t len = sizeof(struct scif_qp_shm) + SCIF_NODE_QP_SIZE;
+	size_t len = scif_qp_len(SCIF_NODE_QP_SIZE);
 	struct scif_hw_dev *hw = node->hw;
 	struct scif_qp_shm *remote;
 	u64 addr;
@@ -462,7 +462,7 @@ static void scif_node_release_qp(struct scif_node *n)
 		hw->ops->publish_qp(hw, n->id, 0);
 	if (n->rb.remote)
 		scif_node_unmap(n, n->rb.remote,
-				sizeof(struct scif_qp_shm) + SCIF_NODE_QP_SIZE);
+				scif_qp_len(SCIF_NODE_QP_SIZE));
 	n->rb.remote = NULL;
 	scif_qp_free(n->rb.local, SCIF_NODE_QP_SIZE);
 	n->rb.local = NULL;
@@ -615,8 +615,7 @@ static void scif_node_fail(struct scif_node *n, const char *why)
 	scif_node_offline(n, true);
 	mutex_lock(&n->tx_mutex);
 	if (n->rb.remote)
-		scif_node_unmap(n, n->rb.remote,
-				sizeof(struct scif_qp_shm) + SCIF_NODE_QP_SIZE);
+		scif_node_unmap(n, n->rb.remote, scif_qp_len(SCIF_NODE_QP_SIZE));
 	n->rb.remote = NULL;
 	/* The peer may learn from this that we dropped it. */
 	n->hw->ops->publish_qp(n->hw, n->id, 0);

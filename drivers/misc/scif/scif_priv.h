@@ -37,13 +37,14 @@
  * before this side acknowledges the peer's disconnect.
  *
  * Node queue pairs.  One per node this node reaches (this node itself
- * included, through the loopback bus).  Messages are received by
- * the node's rx_work, which never waits for anything remote: replies it
- * must send are queued to reply_work.  That queue is bounded (rx_work
- * pauses while it is long; a node that lets it overflow is failed), and
- * rx_work requeues itself after a budget of messages.  Senders in
- * process context sleep while the peer's queue is full; a node that
- * leaves it full for node_stall_ms is failed (scif_nodes.c).
+ * included, through the loopback bus).  Messages are received by the
+ * node's rx_work, which hands each to its handler through the router's
+ * table (scif_nodemsg.c) and never waits for anything remote: replies
+ * it must send are queued to reply_work.  That queue is bounded
+ * (rx_work pauses while it is long; a node that lets it overflow is
+ * failed), and rx_work requeues itself after a budget of messages.
+ * Senders in process context sleep while the peer's queue is full; a
+ * node that leaves it full for node_stall_ms is failed (scif_nodes.c).
  *
  * The bus of a node (scif_node.hw) goes with the node: it is cleared on
  * node down, and whoever found the node online earlier reaches the bus
@@ -539,6 +540,7 @@ void scif_epd_put(struct scif_endpt *ep);
 struct scif_endpt *scif_epd_lookup(u64 handle);
 const char *scif_epd_state_name(enum scif_epd_state state);
 void scif_epd_node_lost(struct scif_node *node, bool hold);
+void scif_epd_parts_teardown(struct scif_endpt *ep, bool local, int err);
 int scif_port_claim(u16 port);
 int scif_port_alloc(u16 *port);
 void scif_port_get(u16 port);
@@ -556,18 +558,34 @@ int scif_epd_acceptreq(struct scif_endpt *lep, int flags,
 		       struct scif_port_id *peer, u64 *cookie);
 struct scif_conreq *scif_epd_unpark_request(u64 cookie);
 void scif_epd_close(struct scif_endpt *ep);
-void scif_msg_dispatch(struct scif_node *node, const struct scif_msg *msg);
-void scif_epd_disconnect_work(struct work_struct *work);
-void scif_epd_ring_broken(struct scif_endpt *ep);
+void scif_conn_disconnect_work(struct work_struct *work);
+void scif_conn_ring_broken(struct scif_endpt *ep);
+void scif_conn_handle_connect(struct scif_node *node,
+			      const struct scif_msg *msg,
+			      struct scif_endpt *unused);
+void scif_conn_handle_accept(struct scif_node *node,
+			     const struct scif_msg *msg, struct scif_endpt *ep);
+void scif_conn_handle_reject(struct scif_node *node,
+			     const struct scif_msg *msg, struct scif_endpt *ep);
+void scif_conn_handle_disconnect(struct scif_node *node,
+				 const struct scif_msg *msg,
+				 struct scif_endpt *ep);
+void scif_conn_handle_disc_ack(struct scif_node *node,
+			       const struct scif_msg *msg,
+			       struct scif_endpt *ep);
 
 /* scif_msg.c */
 int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags);
 int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags);
-void scif_epd_msg_came(struct scif_endpt *ep, bool data);
-__poll_t scif_epd_poll_mask(struct scif_endpt *ep);
+void scif_msg_handle_notify(struct scif_node *node, const struct scif_msg *msg,
+			    struct scif_endpt *ep);
+__poll_t scif_msg_poll_mask(struct scif_endpt *ep);
 #ifdef SCIF_TEST_HOOKS
-int scif_epd_corrupt_rings(u16 port);
+int scif_msg_corrupt_rings(u16 port);
 #endif
+
+/* scif_nodemsg.c */
+void scif_nodemsg_dispatch(struct scif_node *node, const struct scif_msg *msg);
 
 /* scif_fd.c */
 int scif_fd_init(void);

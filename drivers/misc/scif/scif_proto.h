@@ -11,6 +11,7 @@
 
 #include <linux/build_bug.h>
 #include <linux/limits.h>
+#include <linux/string.h>
 #include <linux/types.h>
 
 /**
@@ -50,6 +51,18 @@ struct scif_qp_shm {
 };
 
 static_assert(sizeof(struct scif_qp_shm) == 128);
+
+/**
+ * scif_qp_len() - size of one side's half of a queue pair
+ * @rx_size: size of its receive ring
+ *
+ * Return: the bytes an area with a ring of @rx_size takes, as allocated,
+ * published and mapped.
+ */
+static inline size_t scif_qp_len(u32 rx_size)
+{
+	return sizeof(struct scif_qp_shm) + rx_size;
+}
 
 /**
  * enum scif_msg_op - node message types
@@ -121,6 +134,25 @@ struct scif_msg {
 };
 
 static_assert(sizeof(struct scif_msg) == 64);
+
+/**
+ * scif_nodemsg_init() - start a node message
+ * @msg: the message; every field this does not set is zeroed
+ * @op: enum scif_msg_op
+ * @dst: handle of the endpoint it is for, or 0
+ * @src: handle of the endpoint that sends it, or 0
+ *
+ * Every node message the core sends is started here; the caller then
+ * sets the arguments of @op (see enum scif_msg_op).
+ */
+static inline void scif_nodemsg_init(struct scif_msg *msg, u32 op, u64 dst,
+				     u64 src)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->op = op;
+	msg->dst = dst;
+	msg->src = src;
+}
 
 /* FENCE_SIGNAL: no value to write at this side. */
 #define SCIF_FENCE_NO_OFF	U64_MAX

@@ -33,7 +33,7 @@ struct scif_qp_shm *scif_qp_alloc_gfp(u32 rx_size, gfp_t gfp)
 {
 	if (scif_fail_alloc())
 		return NULL;
-	return alloc_pages_exact(sizeof(struct scif_qp_shm) + rx_size,
+	return alloc_pages_exact(scif_qp_len(rx_size),
 				 gfp | __GFP_ZERO | __GFP_NOWARN);
 }
 
@@ -57,7 +57,7 @@ struct scif_qp_shm *scif_qp_alloc(u32 rx_size)
 void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size)
 {
 	if (shm)
-		free_pages_exact(shm, sizeof(*shm) + rx_size);
+		free_pages_exact(shm, scif_qp_len(rx_size));
 }
 
 /**

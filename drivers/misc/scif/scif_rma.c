@@ -1339,7 +1339,6 @@ void scif_rma_engine_init(struct scif_endpt *ep)
 	INIT_LIST_HEAD(&ep->rma.queue);
 	INIT_WORK(&ep->rma.eng_work, scif_rma_engine_work);
 	INIT_LIST_HEAD(&ep->rma.waiters);
-	mutex_init(&ep->rma.cache_lock);
 }
 
 /**

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * SCIF core: registered memory.  Types shared by scif_window.c (the
- * registered address space, pinning, the window exchange) and scif_rma.c
- * (the copies).  See Documentation/scif/rma.rst.
+ * SCIF core: registered memory.  Types shared by scif_pin.c (pinning),
+ * scif_window.c (the registered address space, the window exchange),
+ * scif_rma.c (the copies), scif_fence.c and scif_rma_cache.c.  See
+ * Documentation/scif/rma.rst.
  *
  * Offsets are kept in maple trees indexed by page number (offset >>
  * PAGE_SHIFT); a window occupies the range of its pages.  Each endpoint
@@ -17,6 +18,11 @@
  * is reference counted the same way; it is unmapped with its last
  * reference, and if the peer asked for it to go, the acknowledgment
  * (after which the peer may unpin the pages) is sent only then.
+ *
+ * Each endpoint's part of all this is set up and torn down by
+ * scif_epd.c, which calls each file's own init and teardown in order
+ * (scif_epd_parts_teardown()): the peer's parked fence waits are
+ * forgotten, then the windows dropped, when a connection ends.
  *
  * The copy engine: each descriptor queued holds a reference to its
  * endpoint, and so does the endpoint's work item while it is queued or
@@ -244,19 +250,12 @@ struct scif_epd_rma {
 };
 
 /* scif_window.c */
-void scif_rma_epd_init(struct scif_endpt *ep);
-void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err);
-void scif_rma_epd_destroy(struct scif_endpt *ep);
-void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
-			 struct scif_endpt *ep);
-void scif_rma_handle_orphan(struct scif_node *node,
-			    const struct scif_msg *msg);
-void scif_rma_debugfs_init(struct dentry *dir);
-int scif_pin_user_range(unsigned long start, unsigned long nr, bool write,
-			struct page **pages);
-int scif_epd_pin(unsigned long addr, size_t len, int prot, int map_flags,
-		 struct scif_pinned_pages **pinned);
-void scif_pinned_put(struct scif_pinned_pages *pp);
+void scif_window_epd_init(struct scif_endpt *ep);
+void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err);
+void scif_window_epd_destroy(struct scif_endpt *ep);
+void scif_window_handle_msg(struct scif_node *node, const struct scif_msg *msg,
+			    struct scif_endpt *ep);
+void scif_window_debugfs_init(struct dentry *dir);
 s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags);
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
@@ -269,6 +268,17 @@ struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
 				      int prot, int *err);
 void scif_window_put(struct scif_window *w);
 void scif_rwindow_put(struct scif_rwindow *rw);
+
+/* scif_pin.c */
+int scif_pin_charge(struct mm_struct *mm, unsigned long n);
+void scif_pin_uncharge(struct mm_struct *mm, unsigned long n);
+int scif_pin_user_range(unsigned long start, unsigned long nr, bool write,
+			struct page **pages);
+int scif_pin_check(unsigned long addr, size_t len, int prot, int map_flags);
+int scif_pin_range(unsigned long addr, size_t len, int prot, int map_flags,
+		   struct scif_pinned_pages **pinned);
+void scif_pin_put(struct scif_pinned_pages *pp);
+long scif_pin_nr_pages(void);
 
 /* scif_rma.c */
 
@@ -315,8 +325,6 @@ void scif_fence_epd_teardown(struct scif_endpt *ep);
 void scif_fence_engine_done(struct scif_endpt *ep);
 void scif_fence_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			   struct scif_endpt *ep);
-void scif_fence_handle_orphan(struct scif_node *node,
-			      const struct scif_msg *msg);
 int scif_epd_fence_mark(struct scif_endpt *ep, int flags, int *mark);
 int scif_epd_fence_wait(struct scif_endpt *ep, int mark);
 int scif_epd_fence_signal(struct scif_endpt *ep, s64 loff, u64 lval,
@@ -356,6 +364,7 @@ struct scif_cache_ent {
 };
 
 #ifdef CONFIG_MMU_NOTIFIER
+void scif_cache_epd_init(struct scif_endpt *ep);
 struct scif_cache_ent *scif_cache_get(struct scif_endpt *ep,
 				      unsigned long addr, u64 len,
 				      bool write, int *err);
@@ -363,6 +372,10 @@ void scif_cache_put(struct scif_cache_ent *ce);
 void scif_cache_destroy(struct scif_endpt *ep);
 long scif_cache_pinned(void);
 #else
+static inline void scif_cache_epd_init(struct scif_endpt *ep)
+{
+}
+
 static inline struct scif_cache_ent *
 scif_cache_get(struct scif_endpt *ep, unsigned long addr, u64 len, bool write,
 	       int *err)

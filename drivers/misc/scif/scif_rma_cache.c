@@ -25,7 +25,6 @@
  * outside the mm's mmap lock (pinning and inserting a notifier take it)
  * and is never taken by the notifier, which only sets @stale.
  */
-#include <linux/capability.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
@@ -70,7 +69,7 @@ static void scif_cache_release(struct kref *ref)
 						 ref);
 
 	unpin_user_pages_dirty_lock(ce->pages, ce->nr_pages, ce->write);
-	atomic64_sub(ce->nr_pages, &ce->mm->pinned_vm);
+	scif_pin_uncharge(ce->mm, ce->nr_pages);
 	atomic_long_sub(ce->nr_pages, &scif_cache_total);
 	/* Drops the notifier's hold on the mm. */
 	mmu_interval_notifier_remove(&ce->notifier);
@@ -116,12 +115,10 @@ static struct scif_cache_ent *scif_cache_new(unsigned long start,
 					     unsigned long nr, bool write)
 {
 	struct mm_struct *mm = current->mm;
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	struct scif_cache_ent *ce;
 
-	if ((u64)atomic64_add_return(nr, &mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK))
-		goto uncharge;
+	if (scif_pin_charge(mm, nr))
+		return NULL;
 	ce = scif_kzalloc(sizeof(*ce), GFP_KERNEL_ACCOUNT);
 	if (!ce)
 		goto uncharge;
@@ -154,7 +151,7 @@ free_pages:
 free:
 	kfree(ce);
 uncharge:
-	atomic64_sub(nr, &mm->pinned_vm);
+	scif_pin_uncharge(mm, nr);
 	return NULL;
 }
 
@@ -231,6 +228,17 @@ out:
 	mutex_unlock(&ep->rma.cache_lock);
 	scif_cache_put_list(&dead);
 	return found;
+}
+
+/**
+ * scif_cache_epd_init() - set up a new endpoint's registration cache
+ * @ep: the endpoint; its cache is made by the first RMA that asks for it
+ *
+ * Context: any context.
+ */
+void scif_cache_epd_init(struct scif_endpt *ep)
+{
+	mutex_init(&ep->rma.cache_lock);
 }
 
 /**

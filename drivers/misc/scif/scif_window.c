@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SCIF core: registered memory windows.  Pinning, each endpoint's
- * registered address space (a maple tree of windows), and the exchange
- * that tells the peer about a window:
+ * SCIF core: registered memory windows.  Each endpoint's registered
+ * address space (a maple tree of windows over pages pinned by
+ * scif_pin.c), and the exchange that tells the peer about a window:
  *
  *   registrant                             peer
  *   run list in its own memory
@@ -21,28 +21,19 @@
  * or DISC_ACK, so a DISCONNECT (or the node's loss) also tells that the
  * peer no longer touches ours.
  */
-#include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
-#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/vmalloc.h>
 
 #include "scif_kunit.h"
 #include "scif_priv.h"
 
-/* Pages pinned per call of pin_user_pages_fast(). */
-#define SCIF_PIN_CHUNK		512
-
-/* Runs are reached through the linear map. */
-static_assert(!IS_ENABLED(CONFIG_HIGHMEM));
 static_assert(SCIF_RUNLIST_PAGE == PAGE_SIZE);
 
-static atomic_long_t scif_pinned_total;	/* user pages pinned by windows */
 static atomic_long_t scif_nr_windows;
 static atomic_long_t scif_nr_rwindows;
 static atomic64_t scif_window_ids;
@@ -89,12 +80,12 @@ MODULE_PARM_DESC(rma_ack_timeout_ms,
  */
 static atomic_t scif_drop_rma_msgs;
 
-static bool scif_rma_drop_msg(void)
+static bool scif_window_drop_msg(void)
 {
 	return atomic_add_unless(&scif_drop_rma_msgs, -1, 0);
 }
 #else
-static inline bool scif_rma_drop_msg(void)
+static inline bool scif_window_drop_msg(void)
 {
 	return false;
 }
@@ -111,7 +102,8 @@ static inline bool scif_rma_drop_msg(void)
  */
 static u32 scif_corrupt_runlist;
 
-static void scif_runlist_corrupt(struct scif_runlist *rl, struct scif_msg *msg)
+static void scif_window_runlist_corrupt(struct scif_runlist *rl,
+					struct scif_msg *msg)
 {
 	switch (xchg(&scif_corrupt_runlist, 0)) {
 	case 1:
@@ -135,23 +127,23 @@ static void scif_runlist_corrupt(struct scif_runlist *rl, struct scif_msg *msg)
 	}
 }
 
-static void scif_runlist_maybe_corrupt(struct scif_runlist *rl,
-				       struct scif_msg *msg)
+static void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
+					      struct scif_msg *msg)
 {
 	if (unlikely(READ_ONCE(scif_corrupt_runlist)))
-		scif_runlist_corrupt(rl, msg);
+		scif_window_runlist_corrupt(rl, msg);
 }
 #else
-static void scif_runlist_maybe_corrupt(struct scif_runlist *rl,
-				       struct scif_msg *msg)
+static void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
+					      struct scif_msg *msg)
 {
 }
 #endif
 
-static int scif_rma_show(struct seq_file *s, void *unused)
+static int scif_window_stats_show(struct seq_file *s, void *unused)
 {
 	seq_printf(s, "pinned_pages %ld\nwindows %ld\nremote_windows %ld\n",
-		   atomic_long_read(&scif_pinned_total),
+		   scif_pin_nr_pages(),
 		   atomic_long_read(&scif_nr_windows),
 		   atomic_long_read(&scif_nr_rwindows));
 	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\ndma %d\n",
@@ -160,15 +152,15 @@ static int scif_rma_show(struct seq_file *s, void *unused)
 	seq_printf(s, "queued %ld\n", scif_rma_nr_queued());
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(scif_rma);
+DEFINE_SHOW_ATTRIBUTE(scif_window_stats);
 
 /**
- * scif_rma_debugfs_init() - create <debugfs>/scif/rma
+ * scif_window_debugfs_init() - create <debugfs>/scif/rma
  * @dir: the driver's debugfs directory
  */
-void scif_rma_debugfs_init(struct dentry *dir)
+void scif_window_debugfs_init(struct dentry *dir)
 {
-	debugfs_create_file("rma", 0400, dir, NULL, &scif_rma_fops);
+	debugfs_create_file("rma", 0400, dir, NULL, &scif_window_stats_fops);
 #ifdef SCIF_TEST_HOOKS
 	debugfs_create_u32("corrupt_runlist", 0600, dir, &scif_corrupt_runlist);
 	debugfs_create_u32("drop_rma_msgs", 0600, dir,
@@ -177,18 +169,21 @@ void scif_rma_debugfs_init(struct dentry *dir)
 }
 
 /**
- * scif_rma_epd_init() - set up a new endpoint's registered memory
+ * scif_window_epd_init() - set up a new endpoint's registered address spaces
  * @ep: the endpoint
+ *
+ * Called by scif_epd.c with the endpoint's other parts (see
+ * scif_epd_parts_teardown()).
+ *
+ * Context: any context.
  */
-void scif_rma_epd_init(struct scif_endpt *ep)
+void scif_window_epd_init(struct scif_endpt *ep)
 {
 	mutex_init(&ep->rma.lock);
 	mt_init_flags(&ep->rma.local, MT_FLAGS_ALLOC_RANGE);
 	mt_init_flags(&ep->rma.remote, 0);
 	atomic_set(&ep->rma.nr_rwindows, 0);
 	atomic_long_set(&ep->rma.nr_rruns, 0);
-	scif_rma_engine_init(ep);
-	scif_fence_epd_init(ep);
 }
 
 /**
@@ -210,313 +205,6 @@ int scif_rma_conn_err(struct scif_endpt *ep)
 	}
 }
 
-/* Pinning ----------------------------------------------------------- */
-
-/* Charge @n pages to RLIMIT_MEMLOCK through @mm->pinned_vm. */
-static int scif_charge_pinned(struct mm_struct *mm, unsigned long n)
-{
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	s64 total = atomic64_add_return(n, &mm->pinned_vm);
-
-	if ((u64)total > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(n, &mm->pinned_vm);
-		return -EAGAIN;
-	}
-	return 0;
-}
-
-/*
- * Whether a page of @vma is pinned for writing when the window does not
- * ask for it.  A read-only pin of a page the process has not written yet
- * may pin a page it does not own: the shared zero page (or the huge zero
- * page) of untouched anonymous memory, the page cache page of a private
- * file mapping.  The process's first write then moves it to a new page,
- * and the window keeps the old one.  Pinning for writing breaks the copy
- * on write now, so the window and the process share the page for good.
- * This is only done where the process itself may write (a private,
- * writable mapping); shared mappings have no copy on write.
- */
-static bool scif_vma_pin_write(struct vm_area_struct *vma)
-{
-	return !(vma->vm_flags & VM_SHARED) && (vma->vm_flags & VM_WRITE);
-}
-
-/*
- * Check that [@addr, @addr + @len) is mapped readable (and writable for
- * @write) by the current process, before anything is allocated for it.
- */
-static int scif_user_range_check(unsigned long addr, unsigned long len,
-				 bool write)
-{
-	struct mm_struct *mm = current->mm;
-	unsigned long end = addr + len;
-	struct vm_area_struct *vma;
-	int err = 0;
-
-	if (mmap_read_lock_killable(mm))
-		return -EINTR;
-	while (addr < end) {
-		vma = vma_lookup(mm, addr);
-		if (!vma || !(vma->vm_flags & VM_READ) ||
-		    (write && !(vma->vm_flags & VM_WRITE))) {
-			err = -EFAULT;
-			break;
-		}
-		addr = vma->vm_end;
-	}
-	mmap_read_unlock(mm);
-	return err;
-}
-
-/**
- * scif_pin_user_range() - pin user pages long term, breaking copy on write
- * @start: first address, page aligned, in the current process
- * @nr: pages
- * @write: the pages will be written (else only read)
- * @pages: receives the pages
- *
- * Pins with FOLL_WRITE where @write asks for it and also where the VMA is
- * private and writable, so that the pages are the ones the process will
- * write later (see scif_vma_pin_write()).  A read-only private mapping
- * is pinned read-only.  Pins in chunks and stops on a fatal signal.
- *
- * Context: process context with a user mm; takes its mmap lock.
- * Return: 0 with @nr pages pinned, or -EFAULT, -ENOMEM, -EINTR with
- * none pinned.
- */
-int scif_pin_user_range(unsigned long start, unsigned long nr, bool write,
-			struct page **pages)
-{
-	struct mm_struct *mm = current->mm;
-	unsigned long done = 0, a, seg;
-	struct vm_area_struct *vma;
-	unsigned int flags;
-	int n, err;
-
-	while (done < nr) {
-		a = start + done * PAGE_SIZE;
-		if (mmap_read_lock_killable(mm)) {
-			err = -EINTR;
-			goto unpin;
-		}
-		vma = vma_lookup(mm, a);
-		if (!vma) {
-			mmap_read_unlock(mm);
-			err = -EFAULT;
-			goto unpin;
-		}
-		flags = FOLL_LONGTERM;
-		if (write || scif_vma_pin_write(vma))
-			flags |= FOLL_WRITE;
-		seg = min3(nr - done, (vma->vm_end - a) >> PAGE_SHIFT,
-			   (unsigned long)SCIF_PIN_CHUNK);
-		mmap_read_unlock(mm);
-		/* A VMA changed meanwhile makes GUP fail or pin read-only. */
-		n = pin_user_pages_fast(a, seg, flags, pages + done);
-		if (n <= 0) {
-			err = n ? n : -EFAULT;
-			goto unpin;
-		}
-		done += n;
-		if (fatal_signal_pending(current)) {
-			err = -EINTR;
-			goto unpin;
-		}
-		cond_resched();
-	}
-	return 0;
-
-unpin:
-	unpin_user_pages(pages, done);
-	return err;
-}
-
-/* Kernel memory: the caller keeps it; the pages are only looked up. */
-static int scif_kernel_pages(struct scif_pinned_pages *pp, unsigned long addr)
-{
-	unsigned long i;
-	struct page *page;
-	void *va;
-
-	for (i = 0; i < pp->nr_pages; i++) {
-		va = (void *)(addr + i * PAGE_SIZE);
-		if (is_vmalloc_addr(va))
-			page = vmalloc_to_page(va);
-		else
-			page = virt_addr_valid(va) ? virt_to_page(va) : NULL;
-		if (!page)
-			return -EFAULT;
-		pp->pages[i] = page;
-	}
-	return 0;
-}
-
-static bool scif_pages_adjacent(struct page *a, struct page *b)
-{
-	return page_to_pfn(a) + 1 == page_to_pfn(b);
-}
-
-/* Describe @pp->pages as physically contiguous runs. */
-static int scif_pinned_runs(struct scif_pinned_pages *pp)
-{
-	unsigned long i, nr = 1, r = 0;
-	struct scif_run *run;
-
-	for (i = 1; i < pp->nr_pages; i++)
-		if (!scif_pages_adjacent(pp->pages[i - 1], pp->pages[i]))
-			nr++;
-	if (nr > SCIF_WINDOW_MAX_RUNS)
-		return -ENOMEM;
-	pp->runs = scif_kvcalloc(nr, sizeof(*pp->runs),
-				 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!pp->runs)
-		return -ENOMEM;
-	pp->nr_runs = nr;
-	for (i = 0; i < pp->nr_pages; i++) {
-		if (i && scif_pages_adjacent(pp->pages[i - 1], pp->pages[i])) {
-			pp->runs[r - 1].len += PAGE_SIZE;
-			continue;
-		}
-		run = &pp->runs[r++];
-		run->woff = (u64)i << PAGE_SHIFT;
-		run->addr = page_to_phys(pp->pages[i]);
-		run->len = PAGE_SIZE;
-		run->va = page_address(pp->pages[i]);
-	}
-	return 0;
-}
-
-static int scif_pin_check(unsigned long addr, size_t len, int prot,
-			  int map_flags)
-{
-	unsigned long end;
-
-	if ((prot & ~(SCIF_PROT_READ | SCIF_PROT_WRITE)) ||
-	    (map_flags & ~SCIF_MAP_KERNEL) || !len ||
-	    !PAGE_ALIGNED(addr) || !PAGE_ALIGNED(len) ||
-	    check_add_overflow(addr, len, &end) ||
-	    len >> PAGE_SHIFT > SCIF_WINDOW_MAX_PAGES)
-		return -EINVAL;
-	if (map_flags & SCIF_MAP_KERNEL)
-		return 0;
-	if (!current->mm)
-		return -EINVAL;
-	return access_ok((void __user *)addr, len) ? 0 : -EFAULT;
-}
-
-/**
- * scif_epd_pin() - pin pages for registration
- * @addr: start, page aligned: a user address of the current process, or
- *	with SCIF_MAP_KERNEL a kernel address (linear map or vmalloc)
- * @len: bytes, a non-zero multiple of the page size
- * @prot: SCIF_PROT_* the pages are for; SCIF_PROT_WRITE pins for writing
- * @map_flags: 0 or SCIF_MAP_KERNEL
- * @pinned: receives the pinned pages, with one reference
- *
- * User pages are charged to the process's RLIMIT_MEMLOCK (unless it has
- * CAP_IPC_LOCK) and checked to be mapped before anything is allocated
- * for them, then pinned FOLL_LONGTERM in chunks by scif_pin_user_range()
- * (for writing where the mapping is private and writable, whatever
- * @prot says: see Documentation/scif/rma.rst).
- *
- * Context: process context; may sleep.
- * Return: 0, -EINVAL (bad arguments), -EFAULT (bad memory), -EAGAIN
- * (over RLIMIT_MEMLOCK), -ENOMEM or -EINTR (fatal signal).
- */
-int scif_epd_pin(unsigned long addr, size_t len, int prot, int map_flags,
-		 struct scif_pinned_pages **pinned)
-{
-	struct scif_pinned_pages *pp;
-	unsigned long nr;
-	bool user;
-	int err;
-
-	err = scif_pin_check(addr, len, prot, map_flags);
-	if (err)
-		return err;
-	nr = len >> PAGE_SHIFT;
-	user = !(map_flags & SCIF_MAP_KERNEL);
-	/* Limits first: nothing is allocated for a range over them. */
-	if (user) {
-		err = scif_charge_pinned(current->mm, nr);
-		if (err)
-			return err;
-		err = scif_user_range_check(addr, len, prot & SCIF_PROT_WRITE);
-		if (err)
-			goto uncharge;
-	}
-	err = -ENOMEM;
-	pp = scif_kzalloc(sizeof(*pp), GFP_KERNEL_ACCOUNT);
-	if (!pp)
-		goto uncharge;
-	kref_init(&pp->ref);
-	pp->nr_pages = nr;
-	pp->prot = prot;
-	pp->user = user;
-	pp->pages = scif_kvcalloc(nr, sizeof(*pp->pages),
-				  GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!pp->pages)
-		goto free_pp;
-	if (!user) {
-		err = scif_kernel_pages(pp, addr);
-		if (err)
-			goto free_pages;
-		goto runs;
-	}
-	err = scif_pin_user_range(addr, nr, prot & SCIF_PROT_WRITE, pp->pages);
-	if (err)
-		goto free_pages;
-	pp->mm = current->mm;
-	mmgrab(pp->mm);
-	atomic_long_add(pp->nr_pages, &scif_pinned_total);
-runs:
-	err = scif_pinned_runs(pp);
-	if (err)
-		goto put;
-	*pinned = pp;
-	return 0;
-
-put:	/* undoes the pinning, the charge and the rest */
-	scif_pinned_put(pp);
-	return err;
-free_pages:
-	kvfree(pp->pages);
-free_pp:
-	kfree(pp);
-uncharge:
-	if (user)
-		atomic64_sub(nr, &current->mm->pinned_vm);
-	return err;
-}
-
-static void scif_pinned_release(struct kref *ref)
-{
-	struct scif_pinned_pages *pp = container_of(ref, struct scif_pinned_pages,
-						    ref);
-
-	if (pp->user) {
-		unpin_user_pages_dirty_lock(pp->pages, pp->nr_pages,
-					    pp->prot & SCIF_PROT_WRITE);
-		atomic64_sub(pp->nr_pages, &pp->mm->pinned_vm);
-		atomic_long_sub(pp->nr_pages, &scif_pinned_total);
-		mmdrop(pp->mm);
-	}
-	kvfree(pp->runs);
-	kvfree(pp->pages);
-	kfree(pp);
-}
-
-/**
- * scif_pinned_put() - drop a reference to pinned pages
- * @pp: the pages; unpinned with the last reference
- *
- * Context: process context; may sleep.
- */
-void scif_pinned_put(struct scif_pinned_pages *pp)
-{
-	kref_put(&pp->ref, scif_pinned_release);
-}
-
 /* Local windows ------------------------------------------------------ */
 
 static void scif_window_free_xfer(struct scif_window *w)
@@ -535,7 +223,7 @@ static void scif_window_release(struct kref *ref)
 	struct scif_window *w = container_of(ref, struct scif_window, ref);
 
 	scif_window_free_xfer(w);
-	scif_pinned_put(w->pinned);
+	scif_pin_put(w->pinned);
 	atomic_long_dec(&scif_nr_windows);
 	kfree(w);
 }
@@ -660,13 +348,11 @@ int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 
 SCIF_EXPORT_IF_KUNIT(scif_window_place);
 
-static void scif_msg_fill(struct scif_msg *msg, u32 op, u64 dst, u64 src,
-			  u64 id, u64 offset)
+/* A window message: arg[0] and arg[1] name the window (id, offset). */
+static void scif_window_msg(struct scif_msg *msg, u32 op, u64 dst, u64 src,
+			    u64 id, u64 offset)
 {
-	memset(msg, 0, sizeof(*msg));
-	msg->op = op;
-	msg->dst = dst;
-	msg->src = src;
+	scif_nodemsg_init(msg, op, dst, src);
 	msg->arg[0] = id;
 	msg->arg[1] = offset;
 }
@@ -690,13 +376,13 @@ static int scif_window_open(struct scif_endpt *ep, struct scif_window *w,
 		mtree_erase(&ep->rma.local, w->offset >> PAGE_SHIFT);
 		goto out;
 	}
-	scif_msg_fill(msg, SCIF_MSG_REGISTER, ep->peer_handle, ep->handle,
-		      w->id, w->offset);
+	scif_window_msg(msg, SCIF_MSG_REGISTER, ep->peer_handle, ep->handle,
+			w->id, w->offset);
 	msg->arg[2] = w->nr_pages;
 	msg->arg[3] = (u64)pp->nr_runs << 32 | (u32)w->prot;
 	msg->arg[4] = scif_node_local_addr(ep->node,
 					   page_address(w->xfer[0]));
-	scif_runlist_maybe_corrupt(page_address(w->xfer[0]), msg);
+	scif_window_runlist_maybe_corrupt(page_address(w->xfer[0]), msg);
 out:
 	mutex_unlock(&ep->rma.lock);
 	return err;
@@ -724,7 +410,7 @@ static int scif_window_wait(struct scif_endpt *ep, struct scif_window *w,
 	return -ENODEV;
 }
 
-static unsigned long scif_rma_deadline(void)
+static unsigned long scif_window_deadline(void)
 {
 	return jiffies + msecs_to_jiffies(READ_ONCE(scif_rma_ack_timeout_ms));
 }
@@ -813,7 +499,7 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		mutex_unlock(&ep->rma.lock);
 	} else {
 		err = scif_window_wait(ep, w, SCIF_WIN_REGISTERING,
-				       scif_rma_deadline());
+				       scif_window_deadline());
 	}
 	ret = scif_window_opened(ep, w, err);
 	scif_window_put(w);
@@ -821,8 +507,9 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 }
 
 /* Check [first, last] for scif_epd_unregister(); under rma.lock. */
-static int scif_unregister_check(struct scif_endpt *ep, unsigned long first,
-				 unsigned long last)
+static int scif_window_unregister_check(struct scif_endpt *ep,
+					unsigned long first,
+					unsigned long last)
 {
 	unsigned long idx = first, wfirst;
 	struct scif_window *w;
@@ -877,7 +564,8 @@ int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 	       SCIF_RMA_MAX_PAGE : first + (len >> PAGE_SHIFT) - 1;
 
 	mutex_lock(&ep->rma.lock);
-	err = scif_rma_conn_err(ep) ?: scif_unregister_check(ep, first, last);
+	err = scif_rma_conn_err(ep) ?:
+	      scif_window_unregister_check(ep, first, last);
 	if (err) {
 		mutex_unlock(&ep->rma.lock);
 		return err;
@@ -893,14 +581,14 @@ int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 	mutex_unlock(&ep->rma.lock);
 
 	list_for_each_entry(w, &batch, unreg) {
-		scif_msg_fill(&msg, SCIF_MSG_UNREGISTER, ep->peer_handle,
-			      ep->handle, w->id, w->offset);
+		scif_window_msg(&msg, SCIF_MSG_UNREGISTER, ep->peer_handle,
+				ep->handle, w->id, w->offset);
 		err = scif_node_send(ep->node, &msg);
 		if (err)
 			break;
 		sent++;
 	}
-	deadline = scif_rma_deadline();
+	deadline = scif_window_deadline();
 	list_for_each_entry_safe(w, tmp, &batch, unreg) {
 		if (sent) {
 			/*
@@ -1010,8 +698,8 @@ static void scif_rwindow_release(struct kref *ref)
 
 	scif_rwindow_unmap(rw, rw->nr_runs);
 	if (rw->ack_on_release && READ_ONCE(rw->node->online)) {
-		scif_msg_fill(&msg, SCIF_MSG_UNREGISTER_ACK, ep->peer_handle,
-			      ep->handle, rw->id, rw->offset);
+		scif_window_msg(&msg, SCIF_MSG_UNREGISTER_ACK, ep->peer_handle,
+				ep->handle, rw->id, rw->offset);
 		scif_node_reply(rw->node, &msg);
 	}
 	kvfree(rw->runs);
@@ -1138,7 +826,7 @@ unmap:
 SCIF_EXPORT_IF_KUNIT(scif_rwindow_read_runs);
 
 SCIF_VISIBLE_IF_KUNIT
-bool scif_register_msg_ok(const struct scif_msg *msg)
+bool scif_window_register_msg_ok(const struct scif_msg *msg)
 {
 	u64 offset = msg->arg[1], pages = msg->arg[2];
 	u64 runs = msg->arg[3] >> 32, prot = (u32)msg->arg[3];
@@ -1150,7 +838,7 @@ bool scif_register_msg_ok(const struct scif_msg *msg)
 	       runs && runs <= pages && runs <= SCIF_WINDOW_MAX_RUNS;
 }
 
-SCIF_EXPORT_IF_KUNIT(scif_register_msg_ok);
+SCIF_EXPORT_IF_KUNIT(scif_window_register_msg_ok);
 
 /* Build the remote window a REGISTER describes; under rma.lock. */
 static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
@@ -1161,7 +849,7 @@ static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
 	int err;
 
 	lockdep_assert_held(&ep->rma.lock);
-	if (!scif_register_msg_ok(msg))
+	if (!scif_window_register_msg_ok(msg))
 		return -EINVAL;
 	err = scif_rwindow_charge(ep, node, msg->arg[3] >> 32);
 	if (err)
@@ -1203,9 +891,9 @@ free:
 	return err;
 }
 
-static void scif_handle_register(struct scif_node *node,
-				 const struct scif_msg *msg,
-				 struct scif_endpt *ep)
+static void scif_window_handle_register(struct scif_node *node,
+					const struct scif_msg *msg,
+					struct scif_endpt *ep)
 {
 	struct scif_msg reply;
 	int err;
@@ -1222,15 +910,15 @@ static void scif_handle_register(struct scif_node *node,
 	mutex_unlock(&ep->rma.lock);
 	if (err)
 		pr_debug("scif: node %u window refused: %d\n", node->id, err);
-	scif_msg_fill(&reply, SCIF_MSG_REGISTER_ACK, msg->src, ep->handle,
-		      msg->arg[0], msg->arg[1]);
+	scif_window_msg(&reply, SCIF_MSG_REGISTER_ACK, msg->src, ep->handle,
+			msg->arg[0], msg->arg[1]);
 	reply.arg[2] = -err;
 	scif_node_reply(node, &reply);
 }
 
-static void scif_handle_unregister(struct scif_node *node,
-				   const struct scif_msg *msg,
-				   struct scif_endpt *ep)
+static void scif_window_handle_unregister(struct scif_node *node,
+					  const struct scif_msg *msg,
+					  struct scif_endpt *ep)
 {
 	struct scif_rwindow *rw;
 	struct scif_msg reply;
@@ -1250,13 +938,13 @@ static void scif_handle_unregister(struct scif_node *node,
 		scif_rwindow_put(rw);	/* acknowledges, now or later */
 		return;
 	}
-	scif_msg_fill(&reply, SCIF_MSG_UNREGISTER_ACK, msg->src, ep->handle,
-		      msg->arg[0], msg->arg[1]);
+	scif_window_msg(&reply, SCIF_MSG_UNREGISTER_ACK, msg->src, ep->handle,
+			msg->arg[0], msg->arg[1]);
 	scif_node_reply(node, &reply);
 }
 
 /* The errors a peer may give for refusing a window; others are bogus. */
-static int scif_peer_errno(u64 e)
+static int scif_window_peer_errno(u64 e)
 {
 	switch (e) {
 	case ENOMEM:
@@ -1288,9 +976,9 @@ static struct scif_window *scif_window_acked(struct scif_endpt *ep,
 	return w;
 }
 
-static void scif_handle_register_ack(struct scif_node *node,
-				     const struct scif_msg *msg,
-				     struct scif_endpt *ep)
+static void scif_window_handle_register_ack(struct scif_node *node,
+					    const struct scif_msg *msg,
+					    struct scif_endpt *ep)
 {
 	struct scif_window *w, *dead = NULL;
 	struct scif_msg unreg;
@@ -1302,12 +990,12 @@ static void scif_handle_register_ack(struct scif_node *node,
 		goto out;
 	scif_window_free_xfer(w);
 	if (msg->arg[2]) {
-		scif_window_unlink(ep, w, scif_peer_errno(msg->arg[2]));
+		scif_window_unlink(ep, w, scif_window_peer_errno(msg->arg[2]));
 		dead = w;
 	} else if (w->abandoned) {
 		w->state = SCIF_WIN_UNREGISTERING;
-		scif_msg_fill(&unreg, SCIF_MSG_UNREGISTER, ep->peer_handle,
-			      ep->handle, w->id, w->offset);
+		scif_window_msg(&unreg, SCIF_MSG_UNREGISTER, ep->peer_handle,
+				ep->handle, w->id, w->offset);
 		send = true;
 	} else {
 		w->state = SCIF_WIN_REGISTERED;
@@ -1321,8 +1009,8 @@ out:
 		scif_window_put(dead);
 }
 
-static void scif_handle_unregister_ack(const struct scif_msg *msg,
-				       struct scif_endpt *ep)
+static void scif_window_handle_unregister_ack(const struct scif_msg *msg,
+					      struct scif_endpt *ep)
 {
 	struct scif_window *w;
 
@@ -1337,7 +1025,7 @@ static void scif_handle_unregister_ack(const struct scif_msg *msg,
 }
 
 /**
- * scif_rma_handle_msg() - handle a window message for an endpoint
+ * scif_window_handle_msg() - handle a window message for an endpoint
  * @node: the node it came from
  * @msg: REGISTER, REGISTER_ACK, UNREGISTER or UNREGISTER_ACK
  * @ep: the endpoint it names, whose peer is on @node
@@ -1345,63 +1033,34 @@ static void scif_handle_unregister_ack(const struct scif_msg *msg,
  * Context: the node's rx_work.  Takes rma.lock, which is never held
  * while waiting for anything remote.
  */
-void scif_rma_handle_msg(struct scif_node *node, const struct scif_msg *msg,
-			 struct scif_endpt *ep)
+void scif_window_handle_msg(struct scif_node *node, const struct scif_msg *msg,
+			    struct scif_endpt *ep)
 {
 	if (msg->src != READ_ONCE(ep->peer_handle))
 		return;
 	if ((msg->op == SCIF_MSG_REGISTER || msg->op == SCIF_MSG_UNREGISTER) &&
-	    scif_rma_drop_msg())
+	    scif_window_drop_msg())
 		return;
 	switch (msg->op) {
 	case SCIF_MSG_REGISTER:
-		scif_handle_register(node, msg, ep);
+		scif_window_handle_register(node, msg, ep);
 		break;
 	case SCIF_MSG_REGISTER_ACK:
-		scif_handle_register_ack(node, msg, ep);
+		scif_window_handle_register_ack(node, msg, ep);
 		break;
 	case SCIF_MSG_UNREGISTER:
-		scif_handle_unregister(node, msg, ep);
+		scif_window_handle_unregister(node, msg, ep);
 		break;
 	case SCIF_MSG_UNREGISTER_ACK:
-		scif_handle_unregister_ack(msg, ep);
+		scif_window_handle_unregister_ack(msg, ep);
 		break;
 	}
-}
-
-/**
- * scif_rma_handle_orphan() - a window message for an endpoint that is gone
- * @node: the node it came from
- * @msg: the message
- *
- * A REGISTER is refused and an UNREGISTER acknowledged, so that a
- * registrant never waits for an endpoint that no longer exists.
- *
- * Context: the node's rx_work.
- */
-void scif_rma_handle_orphan(struct scif_node *node, const struct scif_msg *msg)
-{
-	struct scif_msg reply;
-
-	if (!msg->src)
-		return;
-	if (msg->op == SCIF_MSG_REGISTER) {
-		scif_msg_fill(&reply, SCIF_MSG_REGISTER_ACK, msg->src, msg->dst,
-			      msg->arg[0], msg->arg[1]);
-		reply.arg[2] = ECONNRESET;
-	} else if (msg->op == SCIF_MSG_UNREGISTER) {
-		scif_msg_fill(&reply, SCIF_MSG_UNREGISTER_ACK, msg->src,
-			      msg->dst, msg->arg[0], msg->arg[1]);
-	} else {
-		return;
-	}
-	scif_node_reply(node, &reply);
 }
 
 /* Teardown ----------------------------------------------------------- */
 
 /**
- * scif_rma_epd_teardown() - drop the windows of a connection
+ * scif_window_epd_teardown() - drop the windows of a connection
  * @ep: the endpoint; its state already says it is no longer connected
  * @local: drop this endpoint's own windows too (only once the peer no
  *	longer touches them)
@@ -1412,7 +1071,7 @@ void scif_rma_handle_orphan(struct scif_node *node, const struct scif_msg *msg)
  *
  * Context: process context; not under any endpoint lock but ctl_mutex.
  */
-void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
+void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err)
 {
 	struct scif_window *w, *wtmp;
 	struct scif_rwindow *rw, *rtmp;
@@ -1433,8 +1092,6 @@ void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
 	}
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);
-	/* The peer's fence waits end with the connection. */
-	scif_fence_epd_teardown(ep);
 
 	list_for_each_entry_safe(rw, rtmp, &rwins, link) {
 		scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */
@@ -1446,15 +1103,14 @@ void scif_rma_epd_teardown(struct scif_endpt *ep, bool local, int err)
 }
 
 /**
- * scif_rma_epd_destroy() - release what is left as the endpoint goes
- * @ep: the endpoint, unreferenced: no remote window is left
+ * scif_window_epd_destroy() - free the registered address spaces
+ * @ep: the endpoint, unreferenced, after scif_window_epd_teardown() of
+ *	its local windows too: both trees are empty
  *
  * Context: process context.
  */
-void scif_rma_epd_destroy(struct scif_endpt *ep)
+void scif_window_epd_destroy(struct scif_endpt *ep)
 {
-	scif_cache_destroy(ep);
-	scif_rma_epd_teardown(ep, true, -ECONNRESET);
 	mtree_destroy(&ep->rma.local);
 	mtree_destroy(&ep->rma.remote);
 }
@@ -1471,7 +1127,7 @@ void scif_rma_epd_destroy(struct scif_endpt *ep)
  * Arguments and the connection are checked before anything is pinned.
  *
  * Context: process context; sleeps until the peer answers.
- * Return: the window's offset, or an error of scif_epd_pin() or
+ * Return: the window's offset, or an error of scif_pin_range() or
  * scif_epd_register().
  */
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
@@ -1488,10 +1144,10 @@ s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
 	      scif_rma_conn_err(ep);
 	if (err)
 		return err;
-	err = scif_epd_pin(addr, len, prot, map_flags & SCIF_MAP_KERNEL, &pp);
+	err = scif_pin_range(addr, len, prot, map_flags & SCIF_MAP_KERNEL, &pp);
 	if (err)
 		return err;
 	ret = scif_epd_register(ep, pp, offset, map_flags);
-	scif_pinned_put(pp);
+	scif_pin_put(pp);
 	return ret;
 }
