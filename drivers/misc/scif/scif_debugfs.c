@@ -5,6 +5,8 @@
  *   endpoints   one line per endpoint not yet destroyed:
  *               "<handle> <state> <port> <peer node>:<peer port>"
  *   nodes       one line per node online: "<id> <bus>"
+ *   buses       one line per registered bus: "<name> <device> <node>...",
+ *               the nodes it reaches (up or coming up)
  *   stats       "<name> <count>" lines: node messages dropped, nodes
  *               taken offline and connections reset for protocol errors
  *   corrupt     test hook (write only; the test build, SCIF_TEST_HOOKS,
@@ -49,6 +51,13 @@ static int endpoints_show(struct seq_file *s, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(endpoints);
+
+static int buses_show(struct seq_file *s, void *unused)
+{
+	scif_buses_show(s);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(buses);
 
 static int nodes_show(struct seq_file *s, void *unused)
 {
@@ -181,6 +190,8 @@ void scif_debugfs_init(void)
 			    &nodes_fops);
 	debugfs_create_file("stats", 0400, scif_info.debugfs, NULL,
 			    &stats_fops);
+	debugfs_create_file("buses", 0400, scif_info.debugfs, NULL,
+			    &buses_fops);
 	scif_debugfs_hooks_init();
 	scif_debugfs_fault_init();
 	scif_nodes_debugfs_init(scif_info.debugfs);
