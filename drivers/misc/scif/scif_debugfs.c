@@ -8,7 +8,8 @@
  *   buses       one line per registered bus: "<name> <device> <node>...",
  *               the nodes it reaches (up or coming up)
  *   stats       "<name> <count>" lines: node messages dropped, nodes
- *               taken offline and connections reset for protocol errors
+ *               taken offline and connections reset for protocol errors,
+ *               ranges of local memory mapped for peers (local_maps)
  *   corrupt     test hook (write only; the test build, SCIF_TEST_HOOKS,
  *               only): make this node a peer that breaks
  *               what it writes into another node's memory:
@@ -82,6 +83,7 @@ static int stats_show(struct seq_file *s, void *unused)
 	seq_printf(s, "ring_failures %d\n",
 		   atomic_read(&scif_info.ring_failures));
 	seq_printf(s, "node_stalls %d\n", atomic_read(&scif_info.node_stalls));
+	seq_printf(s, "local_maps %d\n", atomic_read(&scif_info.local_maps));
 	mutex_lock(&scif_info.node_lock);
 	for (id = 0; id < SCIF_MAX_NODES; id++)
 		if (scif_info.nodes[id].max_replies)

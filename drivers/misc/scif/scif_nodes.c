@@ -455,6 +455,7 @@ int scif_node_map_local(struct scif_node *node, struct scif_lmap *lm,
 	lm->ent[lm->nr].len = len;
 	lm->ent[lm->nr].addr = *addr;
 	lm->nr++;
+	atomic_inc(&scif_info.local_maps);
 	if (!lm->node) {
 		lm->node = node;
 		list_add_tail(&lm->link, &node->lmaps);
@@ -477,6 +478,7 @@ static void scif_lmap_drop(struct scif_node *node, struct scif_lmap *lm)
 		e = &lm->ent[--lm->nr];
 		hw->ops->unmap_local(hw, node->lmap_ctx, e->phys, e->len,
 				     e->addr);
+		atomic_dec(&scif_info.local_maps);
 	}
 	list_del(&lm->link);
 	/* Read unlocked by scif_node_unmap_local(). */

@@ -478,6 +478,8 @@ struct scif_endpt {
  * @node_failures: nodes taken offline for a protocol error
  * @ring_failures: connections reset because the peer broke their ring
  * @node_stalls: nodes taken offline for leaving their queue full
+ * @local_maps: ranges of local memory mapped for peers (map_local not
+ *	yet undone), for debugfs
  */
 struct scif_info {
 	struct miscdevice mdev;
@@ -511,6 +513,7 @@ struct scif_info {
 	atomic_t node_failures;
 	atomic_t ring_failures;
 	atomic_t node_stalls;
+	atomic_t local_maps;
 };
 
 extern struct scif_info scif_info;
