@@ -176,24 +176,19 @@ static int scif_connect_check(struct scif_endpt *ep)
 }
 
 /*
- * Allocate (or reuse, after a refusal) the endpoint's receive area; a
- * user's is charged to its memory cgroup.
+ * Allocate (or reuse, after a refusal) the endpoint's receive area for a
+ * connection with @node; a user's is charged to its memory cgroup.
  */
-static int scif_conn_prepare_area(struct scif_endpt *ep)
+static int scif_conn_prepare_area(struct scif_endpt *ep,
+				  struct scif_node *node)
 {
-	lockdep_assert_held(&ep->ctl_mutex);
-	if (ep->rb.local) {
-		memset(ep->rb.local, 0, sizeof(*ep->rb.local));
-	} else {
-		u32 size = READ_ONCE(scif_msg_ring_size);
+	int err;
 
-		ep->rb.local = scif_qp_alloc_gfp(size, ep->user ?
-						 GFP_KERNEL_ACCOUNT :
-						 GFP_KERNEL);
-		if (!ep->rb.local)
-			return -ENOMEM;
-		ep->rb.rx_size = size;
-	}
+	lockdep_assert_held(&ep->ctl_mutex);
+	err = scif_node_area_get(node, &ep->rb, READ_ONCE(scif_msg_ring_size),
+				 ep->user ? GFP_KERNEL_ACCOUNT : GFP_KERNEL);
+	if (err)
+		return err;
 	ep->rb.rx_read = 0;
 	ep->rb.tx_write = 0;
 	scif_rb_set_skew(&ep->rb, 0);
@@ -206,6 +201,7 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 	struct scif_node *node;
 	struct scif_msg msg;
 	u16 port;
+	u64 addr;
 	int err;
 
 	lockdep_assert_held(&ep->ctl_mutex);
@@ -218,10 +214,14 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 			return err;
 		scif_conn_set_bound(ep, port);
 	}
-	err = scif_conn_prepare_area(ep);
+	err = scif_conn_prepare_area(ep, node);
 	if (err)
 		return err;
 	scif_node_test_delay(SCIF_DELAY_CONNECT);
+	/* Mapped until the endpoint goes, or connects again. */
+	err = scif_node_map_area(node, &ep->rb, &addr);
+	if (err)
+		return err;
 
 	spin_lock(&ep->lock);
 	ep->node = node;
@@ -236,10 +236,9 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 	scif_nodemsg_init(&msg, SCIF_MSG_CONNECT, 0, ep->handle);
 	msg.arg[0] = dst->port;
 	msg.arg[1] = ep->port;
-	msg.arg[2] = scif_node_local_addr(node, ep->rb.local);
+	msg.arg[2] = addr;
 	msg.arg[3] = ep->rb.rx_size;
-	/* 0: the node went since it was found online. */
-	err = msg.arg[2] ? scif_node_send(node, &msg) : -ENODEV;
+	err = scif_node_send(node, &msg);
 	if (err) {
 		spin_lock(&ep->lock);
 		ep->state = SCIF_EPD_BOUND;
@@ -389,6 +388,7 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 {
 	struct scif_qp_shm *remote;
 	struct scif_msg msg;
+	u64 addr;
 	int err;
 
 	lockdep_assert_held(&ep->ctl_mutex);
@@ -396,10 +396,14 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 		return -EINVAL;
 	if (!READ_ONCE(req->node->online))
 		return -ENODEV;
-	err = scif_conn_prepare_area(ep);
+	err = scif_conn_prepare_area(ep, req->node);
 	if (err)
 		return err;
 	scif_node_test_delay(SCIF_DELAY_ACCEPT);
+	/* Mapped until the endpoint goes. */
+	err = scif_node_map_area(req->node, &ep->rb, &addr);
+	if (err)
+		return err;
 	remote = scif_node_map(req->node, req->addr, scif_qp_len(req->size));
 	if (IS_ERR(remote))
 		return PTR_ERR(remote);
@@ -416,10 +420,9 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 	spin_unlock(&ep->lock);
 
 	scif_nodemsg_init(&msg, SCIF_MSG_ACCEPT, req->peer_handle, ep->handle);
-	msg.arg[0] = scif_node_local_addr(req->node, ep->rb.local);
+	msg.arg[0] = addr;
 	msg.arg[1] = ep->rb.rx_size;
-	/* 0: the node went since it was found online. */
-	err = msg.arg[0] ? scif_node_send(req->node, &msg) : -ENODEV;
+	err = scif_node_send(req->node, &msg);
 	if (err) {
 		spin_lock(&ep->lock);
 		ep->state = SCIF_EPD_DISCONNECTED;

@@ -5,8 +5,11 @@
  *   endpoints   one line per endpoint not yet destroyed:
  *               "<handle> <state> <port> <peer node>:<peer port>"
  *   nodes       one line per node online: "<id> <bus>"
+ *   buses       one line per registered bus: "<name> <device> <node>...",
+ *               the nodes it reaches (up or coming up)
  *   stats       "<name> <count>" lines: node messages dropped, nodes
- *               taken offline and connections reset for protocol errors
+ *               taken offline and connections reset for protocol errors,
+ *               ranges of local memory mapped for peers (local_maps)
  *   corrupt     test hook (write only; the test build, SCIF_TEST_HOOKS,
  *               only): make this node a peer that breaks
  *               what it writes into another node's memory:
@@ -50,6 +53,13 @@ static int endpoints_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(endpoints);
 
+static int buses_show(struct seq_file *s, void *unused)
+{
+	scif_buses_show(s);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(buses);
+
 static int nodes_show(struct seq_file *s, void *unused)
 {
 	u16 id;
@@ -73,6 +83,7 @@ static int stats_show(struct seq_file *s, void *unused)
 	seq_printf(s, "ring_failures %d\n",
 		   atomic_read(&scif_info.ring_failures));
 	seq_printf(s, "node_stalls %d\n", atomic_read(&scif_info.node_stalls));
+	seq_printf(s, "local_maps %d\n", atomic_read(&scif_info.local_maps));
 	mutex_lock(&scif_info.node_lock);
 	for (id = 0; id < SCIF_MAX_NODES; id++)
 		if (scif_info.nodes[id].max_replies)
@@ -181,6 +192,8 @@ void scif_debugfs_init(void)
 			    &nodes_fops);
 	debugfs_create_file("stats", 0400, scif_info.debugfs, NULL,
 			    &stats_fops);
+	debugfs_create_file("buses", 0400, scif_info.debugfs, NULL,
+			    &buses_fops);
 	scif_debugfs_hooks_init();
 	scif_debugfs_fault_init();
 	scif_nodes_debugfs_init(scif_info.debugfs);

@@ -163,7 +163,7 @@ static void scif_epd_free_work(struct work_struct *work)
 	if (ep->rb.remote && READ_ONCE(ep->node->hw))
 		scif_node_unmap(ep->node, ep->rb.remote,
 				scif_qp_len(ep->rb.tx_size));
-	scif_qp_free(ep->rb.local, ep->rb.rx_size);
+	scif_node_area_free(&ep->rb);
 	if (ep->count_until_free)
 		scif_epd_uncount(ep);
 	kfree_rcu(ep, rcu);

@@ -1,74 +1,129 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * SCIF hardware bus: the interface between the SCIF core and the links
- * that join this node to its peers (loopback, QEMU ivshmem, NTB).
+ * that join this node to its peers (loopback and QEMU ivshmem today).
+ * Documentation/scif/design.rst ("The hardware bus seam") is the full
+ * contract: read it before writing a bus.
  *
  * A backend fills a struct scif_hw_ops and registers a struct scif_hw_dev
  * with scif_hw_register().  It then reports the nodes it reaches with
- * scif_hw_node_up()/scif_hw_node_down() and incoming doorbells with
- * scif_hw_doorbell().  A node that is alive but whose bootstrap data
- * turned invalid is reported with scif_hw_node_failed(); it stays offline
- * until the backend reports it down (it restarted or died).  Backends
- * know nothing of endpoints, rings or windows; the core's node layer is
- * the only user of these operations.
+ * scif_hw_node_up()/scif_hw_node_down(), giving the core, for each node,
+ * a context pointer that the core hands back to every per-node operation,
+ * and incoming doorbells with scif_hw_doorbell().  A node that is alive
+ * but whose bootstrap data turned invalid is reported with
+ * scif_hw_node_failed(); it stays offline until the backend reports it
+ * down (it restarted or died).  Backends know nothing of endpoints, rings
+ * or windows; the core's node layer is the only user of these operations.
  */
 #ifndef _SCIF_HW_H_
 #define _SCIF_HW_H_
 
+#include <linux/list.h>
 #include <linux/types.h>
 
+struct device;
+struct module;
 struct scif_hw_dev;
+
+/* scif_hw_dev.self of a bus that reaches only this node, whatever its id. */
+#define SCIF_HW_SELF_ANY	(-1)
 
 /**
  * struct scif_hw_ops - what a hardware bus offers the core
- * @map_peer: map @len bytes of @node's memory, starting at the address
+ *
+ * Per-node operations get the bus and the context @ctx the bus gave
+ * scif_hw_node_up() for the node; the core calls them only between that
+ * call and the return of scif_hw_node_down() for the node.
+ *
+ * @map_peer: map @len bytes of the node's memory, starting at the address
  *	@addr that the peer published, for CPU access; returns a kernel
  *	virtual address or an ERR_PTR().  May sleep.  The backend must
- *	refuse a range that its link does not reach.
- * @unmap_peer: undo @map_peer.  May sleep.
+ *	refuse a range that its link does not reach.  Mandatory.
+ * @unmap_peer: undo @map_peer.  May sleep.  Mandatory.
  * @peer_phys: the physical address through which this node's CPU reaches
- *	the @len bytes of @node's memory at @addr (an address the peer
- *	published), for mapping them into a process; -EINVAL if the link
- *	does not reach the whole range.  Does not sleep.  Optional: without
- *	it, peer memory cannot be mapped into processes.
- * @local_addr: the address a peer must use to reach the local physical
- *	address @phys.
- * @publish_qp: tell @node where this node's inbound queue for its
- *	messages lives (an address as returned by @local_addr).
- * @peer_qp: where @node's inbound queue for this node's messages lives,
- *	or 0 if @node has not published it yet.
- * @ring: ring @node's doorbell.  Callable from any context.
+ *	the @len bytes of the node's memory at @addr (an address the peer
+ *	published), for mapping them into a process and for
+ *	scif_get_pages(); -EINVAL if the link does not reach the whole
+ *	range.  Does not sleep.  Optional: without it, peer memory cannot
+ *	be mapped into processes nor handed out by scif_get_pages().
+ * @map_local: make the @len bytes of local memory at physical address
+ *	@phys reachable by the node and store in @addr the address the
+ *	node must use for them; 0 or a negative errno (the range cannot be
+ *	reached: -ENOSPC, -EINVAL, -ENOMEM...).  Every address the core
+ *	hands a peer comes from here.  May sleep; called under core locks,
+ *	so it must not call back into the core.  Mandatory.
+ * @unmap_local: undo one @map_local (same @phys, @len, and the @addr it
+ *	gave).  Each successful @map_local gets exactly one, at the latest
+ *	from scif_hw_node_down() for the node.  May sleep; must not call
+ *	back into the core.  Mandatory.
+ * @publish_qp: tell the node where this node's inbound queue for its
+ *	messages lives (an address as given by @map_local), or 0 to take it
+ *	back.  Mandatory.
+ * @peer_qp: where the node's inbound queue for this node's messages
+ *	lives, or 0 if the node has not published it yet.  Mandatory.
+ * @ring: ring the node's doorbell.  Callable from any context.  Mandatory.
+ * @alloc_local: per bus, optional (with @free_local): allocate @len bytes
+ *	of physically contiguous memory that the bus's peers can reach
+ *	(through @map_local), for queue areas and connection rings; returns
+ *	its kernel address and stores its physical address in @phys, or
+ *	NULL.  May sleep.  Without it they come from the page allocator.
+ * @free_local: give back what @alloc_local gave.  May be called after
+ *	scif_hw_unregister() (a ring outlives its node while an endpoint
+ *	is open): see design.rst.  May sleep.
+ * @self_moved: mandatory for a bus registered with self
+ *	SCIF_HW_SELF_ANY, unused otherwise: this node's id changed from @old
+ *	to @self (once, when a bus that knows the id registers); the bus
+ *	moves what it reaches.  Called with the core's bus list locked: it
+ *	may report nodes up and down, but not register buses.  May sleep.
  */
 struct scif_hw_ops {
-	void *(*map_peer)(struct scif_hw_dev *hw, u16 node, u64 addr,
+	void *(*map_peer)(struct scif_hw_dev *hw, void *ctx, u64 addr,
 			  size_t len);
-	void (*unmap_peer)(struct scif_hw_dev *hw, u16 node, void *va,
+	void (*unmap_peer)(struct scif_hw_dev *hw, void *ctx, void *va,
 			   size_t len);
-	int (*peer_phys)(struct scif_hw_dev *hw, u16 node, u64 addr,
+	int (*peer_phys)(struct scif_hw_dev *hw, void *ctx, u64 addr,
 			 size_t len, phys_addr_t *phys);
-	u64 (*local_addr)(struct scif_hw_dev *hw, phys_addr_t phys);
-	void (*publish_qp)(struct scif_hw_dev *hw, u16 node, u64 addr);
-	u64 (*peer_qp)(struct scif_hw_dev *hw, u16 node);
-	void (*ring)(struct scif_hw_dev *hw, u16 node);
+	int (*map_local)(struct scif_hw_dev *hw, void *ctx, phys_addr_t phys,
+			 size_t len, u64 *addr);
+	void (*unmap_local)(struct scif_hw_dev *hw, void *ctx, phys_addr_t phys,
+			    size_t len, u64 addr);
+	void (*publish_qp)(struct scif_hw_dev *hw, void *ctx, u64 addr);
+	u64 (*peer_qp)(struct scif_hw_dev *hw, void *ctx);
+	void (*ring)(struct scif_hw_dev *hw, void *ctx);
+	void *(*alloc_local)(struct scif_hw_dev *hw, size_t len, gfp_t gfp,
+			     phys_addr_t *phys);
+	void (*free_local)(struct scif_hw_dev *hw, void *va, phys_addr_t phys,
+			   size_t len);
+	int (*self_moved)(struct scif_hw_dev *hw, u16 old, u16 self);
 };
 
 /**
  * struct scif_hw_dev - one hardware bus, as the core sees it
  * @name: short name, for messages and debugfs
  * @ops: the bus operations
+ * @dev: the bus's device: DMA mapping and messages; the core holds a
+ *	reference to it while the bus is registered
+ * @owner: the module that implements @ops (THIS_MODULE); the core holds
+ *	a reference to it for each allocation of @alloc_local not yet freed
+ * @self: this node's id as the bus knows it, or SCIF_HW_SELF_ANY for a
+ *	bus that reaches only this node (it then implements @self_moved)
  * @peer_wc: processes map peer memory write-combined (as the bus maps
  *	it itself) rather than cached
+ * @list: private to the core (its list of registered buses)
  */
 struct scif_hw_dev {
 	const char *name;
 	const struct scif_hw_ops *ops;
+	struct device *dev;
+	struct module *owner;
+	int self;
 	bool peer_wc;
+	struct list_head list;
 };
 
-int scif_hw_set_self(u16 self);
 int scif_hw_register(struct scif_hw_dev *hw);
 void scif_hw_unregister(struct scif_hw_dev *hw);
-int scif_hw_node_up(struct scif_hw_dev *hw, u16 node);
+int scif_hw_node_up(struct scif_hw_dev *hw, u16 node, void *ctx);
 void scif_hw_node_down(struct scif_hw_dev *hw, u16 node);
 void scif_hw_node_failed(struct scif_hw_dev *hw, u16 node, const char *why);
 void scif_hw_doorbell(struct scif_hw_dev *hw, u16 node);

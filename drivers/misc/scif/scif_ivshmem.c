@@ -33,11 +33,13 @@
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/interrupt.h>
+#include <linux/ioport.h>
 #include <linux/io.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/pci.h>
 #include <linux/random.h>
+#include <linux/sizes.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
@@ -162,8 +164,9 @@ struct scif_iv;
  * @heartbeat: its heartbeat as last read
  * @seen: jiffies when @heartbeat last moved
  *
- * Used by the heartbeat work only (and @ap by the bus operations while
- * the node is up).
+ * Used by the heartbeat work only (and @ap, @qp by the bus operations
+ * while the node is up).  It is the node's context for the core
+ * (scif_hw_node_up()): the bus operations get it back.
  */
 struct scif_iv_peer {
 	struct scif_iv *iv;
@@ -216,89 +219,115 @@ static struct scif_iv_slot *scif_iv_slot(struct scif_iv *iv, u16 node)
 				       node * SCIF_IV_SLOT_SIZE);
 }
 
-static void *scif_iv_map_peer(struct scif_hw_dev *hw, u16 node, u64 addr,
-			      size_t len)
+/* The node a per-node context stands for. */
+static u16 scif_iv_node(struct scif_iv_peer *peer)
 {
-	struct scif_iv *iv = to_iv(hw);
-	struct scif_iv_aperture *ap;
+	return peer - peer->iv->peers;
+}
+
+/* Whether @peer's aperture reaches @len bytes at its address @addr. */
+static struct scif_iv_aperture *scif_iv_reach(struct scif_iv_peer *peer,
+					      u64 addr, size_t len)
+{
+	struct scif_iv_aperture *ap = peer->ap;
 	u64 end;
 
-	if (node >= SCIF_IV_MAX_NODES)
-		return ERR_PTR(-EINVAL);
-	ap = iv->peers[node].ap;
 	if (!ap || check_add_overflow(addr, (u64)len, &end) || end > ap->size)
-		return ERR_PTR(-EINVAL);
-	return ap->va + addr;
+		return NULL;
+	return ap;
+}
+
+static void *scif_iv_map_peer(struct scif_hw_dev *hw, void *ctx, u64 addr,
+			      size_t len)
+{
+	struct scif_iv_aperture *ap = scif_iv_reach(ctx, addr, len);
+
+	return ap ? ap->va + addr : ERR_PTR(-EINVAL);
 }
 
 /* The aperture is a BAR: the peer's address @addr is at BAR + @addr. */
-static int scif_iv_peer_phys(struct scif_hw_dev *hw, u16 node, u64 addr,
+static int scif_iv_peer_phys(struct scif_hw_dev *hw, void *ctx, u64 addr,
 			     size_t len, phys_addr_t *phys)
 {
-	struct scif_iv *iv = to_iv(hw);
-	struct scif_iv_aperture *ap;
-	u64 end;
+	struct scif_iv_aperture *ap = scif_iv_reach(ctx, addr, len);
 
-	if (node >= SCIF_IV_MAX_NODES)
-		return -EINVAL;
-	ap = iv->peers[node].ap;
-	if (!ap || check_add_overflow(addr, (u64)len, &end) || end > ap->size)
+	if (!ap)
 		return -EINVAL;
 	*phys = ap->phys + addr;
 	return 0;
 }
 
-static void scif_iv_unmap_peer(struct scif_hw_dev *hw, u16 node, void *va,
+static void scif_iv_unmap_peer(struct scif_hw_dev *hw, void *ctx, void *va,
 			       size_t len)
 {
 }
 
-/* Guest RAM sits below the PCI hole: physical address == file offset. */
-static u64 scif_iv_local_addr(struct scif_hw_dev *hw, phys_addr_t phys)
+/*
+ * A peer reaches this node's RAM through its aperture onto our memory
+ * file, which it shows at file offsets.  q35 places RAM below the 32-bit
+ * PCI hole at its file offset, so a physical address is the offset the
+ * peer uses; RAM above 4 GiB (a larger guest) is elsewhere in the file,
+ * and anything else is not in the file at all: both refused.
+ */
+static int scif_iv_map_local(struct scif_hw_dev *hw, void *ctx,
+			     phys_addr_t phys, size_t len, u64 *addr)
 {
-	return phys;
+	u64 end;
+
+	if (!len || check_add_overflow((u64)phys, (u64)len, &end) ||
+	    end > SZ_4G ||
+	    region_intersects(phys, len, IORESOURCE_SYSTEM_RAM,
+			      IORES_DESC_NONE) != REGION_INTERSECTS)
+		return -EINVAL;
+	*addr = phys;
+	return 0;
 }
 
-static void scif_iv_publish_qp(struct scif_hw_dev *hw, u16 node, u64 addr)
+static void scif_iv_unmap_local(struct scif_hw_dev *hw, void *ctx,
+				phys_addr_t phys, size_t len, u64 addr)
+{
+}
+
+static void scif_iv_publish_qp(struct scif_hw_dev *hw, void *ctx, u64 addr)
 {
 	struct scif_iv *iv = to_iv(hw);
 
-	if (node < SCIF_IV_MAX_NODES)
-		WRITE_ONCE(scif_iv_slot(iv, iv->self)->qp_addr[node], addr);
+	WRITE_ONCE(scif_iv_slot(iv, iv->self)->qp_addr[scif_iv_node(ctx)],
+		   addr);
 }
 
 /*
  * An address that is not page aligned or that the aperture cannot reach
  * is as good as none; the one given out is remembered, to notice change.
  */
-static u64 scif_iv_peer_qp(struct scif_hw_dev *hw, u16 node)
+static u64 scif_iv_peer_qp(struct scif_hw_dev *hw, void *ctx)
 {
 	struct scif_iv *iv = to_iv(hw);
-	struct scif_iv_aperture *ap;
+	struct scif_iv_peer *peer = ctx;
+	struct scif_iv_aperture *ap = peer->ap;
 	u64 addr;
 
-	if (node >= SCIF_IV_MAX_NODES)
-		return 0;
-	ap = iv->peers[node].ap;
-	addr = READ_ONCE(scif_iv_slot(iv, node)->qp_addr[iv->self]);
+	addr = READ_ONCE(scif_iv_slot(iv, scif_iv_node(peer))->qp_addr[iv->self]);
 	if (!ap || !PAGE_ALIGNED(addr) || addr >= ap->size)
 		addr = 0;
-	iv->peers[node].qp = addr;
+	peer->qp = addr;
 	return addr;
 }
 
-static void scif_iv_ring(struct scif_hw_dev *hw, u16 node)
+static void scif_iv_ring(struct scif_hw_dev *hw, void *ctx)
 {
 	struct scif_iv *iv = to_iv(hw);
 
-	writel((u32)node << 16 | iv->self, iv->regs + IVSHMEM_REG_DOORBELL);
+	writel((u32)scif_iv_node(ctx) << 16 | iv->self,
+	       iv->regs + IVSHMEM_REG_DOORBELL);
 }
 
 static const struct scif_hw_ops scif_iv_ops = {
 	.map_peer = scif_iv_map_peer,
 	.unmap_peer = scif_iv_unmap_peer,
 	.peer_phys = scif_iv_peer_phys,
-	.local_addr = scif_iv_local_addr,
+	.map_local = scif_iv_map_local,
+	.unmap_local = scif_iv_unmap_local,
 	.publish_qp = scif_iv_publish_qp,
 	.peer_qp = scif_iv_peer_qp,
 	.ring = scif_iv_ring,
@@ -563,7 +592,7 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 		scif_iv_want_apertures(iv);
 		return;
 	}
-	err = scif_hw_node_up(&iv->hw, node);
+	err = scif_hw_node_up(&iv->hw, node, peer);
 	peer->pending = err == -EAGAIN;
 	if (err)
 		return;
@@ -779,6 +808,8 @@ static int scif_iv_probe_doorbell(struct pci_dev *pdev)
 	iv->pdev = pdev;
 	iv->hw.name = "ivshmem";
 	iv->hw.ops = &scif_iv_ops;
+	iv->hw.dev = &pdev->dev;
+	iv->hw.owner = THIS_MODULE;
 	/* The apertures are mapped write-combined (scif_iv_probe_aperture). */
 	iv->hw.peer_wc = true;
 	for (i = 0; i < SCIF_IV_MAX_NODES; i++)
@@ -799,9 +830,7 @@ static int scif_iv_probe_doorbell(struct pci_dev *pdev)
 	err = scif_iv_setup_irqs(iv);
 	if (err)
 		goto undo_sig;
-	err = scif_hw_set_self(iv->self);
-	if (err)
-		goto undo_irqs;
+	iv->hw.self = iv->self;
 	err = scif_hw_register(&iv->hw);
 	if (err)
 		goto undo_irqs;

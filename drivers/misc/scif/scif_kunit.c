@@ -191,11 +191,15 @@ static struct kunit_suite scif_register_suite = {
 
 #define SCIF_KUNIT_DATA_PAGES	8
 
+/* Addresses a test hands the "peer", each mapped through the bus. */
+#define SCIF_KUNIT_MAPS		32
+
 struct scif_runlist_ctx {
 	struct scif_node *node;
 	struct scif_runlist *rl[2];
 	void *data;
 	struct scif_rwindow rw;
+	struct scif_lmap lmap;
 };
 
 static int scif_runlist_kunit_init(struct kunit *test)
@@ -212,6 +216,8 @@ static int scif_runlist_kunit_init(struct kunit *test)
 	c->node = scif_node_get_online(self);
 	if (!c->node)
 		return -ENODEV;
+	if (scif_lmap_init(&c->lmap, SCIF_KUNIT_MAPS, GFP_KERNEL))
+		return -ENOMEM;
 	c->rl[0] = (void *)get_zeroed_page(GFP_KERNEL);
 	c->rl[1] = (void *)get_zeroed_page(GFP_KERNEL);
 	c->data = alloc_pages_exact(SCIF_KUNIT_DATA_PAGES * PAGE_SIZE,
@@ -230,23 +236,40 @@ static void scif_runlist_kunit_exit(struct kunit *test)
 
 	if (!c)
 		return;
+	/* Unmapped before the memory goes. */
+	scif_lmap_free(&c->lmap);
 	free_page((unsigned long)c->rl[0]);
 	free_page((unsigned long)c->rl[1]);
 	if (c->data)
 		free_pages_exact(c->data, SCIF_KUNIT_DATA_PAGES * PAGE_SIZE);
 }
 
+/*
+ * The address the "peer" uses for @len bytes at @va, mapped for it as
+ * the core maps what it hands a peer; 0 (never valid) if that fails.
+ */
+static u64 scif_kunit_map(struct scif_runlist_ctx *c, void *va, size_t len)
+{
+	u64 addr;
+
+	if (scif_node_map_local(c->node, &c->lmap, virt_to_phys(va), len,
+				&addr))
+		return 0;
+	return addr;
+}
+
 static u64 scif_kunit_addr(struct scif_runlist_ctx *c, void *va)
 {
-	return scif_node_local_addr(c->node, va);
+	return scif_kunit_map(c, va, PAGE_SIZE);
 }
 
 /* Run @i of @c's data: pages [first, first + n). */
 static void scif_kunit_run(struct scif_runlist_ctx *c, int page, int i,
 			   unsigned int first, unsigned int n)
 {
-	c->rl[page]->run[i].addr = scif_kunit_addr(c, c->data +
-						   first * PAGE_SIZE);
+	c->rl[page]->run[i].addr = scif_kunit_map(c, c->data +
+						  first * PAGE_SIZE,
+						  (size_t)max(n, 1U) * PAGE_SIZE);
 	c->rl[page]->run[i].len = (u64)n * PAGE_SIZE;
 }
 

@@ -5,10 +5,12 @@
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/device.h>
 #include <linux/err.h>
 #include <linux/export.h>
 #include <linux/io.h>
 #include <linux/minmax.h>
+#include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <linux/sched/signal.h>
@@ -143,7 +145,7 @@ int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
 	scif_rb_put(&node->rb, &iter);
 	node->tx_full_since = 0;
 	/* Stable: node down clears it under tx_mutex, after online. */
-	node->hw->ops->ring(node->hw, node->id);
+	node->hw->ops->ring(node->hw, node->hw_ctx);
 out:
 	mutex_unlock(&node->tx_mutex);
 	return err;
@@ -289,10 +291,21 @@ static void scif_node_rx_work(struct work_struct *work)
 
 	if (READ_ONCE(node->rb.local->rx_waiting)) {
 		WRITE_ONCE(node->rb.local->rx_waiting, 0);
-		node->hw->ops->ring(node->hw, node->id);
+		node->hw->ops->ring(node->hw, node->hw_ctx);
 	}
 	/* A doorbell may also mean the peer made room in its queue. */
 	wake_up_all(&node->tx_wq);
+}
+
+/* The bus of @node and its context; under the caller's SRCU read lock. */
+static struct scif_hw_dev *scif_node_bus(struct scif_node *node, void **ctx)
+{
+	/* Pairs with the release in scif_hw_node_up(): @hw_ctx is set. */
+	struct scif_hw_dev *hw = smp_load_acquire(&node->hw);
+
+	if (hw)
+		*ctx = READ_ONCE(node->hw_ctx);
+	return hw;
 }
 
 /**
@@ -311,13 +324,13 @@ static void scif_node_rx_work(struct work_struct *work)
 void *scif_node_map(struct scif_node *node, u64 addr, size_t len)
 {
 	struct scif_hw_dev *hw;
-	void *va = ERR_PTR(-ENODEV);
+	void *va = ERR_PTR(-ENODEV), *ctx;
 	int idx;
 
 	idx = srcu_read_lock(&scif_hw_srcu);
-	hw = READ_ONCE(node->hw);
+	hw = scif_node_bus(node, &ctx);
 	if (hw)
-		va = hw->ops->map_peer(hw, node->id, addr, len);
+		va = hw->ops->map_peer(hw, ctx, addr, len);
 	srcu_read_unlock(&scif_hw_srcu, idx);
 	return va;
 }
@@ -335,12 +348,13 @@ void *scif_node_map(struct scif_node *node, u64 addr, size_t len)
 void scif_node_unmap(struct scif_node *node, void *va, size_t len)
 {
 	struct scif_hw_dev *hw;
+	void *ctx;
 	int idx;
 
 	idx = srcu_read_lock(&scif_hw_srcu);
-	hw = READ_ONCE(node->hw);
+	hw = scif_node_bus(node, &ctx);
 	if (hw)
-		hw->ops->unmap_peer(hw, node->id, va, len);
+		hw->ops->unmap_peer(hw, ctx, va, len);
 	srcu_read_unlock(&scif_hw_srcu, idx);
 }
 
@@ -350,7 +364,7 @@ void scif_node_unmap(struct scif_node *node, void *va, size_t len)
  * @addr: the address it published
  * @len: bytes
  * @phys: receives the physical address, for mapping into a process
- * @wc: receives whether it is to be mapped write-combined
+ * @wc: receives whether it is to be mapped write-combined; may be NULL
  *
  * Context: any context that may take an SRCU read lock.
  * Return: 0, -EINVAL if the bus does not reach the range, -ENODEV if no
@@ -362,42 +376,287 @@ int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
 {
 	struct scif_hw_dev *hw;
 	int idx, err = -ENODEV;
+	void *ctx;
 
 	idx = srcu_read_lock(&scif_hw_srcu);
-	hw = READ_ONCE(node->hw);
+	hw = scif_node_bus(node, &ctx);
 	if (hw && hw->ops->peer_phys) {
-		*wc = hw->peer_wc;
-		err = hw->ops->peer_phys(hw, node->id, addr, len, phys);
+		if (wc)
+			*wc = hw->peer_wc;
+		err = hw->ops->peer_phys(hw, ctx, addr, len, phys);
 	}
 	srcu_read_unlock(&scif_hw_srcu, idx);
 	return err;
 }
 
 /**
- * scif_node_local_addr() - the address @node uses to reach local memory
- * @node: the peer
- * @va: a kernel address in the linear map
+ * scif_lmap_init() - give a local map room for @max ranges
+ * @lm: an empty map (zeroed, or unmapped by scif_node_unmap_local())
+ * @max: ranges it will hold; 1 needs no allocation
+ * @gfp: for the array
  *
- * Context: any context that may take an SRCU read lock.
- * Return: the address to publish to @node, or 0 if no bus reaches the
- * node any more (the node went since the caller found it online; page 0
- * is never allocated, so 0 is never a valid answer).
+ * A zeroed map has room for one range without this call.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or -ENOMEM.
  */
-u64 scif_node_local_addr(struct scif_node *node, void *va)
+int scif_lmap_init(struct scif_lmap *lm, unsigned int max, gfp_t gfp)
 {
-	struct scif_hw_dev *hw;
-	u64 addr = 0;
-	int idx;
-
-	idx = srcu_read_lock(&scif_hw_srcu);
-	hw = READ_ONCE(node->hw);
-	if (hw)
-		addr = hw->ops->local_addr(hw, virt_to_phys(va));
-	srcu_read_unlock(&scif_hw_srcu, idx);
-	return addr;
+	memset(lm, 0, sizeof(*lm));
+	if (max <= 1)
+		return 0;
+	lm->ent = scif_kvcalloc(max, sizeof(*lm->ent), gfp);
+	if (!lm->ent)
+		return -ENOMEM;
+	lm->max = max;
+	return 0;
 }
 
-SCIF_EXPORT_IF_KUNIT(scif_node_local_addr);
+SCIF_EXPORT_IF_KUNIT(scif_lmap_init);
+
+/**
+ * scif_node_map_local() - make local memory reachable by a node
+ * @node: the peer that will be given the address
+ * @lm: the owner's map, empty or already mapping ranges for @node
+ * @phys: physical address of the memory
+ * @len: its length
+ * @addr: receives the address to hand @node
+ *
+ * The range stays mapped until scif_node_unmap_local() on @lm or, if the
+ * node goes first, until scif_hw_node_down() for it.
+ *
+ * Context: process context; may sleep; takes @node->lmap_lock.
+ * Return: 0, -ENODEV if no bus reaches the node any more, -ENOSPC if @lm
+ * is full or maps for another node, or the bus's error.
+ */
+int scif_node_map_local(struct scif_node *node, struct scif_lmap *lm,
+			phys_addr_t phys, size_t len, u64 *addr)
+{
+	struct scif_hw_dev *hw;
+	int err;
+
+	if (!lm->ent) {
+		lm->ent = &lm->one;
+		lm->max = 1;
+	}
+	mutex_lock(&node->lmap_lock);
+	hw = node->lmap_hw;
+	err = -ENODEV;
+	if (!hw)
+		goto out;
+	err = -ENOSPC;
+	if (WARN_ON_ONCE(lm->nr >= lm->max ||
+			 (lm->node && lm->node != node)))
+		goto out;
+	err = hw->ops->map_local(hw, node->lmap_ctx, phys, len, addr);
+	if (err)
+		goto out;
+	lm->ent[lm->nr].phys = phys;
+	lm->ent[lm->nr].len = len;
+	lm->ent[lm->nr].addr = *addr;
+	lm->nr++;
+	atomic_inc(&scif_info.local_maps);
+	if (!lm->node) {
+		lm->node = node;
+		list_add_tail(&lm->link, &node->lmaps);
+	}
+out:
+	mutex_unlock(&node->lmap_lock);
+	return err;
+}
+
+SCIF_EXPORT_IF_KUNIT(scif_node_map_local);
+
+/* Unmap every range of @lm; under the node's lmap_lock. */
+static void scif_lmap_drop(struct scif_node *node, struct scif_lmap *lm)
+{
+	struct scif_hw_dev *hw = node->lmap_hw;
+	struct scif_lmap_ent *e;
+
+	lockdep_assert_held(&node->lmap_lock);
+	while (lm->nr) {
+		e = &lm->ent[--lm->nr];
+		hw->ops->unmap_local(hw, node->lmap_ctx, e->phys, e->len,
+				     e->addr);
+		atomic_dec(&scif_info.local_maps);
+	}
+	list_del(&lm->link);
+	/* Read unlocked by scif_node_unmap_local(). */
+	WRITE_ONCE(lm->node, NULL);
+}
+
+/**
+ * scif_node_unmap_local() - undo every scif_node_map_local() on @lm
+ * @lm: the map; may be empty, or emptied by its node's going
+ *
+ * The map keeps its room and may be used again, for any node.
+ *
+ * Context: process context; may sleep.
+ */
+void scif_node_unmap_local(struct scif_lmap *lm)
+{
+	struct scif_node *node = READ_ONCE(lm->node);
+
+	/* Only the owner maps into @lm: a set node changes only to NULL. */
+	if (!node)
+		return;
+	mutex_lock(&node->lmap_lock);
+	if (lm->node)
+		scif_lmap_drop(node, lm);
+	mutex_unlock(&node->lmap_lock);
+}
+
+/**
+ * scif_lmap_free() - unmap @lm and free its room
+ * @lm: the map
+ *
+ * Context: process context; may sleep.
+ */
+void scif_lmap_free(struct scif_lmap *lm)
+{
+	scif_node_unmap_local(lm);
+	if (lm->ent != &lm->one)
+		kvfree(lm->ent);
+	lm->ent = NULL;
+	lm->max = 0;
+}
+
+SCIF_EXPORT_IF_KUNIT(scif_lmap_free);
+
+/*
+ * The node goes: unmap what is left mapped for it, and refuse mappings
+ * from now on.  Its bus context stays valid until this returns.
+ */
+static void scif_node_drop_lmaps(struct scif_node *n)
+{
+	struct scif_lmap *lm, *tmp;
+
+	mutex_lock(&n->lmap_lock);
+	if (n->lmap_hw)
+		list_for_each_entry_safe(lm, tmp, &n->lmaps, link)
+			scif_lmap_drop(n, lm);
+	n->lmap_hw = NULL;
+	n->lmap_ctx = NULL;
+	mutex_unlock(&n->lmap_lock);
+}
+
+/* Whether @rb's local half suits @hw's node: same source of memory. */
+static bool scif_area_fits(struct scif_rb *rb, struct scif_hw_dev *hw)
+{
+	if (!rb->local)
+		return false;
+	if (hw->ops->alloc_local)
+		return rb->area_hw == hw;
+	return !rb->area_hw;
+}
+
+static int scif_area_alloc(struct scif_rb *rb, struct scif_hw_dev *hw,
+			   u32 rx_size, gfp_t gfp)
+{
+	size_t len = scif_qp_len(rx_size);
+	void *va;
+
+	if (!hw->ops->alloc_local) {
+		rb->local = scif_qp_alloc_gfp(rx_size, gfp);
+		if (!rb->local)
+			return -ENOMEM;
+		rb->area_phys = virt_to_phys(rb->local);
+		rb->area_hw = NULL;
+		rb->rx_size = rx_size;
+		return 0;
+	}
+	if (!try_module_get(hw->owner))
+		return -ENODEV;
+	va = scif_fail_alloc() ? NULL :
+	     hw->ops->alloc_local(hw, len, gfp, &rb->area_phys);
+	if (!va) {
+		module_put(hw->owner);
+		return -ENOMEM;
+	}
+	memset(va, 0, len);
+	rb->local = va;
+	rb->area_hw = hw;
+	rb->rx_size = rx_size;
+	return 0;
+}
+
+/**
+ * scif_node_area_get() - the local half of a queue pair with @node
+ * @node: the peer
+ * @rb: the queue pair; a local half it has is kept (its header zeroed)
+ *	if it came from where @node's bus wants it, else freed
+ * @rx_size: receive ring size of a new half
+ * @gfp: GFP_KERNEL, or GFP_KERNEL_ACCOUNT for a ring a user asked for
+ *
+ * A new half comes from the bus's alloc_local if it has one, else from
+ * the page allocator; it is zeroed.  The caller maps it for @node with
+ * scif_node_map_area().
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -ENODEV if no bus reaches the node any more, or -ENOMEM.
+ */
+int scif_node_area_get(struct scif_node *node, struct scif_rb *rb,
+		       u32 rx_size, gfp_t gfp)
+{
+	struct scif_hw_dev *hw;
+	int idx, err = 0;
+	void *ctx;
+
+	idx = srcu_read_lock(&scif_hw_srcu);
+	hw = scif_node_bus(node, &ctx);
+	if (!hw) {
+		err = -ENODEV;
+	} else if (scif_area_fits(rb, hw)) {
+		memset(rb->local, 0, sizeof(*rb->local));
+	} else {
+		scif_node_area_free(rb);
+		err = scif_area_alloc(rb, hw, rx_size, gfp);
+	}
+	srcu_read_unlock(&scif_hw_srcu, idx);
+	return err;
+}
+
+/**
+ * scif_node_area_free() - unmap and free the local half of a queue pair
+ * @rb: the queue pair; its local half may be NULL
+ *
+ * Context: process context; may sleep.
+ */
+void scif_node_area_free(struct scif_rb *rb)
+{
+	struct scif_hw_dev *hw = rb->area_hw;
+
+	scif_node_unmap_local(&rb->lmap);
+	if (!rb->local)
+		return;
+	if (hw) {
+		hw->ops->free_local(hw, rb->local, rb->area_phys,
+				    sizeof(*rb->local) + rb->rx_size);
+		module_put(hw->owner);
+	} else {
+		scif_qp_free(rb->local, rb->rx_size);
+	}
+	rb->local = NULL;
+	rb->area_hw = NULL;
+}
+
+/**
+ * scif_node_map_area() - map the local half of @rb for @node
+ * @node: the peer
+ * @rb: the queue pair, with its local half (scif_node_area_get())
+ * @addr: receives the address to hand @node
+ *
+ * What @rb->lmap mapped before (an earlier connection) is unmapped.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or an error of scif_node_map_local().
+ */
+int scif_node_map_area(struct scif_node *node, struct scif_rb *rb, u64 *addr)
+{
+	scif_node_unmap_local(&rb->lmap);
+	return scif_node_map_local(node, &rb->lmap, rb->area_phys,
+				   sizeof(*rb->local) + rb->rx_size, addr);
+}
 
 /* Callers hold scif_info.node_lock. */
 static void scif_clients_probe(struct scif_node *node)
@@ -429,20 +688,23 @@ static int scif_node_connect_qp(struct scif_node *node)
 	struct scif_hw_dev *hw = node->hw;
 	struct scif_qp_shm *remote;
 	u64 addr;
+	int err;
 
 	if (!node->rb.local) {
-		node->rb.local = scif_qp_alloc(SCIF_NODE_QP_SIZE);
-		if (!node->rb.local)
-			return -ENOMEM;
-		node->rb.rx_size = SCIF_NODE_QP_SIZE;
+		err = scif_node_area_get(node, &node->rb, SCIF_NODE_QP_SIZE,
+					 GFP_KERNEL);
+		if (err)
+			return err;
 		node->rb.tx_size = SCIF_NODE_QP_SIZE;
 		node->rb.tx_write = 0;
 		scif_rb_set_skew(&node->rb, 0);
 		node->rb.rx_read = 0;
-		hw->ops->publish_qp(hw, node->id,
-				    scif_node_local_addr(node, node->rb.local));
+		err = scif_node_map_area(node, &node->rb, &addr);
+		if (err)
+			return err;
+		hw->ops->publish_qp(hw, node->hw_ctx, addr);
 	}
-	addr = hw->ops->peer_qp(hw, node->id);
+	addr = hw->ops->peer_qp(hw, node->hw_ctx);
 	if (!addr)
 		return -EAGAIN;
 	remote = scif_node_map(node, addr, len);
@@ -458,14 +720,15 @@ static void scif_node_release_qp(struct scif_node *n)
 	struct scif_hw_dev *hw = n->hw;
 
 	lockdep_assert_held(&scif_info.node_lock);
-	if (n->rb.local)
-		hw->ops->publish_qp(hw, n->id, 0);
+	if (n->rb.lmap.node)
+		hw->ops->publish_qp(hw, n->hw_ctx, 0);
 	if (n->rb.remote)
 		scif_node_unmap(n, n->rb.remote,
 				scif_qp_len(SCIF_NODE_QP_SIZE));
 	n->rb.remote = NULL;
-	scif_qp_free(n->rb.local, SCIF_NODE_QP_SIZE);
-	n->rb.local = NULL;
+	scif_node_area_free(&n->rb);
+	/* Whatever else is still mapped for the node. */
+	scif_node_drop_lmaps(n);
 	/* Readers outside node_lock: see scif_hw_srcu. */
 	WRITE_ONCE(n->hw, NULL);
 }
@@ -474,18 +737,23 @@ static void scif_node_release_qp(struct scif_node *n)
  * scif_hw_node_up() - a bus reports that it reaches a node
  * @hw: the bus
  * @node: the node's id
+ * @ctx: the bus's context for the node, handed back to every per-node
+ *	operation until scif_hw_node_down() for the node returns (or this
+ *	call fails with an error other than -EAGAIN)
  *
  * Sets up the node queue pair and tells kernel clients of the node.  On
- * -EAGAIN the bus calls again later (or scif_hw_node_down() to give up);
- * this node's half of the queue pair stays published meanwhile.
+ * -EAGAIN the bus calls again later with the same @ctx (or
+ * scif_hw_node_down() to give up); this node's half of the queue pair
+ * stays published meanwhile.
  *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL for a bad id, -EBUSY if the node is online, was
- * taken offline for a protocol error and not reported down since, or is
- * reached through another bus, -EAGAIN if the node has not published
- * its half of the queue pair yet, or another negative errno.
+ * Return: 0, -EINVAL for a bad id, -EBUSY if the
+ * node is online, was taken offline for a protocol error and not reported
+ * down since, or is reached through another bus or context, -EAGAIN if
+ * the node has not published its half of the queue pair yet, or another
+ * negative errno.
  */
-int scif_hw_node_up(struct scif_hw_dev *hw, u16 node)
+int scif_hw_node_up(struct scif_hw_dev *hw, u16 node, void *ctx)
 {
 	struct scif_node *n;
 	int err;
@@ -494,11 +762,20 @@ int scif_hw_node_up(struct scif_hw_dev *hw, u16 node)
 		return -EINVAL;
 	n = &scif_info.nodes[node];
 	mutex_lock(&scif_info.node_lock);
-	if (n->online || n->failed || (n->hw && n->hw != hw)) {
+	if (n->online || n->failed ||
+	    (n->hw && (n->hw != hw || n->hw_ctx != ctx))) {
 		err = -EBUSY;
 		goto out;
 	}
-	WRITE_ONCE(n->hw, hw);
+	if (!n->hw) {
+		WRITE_ONCE(n->hw_ctx, ctx);
+		mutex_lock(&n->lmap_lock);
+		n->lmap_hw = hw;
+		n->lmap_ctx = ctx;
+		mutex_unlock(&n->lmap_lock);
+	}
+	/* The context first: see scif_node_bus(). */
+	smp_store_release(&n->hw, hw);
 	n->tx_full_since = 0;
 	n->stall_reported = false;
 	spin_lock(&n->reply_lock);
@@ -618,7 +895,7 @@ static void scif_node_fail(struct scif_node *n, const char *why)
 		scif_node_unmap(n, n->rb.remote, scif_qp_len(SCIF_NODE_QP_SIZE));
 	n->rb.remote = NULL;
 	/* The peer may learn from this that we dropped it. */
-	n->hw->ops->publish_qp(n->hw, n->id, 0);
+	n->hw->ops->publish_qp(n->hw, n->hw_ctx, 0);
 	mutex_unlock(&n->tx_mutex);
 	mutex_unlock(&scif_info.node_lock);
 }
@@ -681,23 +958,137 @@ void scif_hw_doorbell(struct scif_hw_dev *hw, u16 node)
 }
 EXPORT_SYMBOL_GPL(scif_hw_doorbell);
 
+/*
+ * Registered buses, and this node's id: fixed by the node_id parameter
+ * or by the first bus that knows it (scif_self_by names it), checked
+ * against every later one.  Until then the node is node 0 provisionally,
+ * over the buses that reach only this node (self SCIF_HW_SELF_ANY),
+ * which move when the id is fixed.  scif_bus_lock protects all of it and
+ * is taken outside scif_info.node_lock.
+ */
+static DEFINE_MUTEX(scif_bus_lock);
+static LIST_HEAD(scif_buses);
+static bool scif_self_fixed;
+static char scif_self_by[32];
+
+static int node_id = -1;
+module_param(node_id, int, 0444);
+MODULE_PARM_DESC(node_id,
+		 "This node's id (0..255); default -1: the first bus that knows it sets it (ivshmem: its IVPosition), node 0 until then");
+
+/* -EINVAL, with a message, if @hw lacks the operation @what. */
+static int scif_hw_need(const struct scif_hw_dev *hw, bool has,
+			const char *what)
+{
+	if (has)
+		return 0;
+	dev_err(hw->dev, "scif: bus %s: no %s operation: refused\n",
+		hw->name, what);
+	return -EINVAL;
+}
+
+/* Whether @hw offers what the core needs. */
+static int scif_hw_check(struct scif_hw_dev *hw)
+{
+	if (!hw->name || !hw->ops || !hw->dev) {
+		pr_err("scif: bus %s: no name, operations or device: refused\n",
+		       hw->name ?: "(unnamed)");
+		return -EINVAL;
+	}
+	if (scif_hw_need(hw, hw->ops->map_peer, "map_peer") ||
+	    scif_hw_need(hw, hw->ops->unmap_peer, "unmap_peer") ||
+	    scif_hw_need(hw, hw->ops->map_local, "map_local") ||
+	    scif_hw_need(hw, hw->ops->unmap_local, "unmap_local") ||
+	    scif_hw_need(hw, hw->ops->publish_qp, "publish_qp") ||
+	    scif_hw_need(hw, hw->ops->peer_qp, "peer_qp") ||
+	    scif_hw_need(hw, hw->ops->ring, "ring"))
+		return -EINVAL;
+	if (!hw->ops->alloc_local != !hw->ops->free_local) {
+		dev_err(hw->dev, "scif: bus %s: alloc_local without free_local, or the reverse: refused\n",
+			hw->name);
+		return -EINVAL;
+	}
+	if (hw->self == SCIF_HW_SELF_ANY)
+		return scif_hw_need(hw, hw->ops->self_moved, "self_moved");
+	if (hw->self < 0 || hw->self >= SCIF_MAX_NODES) {
+		dev_err(hw->dev, "scif: bus %s: node id %d out of range: refused\n",
+			hw->name, hw->self);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Apply @hw's idea of this node's id; under scif_bus_lock. */
+static int scif_hw_claim_self(struct scif_hw_dev *hw)
+{
+	struct scif_hw_dev *b;
+	u16 old = scif_info.self;
+	int err;
+
+	lockdep_assert_held(&scif_bus_lock);
+	if (hw->self == SCIF_HW_SELF_ANY)
+		return 0;
+	if (scif_self_fixed) {
+		if (hw->self == old)
+			return 0;
+		dev_err(hw->dev, "scif: bus %s says this is node %d, but it is node %u (set by %s): refused\n",
+			hw->name, hw->self, old, scif_self_by);
+		return -EINVAL;
+	}
+	scif_self_fixed = true;
+	strscpy(scif_self_by, hw->name, sizeof(scif_self_by));
+	if (hw->self == old)
+		return 0;
+	WRITE_ONCE(scif_info.self, hw->self);
+	pr_info("scif: this is node %d (from bus %s)\n", hw->self, hw->name);
+	list_for_each_entry(b, &scif_buses, list) {
+		if (b->self != SCIF_HW_SELF_ANY)
+			continue;
+		err = b->ops->self_moved(b, old, hw->self);
+		if (err)
+			dev_warn(b->dev, "scif: bus %s could not move to node %d: %d\n",
+				 b->name, hw->self, err);
+	}
+	return 0;
+}
+
 /**
  * scif_hw_register() - a bus announces itself
- * @hw: the bus
+ * @hw: the bus, with every mandatory operation, its device and its idea
+ *	of this node's id (or SCIF_HW_SELF_ANY)
  *
- * Context: process context.
- * Return: 0.
+ * The first bus that knows this node's id fixes it, unless the node_id
+ * parameter did; a bus that disagrees with the fixed id is refused.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -EINVAL for a bus that lacks a mandatory operation or
+ * disagrees about this node's id (a message says why).
  */
 int scif_hw_register(struct scif_hw_dev *hw)
 {
-	pr_debug("scif: bus %s registered\n", hw->name);
-	return 0;
+	int err;
+
+	err = scif_hw_check(hw);
+	if (err)
+		return err;
+	mutex_lock(&scif_bus_lock);
+	err = scif_hw_claim_self(hw);
+	if (!err) {
+		get_device(hw->dev);
+		list_add_tail(&hw->list, &scif_buses);
+	}
+	mutex_unlock(&scif_bus_lock);
+	if (!err)
+		dev_dbg(hw->dev, "scif: bus %s registered\n", hw->name);
+	return err;
 }
 EXPORT_SYMBOL_GPL(scif_hw_register);
 
 /**
  * scif_hw_unregister() - a bus goes away; every node it reached goes too
- * @hw: the bus
+ * @hw: a registered bus
+ *
+ * This node's id stays as it is.
  *
  * Context: process context; may sleep.
  */
@@ -708,30 +1099,37 @@ void scif_hw_unregister(struct scif_hw_dev *hw)
 	for (id = 0; id < SCIF_MAX_NODES; id++)
 		if (READ_ONCE(scif_info.nodes[id].hw) == hw)
 			scif_hw_node_down(hw, id);
+	mutex_lock(&scif_bus_lock);
+	list_del_init(&hw->list);
+	mutex_unlock(&scif_bus_lock);
+	put_device(hw->dev);
 }
 EXPORT_SYMBOL_GPL(scif_hw_unregister);
 
 /**
- * scif_hw_set_self() - a bus gives this node its id in the network
- * @self: the id
+ * scif_buses_show() - list the registered buses, for debugfs
+ * @s: one line per bus: "<name> <device> <node>...", the nodes it
+ *	reaches (up, or coming up)
  *
- * The loopback node moves to the new id; connections through it are
- * reset.  Meant for a bus that comes up before the node is in use.
- *
- * Context: process context; may sleep.
- * Return: 0, -EINVAL for a bad id, or an error bringing loopback back.
+ * Context: process context; takes the bus list lock and node_lock.
  */
-int scif_hw_set_self(u16 self)
+void scif_buses_show(struct seq_file *s)
 {
-	if (self >= SCIF_MAX_NODES)
-		return -EINVAL;
-	if (self == READ_ONCE(scif_info.self))
-		return 0;
-	scif_loopback_exit();
-	WRITE_ONCE(scif_info.self, self);
-	return scif_loopback_init();
+	struct scif_hw_dev *hw;
+	u16 id;
+
+	mutex_lock(&scif_bus_lock);
+	list_for_each_entry(hw, &scif_buses, list) {
+		seq_printf(s, "%s %s", hw->name, dev_name(hw->dev));
+		mutex_lock(&scif_info.node_lock);
+		for (id = 0; id < SCIF_MAX_NODES; id++)
+			if (scif_info.nodes[id].hw == hw)
+				seq_printf(s, " %u", id);
+		mutex_unlock(&scif_info.node_lock);
+		seq_putc(s, '\n');
+	}
+	mutex_unlock(&scif_bus_lock);
 }
-EXPORT_SYMBOL_GPL(scif_hw_set_self);
 
 /**
  * scif_get_node_ids() - list the nodes that are online
@@ -833,7 +1231,7 @@ int scif_node_corrupt(u16 id, bool count, unsigned int nr)
 					   get_random_u32() % 4096;
 			WRITE_ONCE(node->rb.remote->rx_write,
 				   node->rb.tx_write + node->rb.tx_skew);
-			node->hw->ops->ring(node->hw, node->id);
+			node->hw->ops->ring(node->hw, node->hw_ctx);
 		}
 		mutex_unlock(&node->tx_mutex);
 		mutex_unlock(&scif_info.node_lock);
@@ -960,18 +1358,30 @@ void scif_nodes_debugfs_init(struct dentry *dir)
 /**
  * scif_nodes_init() - set up the node table
  *
- * Return: 0.
+ * Return: 0, or -EINVAL for a bad node_id parameter.
  */
 int scif_nodes_init(void)
 {
 	u16 id;
 
+	if (node_id >= SCIF_MAX_NODES) {
+		pr_err("scif: node_id %d is not in 0..%d\n", node_id,
+		       SCIF_MAX_NODES - 1);
+		return -EINVAL;
+	}
+	if (node_id >= 0) {
+		scif_info.self = node_id;
+		scif_self_fixed = true;
+		strscpy(scif_self_by, "node_id=", sizeof(scif_self_by));
+	}
 	for (id = 0; id < SCIF_MAX_NODES; id++) {
 		struct scif_node *n = &scif_info.nodes[id];
 
 		n->id = id;
 		n->peer.dnode = id;
 		mutex_init(&n->tx_mutex);
+		mutex_init(&n->lmap_lock);
+		INIT_LIST_HEAD(&n->lmaps);
 		init_waitqueue_head(&n->tx_wq);
 		INIT_WORK(&n->rx_work, scif_node_rx_work);
 		spin_lock_init(&n->reply_lock);
@@ -991,4 +1401,5 @@ void scif_nodes_exit(void)
 
 	for (id = 0; id < SCIF_MAX_NODES; id++)
 		WARN_ON(scif_info.nodes[id].hw);
+	WARN_ON(!list_empty(&scif_buses));
 }

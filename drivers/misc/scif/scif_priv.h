@@ -52,7 +52,21 @@
  * under an SRCU read lock; scif_hw_node_down() waits for them before the
  * bus may free what the pointer reaches.  Senders that found the node
  * online under scif_node.tx_mutex use it directly (node down clears it
- * under that mutex).
+ * under that mutex).  The same holds for the bus's context for the node
+ * (scif_node.hw_ctx), set before the pointer.
+ *
+ * Local memory handed to a peer.  Every address a peer is given (node
+ * queue area, connection ring, window run list and runs) is mapped for
+ * that node by the bus (scif_node_map_local()) into a struct scif_lmap
+ * of its owner, linked on the node's @lmaps: the owner unmaps it when
+ * the peer no longer uses the memory (node queue: node down; connection
+ * ring: endpoint destruction, or a new connection; run list: the
+ * peer's REGISTER_ACK or the window's release; runs: the window's
+ * release), and scif_hw_node_down() unmaps whatever is left for the
+ * node before it returns, after which the owner's unmap is a no-op.
+ * Queue areas and rings come from the bus's alloc_local when it has
+ * one (struct scif_rb.area_hw; a reference to the bus's module is held
+ * for each), else from the page allocator.
  *
  * Protocol errors.  A peer that breaks a queue pair (a count claiming
  * more than the ring holds) or whose bootstrap data turns invalid is
@@ -110,7 +124,10 @@
  * scif_node.reply_lock (spinlock) is innermost; it is taken under
  * tx_mutex (when replies are dropped) and under rma.lock.
  * scif_info.node_lock (mutex) is taken without any of the above held;
- * scif_node.tx_mutex nests inside it.
+ * scif_node.tx_mutex nests inside it.  The bus list lock (scif_nodes.c)
+ * is taken outside node_lock.
+ * scif_node.lmap_lock (mutex) is innermost: taken under any of the
+ * above, with nothing but the bus's map_local/unmap_local under it.
  */
 #ifndef _SCIF_PRIV_H_
 #define _SCIF_PRIV_H_
@@ -121,6 +138,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/scif.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -131,6 +149,7 @@
 #include <linux/xarray.h>
 
 #include "scif_hw.h"
+#include "scif_lmap.h"
 #include "scif_mmap.h"
 #include "scif_proto.h"
 #include "scif_rma.h"
@@ -145,6 +164,10 @@
 /**
  * struct scif_rb - this side's view of a queue pair
  * @local: our half, in our memory (receive ring and what the peer writes)
+ * @lmap: @local as the peer reaches it
+ * @area_hw: the bus whose alloc_local gave @local, or NULL (the page
+ *	allocator)
+ * @area_phys: the physical address of @local
  * @remote: the peer's half, mapped; NULL when not (or no longer) mapped
  * @rx_size: size of local->rx_data
  * @tx_size: size of remote->rx_data
@@ -161,6 +184,9 @@
  */
 struct scif_rb {
 	struct scif_qp_shm *local;
+	struct scif_lmap lmap;
+	struct scif_hw_dev *area_hw;
+	phys_addr_t area_phys;
 	struct scif_qp_shm *remote;
 	u32 rx_size;
 	u32 tx_size;
@@ -196,6 +222,15 @@ static inline void scif_rb_set_skew(struct scif_rb *rb, u32 skew)
  * struct scif_node - a node of the SCIF network, as seen from here
  * @id: node id
  * @hw: the bus that reaches it; NULL while the node is absent
+ * @hw_ctx: the bus's context for it (given to scif_hw_node_up()),
+ *	handed back to every per-node operation; valid while @hw is set
+ * @lmap_lock: protects @lmaps, @lmap_hw, @lmap_ctx and the struct
+ *	scif_lmap on @lmaps; innermost (only the bus's map_local and
+ *	unmap_local run under it)
+ * @lmaps: local memory mapped for the node (struct scif_lmap)
+ * @lmap_hw: the bus while mappings for the node may be made: set by
+ *	scif_hw_node_up(), cleared once @lmaps is emptied at node down
+ * @lmap_ctx: the bus's context for the node, with @lmap_hw
  * @online: true while messages can be exchanged with it
  * @peer: what clients' probe/remove callbacks are given
  * @rb: the node queue pair
@@ -232,8 +267,15 @@ static inline void scif_rb_set_skew(struct scif_rb *rb, u32 skew)
 struct scif_node {
 	u16 id;
 	struct scif_hw_dev *hw;
+	void *hw_ctx;
 	bool online;
 	struct scif_peer_dev peer;
+
+	/* lmap_lock protects lmaps, lmap_hw, lmap_ctx */
+	struct mutex lmap_lock;
+	struct list_head lmaps;
+	struct scif_hw_dev *lmap_hw;
+	void *lmap_ctx;
 
 	struct scif_rb rb;
 	/* tx_mutex serialises writers of rb's transmit side */
@@ -437,6 +479,8 @@ struct scif_endpt {
  * @node_failures: nodes taken offline for a protocol error
  * @ring_failures: connections reset because the peer broke their ring
  * @node_stalls: nodes taken offline for leaving their queue full
+ * @local_maps: ranges of local memory mapped for peers (map_local not
+ *	yet undone), for debugfs
  */
 struct scif_info {
 	struct miscdevice mdev;
@@ -470,6 +514,7 @@ struct scif_info {
 	atomic_t node_failures;
 	atomic_t ring_failures;
 	atomic_t node_stalls;
+	atomic_t local_maps;
 };
 
 extern struct scif_info scif_info;
@@ -481,7 +526,6 @@ extern unsigned int scif_msg_ring_size;
 extern unsigned int scif_busy_poll_us;
 
 /* scif_rb.c */
-struct scif_qp_shm *scif_qp_alloc(u32 rx_size);
 struct scif_qp_shm *scif_qp_alloc_gfp(u32 rx_size, gfp_t gfp);
 void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size);
 u32 scif_rb_tx_room(const struct scif_rb *rb);
@@ -500,7 +544,16 @@ void *scif_node_map(struct scif_node *node, u64 addr, size_t len);
 void scif_node_unmap(struct scif_node *node, void *va, size_t len);
 int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
 			phys_addr_t *phys, bool *wc);
-u64 scif_node_local_addr(struct scif_node *node, void *va);
+int scif_lmap_init(struct scif_lmap *lm, unsigned int max, gfp_t gfp);
+int scif_node_map_local(struct scif_node *node, struct scif_lmap *lm,
+			phys_addr_t phys, size_t len, u64 *addr);
+void scif_node_unmap_local(struct scif_lmap *lm);
+void scif_lmap_free(struct scif_lmap *lm);
+int scif_node_map_area(struct scif_node *node, struct scif_rb *rb, u64 *addr);
+int scif_node_area_get(struct scif_node *node, struct scif_rb *rb,
+		       u32 rx_size, gfp_t gfp);
+void scif_node_area_free(struct scif_rb *rb);
+void scif_buses_show(struct seq_file *s);
 void scif_node_protocol_error(struct scif_node *node);
 #ifdef SCIF_TEST_HOOKS
 int scif_node_corrupt(u16 id, bool count, unsigned int nr);

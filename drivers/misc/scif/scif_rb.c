@@ -38,19 +38,7 @@ struct scif_qp_shm *scif_qp_alloc_gfp(u32 rx_size, gfp_t gfp)
 }
 
 /**
- * scif_qp_alloc() - scif_qp_alloc_gfp() with GFP_KERNEL
- * @rx_size: size of its receive ring, a power of two
- *
- * Context: process context; may sleep.
- * Return: the area (physically contiguous), or NULL.
- */
-struct scif_qp_shm *scif_qp_alloc(u32 rx_size)
-{
-	return scif_qp_alloc_gfp(rx_size, GFP_KERNEL);
-}
-
-/**
- * scif_qp_free() - free an area from scif_qp_alloc()
+ * scif_qp_free() - free an area from scif_qp_alloc_gfp()
  * @shm: the area, or NULL
  * @rx_size: the size it was allocated with
  */

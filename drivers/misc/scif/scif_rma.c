@@ -1242,8 +1242,12 @@ struct scif_range_priv {
  * @len: bytes, a non-zero multiple of the page size
  * @pages: receives the range
  *
+ * The addresses are physical addresses through which this node reaches
+ * the peer's pages (the bus's peer_phys), not those the peer published.
+ *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL, -ENXIO, -ENOMEM or a connection error.
+ * Return: 0, -EINVAL, -ENXIO, -ENOMEM, -ENODEV (the node went, or its
+ * bus cannot give such addresses) or a connection error.
  */
 int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 		       struct scif_range **pages)
@@ -1253,6 +1257,7 @@ int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 	struct scif_rwindow *rw;
 	unsigned long i, nr;
 	u64 end, avail;
+	phys_addr_t phys;
 	void *va;
 	int err;
 
@@ -1286,8 +1291,13 @@ int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 		rp->range.va[i] = (void __force __iomem *)va;
 		run = scif_run_find(rw->runs, rw->nr_runs,
 				    rp->side.off - rw->offset);
-		rp->range.phys_addr[i] = run->addr +
-					 (rp->side.off - rw->offset - run->woff);
+		/* The peer's address, as this node's bus reaches it. */
+		err = scif_node_peer_phys(rw->node, run->addr + (rp->side.off -
+					  rw->offset - run->woff), PAGE_SIZE,
+					  &phys, NULL);
+		if (err)
+			goto release;
+		rp->range.phys_addr[i] = phys;
 	}
 	rp->range.nr_pages = nr;
 	rp->range.cookie = rp;

@@ -43,6 +43,8 @@
 #include <linux/workqueue.h>
 #include <linux/types.h>
 
+#include "scif_lmap.h"
+
 struct scif_endpt;
 struct scif_node;
 struct scif_msg;
@@ -122,6 +124,9 @@ enum scif_window_state {
  *	acknowledgment handler finishes the job
  * @xfer: pages holding the run list the peer reads at registration
  * @nr_xfer: entries in @xfer
+ * @xfer_map: @xfer as the peer reaches it; unmapped when @xfer is freed
+ * @run_map: the runs of @pinned as the peer reaches them; unmapped when
+ *	the window is released (or its node goes)
  * @unreg: on the private list of scif_epd_unregister()
  * @dead: on the private list of a teardown
  *
@@ -141,6 +146,8 @@ struct scif_window {
 	bool abandoned;
 	struct page **xfer;
 	unsigned int nr_xfer;
+	struct scif_lmap xfer_map;
+	struct scif_lmap run_map;
 	struct list_head unreg;
 	struct list_head dead;
 };

@@ -211,6 +211,8 @@ static void scif_window_free_xfer(struct scif_window *w)
 {
 	unsigned int i;
 
+	/* The peer read it, or never will: unmapped before it goes. */
+	scif_lmap_free(&w->xfer_map);
 	for (i = 0; i < w->nr_xfer; i++)
 		__free_page(w->xfer[i]);
 	kvfree(w->xfer);
@@ -223,6 +225,8 @@ static void scif_window_release(struct kref *ref)
 	struct scif_window *w = container_of(ref, struct scif_window, ref);
 
 	scif_window_free_xfer(w);
+	/* The peer let go of the window (or its node went). */
+	scif_lmap_free(&w->run_map);
 	scif_pin_put(w->pinned);
 	atomic_long_dec(&scif_nr_windows);
 	kfree(w);
@@ -252,6 +256,31 @@ static void scif_window_unlink(struct scif_endpt *ep, struct scif_window *w,
 	w->err = err;
 }
 
+/*
+ * Map the run list pages and every run for @node (w->xfer_map,
+ * w->run_map); the caller frees both maps on error.
+ */
+static int scif_window_map_runs(struct scif_window *w, struct scif_node *node)
+{
+	struct scif_pinned_pages *pp = w->pinned;
+	unsigned long r;
+	unsigned int i;
+	u64 addr;
+	int err;
+
+	err = scif_lmap_init(&w->xfer_map, w->nr_xfer, GFP_KERNEL_ACCOUNT) ?:
+	      scif_lmap_init(&w->run_map, pp->nr_runs, GFP_KERNEL_ACCOUNT);
+	for (i = 0; !err && i < w->nr_xfer; i++)
+		err = scif_node_map_local(node, &w->xfer_map,
+					  page_to_phys(w->xfer[i]), PAGE_SIZE,
+					  &addr);
+	for (r = 0; !err && r < pp->nr_runs; r++)
+		err = scif_node_map_local(node, &w->run_map,
+					  virt_to_phys(pp->runs[r].va),
+					  pp->runs[r].len, &addr);
+	return err;
+}
+
 /* Write the run list the peer reads; under rma.lock, connected. */
 static int scif_window_build_xfer(struct scif_window *w, struct scif_node *node)
 {
@@ -259,6 +288,7 @@ static int scif_window_build_xfer(struct scif_window *w, struct scif_node *node)
 	unsigned int n = DIV_ROUND_UP(pp->nr_runs, SCIF_RUNLIST_RUNS), i, j;
 	struct scif_runlist *rl;
 	unsigned long r = 0;
+	int err;
 
 	w->xfer = scif_kvcalloc(n, sizeof(*w->xfer), GFP_KERNEL_ACCOUNT);
 	if (!w->xfer)
@@ -272,18 +302,21 @@ static int scif_window_build_xfer(struct scif_window *w, struct scif_node *node)
 		}
 		w->nr_xfer++;
 	}
+	err = scif_window_map_runs(w, node);
+	if (err) {
+		scif_window_free_xfer(w);
+		scif_lmap_free(&w->run_map);
+		return err;
+	}
 	for (i = 0; i < n; i++) {
 		rl = page_address(w->xfer[i]);
 		rl->nr = min_t(unsigned long, pp->nr_runs - r,
 			       SCIF_RUNLIST_RUNS);
 		for (j = 0; j < rl->nr; j++, r++) {
-			rl->run[j].addr = scif_node_local_addr(node,
-							       pp->runs[r].va);
+			rl->run[j].addr = w->run_map.ent[r].addr;
 			rl->run[j].len = pp->runs[r].len;
 		}
-		rl->next = i + 1 < n ?
-			   scif_node_local_addr(node,
-						page_address(w->xfer[i + 1])) : 0;
+		rl->next = i + 1 < n ? w->xfer_map.ent[i + 1].addr : 0;
 	}
 	return 0;
 }
@@ -380,8 +413,7 @@ static int scif_window_open(struct scif_endpt *ep, struct scif_window *w,
 			w->id, w->offset);
 	msg->arg[2] = w->nr_pages;
 	msg->arg[3] = (u64)pp->nr_runs << 32 | (u32)w->prot;
-	msg->arg[4] = scif_node_local_addr(ep->node,
-					   page_address(w->xfer[0]));
+	msg->arg[4] = w->xfer_map.ent[0].addr;
 	scif_window_runlist_maybe_corrupt(page_address(w->xfer[0]), msg);
 out:
 	mutex_unlock(&ep->rma.lock);

@@ -6,6 +6,8 @@
  */
 #include <linux/completion.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/io.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/scif.h>
@@ -14,7 +16,19 @@
 #include <linux/vmalloc.h>
 
 #define TEST_PORT	3001
+#define CROSS_PORT	3002
 #define DATA_LEN	(300 * 1024)
+
+/*
+ * Across nodes (scif_kapi_test.sh cross_peer=N on one node, cross_serve=1
+ * on node N): only the cross-node test runs.
+ */
+static int cross_peer = -1;
+module_param(cross_peer, int, 0444);
+MODULE_PARM_DESC(cross_peer, "Node whose cross_serve instance to test scif_get_pages() against");
+static bool cross_serve;
+module_param(cross_serve, bool, 0444);
+MODULE_PARM_DESC(cross_serve, "Serve one cross_peer instance: register a window of known bytes");
 
 static char results[8192];
 static struct seq_buf out;
@@ -160,6 +174,26 @@ out:
 #define WIN_LEN		(64 * 1024)
 #define RW		(SCIF_PROT_READ | SCIF_PROT_WRITE)
 
+/*
+ * Whether the physical addresses of @r are where this node reaches the
+ * peer's pages: mapped here, they show the bytes of @want.
+ */
+static bool phys_shows(struct scif_range *r, const u8 *want)
+{
+	bool same = true;
+	void *va;
+	int i;
+
+	for (i = 0; i < r->nr_pages && same; i++) {
+		va = memremap(r->phys_addr[i], PAGE_SIZE, MEMREMAP_WB);
+		if (!va)
+			return false;
+		same = !memcmp(va, want + i * PAGE_SIZE, PAGE_SIZE);
+		memunmap(va);
+	}
+	return same;
+}
+
 /* scif_get_pages() of @a's peer window at @off (over @bwin). */
 static void test_get_pages(scif_epd_t a, long off, u8 *bwin)
 {
@@ -182,6 +216,8 @@ static void test_get_pages(scif_epd_t a, long off, u8 *bwin)
 		    !r->phys_addr[i])
 			same = false;
 	CHECK("get_pages_va_is_the_window", same, 0);
+	CHECK("get_pages_phys_shows_the_window",
+	      phys_shows(r, bwin + PAGE_SIZE), 0);
 	ret = scif_put_pages(r);
 	CHECK("put_pages", ret == 0, ret);
 	ret = scif_put_pages(NULL);
@@ -364,6 +400,126 @@ static void test_nodes_and_clients(void)
 	CHECK("client_remove_per_node", removes == n, removes);
 }
 
+#define CROSS_PAGES	4
+#define CROSS_LEN	(CROSS_PAGES * PAGE_SIZE)
+
+static void cross_fill(u8 *p)
+{
+	int i;
+
+	for (i = 0; i < CROSS_LEN; i++)
+		p[i] = i * 13 + (i >> 12) + 0x5c;
+}
+
+/* cross_serve: a window of known bytes for one cross_peer instance. */
+static void cross_server(void)
+{
+	scif_epd_t lep = scif_open(), ep = NULL;
+	u8 *win = vmalloc(CROSS_LEN), byte;
+	struct scif_port_id peer;
+	long off;
+	int ret, i;
+
+	CHECK("cross_serve_setup", lep && win, 0);
+	if (!lep || !win)
+		goto out;
+	cross_fill(win);
+	ret = scif_bind(lep, CROSS_PORT);
+	CHECK("cross_serve_bind", ret == CROSS_PORT, ret);
+	ret = scif_listen(lep, 1);
+	for (i = 0; i < 1200 && !ret; i++) {
+		ret = scif_accept(lep, &peer, &ep, 0);
+		if (ret != -EAGAIN)
+			break;
+		ret = 0;
+		msleep(100);
+	}
+	CHECK("cross_serve_accept", ret == 0 && ep, ret);
+	if (ret || !ep)
+		goto out;
+	off = scif_register(ep, win, CROSS_LEN, 0, SCIF_PROT_READ,
+			    SCIF_MAP_KERNEL);
+	CHECK("cross_serve_register", off >= 0, off);
+	if (off < 0)
+		goto out;
+	ret = scif_send(ep, &off, sizeof(off), SCIF_SEND_BLOCK);
+	CHECK("cross_serve_send_offset", ret == sizeof(off), ret);
+	/* The peer answers once it has looked. */
+	ret = scif_recv(ep, &byte, 1, SCIF_RECV_BLOCK);
+	CHECK("cross_serve_peer_done", ret == 1, ret);
+	scif_unregister(ep, off, CROSS_LEN);
+out:
+	if (ep)
+		scif_close(ep);
+	if (lep)
+		scif_close(lep);
+	vfree(win);
+}
+
+static scif_epd_t cross_connect(void)
+{
+	struct scif_port_id dst = { .node = cross_peer, .port = CROSS_PORT };
+	scif_epd_t ep;
+	int ret = -ENOMEM, i;
+
+	/* The server may not listen yet: two minutes to show up. */
+	for (i = 0; i < 1200; i++) {
+		ep = scif_open();
+		if (!ep)
+			break;
+		ret = scif_connect(ep, &dst);
+		if (ret >= 0)
+			return ep;
+		scif_close(ep);
+		if (ret != -ECONNREFUSED && ret != -ENODEV)
+			break;
+		msleep(100);
+	}
+	CHECK("cross_connect", 0, ret);
+	return NULL;
+}
+
+/*
+ * cross_peer: scif_get_pages() of a window on another node gives, for
+ * each page, an address through which this node reaches it (the
+ * aperture, on ivshmem), not the address the peer published.
+ */
+static void cross_client(void)
+{
+	u8 *want = vmalloc(CROSS_LEN), byte = 'd';
+	struct scif_range *r = NULL;
+	bool same = true;
+	scif_epd_t ep;
+	long off = 0;
+	int ret, i;
+
+	if (!want)
+		return;
+	cross_fill(want);
+	ep = cross_connect();
+	if (!ep)
+		goto out;
+	ret = scif_recv(ep, &off, sizeof(off), SCIF_RECV_BLOCK);
+	CHECK("cross_recv_offset", ret == sizeof(off), ret);
+	ret = scif_get_pages(ep, off, CROSS_LEN, &r);
+	CHECK("cross_get_pages", ret == 0 && r->nr_pages == CROSS_PAGES, ret);
+	if (!ret) {
+		for (i = 0; i < CROSS_PAGES; i++)
+			if (memcmp((void __force *)r->va[i],
+				   want + i * PAGE_SIZE, PAGE_SIZE))
+				same = false;
+		CHECK("cross_get_pages_va_shows_the_window", same, 0);
+		CHECK("cross_get_pages_phys_shows_the_window",
+		      phys_shows(r, want), 0);
+		ret = scif_put_pages(r);
+		CHECK("cross_put_pages", ret == 0, ret);
+	}
+	scif_send(ep, &byte, 1, SCIF_SEND_BLOCK);
+	scif_close(ep);
+out:
+	vfree(want);
+}
+
 static int results_show(struct seq_file *s, void *unused)
 {
 	seq_printf(s, "TAP version 13\n1..%d\n%s", nr_tests, results);
@@ -374,10 +530,16 @@ DEFINE_SHOW_ATTRIBUTE(results);
 static int __init scif_kapi_test_init(void)
 {
 	seq_buf_init(&out, results, sizeof(results));
-	test_bind();
-	test_connect_errors();
-	test_connection();
-	test_nodes_and_clients();
+	if (cross_serve) {
+		cross_server();
+	} else if (cross_peer >= 0) {
+		cross_client();
+	} else {
+		test_bind();
+		test_connect_errors();
+		test_connection();
+		test_nodes_and_clients();
+	}
 	dir = debugfs_create_dir("scif_kapi_test", NULL);
 	debugfs_create_file("results", 0400, dir, NULL, &results_fops);
 	return 0;
