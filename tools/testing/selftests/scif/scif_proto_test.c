@@ -22,7 +22,6 @@
  *   leaves nothing pinned (defect 9).
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -66,8 +65,8 @@ static int writef(const char *path, const char *fmt, ...)
 /* Send this node one message, as if from itself. */
 static int forge(uint16_t node, unsigned int op, uint64_t dst, uint64_t src)
 {
-	return writef(FORGE, "%u %u %" PRIx64 " %" PRIx64 " 0 0 0 0 0", node,
-		      op, dst, src);
+	return writef(FORGE, "%u %u %llx %llx 0 0 0 0 0", node, op,
+		      (unsigned long long)dst, (unsigned long long)src);
 }
 
 /* How often @what appears in the kernel log. */
@@ -163,7 +162,8 @@ FIXTURE(proto) {
 FIXTURE_SETUP(proto)
 {
 	self->lfd = -1;
-	self->delay0 = self->defer0 = -1;
+	self->delay0 = -1;
+	self->defer0 = -1;
 	if (access(FORGE, W_OK) || access(NODE_TEST, W_OK))
 		SKIP(return, "no test hooks (not a SCIF_TEST=1 build)");
 	if (remote_mode())
@@ -312,8 +312,8 @@ TEST_F(proto, reset_waits_for_rma_before_ack)
 	EXPECT_EQ(-1, r.ret);
 	EXPECT_EQ(ECONNRESET, r.err) TH_LOG("%s", strerror(r.err));
 	/* Not before the client's RMA let go of the server's window. */
-	EXPECT_LE(HOLD_MS - 200, gone_ms) TH_LOG("the server went after %ld ms",
-					       gone_ms);
+	EXPECT_LE(HOLD_MS - 200, gone_ms)
+		TH_LOG("the server went after %ld ms", gone_ms);
 	close(self->cn.client);
 	munmap(lbuf, WIN);
 	munmap(rbuf, WIN);
