@@ -62,6 +62,9 @@ vm_run() { # kernel-name
 	extra="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko"
 	[ -e "$moddir/drivers/misc/scif/scif_kunit.ko" ] &&
 		extra="$extra $moddir/drivers/misc/scif/scif_kunit.ko"
+	# ... and the ivshmem module's own suite, loaded by scif_kunit.sh.
+	[ -e "$moddir/drivers/misc/scif/scif_kunit.ko" ] &&
+		extra="$extra $moddir/drivers/misc/scif/scif_ivshmem.ko"
 	EXTRA_MODULES=$extra \
 	sh "$top/qemu/mkinitramfs.sh" "$vmdir.cpio" \
 		"$top/tools/testing/selftests/scif/steps" "$BUILD/selftests" \

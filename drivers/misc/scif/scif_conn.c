@@ -384,6 +384,27 @@ void scif_conreq_reject(struct scif_conreq *req)
 	kfree(req);
 }
 
+/*
+ * The endpoint stops writing into the peer's area (the ring counts and
+ * message flags of scif_msg_handle_notify()) before telling the peer it lets
+ * go: once told, the peer may free it.
+ */
+static void scif_conn_unmap_remote(struct scif_endpt *ep)
+{
+	void *remote;
+
+	mutex_lock(&ep->recv_mutex);
+	mutex_lock(&ep->send_mutex);
+	spin_lock(&ep->lock);
+	remote = ep->rb.remote;
+	ep->rb.remote = NULL;
+	spin_unlock(&ep->lock);
+	mutex_unlock(&ep->send_mutex);
+	mutex_unlock(&ep->recv_mutex);
+	if (remote)
+		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
+}
+
 static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 {
 	struct scif_qp_shm *remote;
@@ -427,6 +448,8 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 		spin_lock(&ep->lock);
 		ep->state = SCIF_EPD_DISCONNECTED;
 		spin_unlock(&ep->lock);
+		/* The requester is refused next and may free its area. */
+		scif_conn_unmap_remote(ep);
 	}
 	return err;
 }
@@ -674,9 +697,10 @@ void scif_epd_close(struct scif_endpt *ep)
 		scif_listener_close(ep);
 	scif_cache_destroy(ep);
 	if (state == SCIF_EPD_CONNECTED) {
-		/* Done with the peer's windows before it hears of the close;
-		 * ours stay until it acknowledges.
+		/* Done with the peer's windows and area before it hears of
+		 * the close; ours stay until it acknowledges.
 		 */
+		scif_conn_unmap_remote(ep);
 		scif_epd_parts_teardown(ep, false, -ECONNRESET);
 		scif_conn_close_drained(ep);
 		scif_nodemsg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,

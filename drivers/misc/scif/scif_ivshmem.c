@@ -1000,5 +1000,176 @@ static void __exit scif_iv_exit(void)
 }
 module_exit(scif_iv_exit);
 
+#ifdef SCIF_KUNIT
+/* LCOV_EXCL_START: test code, not the driver's (make coverage). */
+/*
+ * KUnit suite of the test build (run when the module loads, see
+ * scif_kunit.sh): matching an aperture to a node by its signature
+ * (issue 12, defect 8).  A peer names, in its slot, where its signature
+ * is and what it says; the fake apertures below stand for the other
+ * nodes' RAM.  They join scif_iv_apertures for the test only; a real
+ * node's random signature is not in them.
+ */
+#include <kunit/test.h>
+
+#define SCIF_IV_KUNIT_APS	3
+#define SCIF_IV_KUNIT_SIZE	(4 * PAGE_SIZE)
+
+static struct scif_iv_aperture *scif_iv_kunit_aps(struct kunit *test)
+{
+	return test->priv;
+}
+
+static int scif_iv_kunit_init(struct kunit *test)
+{
+	struct scif_iv_aperture *aps;
+	int i;
+
+	aps = kunit_kcalloc(test, SCIF_IV_KUNIT_APS, sizeof(*aps), GFP_KERNEL);
+	if (!aps)
+		return -ENOMEM;
+	mutex_lock(&scif_iv_lock);
+	for (i = 0; i < SCIF_IV_KUNIT_APS; i++) {
+		aps[i].va = kunit_kzalloc(test, SCIF_IV_KUNIT_SIZE, GFP_KERNEL);
+		aps[i].size = aps[i].va ? SCIF_IV_KUNIT_SIZE : 0;
+		aps[i].node = -1;
+		list_add_tail(&aps[i].list, &scif_iv_apertures);
+	}
+	mutex_unlock(&scif_iv_lock);
+	test->priv = aps;
+	return 0;
+}
+
+static void scif_iv_kunit_exit(struct kunit *test)
+{
+	struct scif_iv_aperture *aps = scif_iv_kunit_aps(test);
+	int i;
+
+	mutex_lock(&scif_iv_lock);
+	for (i = 0; i < SCIF_IV_KUNIT_APS; i++)
+		list_del(&aps[i].list);
+	mutex_unlock(&scif_iv_lock);
+}
+
+/* Write node @node's signature at @addr of @ap and describe it in @slot. */
+static void scif_iv_kunit_sig(struct scif_iv_aperture *ap, u64 addr, u16 node,
+			      u32 gen, u64 value, struct scif_iv_slot *slot)
+{
+	struct scif_iv_sig sig = {
+		.magic = SCIF_IV_SIG_MAGIC,
+		.node = node,
+		.generation = gen,
+		.value = value,
+	};
+
+	memcpy(ap->va + addr, &sig, sizeof(sig));
+	memset(slot, 0, sizeof(*slot));
+	slot->sig_addr = addr;
+	slot->sig_value = value;
+	slot->generation = gen;
+}
+
+/* The one aperture that shows the signature is the node's, once. */
+static void scif_iv_sig_unique(struct kunit *test)
+{
+	struct scif_iv_aperture *aps = scif_iv_kunit_aps(test);
+	struct scif_iv_slot slot;
+
+	KUNIT_ASSERT_NOT_NULL(test, aps[1].va);
+	scif_iv_kunit_sig(&aps[1], PAGE_SIZE, 2, 7, 0x1234567890abcdefULL,
+			  &slot);
+	KUNIT_EXPECT_PTR_EQ(test, scif_iv_find_aperture(&slot, 2), &aps[1]);
+	KUNIT_EXPECT_EQ(test, aps[1].node, 2);
+	/* Claimed: nobody gets it again, not even the same slot. */
+	KUNIT_EXPECT_NULL(test, scif_iv_find_aperture(&slot, 2));
+	KUNIT_EXPECT_EQ(test, aps[0].node, -1);
+	KUNIT_EXPECT_EQ(test, aps[2].node, -1);
+}
+
+/*
+ * Memory every VM holds alike (the BIOS shadow, a zero page) shows the
+ * same bytes through every aperture: a signature found in more than
+ * one proves nothing, and no aperture is claimed.
+ */
+static void scif_iv_sig_everywhere(struct kunit *test)
+{
+	struct scif_iv_aperture *aps = scif_iv_kunit_aps(test);
+	struct scif_iv_slot slot;
+	int i;
+
+	for (i = 0; i < SCIF_IV_KUNIT_APS; i++) {
+		KUNIT_ASSERT_NOT_NULL(test, aps[i].va);
+		scif_iv_kunit_sig(&aps[i], 2 * PAGE_SIZE + 64, 3, 1,
+				  0xfeedf00dfeedf00dULL, &slot);
+	}
+	KUNIT_EXPECT_NULL(test, scif_iv_find_aperture(&slot, 3));
+	for (i = 0; i < SCIF_IV_KUNIT_APS; i++)
+		KUNIT_EXPECT_EQ(test, aps[i].node, -1);
+	/* Zeros everywhere: value 0 never matches. */
+	memset(&slot, 0, sizeof(slot));
+	slot.sig_addr = 3 * PAGE_SIZE;
+	KUNIT_EXPECT_NULL(test, scif_iv_find_aperture(&slot, 0));
+}
+
+/*
+ * A peer copies another node's signature (address, value, generation)
+ * into its own slot: the signature names the other node, so the peer
+ * gets no aperture, and the other node still gets its own.
+ */
+static void scif_iv_sig_other_node(struct kunit *test)
+{
+	struct scif_iv_aperture *aps = scif_iv_kunit_aps(test);
+	struct scif_iv_slot slot;
+
+	KUNIT_ASSERT_NOT_NULL(test, aps[2].va);
+	scif_iv_kunit_sig(&aps[2], 0, 1, 4, 0x0badc0de0badc0deULL, &slot);
+	KUNIT_EXPECT_NULL(test, scif_iv_find_aperture(&slot, 5));
+	KUNIT_EXPECT_EQ(test, aps[2].node, -1);
+	/* Another life of the right node does not match either. */
+	slot.generation = 5;
+	KUNIT_EXPECT_NULL(test, scif_iv_find_aperture(&slot, 1));
+	slot.generation = 4;
+	KUNIT_EXPECT_PTR_EQ(test, scif_iv_find_aperture(&slot, 1), &aps[2]);
+}
+
+/* Addresses that are not in the aperture, or not aligned, match nothing. */
+static void scif_iv_sig_bad_addr(struct kunit *test)
+{
+	static const u64 bad[] = {
+		SCIF_IV_KUNIT_SIZE, SCIF_IV_KUNIT_SIZE - 8, U64_MAX - 7,
+		PAGE_SIZE + 4, 1ULL << 40,
+	};
+	struct scif_iv_aperture *aps = scif_iv_kunit_aps(test);
+	struct scif_iv_slot slot;
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, aps[0].va);
+	scif_iv_kunit_sig(&aps[0], PAGE_SIZE, 6, 2, 0x77ULL, &slot);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		slot.sig_addr = bad[i];
+		KUNIT_EXPECT_NULL(test, scif_iv_find_aperture(&slot, 6));
+	}
+	KUNIT_EXPECT_EQ(test, aps[0].node, -1);
+}
+
+static struct kunit_case scif_iv_sig_cases[] = {
+	KUNIT_CASE(scif_iv_sig_unique),
+	KUNIT_CASE(scif_iv_sig_everywhere),
+	KUNIT_CASE(scif_iv_sig_other_node),
+	KUNIT_CASE(scif_iv_sig_bad_addr),
+	{}
+};
+
+static struct kunit_suite scif_iv_sig_suite = {
+	.name = "scif_ivshmem_signature",
+	.init = scif_iv_kunit_init,
+	.exit = scif_iv_kunit_exit,
+	.test_cases = scif_iv_sig_cases,
+};
+
+kunit_test_suite(scif_iv_sig_suite);
+/* LCOV_EXCL_STOP */
+#endif /* SCIF_KUNIT */
+
 MODULE_DESCRIPTION("SCIF bus over QEMU ivshmem (VMs as PCIe nodes)");
 MODULE_LICENSE("GPL");

@@ -34,7 +34,10 @@
  * endpoint outlives its owner until the peer has acknowledged a
  * disconnect (SCIF_MSG_DISC_ACK) or its node is gone.  The peer's area
  * is mapped while connected and unmapped, under both data mutexes,
- * before this side acknowledges the peer's disconnect.
+ * before this side tells the peer it may free it: before acknowledging
+ * the peer's disconnect, and before sending its own DISCONNECT (a close,
+ * or the reset of a broken ring) or the refusal of a request it had
+ * mapped.  Nothing writes into it through scif_rb.remote after that.
  *
  * Node queue pairs.  One per node this node reaches (this node itself
  * included, through the loopback bus).  Messages are received by the

@@ -17,6 +17,11 @@
  *	read: "sent N\nbursts N\nreplayed N\nlast_err N\n", totals of the
  *	writes since the module was loaded.
  *
+ *   <debugfs>/scif/forge
+ *	write "NODE OP DST SRC ARG0 ARG1 ARG2 ARG3 ARG4" (the last seven in
+ *	hex): send NODE that one node message, exactly as given, for tests
+ *	of a precise sequence (scif_proto_test).  ENODEV if NODE is offline.
+ *
  * The sender's side of a message is deterministic for a given SEED and
  * pool of replayed values; the pool is read from the live endpoints at
  * the start of each write and every 4096 messages.
@@ -26,11 +31,16 @@
  * have bit 40 set: in no node's RAM, so the receiver's checks of them
  * are exercised without letting it write into this node's memory (on
  * loopback, its own), which a real peer could only do to itself.
- * For the same reason, on loopback the acknowledgments that let the
- * receiver free memory its peer may still be using (DISC_ACK,
- * REGISTER_ACK, UNREGISTER_ACK) never name a live endpoint: there the
- * peer still using it is this kernel, and a real peer's writes into
- * memory it was told to let go are its own doing.
+ * For the same reason, on loopback the messages that let the receiver
+ * free memory its peer may still be using never name a live endpoint:
+ * the acknowledgments (DISC_ACK, REGISTER_ACK, UNREGISTER_ACK), and the
+ * connection messages by which a peer says it no longer uses (REJECT,
+ * DISCONNECT) or starts using (ACCEPT) the receiver's ring.  There the
+ * peer is this kernel, whose endpoint still writes into that ring (a
+ * forged DISCONNECT in the name of a live local endpoint made its peer
+ * free its ring under it: KASAN, seed 12); a real peer can speak only for
+ * its own endpoints, and its writes into memory it said it let go of are
+ * its own doing.
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
@@ -243,12 +253,17 @@ static void fuzz_far(struct scif_msg *msg, bool loopback)
 {
 	if (loopback && (msg->op == SCIF_MSG_DISC_ACK ||
 			 msg->op == SCIF_MSG_REGISTER_ACK ||
-			 msg->op == SCIF_MSG_UNREGISTER_ACK))
+			 msg->op == SCIF_MSG_UNREGISTER_ACK ||
+			 msg->op == SCIF_MSG_ACCEPT ||
+			 msg->op == SCIF_MSG_REJECT ||
+			 msg->op == SCIF_MSG_DISCONNECT))
 		msg->dst = 0;
 	switch (msg->op) {
 	case SCIF_MSG_CONNECT:
-	case SCIF_MSG_ACCEPT:
 		msg->arg[2] |= FUZZ_FAR;
+		break;
+	case SCIF_MSG_ACCEPT:
+		msg->arg[0] |= FUZZ_FAR;
 		break;
 	case SCIF_MSG_REGISTER:
 		msg->arg[4] |= FUZZ_FAR;
@@ -338,6 +353,36 @@ static const struct file_operations peer_fuzz_fops = {
 	.llseek = default_llseek,
 };
 
+static ssize_t forge_write(struct file *file, const char __user *ubuf,
+			   size_t len, loff_t *ppos)
+{
+	struct scif_node *node;
+	struct scif_msg msg = {};
+	unsigned int id;
+	char buf[256];
+	int err;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "%u %u %llx %llx %llx %llx %llx %llx %llx", &id,
+		   &msg.op, &msg.dst, &msg.src, &msg.arg[0], &msg.arg[1],
+		   &msg.arg[2], &msg.arg[3], &msg.arg[4]) != 9 ||
+	    id >= SCIF_MAX_NODES)
+		return -EINVAL;
+	node = scif_node_get_online(id);
+	err = node ? scif_node_send(node, &msg) : -ENODEV;
+	return err ?: len;
+}
+
+static const struct file_operations forge_fops = {
+	.owner = THIS_MODULE,
+	.write = forge_write,
+	.llseek = noop_llseek,
+};
+
 /* Declared here and in scif_main.c: the shipped build has neither. */
 #ifdef SCIF_TEST_HOOKS
 void scif_testhooks_init(void);
@@ -356,4 +401,6 @@ void scif_testhooks_init(void)
 {
 	debugfs_create_file("peer_fuzz", 0600, scif_info.debugfs, NULL,
 			    &peer_fuzz_fops);
+	debugfs_create_file("forge", 0200, scif_info.debugfs, NULL,
+			    &forge_fops);
 }

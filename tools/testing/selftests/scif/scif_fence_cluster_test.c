@@ -40,6 +40,7 @@ static const char *const checks[] = {
 	"connect", "signal_remote_rounds", "signal_local_rounds",
 	"init_peer_mark_wait", "init_peer_signal", "nothing_outstanding",
 	"errors_enxio_einval", "econnreset_after_peer_close",
+	"done_on_return",
 };
 #define NR_CHECKS	(int)(sizeof(checks) / sizeof(checks[0]))
 
@@ -313,6 +314,53 @@ static int errors(scif_epd_t epd)
 	       want_errno(scif_fence_mark(epd, 0, &(int){ 0 }), EINVAL);
 }
 
+/*
+ * Issue 12, defect B, across nodes: with nothing pending, a small
+ * asynchronous writeto or readfrom is complete when the call returns,
+ * and so is a fence signal.  The peer's window is mapped (scif_mmap):
+ * its bytes are read through the mapping right after each call.
+ */
+static int done_on_return(scif_epd_t epd, uint8_t *lwin, uint32_t s)
+{
+	int both = SCIF_FENCE_INIT_SELF | SCIF_SIGNAL_LOCAL |
+		   SCIF_SIGNAL_REMOTE;
+	int late = 0, i;
+	uint8_t *rwin;
+
+	rwin = scif_mmap(NULL, WIN, SCIF_PROT_READ | SCIF_PROT_WRITE, 0, epd,
+			 0);
+	if (rwin == SCIF_MMAP_FAILED)
+		return errno;
+	for (i = 0; i < 200; i++) {
+		long len = 8 + (i * 977) % (16 * 1024);
+		long off = (i * 4099) % (FLAG - 128 - len);
+		uint64_t v = s + i * 2 + 1;
+
+		fill(lwin + off, len, s + i);
+		if (scif_writeto(epd, off, len, off, 0))
+			goto err;
+		late += check(rwin + off, len, s + i) != 0;
+		fill(rwin + off, len, s + i + 7);
+		if (scif_readfrom(epd, off, len, off, 0))
+			goto err;
+		late += check(lwin + off, len, s + i + 7) != 0;
+		if (scif_fence_signal(epd, FLAG - 128, v, FLAG - 64, v + 1,
+				      both))
+			goto err;
+		late += load64(lwin + FLAG - 128) != v ||
+			load64(rwin + FLAG - 64) != v + 1;
+	}
+	scif_munmap(rwin, WIN);
+	if (late)
+		printf("# %s: %d of 600 calls not done on return\n",
+		       __func__, late);
+	return late ? EINPROGRESS : 0;
+err:
+	i = errno;
+	scif_munmap(rwin, WIN);
+	return i;
+}
+
 static void run_checks(int idx)
 {
 	uint8_t *lwin = map_mem(WIN);
@@ -337,6 +385,7 @@ static void run_checks(int idx)
 	res[4] = init_peer_rounds(epd, lwin, s + 3000, 1);
 	res[5] = nothing_outstanding(epd);
 	res[6] = errors(epd);
+	res[8] = done_on_return(epd, lwin, s + 4000);
 
 	/* The server closes: fences report the reset. */
 	ask(epd, CMD_DONE, 0, 0);

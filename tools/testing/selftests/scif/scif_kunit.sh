@@ -7,6 +7,9 @@
 # kernel with KUnit (the debug kernel); elsewhere this step reports a
 # skip.  scif.ko must be loaded and debugfs mounted.
 mod=${SCIF_KUNIT_MOD:-/modules/extra/scif_kunit.ko}
+# scif_ivshmem.ko of the test build has a suite of its own (signature
+# matching), run when it loads: loaded here if it is not loaded already.
+ivmod=${SCIF_KUNIT_IV_MOD:-/modules/extra/scif_ivshmem.ko}
 dir=${SCIF_KUNIT_DIR:-/sys/kernel/debug/kunit}
 tap=/tmp/scif_kunit.tap
 
@@ -22,6 +25,12 @@ if ! insmod "$mod"; then
 	exit 1
 fi
 
+iv_loaded=
+if [ -e "$ivmod" ] && ! grep -q '^scif_ivshmem ' /proc/modules &&
+	insmod "$ivmod"; then
+	iv_loaded=1
+fi
+
 # Indented "ok N case" / "not ok N case" lines are a suite's cases.
 for d in "$dir"/scif_*; do
 	[ -e "$d/results" ] || continue
@@ -35,6 +44,7 @@ for d in "$dir"/scif_*; do
 	done
 done > "$tap"
 rmmod scif_kunit
+[ -z "$iv_loaded" ] || rmmod scif_ivshmem
 n=$(grep -c '' "$tap")
 if [ "$n" -eq 0 ]; then
 	echo "1..1"
