@@ -387,15 +387,19 @@ void scif_conreq_reject(struct scif_conreq *req)
 /*
  * The endpoint stops writing into the peer's area (the ring counts and
  * message flags of scif_msg_handle_notify()) before telling the peer it lets
- * go: once told, the peer may free it.
+ * go: once told, the peer may free it.  With @disconnect, a connected
+ * endpoint also becomes disconnected, in the same step as far as senders
+ * and receivers can see.
  */
-static void scif_conn_unmap_remote(struct scif_endpt *ep)
+static void scif_conn_unmap_remote(struct scif_endpt *ep, bool disconnect)
 {
 	void *remote;
 
 	mutex_lock(&ep->recv_mutex);
 	mutex_lock(&ep->send_mutex);
 	spin_lock(&ep->lock);
+	if (disconnect && ep->state == SCIF_EPD_CONNECTED)
+		ep->state = SCIF_EPD_DISCONNECTED;
 	remote = ep->rb.remote;
 	ep->rb.remote = NULL;
 	spin_unlock(&ep->lock);
@@ -449,7 +453,7 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 		ep->state = SCIF_EPD_DISCONNECTED;
 		spin_unlock(&ep->lock);
 		/* The requester is refused next and may free its area. */
-		scif_conn_unmap_remote(ep);
+		scif_conn_unmap_remote(ep, false);
 	}
 	return err;
 }
@@ -700,7 +704,7 @@ void scif_epd_close(struct scif_endpt *ep)
 		/* Done with the peer's windows and area before it hears of
 		 * the close; ours stay until it acknowledges.
 		 */
-		scif_conn_unmap_remote(ep);
+		scif_conn_unmap_remote(ep, false);
 		scif_epd_parts_teardown(ep, false, -ECONNRESET);
 		scif_conn_close_drained(ep);
 		scif_nodemsg_init(&msg, SCIF_MSG_DISCONNECT, ep->peer_handle,
@@ -944,21 +948,8 @@ void scif_conn_disconnect_work(struct work_struct *work)
 	struct scif_endpt *ep = container_of(work, struct scif_endpt,
 					     disc_work);
 	struct scif_msg msg;
-	void *remote;
 
-	mutex_lock(&ep->recv_mutex);
-	mutex_lock(&ep->send_mutex);
-	spin_lock(&ep->lock);
-	if (ep->state == SCIF_EPD_CONNECTED)
-		ep->state = SCIF_EPD_DISCONNECTED;
-	remote = ep->rb.remote;
-	ep->rb.remote = NULL;
-	spin_unlock(&ep->lock);
-	mutex_unlock(&ep->send_mutex);
-	mutex_unlock(&ep->recv_mutex);
-
-	if (remote)
-		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
+	scif_conn_unmap_remote(ep, true);
 	/* The peer dropped our windows before it disconnected. */
 	scif_epd_parts_teardown(ep, true, -ECONNRESET);
 	wake_up_all(&ep->wq);
