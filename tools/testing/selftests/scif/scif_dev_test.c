@@ -2,10 +2,14 @@
 /*
  * /dev/scif as a device: open and close, one endpoint per open file,
  * ENOTTY for unknown ioctls, EFAULT for bad pointers, node enumeration,
- * the node_id attribute and the max_endpoints limit.
+ * the node_id attribute and the max_endpoints limit, and EFAULT when a
+ * result cannot be written back (with the call's effect undone where the
+ * caller could not otherwise know of it).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +189,163 @@ TEST(get_node_ids_bad_inner_pointers)
 	EXPECT_EQ(-1, ioctl(fd, SCIF_GET_NODEIDS, &req));
 	EXPECT_EQ(EFAULT, errno);
 	close(fd);
+}
+
+#define RO_PORT		3077
+#define RO_WIN		0x100000UL
+
+/* A page of arguments that the kernel can read but not write. */
+static void *read_only_copy(const void *arg, size_t len)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memcpy(p, arg, len);
+	if (mprotect(p, 4096, PROT_READ)) {
+		munmap(p, 4096);
+		return NULL;
+	}
+	return p;
+}
+
+static int ro_ioctl_errno(int fd, unsigned long cmd, const void *arg,
+			  size_t len)
+{
+	void *ro = read_only_copy(arg, len);
+	int ret;
+
+	if (!ro)
+		return -1;
+	errno = 0;
+	ret = ioctl(fd, cmd, ro) ? errno : 0;
+	munmap(ro, 4096);
+	return ret;
+}
+
+struct ro_connector {
+	pthread_t thread;
+	int fd;
+	int err;	/* errno of the connect, 0 if it succeeded */
+	bool ro;	/* connect with a read-only argument */
+};
+
+static void *ro_connect_fn(void *data)
+{
+	struct scifioctl_connect req = { .peer = { .node = 0, .port = RO_PORT } };
+	struct ro_connector *c = data;
+
+	if (c->ro)
+		c->err = ro_ioctl_errno(c->fd, SCIF_CONNECT, &req, sizeof(req));
+	else
+		c->err = ioctl(c->fd, SCIF_CONNECT, &req) ? errno : 0;
+	return NULL;
+}
+
+static int ro_connect_start(struct ro_connector *c, bool ro)
+{
+	c->ro = ro;
+	c->fd = open(SCIF_DEV, O_RDWR);
+	if (c->fd < 0)
+		return -1;
+	c->err = -1;
+	return pthread_create(&c->thread, NULL, ro_connect_fn, c);
+}
+
+TEST(read_only_results_efault)
+{
+	struct scifioctl_accept acc = { .flags = SCIF_ACCEPT_SYNC };
+	__u16 nodes[4], self, port = 0;
+	struct scifioctl_node_ids ids = {
+		.nodes = (unsigned long)nodes, .self = (unsigned long)&self,
+		.len = 4,
+	};
+	struct scifioctl_reg reg = { .len = 4096, .offset = RO_WIN,
+				     .prot = SCIF_PROT_READ,
+				     .flags = SCIF_MAP_FIXED };
+	struct scifioctl_fence_mark fm = { .flags = SCIF_FENCE_INIT_SELF };
+	char data[8] = "efault!";
+	struct scifioctl_msg msg = { .msg = (unsigned long)data, .len = 8,
+				     .flags = SCIF_SEND_BLOCK };
+	struct ro_connector c;
+	int lfd, bfd, nfd, mark = 0;
+	void *win, *ro_mark;
+
+	bfd = open(SCIF_DEV, O_RDWR);
+	lfd = open(SCIF_DEV, O_RDWR);
+	nfd = open(SCIF_DEV, O_RDWR);
+	ASSERT_LE(0, bfd);
+	ASSERT_LE(0, lfd);
+	ASSERT_LE(0, nfd);
+	EXPECT_EQ(EFAULT, ro_ioctl_errno(bfd, SCIF_BIND, &port, sizeof(port)));
+	EXPECT_EQ(EFAULT, ro_ioctl_errno(bfd, SCIF_GET_NODEIDS, &ids,
+					 sizeof(ids)));
+
+	port = RO_PORT;
+	ASSERT_EQ(0, ioctl(lfd, SCIF_BIND, &port));
+	ASSERT_EQ(0, ioctl(lfd, SCIF_LISTEN, 4));
+
+	/* The connection is made; only the local port cannot be stored. */
+	ASSERT_EQ(0, ro_connect_start(&c, true));
+	ASSERT_EQ(0, ioctl(lfd, SCIF_ACCEPTREQ, &acc));
+	ASSERT_EQ(0, ioctl(nfd, SCIF_ACCEPTREG, &acc.endpt));
+	pthread_join(c.thread, NULL);
+	EXPECT_EQ(EFAULT, c.err);
+	close(c.fd);
+	close(nfd);
+	nfd = open(SCIF_DEV, O_RDWR);
+	ASSERT_LE(0, nfd);
+
+	/* The request that could not be handed out is refused. */
+	ASSERT_EQ(0, ro_connect_start(&c, false));
+	EXPECT_EQ(EFAULT, ro_ioctl_errno(lfd, SCIF_ACCEPTREQ, &acc,
+					 sizeof(acc)));
+	pthread_join(c.thread, NULL);
+	EXPECT_EQ(ECONNREFUSED, c.err);
+	close(c.fd);
+
+	/* A connection, then results the kernel cannot store. */
+	ASSERT_EQ(0, ro_connect_start(&c, false));
+	ASSERT_EQ(0, ioctl(lfd, SCIF_ACCEPTREQ, &acc));
+	ASSERT_EQ(0, ioctl(nfd, SCIF_ACCEPTREG, &acc.endpt));
+	pthread_join(c.thread, NULL);
+	ASSERT_EQ(0, c.err);
+
+	EXPECT_EQ(EFAULT, ro_ioctl_errno(c.fd, SCIF_SEND, &msg, sizeof(msg)));
+	msg.msg = 0xffff888000000000UL;
+	EXPECT_EQ(EFAULT, ro_ioctl_errno(c.fd, SCIF_SEND, &msg, sizeof(msg)));
+	/* The mark goes where fm.mark points: there, read-only. */
+	ro_mark = read_only_copy(&mark, sizeof(mark));
+	ASSERT_NE(NULL, ro_mark);
+	fm.mark = (unsigned long)ro_mark;
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(c.fd, SCIF_FENCE_MARK, &fm));
+	EXPECT_EQ(EFAULT, errno);
+	munmap(ro_mark, 4096);
+
+	win = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, win);
+	reg.addr = (unsigned long)win;
+	EXPECT_EQ(EFAULT, ro_ioctl_errno(c.fd, SCIF_REG, &reg, sizeof(reg)));
+	/* The window the caller never learnt of is gone: its range is free. */
+	EXPECT_EQ(0, ioctl(c.fd, SCIF_REG, &reg));
+	EXPECT_EQ(RO_WIN, reg.out_offset);
+
+	/* The 8 bytes of the failed send arrived all the same. */
+	msg.msg = (unsigned long)data;
+	memset(data, 0, sizeof(data));
+	msg.flags = 0;
+	EXPECT_EQ(0, ioctl(nfd, SCIF_RECV, &msg));
+	EXPECT_EQ(8, msg.out_len);
+	EXPECT_EQ(0, memcmp(data, "efault!", 8));
+
+	munmap(win, 4096);
+	close(c.fd);
+	close(nfd);
+	close(lfd);
+	close(bfd);
 }
 
 TEST(node_id_attribute)

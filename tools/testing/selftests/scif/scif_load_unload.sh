@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Load and unload scif.ko 50 times; /dev/scif must come and go with it,
-# and the module must refuse to unload while an endpoint is open.
+# the module must refuse to unload while an endpoint is open, and a
+# bad msg_ring_size must fail the load.
 # Expects the module not loaded on entry; leaves it unloaded.
 mod=${SCIF_MODULE:-/modules/scif.ko}
 cycles=${SCIF_LOAD_CYCLES:-50}
 
 echo "TAP version 13"
-echo "1..2"
+echo "1..3"
 
 ok=1
 i=0
@@ -43,3 +44,15 @@ if insmod "$mod"; then
 fi
 [ "$ok" = 1 ] && echo "ok 2 unload_refused_while_open" ||
 	echo "not ok 2 unload_refused_while_open"
+
+# Not a power of two, below the minimum, above the maximum.
+ok=1
+for size in 5000 1 1073741824; do
+	if insmod "$mod" msg_ring_size=$size 2>/dev/null; then
+		echo "# msg_ring_size=$size loaded"; ok=0; rmmod scif
+	elif [ -e /dev/scif ]; then
+		echo "# /dev/scif left by a failed load"; ok=0
+	fi
+done
+[ "$ok" = 1 ] && echo "ok 3 bad_ring_size_refused" ||
+	echo "not ok 3 bad_ring_size_refused"

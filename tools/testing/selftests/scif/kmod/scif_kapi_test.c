@@ -332,6 +332,64 @@ out:
 	vfree(dst);
 }
 
+/* NULL and out-of-range arguments, and calls made in the wrong state. */
+static void test_bad_args(void)
+{
+	struct scif_port_id peer;
+	struct scif_pollepd pe;
+	scif_pinned_pages_t pp;
+	scif_epd_t e, x;
+	void *buf;
+	long ret;
+
+	e = scif_open();
+	buf = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	CHECK("open", e && buf, 0);
+	if (!e || !buf)
+		goto out;
+	ret = scif_connect(e, NULL);
+	CHECK("connect_null_dst_einval", ret == -EINVAL, ret);
+	ret = scif_accept(e, NULL, &x, 0);
+	CHECK("accept_null_peer_einval", ret == -EINVAL, ret);
+	ret = scif_accept(e, &peer, &x, 0);
+	CHECK("accept_not_listening_einval", ret == -EINVAL, ret);
+	ret = scif_get_pages(e, 0, PAGE_SIZE, NULL);
+	CHECK("get_pages_null_einval", ret == -EINVAL, ret);
+	ret = scif_pin_pages(buf, PAGE_SIZE, SCIF_PROT_READ, SCIF_MAP_KERNEL,
+			     NULL);
+	CHECK("pin_pages_null_einval", ret == -EINVAL, ret);
+	ret = scif_unpin_pages(NULL);
+	CHECK("unpin_pages_null_einval", ret == -EINVAL, ret);
+	ret = scif_register_pinned_pages(e, NULL, 0, 0);
+	CHECK("register_pinned_null_einval", ret == -EINVAL, ret);
+	ret = scif_pin_pages(buf, PAGE_SIZE, SCIF_PROT_READ, SCIF_MAP_KERNEL,
+			     &pp);
+	CHECK("pin_pages_kernel", ret == 0, ret);
+	if (!ret) {
+		ret = scif_register_pinned_pages(e, pp, 0, SCIF_MAP_KERNEL);
+		CHECK("register_pinned_bad_flags_einval", ret == -EINVAL, ret);
+		ret = scif_register_pinned_pages(e, pp, 0, 0);
+		CHECK("register_pinned_unconnected_enotconn",
+		      ret == -ENOTCONN, ret);
+		ret = scif_unpin_pages(pp);
+		CHECK("unpin_pages", ret == 0, ret);
+	}
+	ret = scif_poll(NULL, 0, 0);
+	CHECK("poll_nothing_zero", ret == 0, ret);
+	ret = scif_bind(e, 0);
+	CHECK("bind_for_poll", ret > 0, ret);
+	ret = scif_listen(e, 1);
+	CHECK("listen_for_poll", ret == 0, ret);
+	pe = (struct scif_pollepd){ .epd = e, .events = EPOLLIN };
+	ret = scif_poll(&pe, 1, 20);
+	CHECK("poll_idle_listener_times_out", ret == 0 && !pe.revents,
+	      ret ? ret : (__force long)pe.revents);
+out:
+	kfree(buf);
+	if (e)
+		scif_close(e);
+}
+
 static void test_connection(void)
 {
 	scif_epd_t lep = scif_open(), a = NULL, b;
@@ -537,6 +595,7 @@ static int __init scif_kapi_test_init(void)
 	} else {
 		test_bind();
 		test_connect_errors();
+		test_bad_args();
 		test_connection();
 		test_nodes_and_clients();
 	}
