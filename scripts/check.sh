@@ -4,8 +4,9 @@
 # The whole test suite (make check): dependencies, static checks, the log
 # checker's own tests, then for each kernel of $KERNELS (default
 # "6.1 6.12 debug") a strict module build, a QEMU run of the selftests
-# and runs of clusters of each size in $CLUSTERS (default "2 4"), whose
-# kernel logs must be clean.  Ends with the line
+# and runs of clusters of each size in $CLUSTERS (default "2 4"), and
+# the DMA runs (the copy engine on a software DMA provider), whose kernel
+# logs must be clean.  Ends with the line
 # "N passed, N failed, N skipped"; exits non-zero if anything failed.
 set -u
 
@@ -175,6 +176,54 @@ corrupt_run() { # kernel-name
 	done
 }
 
+# The copy engine on DMA channels: the test build's software DMA provider
+# (scif_soft_dma.ko, loaded before scif.ko) in one VM, where the kernel's
+# own dmatest (built from the matching Debian source) runs on it first,
+# then the RMA, fence and DMA tests; then a 2-node cluster whose engines
+# copy to and from each other's apertures by DMA.
+dma_run() { # kernel-name
+	local k=$1 kdir image rel moddir soft dmat vmdir cdir j
+	local sd=$top/tools/testing/selftests/scif
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+		return
+	moddir=$BUILD/modules/$k
+	soft=$moddir/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
+	[ -e "$soft" ] || return
+	dmat=$BUILD/dmatest/$k
+	run_test "$k/dma/dmatest-build" \
+		sh "$top/scripts/dmatest-module.sh" "$kdir" "$dmat" "$k" || return
+	vmdir=$out/dma-$k
+	EXTRA_MODULES="$soft $dmat/dmatest.ko" \
+	sh "$top/qemu/mkinitramfs.sh" "$vmdir.cpio" "$sd/dma-steps" \
+		"$BUILD/selftests" "$soft" "$moddir/drivers/misc/scif/scif.ko"
+	echo "check: booting $k with a software DMA provider"
+	SCIF_VM_MEM=2G sh "$top/qemu/run-vm.sh" "$image" "$vmdir.cpio" "$vmdir" ||
+		echo "check: $k DMA guest exited with status $?"
+	sh "$top/qemu/parse-results.sh" "$vmdir/results.log" "$k/dma" |
+		while read -r verdict name; do record "$verdict" "$name"; done
+	run_test "$k/dma/kernel-log-clean" bash "$top/qemu/check-log.sh" "$vmdir/console.log"
+
+	[ -n "$CLUSTERS" ] || return
+	cdir=$out/dma-cluster-$k
+	rm -rf "$cdir"
+	mkdir -p "$cdir"
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/dma-cluster-steps" \
+		"$BUILD/selftests" "$soft" "$moddir/drivers/misc/scif/scif.ko" \
+		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
+	echo "check: a 2-node cluster of $k copying by DMA"
+	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
+		-t 600 -S "$BUILD/qemu/ivshmem-server" \
+		> "$cdir/launcher.log" 2>&1 ||
+		echo "check: DMA cluster of $k: launcher reported failure"
+	for j in 0 1; do
+		sh "$top/qemu/parse-results.sh" "$cdir/node$j/results.log" \
+			"$k/dma-cluster/node$j" |
+			while read -r verdict name; do record "$verdict" "$name"; done
+		run_test "$k/dma-cluster/node$j/kernel-log-clean" \
+			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
+	done
+}
+
 mkdir -p "$out"
 : > "$results"
 start=$(date +%s)
@@ -198,6 +247,7 @@ for k in $KERNELS; do
 	done
 	[ -n "$CLUSTERS" ] && node_loss_run "$k"
 	[ -n "$CLUSTERS" ] && corrupt_run "$k"
+	dma_run "$k"
 done
 
 passed=$(grep -c '^PASS' "$results")

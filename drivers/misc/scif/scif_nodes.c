@@ -390,6 +390,28 @@ int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
 }
 
 /**
+ * scif_node_numa() - the NUMA node of the bus that reaches a node
+ * @node: the node
+ *
+ * Context: any context that may take an SRCU read lock.
+ * Return: the NUMA node of the bus's device, or NUMA_NO_NODE if no bus
+ * reaches the node any more.
+ */
+int scif_node_numa(struct scif_node *node)
+{
+	struct scif_hw_dev *hw;
+	int idx, numa = NUMA_NO_NODE;
+	void *ctx;
+
+	idx = srcu_read_lock(&scif_hw_srcu);
+	hw = scif_node_bus(node, &ctx);
+	if (hw)
+		numa = dev_to_node(hw->dev);
+	srcu_read_unlock(&scif_hw_srcu, idx);
+	return numa;
+}
+
+/**
  * scif_lmap_init() - give a local map room for @max ranges
  * @lm: an empty map (zeroed, or unmapped by scif_node_unmap_local())
  * @max: ranges it will hold; 1 needs no allocation

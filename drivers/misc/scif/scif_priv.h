@@ -547,6 +547,7 @@ void *scif_node_map(struct scif_node *node, u64 addr, size_t len);
 void scif_node_unmap(struct scif_node *node, void *va, size_t len);
 int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,
 			phys_addr_t *phys, bool *wc);
+int scif_node_numa(struct scif_node *node);
 int scif_lmap_init(struct scif_lmap *lm, unsigned int max, gfp_t gfp);
 int scif_node_map_local(struct scif_node *node, struct scif_lmap *lm,
 			phys_addr_t phys, size_t len, u64 *addr);

@@ -14,17 +14,17 @@
  * With SCIF_RMA_USECPU the caller's CPU runs the descriptors before the
  * call returns.  Otherwise they go to the copy engine: each endpoint has
  * a queue, run in order by a work item on an unbound workqueue (several
- * endpoints copy in parallel), which hands the copies to a dmaengine
- * memcpy channel when the machine has one and both sides are in local
- * memory, and copies with the CPU otherwise.  SCIF_RMA_SYNC waits for
+ * endpoints copy in parallel).  The engine copies by the endpoint's DMA
+ * channel (scif_dma.c) when it has one, local memory and peer memory
+ * alike, and by the CPU what the channel refuses; a copy the channel
+ * reports failed fails its RMA with -EIO.  SCIF_RMA_SYNC waits for
  * completion; without it the call returns once the descriptors are
  * queued.  Every descriptor queued gets the endpoint's next sequence
  * number and they complete in that order (see struct scif_epd_rma),
  * which is what fences wait on.  See Documentation/scif/rma.rst.
  */
-#include <linux/dmaengine.h>
-#include <linux/dma-mapping.h>
 #include <linux/highmem.h>
+#include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
@@ -54,7 +54,8 @@
 #define SCIF_DMA_MIN		1024
 
 static struct workqueue_struct *scif_rma_wq;
-static struct dma_chan *scif_dma_chan;
+/* Spreads endpoints over the DMA channels (see scif_dma_pick()). */
+static atomic_t scif_rma_dma_rr = ATOMIC_INIT(0);
 /* User pages pinned by descriptors (not the cache's, not windows'). */
 static atomic_long_t scif_rma_pinned;
 
@@ -278,61 +279,126 @@ static u64 scif_last_line(const struct scif_rma_side *s, u64 n)
 }
 
 /*
- * One contiguous piece by DMA, waiting for it; false if it could not be
- * done that way (the caller copies with the CPU).  Only memory of the
- * linear map is handed to the channel: a peer's aperture is reached by
- * the CPU.
+ * The physical address of @s's position and how many bytes follow it
+ * contiguously; false if the DMA path cannot use it (a kernel buffer
+ * outside the linear map, peer memory the bus cannot name).
  */
-static bool scif_dma_copy(void *d, void *s, u64 n)
+static bool scif_rma_side_phys(struct scif_rma_side *s, u64 *avail,
+			       phys_addr_t *phys)
 {
-	struct dma_chan *chan = scif_dma_chan;
-	struct dma_async_tx_descriptor *tx;
-	struct device *dev;
-	dma_addr_t da, sa;
-	dma_cookie_t cookie;
-	bool ok = false;
+	const struct scif_pinned_pages *pp;
+	const struct scif_rwindow *rw;
+	const struct scif_run *r;
+	unsigned long i;
+	u64 woff;
 
-	if (!chan || n < SCIF_DMA_MIN || !virt_addr_valid(d) ||
-	    !virt_addr_valid(s))
-		return false;
-	dev = chan->device->dev;
-	sa = dma_map_single(dev, s, n, DMA_TO_DEVICE);
-	if (dma_mapping_error(dev, sa))
-		return false;
-	da = dma_map_single(dev, d, n, DMA_FROM_DEVICE);
-	if (dma_mapping_error(dev, da))
-		goto unmap_src;
-	tx = dmaengine_prep_dma_memcpy(chan, da, sa, n, DMA_PREP_INTERRUPT);
-	if (!tx)
-		goto unmap_dst;
-	cookie = dmaengine_submit(tx);
-	if (dma_submit_error(cookie))
-		goto unmap_dst;
-	dma_async_issue_pending(chan);
-	/* Once submitted the copy cannot be taken back: wait for it. */
-	ok = dma_sync_wait(chan, cookie) == DMA_COMPLETE;
-	if (!ok)
-		dmaengine_terminate_sync(chan);
-unmap_dst:
-	dma_unmap_single(dev, da, n, DMA_FROM_DEVICE);
-unmap_src:
-	dma_unmap_single(dev, sa, n, DMA_TO_DEVICE);
-	return ok;
+	if (s->buf) {
+		if (!virt_addr_valid(s->buf))
+			return false;
+		*phys = virt_to_phys(s->buf);
+		*avail = PAGE_SIZE - offset_in_page(s->buf);
+		return true;
+	}
+	if (s->pages) {
+		i = s->pgoff >> PAGE_SHIFT;
+		*phys = page_to_phys(s->pages[i]) + offset_in_page(s->pgoff);
+		*avail = PAGE_SIZE - offset_in_page(s->pgoff);
+		while (++i < s->nr_pages &&
+		       page_to_pfn(s->pages[i]) == page_to_pfn(s->pages[i - 1]) + 1)
+			*avail += PAGE_SIZE;
+		return true;
+	}
+	while (s->off >= scif_side_win_end(s))
+		s->idx++;
+	woff = s->off - scif_side_win_start(s);
+	if (s->lws) {
+		pp = s->lws[s->idx]->pinned;
+		r = scif_run_find(pp->runs, pp->nr_runs, woff);
+		*avail = r->woff + r->len - woff;
+		*phys = virt_to_phys(r->va + (woff - r->woff));
+		return true;
+	}
+	rw = s->rws[s->idx];
+	r = scif_run_find(rw->runs, rw->nr_runs, woff);
+	*avail = r->woff + r->len - woff;
+	return !scif_node_peer_phys(rw->node, r->addr + (woff - r->woff),
+				    *avail, phys, NULL);
 }
 
-/* Copy @len bytes from @src to @dst. */
-static void scif_copy_span(struct scif_rma_side *dst, struct scif_rma_side *src,
-			   u64 len, bool engine)
+/**
+ * struct scif_rma_dma - a descriptor's use of a DMA channel
+ * @chan: the endpoint's channel
+ * @batch: the pieces submitted and not yet waited for, or NULL
+ * @err: the first error of a batch
+ */
+struct scif_rma_dma {
+	struct dma_chan *chan;
+	struct scif_dma_batch *batch;
+	int err;
+};
+
+/* Wait for the pieces in flight, if any, keeping the first error. */
+static void scif_rma_dma_flush(struct scif_rma_dma *dma)
+{
+	int err;
+
+	if (!dma->batch)
+		return;
+	err = scif_dma_batch_finish(dma->batch);
+	dma->batch = NULL;
+	if (!dma->err)
+		dma->err = err;
+}
+
+/*
+ * Hand the next piece, at most @len bytes, to the channel: its length,
+ * or 0 if the CPU is to copy it.
+ */
+static u64 scif_rma_dma_piece(struct scif_rma_dma *dma,
+			      struct scif_rma_side *dst,
+			      struct scif_rma_side *src, u64 len)
+{
+	phys_addr_t sp, dp;
+	u64 sa, da, n;
+	int err;
+
+	if (!scif_rma_side_phys(src, &sa, &sp) ||
+	    !scif_rma_side_phys(dst, &da, &dp))
+		return 0;
+	n = min3(len, sa, da);
+	if (n < SCIF_DMA_MIN)
+		return 0;
+	do {
+		if (!dma->batch)
+			dma->batch = scif_dma_batch_start(dma->chan);
+		if (!dma->batch)
+			return 0;
+		err = scif_dma_batch_add(dma->batch, dp, sp, n);
+		if (err == -ENOSPC)
+			scif_rma_dma_flush(dma);
+	} while (err == -ENOSPC);
+	return err ? 0 : n;
+}
+
+/*
+ * Copy @len bytes from @src to @dst: by DMA where @dma (if not NULL)
+ * takes a piece (complete once @dma is flushed), else by the CPU.
+ */
+static void scif_rma_copy_span(struct scif_rma_side *dst,
+			       struct scif_rma_side *src, u64 len,
+			       struct scif_rma_dma *dma)
 {
 	u64 sa, da, n;
 	void *s, *d;
 
 	while (len) {
-		s = scif_side_va(src, &sa);
-		d = scif_side_va(dst, &da);
-		n = min3(len, sa, da);
-		if (!engine || !scif_dma_copy(d, s, n))
+		n = dma ? scif_rma_dma_piece(dma, dst, src, len) : 0;
+		if (!n) {
+			s = scif_side_va(src, &sa);
+			d = scif_side_va(dst, &da);
+			n = min3(len, sa, da);
 			memcpy(d, s, n);
+		}
 		scif_side_advance(src, n);
 		scif_side_advance(dst, n);
 		len -= n;
@@ -381,9 +447,13 @@ static void scif_signal_run(struct scif_rma_desc *d)
 	WRITE_ONCE(*(u32 *)va, upper_32_bits(d->val));
 }
 
-/* Copy a descriptor, a bounded piece at a time. */
+/*
+ * Copy a descriptor, a bounded piece at a time: by the endpoint's DMA
+ * channel, if it has one, when @engine.
+ */
 static int scif_desc_run(struct scif_rma_desc *d, bool engine)
 {
+	struct scif_rma_dma dma = { };
 	u64 left = d->len, n, tail;
 	int err;
 
@@ -393,16 +463,23 @@ static int scif_desc_run(struct scif_rma_desc *d, bool engine)
 			scif_signal_run(d);
 		return err;
 	}
+	if (engine && d->len >= SCIF_DMA_MIN)
+		dma.chan = scif_dma_pick(scif_node_numa(d->ep->node),
+					 d->ep->rma.dma_idx);
 	while (left) {
 		err = scif_rma_lost(d->ep);
 		if (err)
 			return err;
 		n = min_t(u64, left, SZ_1M);
 		tail = d->ordered && n == left ? scif_last_line(&d->dst, n) : 0;
-		scif_copy_span(&d->dst, &d->src, n - tail, engine);
+		scif_rma_copy_span(&d->dst, &d->src, n - tail,
+				   dma.chan ? &dma : NULL);
+		scif_rma_dma_flush(&dma);
+		if (dma.err)
+			return scif_rma_lost(d->ep) ?: dma.err;
 		if (tail) {
 			wmb();	/* everything else is visible first */
-			scif_copy_span(&d->dst, &d->src, tail, false);
+			scif_rma_copy_span(&d->dst, &d->src, tail, NULL);
 		}
 		left -= n;
 		cond_resched();
@@ -1349,6 +1426,7 @@ void scif_rma_engine_init(struct scif_endpt *ep)
 	INIT_LIST_HEAD(&ep->rma.queue);
 	INIT_WORK(&ep->rma.eng_work, scif_rma_engine_work);
 	INIT_LIST_HEAD(&ep->rma.waiters);
+	ep->rma.dma_idx = atomic_inc_return(&scif_rma_dma_rr);
 }
 
 /**
@@ -1372,16 +1450,6 @@ long scif_rma_nr_queued(void)
 }
 
 /**
- * scif_rma_have_dma() - whether the copy engine has a DMA channel
- *
- * Return: true if it does.
- */
-bool scif_rma_have_dma(void)
-{
-	return scif_dma_chan;
-}
-
-/**
  * scif_rma_init() - start the copy engine
  *
  * Context: module init.
@@ -1389,19 +1457,10 @@ bool scif_rma_have_dma(void)
  */
 int scif_rma_init(void)
 {
-	dma_cap_mask_t mask;
-	struct dma_chan *chan;
-
 	scif_rma_wq = alloc_workqueue("scif_rma", WQ_UNBOUND, 0);
 	if (!scif_rma_wq)
 		return -ENOMEM;
-	dma_cap_zero(mask);
-	dma_cap_set(DMA_MEMCPY, mask);
-	chan = dma_request_chan_by_mask(&mask);
-	scif_dma_chan = IS_ERR(chan) ? NULL : chan;
-	if (scif_dma_chan)
-		pr_info("scif: copy engine uses DMA channel %s\n",
-			dma_chan_name(scif_dma_chan));
+	scif_dma_init();
 	return 0;
 }
 
@@ -1413,6 +1472,5 @@ int scif_rma_init(void)
 void scif_rma_exit(void)
 {
 	destroy_workqueue(scif_rma_wq);
-	if (scif_dma_chan)
-		dma_release_channel(scif_dma_chan);
+	scif_dma_exit();
 }

@@ -50,6 +50,7 @@ struct scif_node;
 struct scif_msg;
 struct mm_struct;
 struct page;
+struct seq_file;
 
 /* Highest page number of the registered address space (offsets are off_t). */
 #define SCIF_RMA_MAX_PAGE	((unsigned long)(S64_MAX >> PAGE_SHIFT))
@@ -211,6 +212,8 @@ struct scif_range;
  *	sequence number not yet reached; the engine answers them as @done
  *	passes their number
  * @nr_waiters: entries in @waiters
+ * @dma_idx: which of the DMA channels near the peer's bus the engine
+ *	uses for this endpoint (see scif_dma_pick()); set at creation
  * @cache_lock: protects @cache
  * @cache: the registration cache (SCIF_RMA_USECACHE), or NULL
  * @fence_lock: protects @fence_reqs and @fence_next_id
@@ -245,6 +248,7 @@ struct scif_epd_rma {
 	struct work_struct eng_work;
 	struct list_head waiters;
 	unsigned int nr_waiters;
+	unsigned int dma_idx;
 
 	/* cache_lock protects cache */
 	struct mutex cache_lock;
@@ -339,7 +343,18 @@ int scif_epd_fence_signal(struct scif_endpt *ep, s64 loff, u64 lval,
 int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 		       struct scif_range **pages);
 int scif_epd_put_pages(struct scif_range *pages);
-bool scif_rma_have_dma(void);
+
+/* scif_dma.c: the copy engine's DMA channels */
+struct dma_chan;
+struct scif_dma_batch;
+void scif_dma_init(void);
+void scif_dma_exit(void);
+struct dma_chan *scif_dma_pick(int numa, unsigned int idx);
+struct scif_dma_batch *scif_dma_batch_start(struct dma_chan *chan);
+int scif_dma_batch_add(struct scif_dma_batch *b, phys_addr_t dst,
+		       phys_addr_t src, size_t len);
+int scif_dma_batch_finish(struct scif_dma_batch *b);
+void scif_dma_show(struct seq_file *s);
 
 /* scif_rma_cache.c: the registration cache (needs MMU notifiers) */
 

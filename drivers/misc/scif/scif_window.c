@@ -146,10 +146,10 @@ static int scif_window_stats_show(struct seq_file *s, void *unused)
 		   scif_pin_nr_pages(),
 		   atomic_long_read(&scif_nr_windows),
 		   atomic_long_read(&scif_nr_rwindows));
-	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\ndma %d\n",
-		   scif_rma_transient_pinned(), scif_cache_pinned(),
-		   scif_rma_have_dma());
+	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\n",
+		   scif_rma_transient_pinned(), scif_cache_pinned());
 	seq_printf(s, "queued %ld\n", scif_rma_nr_queued());
+	scif_dma_show(s);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(scif_window_stats);

@@ -102,7 +102,7 @@ static inline int read_file(const char *path, char *buf, size_t len)
 /* A field of RMA_STATS, or -1. */
 static inline long rma_stat(const char *key)
 {
-	char buf[512], *p;
+	char buf[2048], *p;
 
 	if (read_file(RMA_STATS, buf, sizeof(buf)))
 		return -1;

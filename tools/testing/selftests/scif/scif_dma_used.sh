@@ -1,0 +1,35 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run after RMA tests, with scif.ko loaded after scif_soft_dma.ko: the
+# copy engine took channels, the steps since the modules were loaded
+# had copies done by them, and none failed (dma-steps,
+# dma-cluster-steps).  TAP output.
+rma=/sys/kernel/debug/scif/rma
+
+echo "TAP version 13"
+echo "1..3"
+
+field() {
+	awk -v k="$1" '$1 == k { print $2 }' "$rma"
+}
+
+n=0
+result() { # status name [comment]: status 0 passes
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2${3:+ # $3}"
+	fi
+}
+
+chans=$(field dma)
+[ "${chans:-0}" -gt 0 ]
+result $? "the copy engine has DMA channels" "dma ${chans:-none}"
+bytes=$(field dma_bytes)
+[ "${bytes:-0}" -gt 0 ]
+result $? "the RMAs so far were copied by DMA" "dma_bytes ${bytes:-none}"
+failed=$(field dma_failed)
+[ "${failed:-1}" -eq 0 ]
+result $? "no DMA transfer failed" "dma_failed ${failed:-none}"
