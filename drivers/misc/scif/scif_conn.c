@@ -9,6 +9,8 @@
  *   either side: DISCONNECT -------->  peer stops touching our memory,
  *                            <-------  DISC_ACK; then our area is freed
  */
+#define pr_fmt(fmt) "scif: " fmt
+
 #include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
@@ -997,7 +999,7 @@ void scif_conn_ring_broken(struct scif_endpt *ep)
 		return;
 
 	atomic_inc(&scif_info.ring_failures);
-	pr_warn_ratelimited("scif: node %u broke the ring of endpoint %#llx: connection reset\n",
+	pr_warn_ratelimited("node %u broke the ring of endpoint %#llx: connection reset\n",
 			    ep->node->id, ep->handle);
 	if (remote)
 		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));

@@ -2,6 +2,8 @@
 /*
  * SCIF core: module parameters, initialisation and teardown.
  */
+#define pr_fmt(fmt) "scif: " fmt
+
 #include <linux/log2.h>
 #include <linux/module.h>
 
@@ -60,7 +62,7 @@ static int __init scif_check_params(void)
 	if (scif_msg_ring_size < SCIF_RING_MIN ||
 	    scif_msg_ring_size > SCIF_RING_MAX ||
 	    !is_power_of_2(scif_msg_ring_size)) {
-		pr_err("scif: msg_ring_size %u is not a power of two in [%lu, %u]\n",
+		pr_err("msg_ring_size %u is not a power of two in [%lu, %u]\n",
 		       scif_msg_ring_size, SCIF_RING_MIN, SCIF_RING_MAX);
 		return -EINVAL;
 	}

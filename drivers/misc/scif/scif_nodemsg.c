@@ -17,6 +17,8 @@
  * an endpoint that no longer exists.  Nothing here waits for anything
  * remote: handlers queue their answers with scif_node_reply().
  */
+#define pr_fmt(fmt) "scif: " fmt
+
 #include <linux/nospec.h>
 
 #include "scif_kunit.h"
@@ -172,7 +174,7 @@ void scif_nodemsg_dispatch(struct scif_node *node, const struct scif_msg *msg)
 
 	if (!route || !route->handle) {
 		atomic_inc(&scif_info.dropped_msgs);
-		pr_warn_ratelimited("scif: node %u sent message type %u\n",
+		pr_warn_ratelimited("node %u sent message type %u\n",
 				    node->id, msg->op);
 		return;
 	}

@@ -3,6 +3,8 @@
  * SCIF core: the node table, node queue pairs, the hardware bus entry
  * points and kernel clients' probe/remove.
  */
+#define pr_fmt(fmt) "scif: " fmt
+
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/device.h>
@@ -86,7 +88,7 @@ static bool scif_node_tx_stalled(struct scif_node *node)
 	if (!node->stall_reported) {
 		node->stall_reported = true;
 		atomic_inc(&scif_info.node_stalls);
-		pr_warn_ratelimited("scif: node %u drained nothing for %u ms\n",
+		pr_warn_ratelimited("node %u drained nothing for %u ms\n",
 				    node->id, ms);
 	}
 	return true;
@@ -883,7 +885,7 @@ void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
 	scif_node_release_qp(n);
 	mutex_unlock(&n->tx_mutex);
 	if (held)
-		pr_info("scif: node %u gone; what was kept for it is freed\n",
+		pr_info("node %u gone; what was kept for it is freed\n",
 			node);
 out:
 	mutex_unlock(&scif_info.node_lock);
@@ -909,7 +911,7 @@ static void scif_node_fail(struct scif_node *n, const char *why)
 	}
 	n->failed = true;
 	atomic_inc(&scif_info.node_failures);
-	pr_warn_ratelimited("scif: node %u %s: offline until it restarts\n",
+	pr_warn_ratelimited("node %u %s: offline until it restarts\n",
 			    n->id, why);
 	scif_node_offline(n, true);
 	mutex_lock(&n->tx_mutex);
@@ -1013,7 +1015,7 @@ static int scif_hw_need(const struct scif_hw_dev *hw, bool has,
 static int scif_hw_check(struct scif_hw_dev *hw)
 {
 	if (!hw->name || !hw->ops || !hw->dev) {
-		pr_err("scif: bus %s: no name, operations or device: refused\n",
+		pr_err("bus %s: no name, operations or device: refused\n",
 		       hw->name ?: "(unnamed)");
 		return -EINVAL;
 	}
@@ -1062,7 +1064,7 @@ static int scif_hw_claim_self(struct scif_hw_dev *hw)
 	if (hw->self == old)
 		return 0;
 	WRITE_ONCE(scif_info.self, hw->self);
-	pr_info("scif: this is node %d (from bus %s)\n", hw->self, hw->name);
+	pr_info("this is node %d (from bus %s)\n", hw->self, hw->name);
 	list_for_each_entry(b, &scif_buses, list) {
 		if (b->self != SCIF_HW_SELF_ANY)
 			continue;
@@ -1387,7 +1389,7 @@ int scif_nodes_init(void)
 	u16 id;
 
 	if (node_id >= SCIF_MAX_NODES) {
-		pr_err("scif: node_id %d is not in 0..%d\n", node_id,
+		pr_err("node_id %d is not in 0..%d\n", node_id,
 		       SCIF_MAX_NODES - 1);
 		return -EINVAL;
 	}

@@ -21,6 +21,8 @@
  * or DISC_ACK, so a DISCONNECT (or the node's loss) also tells that the
  * peer no longer touches ours.
  */
+#define pr_fmt(fmt) "scif: " fmt
+
 #include <linux/debugfs.h>
 #include <linux/io.h>
 #include <linux/mm.h>
@@ -436,7 +438,7 @@ static int scif_window_wait(struct scif_endpt *ep, struct scif_window *w,
 		return -EINTR;
 	if (READ_ONCE(w->state) != state)
 		return 0;
-	pr_warn("scif: node %u did not answer a window message in %u ms\n",
+	pr_warn("node %u did not answer a window message in %u ms\n",
 		ep->node->id, READ_ONCE(scif_rma_ack_timeout_ms));
 	scif_node_protocol_error(ep->node);
 	return -ENODEV;
@@ -941,7 +943,7 @@ static void scif_window_handle_register(struct scif_node *node,
 		err = scif_rwindow_add(node, msg, ep);
 	mutex_unlock(&ep->rma.lock);
 	if (err)
-		pr_debug("scif: node %u window refused: %d\n", node->id, err);
+		pr_debug("node %u window refused: %d\n", node->id, err);
 	scif_window_msg(&reply, SCIF_MSG_REGISTER_ACK, msg->src, ep->handle,
 			msg->arg[0], msg->arg[1]);
 	reply.arg[2] = -err;
