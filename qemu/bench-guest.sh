@@ -11,6 +11,10 @@
 #   bench-guest.sh single   one VM: SCIF to itself, TCP over loopback,
 #                           AF_UNIX, and memcpy
 # Figures go out as "bench: SETUP,<CSV row>" lines (SETUP 2vm or 1vm).
+# When the initramfs carries the test build's software DMA provider
+# (/modules/extra/scif_soft_dma.ko), the client and the single VM then
+# reload scif.ko on top of it and measure RMA again with the copy engine
+# on DMA (SETUP 2vm-dma, 1vm-dma; the via "eng" and "eng-a" rows).
 # $SCIF_BENCH_ARGS is added to every measuring run (e.g. -q).
 role=${1:-}
 bench="scif-bench ${SCIF_BENCH_ARGS:-}"
@@ -38,6 +42,20 @@ measure() { # setup args...
 # some: 40 pages of 2 MiB cover its largest size, 64 MiB.
 echo 40 > /proc/sys/vm/nr_hugepages 2> /dev/null
 
+# Reload scif.ko (and the bus module, if any) with the DMA provider
+# loaded first; false if there is no provider.
+reload_with_dma() {
+	[ -e /modules/extra/scif_soft_dma.ko ] || return 1
+	for m in $(sed '1!G;h;$!d' /modules/order); do
+		rmmod "${m%.ko}" || return 1
+	done
+	insmod /modules/extra/scif_soft_dma.ko || return 1
+	for m in $(cat /modules/order); do
+		insmod "/modules/$m" || return 1
+	done
+	grep -q '^dma [1-9]' /sys/kernel/debug/scif/rma
+}
+
 case "$role" in
 serve)
 	exec scif-bench serve
@@ -49,6 +67,10 @@ client)
 	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
 	measure 2vm memcpy copy64
 	measure 2vm -n 1 raw-lat raw-bw mmap-lat
+	# Node 1 keeps serving while this node comes back with DMA.
+	if reload_with_dma && wait_server -n 1; then
+		measure 2vm-dma -n 1 rma
+	fi
 	scif-bench -n 1 stop
 	;;
 single)
@@ -61,6 +83,14 @@ single)
 	measure 1vm memcpy copy64
 	scif-bench stop
 	wait $server
+	if reload_with_dma; then
+		scif-bench serve 2> /dev/null &
+		server=$!
+		wait_server || exit 1
+		measure 1vm-dma rma
+		scif-bench stop
+		wait $server
+	fi
 	;;
 *)
 	echo "usage: $0 serve|client|single" >&2

@@ -35,7 +35,7 @@ echo "Bandwidth (MB/s) and connection rate (per second)"
 awk -F, 'NR > 1 && ($2 == "bw" || $2 == "memcpy" || $2 == "copy64" || $2 ~ /^raw-/) {
 	printf "  %-4s %-7s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
 	NR > 1 && $2 ~ /^v?(writeto|readfrom)(-c)?$/ {
-	printf "  %-4s %-11s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
+	printf "  %-7s %-11s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
 	NR > 1 && $2 == "reg" {
 	printf "  %-4s register %-7s %9d B   %10.1f us median, %8.1f us/MiB\n",
 		$1, $3, $4, $7, $7 * 1048576 / $4 }
@@ -67,6 +67,12 @@ ratio "RMA writeto (CPU) / memcpy, 1 MiB" \
 	"$(value 2vm writeto cpu 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
 ratio "one VM: RMA writeto (engine) / memcpy, 1 MiB" \
 	"$(value 1vm writeto eng 1048576 9)" "$(value 1vm memcpy - 1048576 9)"
+ratio "RMA writeto by DMA / by CPU, 1 MiB (software DMA provider)" \
+	"$(value 2vm-dma writeto eng 1048576 9)" "$(value 2vm writeto cpu 1048576 9)"
+ratio "RMA readfrom by DMA / by CPU, 1 MiB (software DMA provider)" \
+	"$(value 2vm-dma readfrom eng 1048576 9)" "$(value 2vm readfrom cpu 1048576 9)"
+ratio "one VM: RMA writeto by DMA / by CPU, 1 MiB (software DMA provider)" \
+	"$(value 1vm-dma writeto eng 1048576 9)" "$(value 1vm writeto cpu 1048576 9)"
 ratio "RMA writeto (CPU) / 8-byte copy loop, 1 MiB" \
 	"$(value 2vm writeto cpu 1048576 9)" "$(value 2vm copy64 - 1048576 9)"
 ratio "RMA writeto (CPU) / 8-byte copy loop, 16 MiB" \

@@ -6,7 +6,9 @@
 #   - one VM: SCIF to itself, TCP over loopback, AF_UNIX, memcpy;
 #   - a 2-node cluster joined by ivshmem and, for the comparison, by an
 #     Ethernet link (cluster.sh -N): SCIF and TCP between the VMs, memcpy,
-#     and the link itself used raw from user space (cluster.sh -R).
+#     and the link itself used raw from user space (cluster.sh -R);
+#   - in both, RMA again with the copy engine on the test build's
+#     software DMA provider (setups 1vm-dma and 2vm-dma).
 # Results go to $BENCH_OUT (default build/bench): results.csv (every
 # figure), results.txt (the same as a table, with the ratios), and the
 # plots bandwidth.png and latency.png.  BENCH_QUICK=1 runs tiny sizes
@@ -25,7 +27,10 @@ sh "$top/scripts/deps.sh"
 rel=$(sh "$top/scripts/kernels.sh" default)
 mod=$BUILD/modules/$rel/drivers/misc/scif
 say "building for $rel"
-make -s -C "$top" modules KVER="$rel" MODDIR="$BUILD/modules/$rel"
+# test-modules: scif.ko, and the software DMA provider for the RMA by
+# DMA figures (scif.ko itself is built without test hooks).
+make -s -C "$top" test-modules KVER="$rel" MODDIR="$BUILD/modules/$rel"
+soft=$BUILD/modules/$rel/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
 make -s -C "$top" lib selftests
 make -s -C "$top/qemu" OUTPUT="$BUILD/qemu"
 
@@ -42,7 +47,7 @@ net=$(for m in virtio_pci virtio_net; do
 	modprobe --show-depends -S "$rel" "$m"
 done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 
-NET_MODULES=$net sh "$top/qemu/mkinitramfs.sh" "$out/bench.cpio" \
+EXTRA_MODULES=$soft NET_MODULES=$net sh "$top/qemu/mkinitramfs.sh" "$out/bench.cpio" \
 	"$out/guest/bench-single" "$out/guest" "$mod/scif.ko" "$mod/scif_ivshmem.ko"
 
 say "one VM: SCIF loopback, TCP loopback, AF_UNIX, memcpy"
@@ -68,7 +73,8 @@ done
 # Every setup must have measured every mode it runs.
 for want in "1vm lat scif" "1vm bw tcp" "1vm lat unix" "1vm memcpy -" \
 	    "2vm lat scif" "2vm bw scif" "2vm lat tcp" "2vm bw tcp" "2vm connect scif" \
-	    "2vm lat raw" "2vm raw-wr raw" "2vm raw-rd raw"; do
+	    "2vm lat raw" "2vm raw-wr raw" "2vm raw-rd raw" \
+	    "1vm-dma writeto eng" "2vm-dma writeto eng"; do
 	set -- $want
 	awk -F, -v s="$1" -v m="$2" -v v="$3" \
 		'$1 == s && $2 == m && $3 == v { found = 1 } END { exit !found }' "$csv" ||
