@@ -126,7 +126,7 @@ static inline bool scif_rma_test_defer(void)
  * @buf: kernel buffer, at the position
  * @pages: user pages; the position is @pgoff bytes into @pages[0]
  * @pgoff: see @pages
- * @nr_pages: entries in @pages
+ * @nr_pages: entries in @pages (of the descriptor's range)
  * @pinned: @pages were pinned for the descriptor (else the cache's)
  * @mm: the mm charged for @pages (@pinned), with a reference (mmgrab)
  * @ce: the cache entry lending @pages, with a reference
@@ -622,6 +622,7 @@ static int scif_side_user(struct scif_rma_side *s, unsigned long addr,
 		kref_get(&ce->ref);
 		s->ce = ce;
 		s->pages = ce->pages + ((start - ce->start) >> PAGE_SHIFT);
+		s->nr_pages = nr;
 		return 0;
 	}
 	if (!mm)

@@ -4,11 +4,18 @@
 # Run after RMA tests, with scif.ko loaded after scif_soft_dma.ko: the
 # copy engine took channels, the steps since the modules were loaded
 # had copies done by them, and none failed (dma-steps,
-# dma-cluster-steps).  TAP output.
+# dma-cluster-steps).  With SCIF_DMA_IO=1 (a cluster), also that the
+# provider copied to or from another node's aperture (MMIO, not RAM).
+# TAP output.
 rma=/sys/kernel/debug/scif/rma
 
 echo "TAP version 13"
-echo "1..3"
+io=/sys/module/scif_soft_dma/parameters/io_bytes_copied
+if [ "${SCIF_DMA_IO:-0}" = 1 ]; then
+	echo "1..4"
+else
+	echo "1..3"
+fi
 
 field() {
 	awk -v k="$1" '$1 == k { print $2 }' "$rma"
@@ -33,3 +40,8 @@ result $? "the RMAs so far were copied by DMA" "dma_bytes ${bytes:-none}"
 failed=$(field dma_failed)
 [ "${failed:-1}" -eq 0 ]
 result $? "no DMA transfer failed" "dma_failed ${failed:-none}"
+if [ "${SCIF_DMA_IO:-0}" = 1 ]; then
+	iob=$(cat "$io" 2>/dev/null)
+	[ "${iob:-0}" -gt 0 ]
+	result $? "DMA copied to or from a peer's aperture" "io_bytes_copied ${iob:-none}"
+fi
