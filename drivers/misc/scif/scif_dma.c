@@ -24,6 +24,7 @@
 #include <linux/dmaengine.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include "scif_priv.h"
@@ -38,6 +39,11 @@ static unsigned int scif_dma_channels = 4;
 module_param_named(dma_channels, scif_dma_channels, uint, 0444);
 MODULE_PARM_DESC(dma_channels,
 		 "Most DMA_MEMCPY channels the copy engine takes at load, at most 16; 0: copy with the CPU (default 4)");
+
+static unsigned int scif_dma_min_len = SZ_16K;
+module_param_named(dma_min, scif_dma_min_len, uint, 0644);
+MODULE_PARM_DESC(dma_min,
+		 "RMA descriptors shorter than this many bytes are copied by the CPU, not DMA (default 16384)");
 
 /*
  * The channels, set at init and released at exit: read without a lock
@@ -117,6 +123,17 @@ struct dma_chan *scif_dma_pick(int numa, unsigned int idx)
 			break;
 	}
 	return scif_dma_pool[i];
+}
+
+/**
+ * scif_dma_min() - the shortest copy worth a DMA transfer
+ *
+ * Context: any.
+ * Return: the dma_min parameter, in bytes (at least 1).
+ */
+u64 scif_dma_min(void)
+{
+	return max(READ_ONCE(scif_dma_min_len), 1U);
 }
 
 /**

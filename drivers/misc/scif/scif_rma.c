@@ -50,8 +50,8 @@
  */
 #define SCIF_RMA_INLINE_MAX	SZ_256K
 #define SCIF_CACHELINE		64
-/* Copies shorter than this are not worth a DMA transfer. */
-#define SCIF_DMA_MIN		1024
+/* Pieces of a DMA copy shorter than this are left to the CPU. */
+#define SCIF_DMA_PIECE_MIN	1024
 
 static struct workqueue_struct *scif_rma_wq;
 /* Spreads endpoints over the DMA channels (see scif_dma_pick()). */
@@ -366,7 +366,7 @@ static u64 scif_rma_dma_piece(struct scif_rma_dma *dma,
 	    !scif_rma_side_phys(dst, &da, &dp))
 		return 0;
 	n = min3(len, sa, da);
-	if (n < SCIF_DMA_MIN)
+	if (n < SCIF_DMA_PIECE_MIN)
 		return 0;
 	do {
 		if (!dma->batch)
@@ -463,7 +463,7 @@ static int scif_desc_run(struct scif_rma_desc *d, bool engine)
 			scif_signal_run(d);
 		return err;
 	}
-	if (engine && d->len >= SCIF_DMA_MIN)
+	if (engine && d->len >= scif_dma_min())
 		dma.chan = scif_dma_pick(scif_node_numa(d->ep->node),
 					 d->ep->rma.dma_idx);
 	while (left) {

@@ -350,6 +350,7 @@ struct scif_dma_batch;
 void scif_dma_init(void);
 void scif_dma_exit(void);
 struct dma_chan *scif_dma_pick(int numa, unsigned int idx);
+u64 scif_dma_min(void);
 struct scif_dma_batch *scif_dma_batch_start(struct dma_chan *chan);
 int scif_dma_batch_add(struct scif_dma_batch *b, phys_addr_t dst,
 		       phys_addr_t src, size_t len);
