@@ -628,6 +628,128 @@ module_param_cb(mmio_test, &sdma_mmio_test_ops, NULL, 0200);
 MODULE_PARM_DESC(mmio_test,
 		 "Write a physical address outside RAM (a PCI BAR): copy 1 MiB + 5000 bytes there and back through a channel and compare; the write fails if they differ");
 
+/* ---- terminate_all drops what is queued (terminate_test) ---- */
+
+#define SDMA_TT_DESCS	16
+
+static void sdma_tt_callback(void *param)
+{
+	atomic_inc(param);
+}
+
+/*
+ * Submit 16 copies of 256 KiB on one channel, issue the first 8 only,
+ * then dmaengine_terminate_sync(): the 8 never issued and whatever was
+ * not yet run must be dropped (no callback, cookie not complete), no
+ * callback may come after the call, and the channel must still work.
+ */
+static int sdma_terminate_check(void)
+{
+	size_t len = SZ_256K;
+	unsigned int order = get_order(len);
+	struct device *dev = &sdma_pdev->dev;
+	dma_cookie_t cookies[SDMA_TT_DESCS], cookie;
+	struct dma_async_tx_descriptor *tx;
+	long terminated0, dropped;
+	dma_addr_t a_dma, b_dma;
+	dma_cap_mask_t mask;
+	struct dma_chan *chan;
+	atomic_t calls;
+	int i, called, ret = -ENOMEM;
+	void *a, *b;
+
+	a = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO, order);
+	b = (void *)__get_free_pages(GFP_KERNEL, order);
+	if (!a || !b)
+		goto out_free;
+	dma_cap_zero(mask);
+	dma_cap_set(DMA_MEMCPY, mask);
+	chan = dma_request_channel(mask, sdma_filter, &sdma->dma);
+	ret = -EBUSY;
+	if (!chan)
+		goto out_free;
+	a_dma = dma_map_single(dev, a, len, DMA_TO_DEVICE);
+	b_dma = dma_map_single(dev, b, len, DMA_FROM_DEVICE);
+	ret = -ENOMEM;
+	if (dma_mapping_error(dev, a_dma) || dma_mapping_error(dev, b_dma))
+		goto out_unmap;
+
+	atomic_set(&calls, 0);
+	terminated0 = atomic_long_read(&stat_terminated);
+	ret = -EIO;
+	for (i = 0; i < SDMA_TT_DESCS; i++) {
+		tx = dmaengine_prep_dma_memcpy(chan, b_dma, a_dma, len,
+					       DMA_PREP_INTERRUPT);
+		if (!tx)
+			break;
+		tx->callback = sdma_tt_callback;
+		tx->callback_param = &calls;
+		cookies[i] = dmaengine_submit(tx);
+		if (i == SDMA_TT_DESCS / 2 - 1)
+			dma_async_issue_pending(chan);
+	}
+	/* Also the way out when a prep failed: no callback may follow. */
+	dmaengine_terminate_sync(chan);
+	if (i < SDMA_TT_DESCS)
+		goto out_unmap;
+	called = atomic_read(&calls);
+	dropped = atomic_long_read(&stat_terminated) - terminated0;
+	msleep(50);
+	if (atomic_read(&calls) != called) {
+		pr_err("terminate_test: a callback after terminate_sync\n");
+		goto out_unmap;
+	}
+	if (dropped < SDMA_TT_DESCS / 2 || called + dropped != SDMA_TT_DESCS) {
+		pr_err("terminate_test: %d called back, %ld dropped of %d\n",
+		       called, dropped, SDMA_TT_DESCS);
+		goto out_unmap;
+	}
+	if (dma_async_is_tx_complete(chan, cookies[SDMA_TT_DESCS - 1],
+				     NULL, NULL) == DMA_COMPLETE) {
+		pr_err("terminate_test: a dropped cookie is complete\n");
+		goto out_unmap;
+	}
+	/* The channel goes on working. */
+	tx = dmaengine_prep_dma_memcpy(chan, b_dma, a_dma, len, 0);
+	if (!tx)
+		goto out_unmap;
+	cookie = dmaengine_submit(tx);
+	if (dma_sync_wait(chan, cookie) != DMA_COMPLETE) {
+		dmaengine_terminate_sync(chan);
+		goto out_unmap;
+	}
+	ret = 0;
+out_unmap:
+	if (!dma_mapping_error(dev, b_dma))
+		dma_unmap_single(dev, b_dma, len, DMA_FROM_DEVICE);
+	if (!dma_mapping_error(dev, a_dma))
+		dma_unmap_single(dev, a_dma, len, DMA_TO_DEVICE);
+	dma_release_channel(chan);
+out_free:
+	free_pages((unsigned long)b, order);
+	free_pages((unsigned long)a, order);
+	return ret;
+}
+
+static int sdma_terminate_test_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	int ret;
+
+	mutex_lock(&sdma_test_lock);
+	ret = sdma_terminate_check();
+	mutex_unlock(&sdma_test_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops sdma_terminate_test_ops = {
+	.set = sdma_terminate_test_set,
+};
+
+module_param_cb(terminate_test, &sdma_terminate_test_ops, NULL, 0200);
+MODULE_PARM_DESC(terminate_test,
+		 "Write anything: check on one channel that terminate_sync drops what is queued, calls back none of it, and the channel works on; the write fails if not");
+
 /* ---- Device, driver, module ---- */
 
 static int sdma_probe(struct platform_device *pdev)
