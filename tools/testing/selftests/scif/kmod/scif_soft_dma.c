@@ -28,6 +28,7 @@
 #include <linux/dmaengine.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
+#include <linux/jiffies.h>
 #include <linux/ioport.h>
 #include <linux/list.h>
 #include <linux/minmax.h>
@@ -639,9 +640,10 @@ static void sdma_tt_callback(void *param)
 
 /*
  * Submit 16 copies of 256 KiB on one channel, issue the first 8 only,
- * then dmaengine_terminate_sync(): the 8 never issued and whatever was
- * not yet run must be dropped (no callback, cookie not complete), no
- * callback may come after the call, and the channel must still work.
+ * wait for the first callback, then dmaengine_terminate_sync(): the 8
+ * never issued and whatever was not yet run must be dropped (no
+ * callback, cookie not complete), no callback may come after the call,
+ * and the channel must still work.
  */
 static int sdma_terminate_check(void)
 {
@@ -651,6 +653,7 @@ static int sdma_terminate_check(void)
 	dma_cookie_t cookies[SDMA_TT_DESCS], cookie;
 	struct dma_async_tx_descriptor *tx;
 	long terminated0, dropped;
+	unsigned long timeout;
 	dma_addr_t a_dma, b_dma;
 	dma_cap_mask_t mask;
 	struct dma_chan *chan;
@@ -685,8 +688,14 @@ static int sdma_terminate_check(void)
 		tx->callback = sdma_tt_callback;
 		tx->callback_param = &calls;
 		cookies[i] = dmaengine_submit(tx);
-		if (i == SDMA_TT_DESCS / 2 - 1)
+		if (i == SDMA_TT_DESCS / 2 - 1) {
 			dma_async_issue_pending(chan);
+			/* terminate while the issued ones run */
+			timeout = jiffies + 2 * HZ;
+			while (!atomic_read(&calls) &&
+			       time_before(jiffies, timeout))
+				usleep_range(100, 200);
+		}
 	}
 	/* Also the way out when a prep failed: no callback may follow. */
 	dmaengine_terminate_sync(chan);
@@ -699,7 +708,8 @@ static int sdma_terminate_check(void)
 		pr_err("terminate_test: a callback after terminate_sync\n");
 		goto out_unmap;
 	}
-	if (dropped < SDMA_TT_DESCS / 2 || called + dropped != SDMA_TT_DESCS) {
+	if (!called || dropped < SDMA_TT_DESCS / 2 ||
+	    called + dropped != SDMA_TT_DESCS) {
 		pr_err("terminate_test: %d called back, %ld dropped of %d\n",
 		       called, dropped, SDMA_TT_DESCS);
 		goto out_unmap;
