@@ -89,4 +89,15 @@ if ! ls -d /usr/src/linux-headers-6.12*-amd64 >/dev/null 2>&1; then
 	[ -n "$img" ] && [ -n "$hdr" ] || die "no 6.12 kernel found in bookworm-backports"
 	apt-get install -y -q --no-install-recommends -t bookworm-backports "$img" "$hdr"
 fi
+# linux-source-6.12 at exactly the version of the installed 6.12 headers
+# (scripts/dmatest-module.sh builds dmatest from it); apt's candidate may
+# be a newer bookworm-security build, so the version is asked for.
+hver=$(dpkg-query -W -f '${Status} ${Version}\n' 'linux-headers-6.12*-amd64' 2>/dev/null |
+	awk '$1 == "install" && $3 == "installed" { print $4 }' | sort -V | tail -n 1)
+sver=$(dpkg-query -W -f '${Status} ${Version}\n' linux-source-6.12 2>/dev/null |
+	awk '$1 == "install" && $3 == "installed" { print $4 }')
+if [ -n "$hver" ] && [ "$sver" != "$hver" ]; then
+	apt-get install -y -q --no-install-recommends --allow-downgrades \
+		-t bookworm-backports "linux-source-6.12=$hver"
+fi
 echo "deps: all present"
