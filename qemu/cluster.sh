@@ -423,6 +423,10 @@ request() { # from request [arg...]
 	local from=$1 req=${2:-} j=${3:-} rest
 	shift
 	rest=$*
+	if ! [[ $from =~ ^[0-9]+$ ]] || [ "$from" -ge "$nodes" ]; then
+		log "a request from no node: '$from $rest', ignored"
+		return
+	fi
 	case $req in
 	log)
 		log "node $from says: ${rest#log }"
@@ -472,14 +476,17 @@ for ((k = 0; k < nodes; k++)); do start_node "$k"; done
 # request "0 kill 1" would otherwise arrive as "1").
 evbuf=
 next_event() { # timeout: fill ev with the next whole request line
-	local line
-	if IFS= read -r -t "$1" -u "$evfd" line; then
+	local line rc
+	IFS= read -r -t "$1" -u "$evfd" line
+	rc=$?
+	if [ $rc -eq 0 ]; then
 		read -r -a ev <<< "$evbuf$line"
 		evbuf=
 		[ ${#ev[@]} -gt 0 ]
 		return
 	fi
-	[ $? -le 128 ] || evbuf+=$line
+	# (After an "if" whose condition failed, $? is 0, not read's status.)
+	[ $rc -le 128 ] || evbuf+=$line
 	return 1
 }
 
