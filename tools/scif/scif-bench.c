@@ -88,7 +88,8 @@ enum request {
 #define RAW_PING	0	/* the client writes here */
 #define RAW_PONG	64	/* the server answers here */
 #define RAW_DATA	4096	/* copies start here */
-#define RAW_TIMEOUT_S	5
+/* Long enough for a guest starved of CPU by its host (4 TCG guests on 2 cores). */
+#define RAW_TIMEOUT_S	30
 
 static const char *raw_path = RAW_DEFAULT;
 
