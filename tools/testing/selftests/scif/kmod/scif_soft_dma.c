@@ -145,12 +145,14 @@ static struct sdma_desc *to_sdma_desc(struct dma_async_tx_descriptor *tx)
 /*
  * One side of a copy: either all of it lies outside System RAM and is
  * mapped once (io), or it is mapped page by page, each page by
- * kmap_local_page() when it is RAM and by memremap() when it is not.
+ * kmap_local_page() when it is RAM and by memremap() when it is not
+ * (asked of each page only when the side is partly RAM).
  */
 struct sdma_side {
 	phys_addr_t addr;
 	void *io;
 	bool per_page;
+	bool all_ram;
 	void *map;		/* the mapping of the current chunk */
 	bool map_is_io;
 	bool is_dst;
@@ -159,12 +161,16 @@ struct sdma_side {
 static int sdma_side_open(struct sdma_side *s, phys_addr_t addr, size_t len,
 			  bool is_dst)
 {
+	int region;
+
 	s->addr = addr;
 	s->io = NULL;
 	s->map = NULL;
 	s->is_dst = is_dst;
-	s->per_page = region_intersects(addr, len, IORESOURCE_SYSTEM_RAM,
-					IORES_DESC_NONE) != REGION_DISJOINT;
+	region = region_intersects(addr, len, IORESOURCE_SYSTEM_RAM,
+				   IORES_DESC_NONE);
+	s->all_ram = region == REGION_INTERSECTS;
+	s->per_page = region != REGION_DISJOINT;
 	if (s->per_page)
 		return 0;
 	s->io = memremap(addr, len, MEMREMAP_WC);
@@ -180,9 +186,9 @@ static void sdma_side_close(struct sdma_side *s)
 	}
 }
 
-static bool sdma_pfn_is_ram(unsigned long pfn)
+static bool sdma_pfn_is_ram(const struct sdma_side *s, unsigned long pfn)
 {
-	return pfn_valid(pfn) && page_is_ram(pfn);
+	return pfn_valid(pfn) && (s->all_ram || page_is_ram(pfn));
 }
 
 /* Bytes from @off that one mapping of this side can cover, at most @max. */
@@ -200,7 +206,7 @@ static void *sdma_side_map(struct sdma_side *s, size_t off, size_t len)
 
 	if (!s->per_page)
 		return s->io + off;
-	s->map_is_io = !sdma_pfn_is_ram(pfn);
+	s->map_is_io = !sdma_pfn_is_ram(s, pfn);
 	if (s->map_is_io)
 		s->map = memremap(pa, len, MEMREMAP_WC);
 	else
