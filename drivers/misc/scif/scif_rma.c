@@ -185,8 +185,8 @@ struct scif_rma_desc {
 };
 
 /* The run of @runs that covers byte @off of its window. */
-static const struct scif_run *scif_run_find(const struct scif_run *runs,
-					    unsigned long nr, u64 off)
+static const struct scif_run *scif_rma_run_find(const struct scif_run *runs,
+						unsigned long nr, u64 off)
 {
 	unsigned long lo = 0, hi = nr;
 
@@ -202,21 +202,21 @@ static const struct scif_run *scif_run_find(const struct scif_run *runs,
 }
 
 /* Where @runs cover byte @off of their window, and how much follows. */
-static void *scif_run_va(const struct scif_run *runs, unsigned long nr,
-			 u64 off, u64 *avail)
+static void *scif_rma_run_va(const struct scif_run *runs, unsigned long nr,
+			     u64 off, u64 *avail)
 {
-	const struct scif_run *r = scif_run_find(runs, nr, off);
+	const struct scif_run *r = scif_rma_run_find(runs, nr, off);
 
 	*avail = r->woff + r->len - off;
 	return r->va + (off - r->woff);
 }
 
-static u64 scif_side_win_start(const struct scif_rma_side *s)
+static u64 scif_rma_side_win_start(const struct scif_rma_side *s)
 {
 	return s->lws ? s->lws[s->idx]->offset : s->rws[s->idx]->offset;
 }
 
-static u64 scif_side_win_end(const struct scif_rma_side *s)
+static u64 scif_rma_side_win_end(const struct scif_rma_side *s)
 {
 	if (s->lws)
 		return s->lws[s->idx]->offset +
@@ -226,7 +226,7 @@ static u64 scif_side_win_end(const struct scif_rma_side *s)
 }
 
 /* The CPU address of @s's position and how many bytes follow there. */
-static void *scif_side_va(struct scif_rma_side *s, u64 *avail)
+static void *scif_rma_side_va(struct scif_rma_side *s, u64 *avail)
 {
 	u64 woff;
 
@@ -239,18 +239,18 @@ static void *scif_side_va(struct scif_rma_side *s, u64 *avail)
 		return page_address(s->pages[s->pgoff >> PAGE_SHIFT]) +
 		       offset_in_page(s->pgoff);
 	}
-	while (s->off >= scif_side_win_end(s))
+	while (s->off >= scif_rma_side_win_end(s))
 		s->idx++;
-	woff = s->off - scif_side_win_start(s);
+	woff = s->off - scif_rma_side_win_start(s);
 	if (s->lws)
-		return scif_run_va(s->lws[s->idx]->pinned->runs,
+		return scif_rma_run_va(s->lws[s->idx]->pinned->runs,
 				   s->lws[s->idx]->pinned->nr_runs, woff,
 				   avail);
-	return scif_run_va(s->rws[s->idx]->runs, s->rws[s->idx]->nr_runs, woff,
+	return scif_rma_run_va(s->rws[s->idx]->runs, s->rws[s->idx]->nr_runs, woff,
 			   avail);
 }
 
-static void scif_side_advance(struct scif_rma_side *s, u64 n)
+static void scif_rma_side_advance(struct scif_rma_side *s, u64 n)
 {
 	if (s->buf)
 		s->buf += n;
@@ -265,7 +265,7 @@ static void scif_side_advance(struct scif_rma_side *s, u64 n)
  * @s: windows are page aligned and user pages keep the offset of their
  * user address, so every kind of position has its memory's alignment.
  */
-static u64 scif_last_line(const struct scif_rma_side *s, u64 n)
+static u64 scif_rma_last_line(const struct scif_rma_side *s, u64 n)
 {
 	u64 end;
 
@@ -308,18 +308,18 @@ static bool scif_rma_side_phys(struct scif_rma_side *s, u64 *avail,
 			*avail += PAGE_SIZE;
 		return true;
 	}
-	while (s->off >= scif_side_win_end(s))
+	while (s->off >= scif_rma_side_win_end(s))
 		s->idx++;
-	woff = s->off - scif_side_win_start(s);
+	woff = s->off - scif_rma_side_win_start(s);
 	if (s->lws) {
 		pp = s->lws[s->idx]->pinned;
-		r = scif_run_find(pp->runs, pp->nr_runs, woff);
+		r = scif_rma_run_find(pp->runs, pp->nr_runs, woff);
 		*avail = r->woff + r->len - woff;
 		*phys = virt_to_phys(r->va + (woff - r->woff));
 		return true;
 	}
 	rw = s->rws[s->idx];
-	r = scif_run_find(rw->runs, rw->nr_runs, woff);
+	r = scif_rma_run_find(rw->runs, rw->nr_runs, woff);
 	*avail = r->woff + r->len - woff;
 	return !scif_node_peer_phys(rw->node, r->addr + (woff - r->woff),
 				    *avail, phys, NULL);
@@ -394,13 +394,13 @@ static void scif_rma_copy_span(struct scif_rma_side *dst,
 	while (len) {
 		n = dma ? scif_rma_dma_piece(dma, dst, src, len) : 0;
 		if (!n) {
-			s = scif_side_va(src, &sa);
-			d = scif_side_va(dst, &da);
+			s = scif_rma_side_va(src, &sa);
+			d = scif_rma_side_va(dst, &da);
 			n = min3(len, sa, da);
 			memcpy(d, s, n);
 		}
-		scif_side_advance(src, n);
-		scif_side_advance(dst, n);
+		scif_rma_side_advance(src, n);
+		scif_rma_side_advance(dst, n);
 		len -= n;
 	}
 }
@@ -428,12 +428,12 @@ struct scif_u64_packed {
 	u64 v;
 } __packed;
 
-static void scif_signal_run(struct scif_rma_desc *d)
+static void scif_rma_signal_run(struct scif_rma_desc *d)
 {
 	u64 avail;
 	void *va;
 
-	va = scif_side_va(&d->dst, &avail);
+	va = scif_rma_side_va(&d->dst, &avail);
 	if (avail >= sizeof(u64)) {
 		if (IS_ALIGNED((unsigned long)va, sizeof(u64)))
 			WRITE_ONCE(*(u64 *)va, d->val);
@@ -442,8 +442,8 @@ static void scif_signal_run(struct scif_rma_desc *d)
 		return;
 	}
 	WRITE_ONCE(*(u32 *)va, lower_32_bits(d->val));
-	scif_side_advance(&d->dst, sizeof(u32));
-	va = scif_side_va(&d->dst, &avail);
+	scif_rma_side_advance(&d->dst, sizeof(u32));
+	va = scif_rma_side_va(&d->dst, &avail);
 	WRITE_ONCE(*(u32 *)va, upper_32_bits(d->val));
 }
 
@@ -451,7 +451,7 @@ static void scif_signal_run(struct scif_rma_desc *d)
  * Copy a descriptor, a bounded piece at a time: by the endpoint's DMA
  * channel, if it has one, when @engine.
  */
-static int scif_desc_run(struct scif_rma_desc *d, bool engine)
+static int scif_rma_desc_run(struct scif_rma_desc *d, bool engine)
 {
 	struct scif_rma_dma dma = { };
 	u64 left = d->len, n, tail;
@@ -460,7 +460,7 @@ static int scif_desc_run(struct scif_rma_desc *d, bool engine)
 	if (d->signal) {
 		err = scif_rma_lost(d->ep);
 		if (!err)
-			scif_signal_run(d);
+			scif_rma_signal_run(d);
 		return err;
 	}
 	if (engine && d->len >= scif_dma_min())
@@ -471,7 +471,7 @@ static int scif_desc_run(struct scif_rma_desc *d, bool engine)
 		if (err)
 			return err;
 		n = min_t(u64, left, SZ_1M);
-		tail = d->ordered && n == left ? scif_last_line(&d->dst, n) : 0;
+		tail = d->ordered && n == left ? scif_rma_last_line(&d->dst, n) : 0;
 		scif_rma_copy_span(&d->dst, &d->src, n - tail,
 				   dma.chan ? &dma : NULL);
 		scif_rma_dma_flush(&dma);
@@ -487,7 +487,7 @@ static int scif_desc_run(struct scif_rma_desc *d, bool engine)
 	return 0;
 }
 
-static void scif_side_release(struct scif_rma_side *s, bool dirty)
+static void scif_rma_side_release(struct scif_rma_side *s, bool dirty)
 {
 	unsigned long i;
 
@@ -508,17 +508,17 @@ static void scif_side_release(struct scif_rma_side *s, bool dirty)
 		scif_cache_put(s->ce);
 }
 
-static void scif_status_put(struct scif_rma_status *st)
+static void scif_rma_status_put(struct scif_rma_status *st)
 {
 	if (st && refcount_dec_and_test(&st->ref))
 		kfree(st);
 }
 
-static void scif_desc_free(struct scif_rma_desc *d)
+static void scif_rma_desc_free(struct scif_rma_desc *d)
 {
-	scif_side_release(&d->dst, d->write_user);
-	scif_side_release(&d->src, false);
-	scif_status_put(d->status);
+	scif_rma_side_release(&d->dst, d->write_user);
+	scif_rma_side_release(&d->src, false);
+	scif_rma_status_put(d->status);
 	kfree(d);
 }
 
@@ -526,8 +526,8 @@ static void scif_desc_free(struct scif_rma_desc *d)
  * Take a reference to every window of [off, off + len), which must be
  * covered by contiguous windows allowing @prot.
  */
-static int scif_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
-			  u64 off, u64 len, bool remote, int prot)
+static int scif_rma_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
+			      u64 off, u64 len, bool remote, int prot)
 {
 	struct maple_tree *mt = remote ? &ep->rma.remote : &ep->rma.local;
 	unsigned long first = off >> PAGE_SHIFT, pg, last, nr = 0, i;
@@ -609,8 +609,8 @@ static int scif_rma_charge(struct mm_struct *mm, unsigned long nr)
 }
 
 /* The pages of a piece of a user buffer: @ce's, or pinned now. */
-static int scif_side_user(struct scif_rma_side *s, unsigned long addr,
-			  u64 len, bool write, struct scif_cache_ent *ce)
+static int scif_rma_side_user(struct scif_rma_side *s, unsigned long addr,
+			      u64 len, bool write, struct scif_cache_ent *ce)
 {
 	unsigned long start = addr & PAGE_MASK;
 	unsigned long nr = DIV_ROUND_UP(addr - start + len, PAGE_SIZE);
@@ -662,10 +662,10 @@ uncharge:
  * first (a user buffer may fault), then the windows.  @ce: the cache
  * entry holding the whole user buffer, or NULL.
  */
-static struct scif_rma_desc *scif_desc_build(struct scif_endpt *ep,
-					     const struct scif_rma_req *req,
-					     struct scif_cache_ent *ce,
-					     u64 done, u64 len, int *err)
+static struct scif_rma_desc *scif_rma_desc_build(struct scif_endpt *ep,
+						 const struct scif_rma_req *req,
+						 struct scif_cache_ent *ce,
+						 u64 done, u64 len, int *err)
 {
 	int rprot = req->to_remote ? SCIF_PROT_WRITE : SCIF_PROT_READ;
 	int lprot = req->to_remote ? SCIF_PROT_READ : SCIF_PROT_WRITE;
@@ -685,23 +685,23 @@ static struct scif_rma_desc *scif_desc_build(struct scif_endpt *ep,
 	switch (req->kind) {
 	case SCIF_RMA_USER:
 		d->write_user = !req->to_remote;
-		*err = scif_side_user(ls, req->uaddr + done, len,
-				      !req->to_remote, ce);
+		*err = scif_rma_side_user(ls, req->uaddr + done, len,
+					  !req->to_remote, ce);
 		break;
 	case SCIF_RMA_KERNEL:
 		ls->buf = (u8 *)req->kaddr + done;
 		*err = 0;
 		break;
 	default:
-		*err = scif_side_hold(ep, ls, req->loffset + done, len, false,
-				      lprot);
+		*err = scif_rma_side_hold(ep, ls, req->loffset + done, len, false,
+					  lprot);
 		break;
 	}
 	if (!*err)
-		*err = scif_side_hold(ep, rs, req->roffset + done, len, true,
-				      rprot);
+		*err = scif_rma_side_hold(ep, rs, req->roffset + done, len, true,
+					  rprot);
 	if (*err) {
-		scif_desc_free(d);
+		scif_rma_desc_free(d);
 		return NULL;
 	}
 	return d;
@@ -785,7 +785,7 @@ static void scif_rma_run_queue(struct scif_endpt *ep, u64 until, bool keep)
 			break;
 		}
 		spin_unlock(&ep->rma.eng_lock);
-		err = scif_desc_run(d, true);
+		err = scif_rma_desc_run(d, true);
 		/* The copy is visible before it is said to be complete. */
 		wmb();
 		spin_lock(&ep->rma.eng_lock);
@@ -796,7 +796,7 @@ static void scif_rma_run_queue(struct scif_endpt *ep, u64 until, bool keep)
 			d->status->err = err;
 		spin_unlock(&ep->rma.eng_lock);
 		scif_rma_slot_put();
-		scif_desc_free(d);
+		scif_rma_desc_free(d);
 		wake_up_all(&ep->wq);
 		scif_fence_engine_done(ep);
 		puts++;
@@ -839,8 +839,8 @@ static bool scif_rma_slot_get(void)
  * queue with the next sequence number, if the queue has room or with
  * @force; false if it has not.
  */
-static bool scif_desc_try_enqueue(struct scif_endpt *ep,
-				  struct scif_rma_desc *d, u64 *seq, bool force)
+static bool scif_rma_desc_try_enqueue(struct scif_endpt *ep,
+				      struct scif_rma_desc *d, u64 *seq, bool force)
 {
 	spin_lock(&ep->rma.eng_lock);
 	if (!force && ep->rma.nr_queued >= SCIF_RMA_MAX_QUEUED) {
@@ -860,11 +860,11 @@ static bool scif_desc_try_enqueue(struct scif_endpt *ep,
  * Queue a descriptor for the caller that claimed @ep's queue, which runs
  * it next: it is counted but never waits.
  */
-static void scif_desc_enqueue_claimed(struct scif_endpt *ep,
-				      struct scif_rma_desc *d, u64 *seq)
+static void scif_rma_desc_enqueue_claimed(struct scif_endpt *ep,
+					  struct scif_rma_desc *d, u64 *seq)
 {
 	atomic_inc(&scif_rma_queued);
-	scif_desc_try_enqueue(ep, d, seq, true);
+	scif_rma_desc_try_enqueue(ep, d, seq, true);
 }
 
 /*
@@ -874,8 +874,8 @@ static void scif_desc_enqueue_claimed(struct scif_endpt *ep,
  * not tell it), so that the wait ends.  With @kick the worker is told of
  * the descriptor too.
  */
-static int scif_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
-			   u64 *seq, bool kick)
+static int scif_rma_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
+			       u64 *seq, bool kick)
 {
 	if (!scif_rma_slot_get()) {
 		if (READ_ONCE(ep->rma.nr_queued))
@@ -883,11 +883,11 @@ static int scif_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 		if (wait_event_killable(scif_rma_room, scif_rma_slot_get()))
 			goto intr;
 	}
-	if (!scif_desc_try_enqueue(ep, d, seq, false)) {
+	if (!scif_rma_desc_try_enqueue(ep, d, seq, false)) {
 		scif_rma_kick(ep);
 		if (wait_event_killable(ep->wq,
-					scif_desc_try_enqueue(ep, d, seq,
-							      false))) {
+					scif_rma_desc_try_enqueue(ep, d, seq,
+								  false))) {
 			scif_rma_slot_put();
 			goto intr;
 		}
@@ -897,7 +897,7 @@ static int scif_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 	return 0;
 
 intr:
-	scif_desc_free(d);
+	scif_rma_desc_free(d);
 	return -EINTR;
 }
 
@@ -935,13 +935,13 @@ static int scif_rma_check_ranges(struct scif_endpt *ep,
 	struct scif_rma_side s = { 0 };
 	int err;
 
-	err = scif_side_hold(ep, &s, req->roffset, req->len, true, rprot);
-	scif_side_release(&s, false);
+	err = scif_rma_side_hold(ep, &s, req->roffset, req->len, true, rprot);
+	scif_rma_side_release(&s, false);
 	if (err || req->kind != SCIF_RMA_WINDOW)
 		return err;
 	memset(&s, 0, sizeof(s));
-	err = scif_side_hold(ep, &s, req->loffset, req->len, false, lprot);
-	scif_side_release(&s, false);
+	err = scif_rma_side_hold(ep, &s, req->loffset, req->len, false, lprot);
+	scif_rma_side_release(&s, false);
 	return err;
 }
 
@@ -956,7 +956,7 @@ struct scif_rma_cache_ref {
  * pinned for the RMA goes a bounded piece at a time; one in the cache
  * is pinned already.
  */
-static u64 scif_desc_len(const struct scif_rma_req *req, u64 done)
+static u64 scif_rma_desc_len(const struct scif_rma_req *req, u64 done)
 {
 	unsigned long addr;
 
@@ -975,14 +975,14 @@ static u64 scif_desc_len(const struct scif_rma_req *req, u64 done)
  * over.
  */
 static struct scif_rma_desc *
-scif_desc_build_charged(struct scif_endpt *ep, const struct scif_rma_req *req,
-			struct scif_cache_ent *ce, u64 done, u64 len,
-			bool claimed, int *err)
+scif_rma_desc_build_charged(struct scif_endpt *ep, const struct scif_rma_req *req,
+			    struct scif_cache_ent *ce, u64 done, u64 len,
+			    bool claimed, int *err)
 {
 	struct scif_rma_desc *d;
 	u64 mark;
 
-	d = scif_desc_build(ep, req, ce, done, len, err);
+	d = scif_rma_desc_build(ep, req, ce, done, len, err);
 	if (d || *err != -EAGAIN)
 		return d;
 	mark = scif_rma_mark(ep);
@@ -995,7 +995,7 @@ scif_desc_build_charged(struct scif_endpt *ep, const struct scif_rma_req *req,
 			if (*err)
 				return NULL;
 		}
-		d = scif_desc_build(ep, req, ce, done, len, err);
+		d = scif_rma_desc_build(ep, req, ce, done, len, err);
 	}
 	if (!d && *err == -EAGAIN)
 		*err = -ENOMEM;
@@ -1015,12 +1015,12 @@ static int scif_rma_cpu(struct scif_endpt *ep, const struct scif_rma_req *req,
 	int err = 0;
 
 	while (done < req->len) {
-		len = scif_desc_len(req, done);
-		d = scif_desc_build_charged(ep, req, ce, done, len, false, &err);
+		len = scif_rma_desc_len(req, done);
+		d = scif_rma_desc_build_charged(ep, req, ce, done, len, false, &err);
 		if (!d)
 			break;
-		err = scif_desc_run(d, false);
-		scif_desc_free(d);
+		err = scif_rma_desc_run(d, false);
+		scif_rma_desc_free(d);
 		if (err)
 			break;
 		done += len;
@@ -1058,9 +1058,9 @@ static int scif_rma_engine(struct scif_endpt *ep,
 	claimed = (sync || req->len <= SCIF_RMA_INLINE_MAX) &&
 		  scif_rma_claim_idle(ep);
 	while (done < req->len) {
-		len = scif_desc_len(req, done);
-		d = scif_desc_build_charged(ep, req, ce, done, len, claimed,
-					    &err);
+		len = scif_rma_desc_len(req, done);
+		d = scif_rma_desc_build_charged(ep, req, ce, done, len, claimed,
+						&err);
 		if (!d)
 			break;
 		if (sync || claimed) {
@@ -1068,17 +1068,17 @@ static int scif_rma_engine(struct scif_endpt *ep,
 			d->status = st;
 		}
 		if (claimed) {
-			scif_desc_enqueue_claimed(ep, d, &seq);
+			scif_rma_desc_enqueue_claimed(ep, d, &seq);
 			scif_rma_run_queue(ep, seq, true);
 		} else {
 			/*
 			 * A synchronous RMA kicks the worker only when the
 			 * queue is full, so that the engine makes room.
 			 */
-			err = scif_desc_queue(ep, d, &seq,
-					      !sync ||
-					      READ_ONCE(ep->rma.nr_queued) >=
-					      SCIF_RMA_MAX_QUEUED - 1);
+			err = scif_rma_desc_queue(ep, d, &seq,
+						  !sync ||
+						  READ_ONCE(ep->rma.nr_queued) >=
+						  SCIF_RMA_MAX_QUEUED - 1);
 			if (err)
 				break;
 		}
@@ -1109,7 +1109,7 @@ static int scif_rma_engine(struct scif_endpt *ep,
 		err = st->err;
 		spin_unlock(&ep->rma.eng_lock);
 	}
-	scif_status_put(st);
+	scif_rma_status_put(st);
 	return err;
 }
 
@@ -1185,10 +1185,10 @@ struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
 	d->len = sizeof(u64);
 	d->signal = true;
 	d->val = val;
-	*err = scif_side_hold(ep, &d->dst, off, sizeof(u64), remote,
-			      SCIF_PROT_WRITE);
+	*err = scif_rma_side_hold(ep, &d->dst, off, sizeof(u64), remote,
+				  SCIF_PROT_WRITE);
 	if (*err) {
-		scif_desc_free(d);
+		scif_rma_desc_free(d);
 		return NULL;
 	}
 	return d;
@@ -1214,19 +1214,19 @@ int scif_rma_signal_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 
 	/* Nothing pending: written now, before the caller answers. */
 	if (scif_rma_claim_idle(ep)) {
-		scif_desc_enqueue_claimed(ep, d, &seq);
+		scif_rma_desc_enqueue_claimed(ep, d, &seq);
 		scif_rma_run_queue(ep, seq, false);
 		return 0;
 	}
 	if (wait)
-		return scif_desc_queue(ep, d, &seq, true);
+		return scif_rma_desc_queue(ep, d, &seq, true);
 	if (READ_ONCE(ep->rma.nr_queued) >= 2 * SCIF_RMA_MAX_QUEUED) {
-		scif_desc_free(d);
+		scif_rma_desc_free(d);
 		return -ENOMEM;
 	}
 	/* Counted, but the rx_work does not wait for a place. */
 	atomic_inc(&scif_rma_queued);
-	scif_desc_try_enqueue(ep, d, &seq, true);
+	scif_rma_desc_try_enqueue(ep, d, &seq, true);
 	scif_rma_kick(ep);
 	return 0;
 }
@@ -1240,7 +1240,7 @@ int scif_rma_signal_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 void scif_rma_signal_free(struct scif_rma_desc *d)
 {
 	if (d)
-		scif_desc_free(d);
+		scif_rma_desc_free(d);
 }
 
 /**
@@ -1350,7 +1350,7 @@ int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 	rp = scif_kzalloc(sizeof(*rp), GFP_KERNEL);
 	if (!rp)
 		return -ENOMEM;
-	err = scif_side_hold(ep, &rp->side, offset, len, true, 0);
+	err = scif_rma_side_hold(ep, &rp->side, offset, len, true, 0);
 	if (err)
 		goto free;
 	err = -ENOMEM;
@@ -1364,11 +1364,11 @@ int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 		rp->range.prot_flags &= rp->side.rws[i]->prot;
 	for (i = 0; i < nr; i++) {
 		rp->side.off = offset + (i << PAGE_SHIFT);
-		va = scif_side_va(&rp->side, &avail);
+		va = scif_rma_side_va(&rp->side, &avail);
 		rw = rp->side.rws[rp->side.idx];
 		rp->range.va[i] = (void __force __iomem *)va;
-		run = scif_run_find(rw->runs, rw->nr_runs,
-				    rp->side.off - rw->offset);
+		run = scif_rma_run_find(rw->runs, rw->nr_runs,
+					rp->side.off - rw->offset);
 		/* The peer's address, as this node's bus reaches it. */
 		err = scif_node_peer_phys(rw->node, run->addr + (rp->side.off -
 					  rw->offset - run->woff), PAGE_SIZE,
@@ -1386,7 +1386,7 @@ int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 release:
 	kvfree(rp->range.phys_addr);
 	kvfree(rp->range.va);
-	scif_side_release(&rp->side, false);
+	scif_rma_side_release(&rp->side, false);
 free:
 	kfree(rp);
 	return err;
@@ -1410,7 +1410,7 @@ int scif_epd_put_pages(struct scif_range *pages)
 		return -EINVAL;
 	rp->magic = 0;
 	pages->cookie = NULL;
-	scif_side_release(&rp->side, false);
+	scif_rma_side_release(&rp->side, false);
 	kvfree(rp->range.phys_addr);
 	kvfree(rp->range.va);
 	kfree(rp);
