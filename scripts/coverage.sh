@@ -5,7 +5,8 @@
 # Builds the debug kernel with gcov (scripts/debug-kernel.sh gcov) and
 # the modules with GCOV_PROFILE, runs the single-VM steps and, for each
 # size in $CLUSTERS (default "2"), a cluster with the cross-node steps,
-# then the node-loss and corrupt clusters, each list followed by
+# then the node-loss, corrupt and DMA clusters (and, before them, the
+# single VM's DMA run), each list followed by
 # scif_gcov_dump.sh, which prints the guest's gcov data on the test
 # channel.  lcov adds it all up; the summary is printed and the report is
 # in build/coverage/html.  CLUSTERS="" runs the single VM only.
@@ -38,9 +39,11 @@ make -s -C "$top" lib selftests >> "$out/build.log" 2>&1 ||
 
 # Each step list, with the dump at the end.
 for l in steps cluster-steps cross-steps agent-steps node-loss-steps \
-	 corrupt-steps; do
+	 corrupt-steps dma-steps dma-cluster-steps; do
 	{ cat "$sd/$l"; echo scif_gcov_dump.sh; } > "$out/lists/$l"
 done
+# The DMA runs without the kernel's dmatest (nothing of scif.ko in it).
+sed -i '/^scif_dmatest.sh$/d' "$out/lists/dma-steps"
 
 runs=0
 collect() { # results.log name: the run's gcov data into data/<name>.info
@@ -73,6 +76,15 @@ EXTRA_MODULES=$extra sh "$top/qemu/mkinitramfs.sh" "$out/vm.cpio" \
 SCIF_VM_MEM=2G sh "$top/qemu/run-vm.sh" "$image" "$out/vm.cpio" "$out/vm"
 collect "$out/vm/results.log" vm
 
+# The copy engine on the test build's software DMA provider (check.sh's
+# dma_run).
+soft=$moddir/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
+echo "coverage: single VM with DMA"
+sh "$top/qemu/mkinitramfs.sh" "$out/dma.cpio" "$out/lists/dma-steps" \
+	"$BUILD/selftests" "$soft" "$objdir/scif.ko"
+SCIF_VM_MEM=2G sh "$top/qemu/run-vm.sh" "$image" "$out/dma.cpio" "$out/dma"
+collect "$out/dma/results.log" dma
+
 # $LISTS: cluster.sh -s (per-node lists), $OPTS: more cluster.sh options.
 cluster() { # name nodes timeout list [EXTRA_LISTS...]
 	local name=$1 n=$2 t=$3 list=$4 j log
@@ -103,6 +115,8 @@ if [ -n "$CLUSTERS" ]; then
 	done
 	LISTS="" cluster node-loss 2 600 node-loss-steps
 	LISTS="" cluster corrupt 3 400 corrupt-steps
+	mods=("$soft" "$objdir/scif.ko" "$objdir/scif_ivshmem.ko")
+	LISTS="" cluster dma-cluster 2 600 dma-cluster-steps
 fi
 
 [ "$runs" -gt 0 ] || die "no coverage data collected"
