@@ -3,8 +3,8 @@
  * SCIF core: the copy engine's DMA channels.
  *
  * At load the engine takes up to dma_channels DMA_MEMCPY channels from
- * dmaengine (channels of the buses' devices are DMA_MEMCPY channels
- * too).  Each endpoint is given one, chosen round robin among the
+ * dmaengine (a bus whose hardware has a copy engine registers it there
+ * as a DMA_MEMCPY provider).  Each endpoint is given one, chosen round robin among the
  * channels on the NUMA node of the bus that reaches its peer (all of
  * them when none is there), so endpoints copy in parallel and near
  * their link.
@@ -309,6 +309,8 @@ int scif_dma_batch_finish(struct scif_dma_batch *b)
 /**
  * scif_dma_show() - the DMA figures, for <debugfs>/scif/rma
  * @s: the file
+ *
+ * Context: process context (a seq_file show).
  */
 void scif_dma_show(struct seq_file *s)
 {
