@@ -7,28 +7,38 @@
  * one memory file through our ivshmem server and are the two ports of one
  * emulated NTB: each registers a struct ntb_dev whose only peer is the
  * other.  The port number is the device's ivshmem peer id (IVPosition, 0
- * or 1).  With MW the window size, BAR2 (8 * MW bytes, a power of two) is:
+ * or 1).  Each port has two inbound memory windows, window 0 of S bytes
+ * and window 1 of S / 2 bytes, where S (4 MiB to 256 MiB) is a quarter of
+ * the size of the memory file (BAR2):
  *
- *   [0, MW)          port 0's inbound memory window 0
- *   [MW, 2 MW)       port 0's inbound memory window 1
- *   [2 MW, 3 MW)     port 1's inbound memory window 0
- *   [3 MW, 4 MW)     port 1's inbound memory window 1
- *   4 MW             header (magic, version, window size)
- *   4 MW + 4K * (1 + p)   port p's registers: link status, heartbeat,
+ *   [0, S)           port 0's inbound memory window 0
+ *   [S, 2 S)         port 1's inbound memory window 0
+ *   [2 S, 5/2 S)     port 0's inbound memory window 1
+ *   [5/2 S, 3 S)     port 1's inbound memory window 1
+ *   3 S              header (magic, version, S)
+ *   3 S + 4K * (1 + p)   port p's registers: link status, heartbeat,
  *                    doorbell bits, scratchpads
- *   up to 8 MW       unused
+ *   up to 4 S        unused
+ *
+ * Every window is aligned to its size.
  *
  * A port's outbound window w is the peer's inbound window w, at a fixed
  * address in its own BAR2.  Inbound translation: a real NTB translates a
  * peer's writes into any memory the host allocated; this one can only
  * "reach" the memory of the window itself, so the driver gives the PCI
  * device DMA operations whose coherent allocations come from the port's
- * inbound windows (one whole window per allocation, the window named by the
- * last mw_get_align() call if it is free, else the first free one), and
- * mw_set_trans() accepts exactly that window's own address and nothing
- * else.  Upstream clients (ntb_tool, ntb_perf, ntb_transport) allocate their
- * inbound buffers with dma_alloc_coherent() on the NTB's PCI device right
- * after asking mw_get_align(), so they get the right window.  Kernels
+ * inbound windows (one whole window per allocation: the smallest free
+ * window that holds the size asked for), and mw_set_trans() accepts exactly
+ * that window's own address and nothing else.  The upstream clients
+ * (ntb_tool, ntb_perf, ntb_transport) allocate their inbound buffers with
+ * dma_alloc_coherent() on the NTB's PCI device, of the size of the
+ * window they mean (mw_get_align() gives the window's size as its address
+ * alignment, or the peer told them its outbound window's size); the two
+ * windows differing in size, each gets the window it will translate.  (With
+ * equal sizes the allocator would have to guess: ntb_perf asks
+ * mw_get_align() about one window and translates the other.)  ntb_perf
+ * also kmalloc()s a buffer of its outbound window's size, which fails
+ * above 4 MiB: it runs unchanged with S = 4 MiB, its default here.  Kernels
  * without per-device DMA operations (CONFIG_DMA_OPS /
  * CONFIG_ARCH_HAS_DMA_OPS unset) get no inbound windows: mw_set_trans()
  * refuses every address.
@@ -101,7 +111,7 @@ MODULE_PARM_DESC(link_timeout_ms,
 struct ivntb_header {
 	u32 magic;
 	u32 version;
-	u64 mw_size;
+	u64 mw_unit;
 };
 
 struct ivntb_port_regs {
@@ -116,7 +126,7 @@ struct ivntb_dev {
 	struct pci_dev *pdev;
 	void __iomem *mmio;		/* BAR0 */
 	phys_addr_t shm_phys;		/* BAR2 */
-	resource_size_t mw_size;
+	resource_size_t mw_unit;	/* S: window 0's size, twice window 1's */
 	int port;
 	int peer;
 
@@ -126,7 +136,6 @@ struct ivntb_dev {
 
 	void *mw_virt[IVNTB_MWS];	/* our inbound windows */
 	bool mw_busy[IVNTB_MWS];	/* handed out by the allocator */
-	int mw_hint;			/* last mw_get_align() window */
 	bool mw_trans[IVNTB_MWS];	/* translation set */
 	spinlock_t lock;		/* the mw_* fields and db_mask */
 	u64 db_mask;
@@ -148,9 +157,15 @@ static struct ivntb_dev *ntb_to_iv(struct ntb_dev *ntb)
 	return container_of(ntb, struct ivntb_dev, ntb);
 }
 
+static resource_size_t ivntb_mw_len(struct ivntb_dev *iv, int widx)
+{
+	return widx == 0 ? iv->mw_unit : iv->mw_unit / 2;
+}
+
 static resource_size_t ivntb_mw_offset(struct ivntb_dev *iv, int port, int widx)
 {
-	return (resource_size_t)(port * IVNTB_MWS + widx) * iv->mw_size;
+	return widx == 0 ? port * iv->mw_unit :
+			   2 * iv->mw_unit + port * (iv->mw_unit / 2);
 }
 
 static void ivntb_ring(struct ivntb_dev *iv, int vector)
@@ -265,20 +280,22 @@ static int ivntb_mw_get_align(struct ntb_dev *ntb, int pidx, int widx,
 			      resource_size_t *size_max)
 {
 	struct ivntb_dev *iv = ntb_to_iv(ntb);
-	unsigned long flags;
 
 	if (pidx != 0 || widx < 0 || widx >= IVNTB_MWS)
 		return -EINVAL;
-	/* The window reaches exactly its own memory, aligned to its size. */
+	/*
+	 * The window reaches exactly its own memory, aligned to its size.
+	 * The size limit given is window 0's, the larger, for both: ntb_perf
+	 * checks its buffer against the limit of a window (its own port's
+	 * index) other than the one it translates (the peer's); a buffer too
+	 * large for its window is still refused, by mw_set_trans().
+	 */
 	if (addr_align)
-		*addr_align = iv->mw_size;
+		*addr_align = ivntb_mw_len(iv, widx);
 	if (size_align)
 		*size_align = PAGE_SIZE;
 	if (size_max)
-		*size_max = iv->mw_size;
-	spin_lock_irqsave(&iv->lock, flags);
-	iv->mw_hint = widx;
-	spin_unlock_irqrestore(&iv->lock, flags);
+		*size_max = ivntb_mw_len(iv, 0);
 	return 0;
 }
 
@@ -298,10 +315,11 @@ static int ivntb_mw_set_trans(struct ntb_dev *ntb, int pidx, int widx,
 		spin_unlock_irqrestore(&iv->lock, flags);
 		return 0;
 	}
-	if (!IVNTB_HAVE_DMA_OPS || addr != base || size > iv->mw_size) {
+	if (!IVNTB_HAVE_DMA_OPS || addr != base ||
+	    size > ivntb_mw_len(iv, widx)) {
 		dev_dbg(&iv->pdev->dev,
-			"mw%d cannot reach %pad+%pa (it reaches %pad+%pa)\n",
-			widx, &addr, &size, &base, &iv->mw_size);
+			"mw%d cannot reach %pad+%pa (it reaches only %pad)\n",
+			widx, &addr, &size, &base);
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&iv->lock, flags);
@@ -330,7 +348,7 @@ static int ivntb_peer_mw_get_addr(struct ntb_dev *ntb, int widx,
 	if (base)
 		*base = iv->shm_phys + ivntb_mw_offset(iv, iv->peer, widx);
 	if (size)
-		*size = iv->mw_size;
+		*size = ivntb_mw_len(iv, widx);
 	return 0;
 }
 
@@ -516,18 +534,15 @@ static void *ivntb_dma_alloc(struct device *dev, size_t size,
 	void *virt = NULL;
 	int w;
 
-	if (!iv || size > iv->mw_size)
+	if (!iv)
 		return NULL;
 	spin_lock_irqsave(&iv->lock, flags);
-	w = iv->mw_hint;
-	if (w < 0 || w >= IVNTB_MWS || iv->mw_busy[w]) {
-		for (w = 0; w < IVNTB_MWS; w++)
-			if (!iv->mw_busy[w])
-				break;
-	}
-	if (w < IVNTB_MWS) {
+	/* Window 1 is the smaller: try it first. */
+	for (w = IVNTB_MWS - 1; w >= 0; w--)
+		if (!iv->mw_busy[w] && size <= ivntb_mw_len(iv, w))
+			break;
+	if (w >= 0) {
 		iv->mw_busy[w] = true;
-		iv->mw_hint = -1;
 		virt = iv->mw_virt[w];
 		*dma_handle = iv->shm_phys + ivntb_mw_offset(iv, iv->port, w);
 	}
@@ -613,16 +628,16 @@ static int ivntb_map(struct ivntb_dev *iv)
 	resource_size_t regs;
 	int w;
 
-	if (len < 8 * IVNTB_MW_MIN || len > 8 * (resource_size_t)IVNTB_MW_MAX ||
+	if (len < 4 * IVNTB_MW_MIN || len > 4 * (resource_size_t)IVNTB_MW_MAX ||
 	    !is_power_of_2(len)) {
 		dev_info(&pdev->dev,
-			 "shared memory of %pa bytes is no emulated NTB (8 windows of %u to %u MiB)\n",
+			 "shared memory of %pa bytes is no emulated NTB (4 * %u to 4 * %u MiB)\n",
 			 &len, IVNTB_MW_MIN / SZ_1M, IVNTB_MW_MAX / SZ_1M);
 		return -ENODEV;
 	}
-	iv->mw_size = len / 8;
+	iv->mw_unit = len / 4;
 	iv->shm_phys = pci_resource_start(pdev, 2);
-	regs = 4 * iv->mw_size;
+	regs = 3 * iv->mw_unit;
 	iv->hdr = devm_memremap(&pdev->dev, iv->shm_phys + regs,
 				IVNTB_REG_STRIDE * (1 + IVNTB_PORTS),
 				MEMREMAP_WB);
@@ -633,7 +648,7 @@ static int ivntb_map(struct ivntb_dev *iv)
 	for (w = 0; w < IVNTB_MWS; w++) {
 		iv->mw_virt[w] = devm_memremap(&pdev->dev, iv->shm_phys +
 					       ivntb_mw_offset(iv, iv->port, w),
-					       iv->mw_size, MEMREMAP_WB);
+					       ivntb_mw_len(iv, w), MEMREMAP_WB);
 		if (IS_ERR(iv->mw_virt[w]))
 			return PTR_ERR(iv->mw_virt[w]);
 	}
@@ -641,7 +656,7 @@ static int ivntb_map(struct ivntb_dev *iv)
 	/* The first port up writes the header; both check it. */
 	if (cmpxchg(&iv->hdr->magic, 0, IVNTB_MAGIC) == 0) {
 		WRITE_ONCE(iv->hdr->version, IVNTB_VERSION);
-		WRITE_ONCE(iv->hdr->mw_size, iv->mw_size);
+		WRITE_ONCE(iv->hdr->mw_unit, iv->mw_unit);
 	} else if (READ_ONCE(iv->hdr->magic) != IVNTB_MAGIC) {
 		dev_info(&pdev->dev, "shared memory not laid out for an emulated NTB\n");
 		return -ENODEV;
@@ -698,7 +713,6 @@ static int ivntb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	iv->pdev = pdev;
 	spin_lock_init(&iv->lock);
-	iv->mw_hint = -1;
 	INIT_DELAYED_WORK(&iv->poll, ivntb_poll_work);
 
 	err = pcim_enable_device(pdev);
@@ -743,8 +757,9 @@ static int ivntb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = ntb_register_device(&iv->ntb);
 	if (err)
 		goto stop;
-	dev_info(&pdev->dev, "emulated NTB port %d: %d windows of %pa bytes at %pa\n",
-		 iv->port, IVNTB_MWS, &iv->mw_size, &iv->shm_phys);
+	dev_info(&pdev->dev, "emulated NTB port %d: windows of %llu and %llu MiB at %pa\n",
+		 iv->port, (u64)ivntb_mw_len(iv, 0) >> 20,
+		 (u64)ivntb_mw_len(iv, 1) >> 20, &iv->shm_phys);
 	return 0;
 
 stop:
