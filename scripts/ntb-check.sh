@@ -10,7 +10,10 @@
 #      $BUILD/ntb/KERNEL
 #   2. make ntb-modules STRICT=1: the emulated NTB driver against them
 #   3. one VM with both ports of the emulated NTB (qemu/ntb-vm.sh): the
-#      upstream ntb_test.sh, unchanged, one result per test it runs
+#      upstream ntb_test.sh, unchanged, one result per test it runs; with
+#      ntb_perf over DMA too if the SCIF test build (make test-modules,
+#      run by check.sh's vm_run first) made the software DMA provider
+#      $BUILD/modules/KERNEL/.../scif_soft_dma.ko
 #   4. unless $CLUSTERS is empty: two VMs, one port each, ntb_transport +
 #      ntb_netdev: ping and iperf3 both ways
 # Every VM's kernel log must be clean (qemu/check-log.sh).
@@ -22,7 +25,7 @@
 # VM runs are skipped there, with the reason recorded.
 
 ntb_run() { # kernel-name
-	local k=$1 kdir image rel ntb vmdir j conf
+	local k=$1 kdir image rel ntb vmdir j conf soft
 	local guest=$top/qemu/ntb-guest
 	if [ "$k" = debug ] &&
 	   [ ! -e "${SCIF_CACHE:-/var/cache/scif}/debug-6.1/arch/x86/boot/bzImage" ]; then
@@ -45,6 +48,10 @@ ntb_run() { # kernel-name
 	[ -x "$BUILD/qemu/ivshmem-server" ] ||
 		make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null ||
 		{ record FAIL "$k/ntb/ivshmem-server"; return 0; }
+	# The software DMA provider, if the SCIF test build made it.
+	soft=$BUILD/modules/$k/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
+	[ -e "$soft" ] || soft=
+	NTB_DMA_MODULE=$soft \
 	run_test "$k/ntb/initramfs" sh "$top/scripts/ntb-initramfs.sh" \
 		"$ntb/initrd.cpio" "$rel" "$ntb" || return 0
 

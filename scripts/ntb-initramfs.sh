@@ -18,6 +18,10 @@
 #   /bin/modprobe                kmod's: ntb_test.sh's "modprobe -r CLIENT"
 #                                must not fail because the NTB core that
 #                                CLIENT depends on stays in use
+#   $NTB_DMA_MODULE              if set, a DMA_MEMCPY provider module
+#                                (scif_soft_dma.ko) beside the NTB modules:
+#                                the loopback step then runs ntb_perf with
+#                                DMA too (ntb_test.sh -d)
 #   iperf3                       Debian's binary and the shared libraries
 #                                it needs, at their host paths
 set -eu
@@ -37,6 +41,7 @@ EXTRA_LISTS="$guest/ntb-net-steps" \
 
 x=$stage/extra
 cp "$ntb"/*.ko "$ntb"/hw/ntb_ivshmem.ko "$x/lib/modules/$rel/extra/"
+[ -z "${NTB_DMA_MODULE:-}" ] || cp "$NTB_DMA_MODULE" "$x/lib/modules/$rel/extra/"
 depmod -b "$x" "$rel" 2>/dev/null
 cp /bin/bash-static "$x/bin/bash"
 cp /usr/bin/cmp "$x/bin/cmp"
