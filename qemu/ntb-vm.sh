@@ -15,7 +15,7 @@
 #               ntb_test.sh runs in one VM; logs in OUTDIR/{console,
 #               results}.log
 #   -2          two guests, one port each (at 00:10.0); guest k gets
-#               ntb.node=K on its command line; logs in OUTDIR/node<k>/
+#               ntbvm.node=K on its command line; logs in OUTDIR/node<k>/
 #   -w MW_SIZE  window 0's size in bytes, or with an M suffix: a power
 #               of two from 4M to 256M (default 4M)
 #   -t TIMEOUT  seconds before the guests are killed (default 600)
@@ -127,8 +127,8 @@ if [ "$two" = 0 ]; then
 	boot "$outdir" "$append" $(port 0 0x10) $(port 1 0x11)
 	logs=("$outdir")
 else
-	boot "$outdir/node0" "$append ntb.node=0" $(port 0 0x10)
-	boot "$outdir/node1" "$append ntb.node=1" $(port 1 0x10)
+	boot "$outdir/node0" "$append ntbvm.node=0" $(port 0 0x10)
+	boot "$outdir/node1" "$append ntbvm.node=1" $(port 1 0x10)
 	logs=("$outdir/node0" "$outdir/node1")
 fi
 rc=0
