@@ -238,7 +238,7 @@ static void ivntb_poll_work(struct work_struct *work)
 	up = ivntb_link_up(iv);
 	if (up != iv->link_reported) {
 		iv->link_reported = up;
-		dev_dbg(&iv->pdev->dev, "link %s\n", up ? "up" : "down");
+		dev_info(&iv->pdev->dev, "link %s\n", up ? "up" : "down");
 		ntb_link_event(&iv->ntb);
 	}
 	if (!READ_ONCE(iv->stopping))
