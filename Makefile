@@ -18,6 +18,9 @@
 #   make soak        kill and restart a node ROUNDS times under traffic
 #   make fuzz        both fuzzers, long runs on the debug kernel, with figures
 #   make peer-fuzz   the peer fuzzer only (a 3-node cluster)
+#   make ntb-modules the emulated NTB driver (drivers/ntb/hw/ivshmem) for
+#                    one kernel: KDIR= and NTB_SYMVERS= (the Module.symvers
+#                    of scripts/ntb-modules.sh's ntb.ko), into NTB_MODDIR=
 #   make clean       remove $(BUILD)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -75,6 +78,16 @@ selftests:
 lib:
 	$(MAKE) -C $(TOP)/tools/lib/scif OUTPUT=$(BUILD)/lib all check-symbols compat-check
 
+# The emulated NTB hardware driver, against an out-of-tree ntb.ko built by
+# scripts/ntb-modules.sh (the Debian kernels have CONFIG_NTB unset).
+NTB_SYMVERS ?= $(BUILD)/ntb/$(KVER)/Module.symvers
+NTB_MODDIR ?= $(BUILD)/ntb-hw/$(KVER)
+ntb-modules:
+	@mkdir -p $(NTB_MODDIR)
+	rsync -a $(TOP)/drivers/ntb/hw/ivshmem/ $(NTB_MODDIR)/
+	$(MAKE) -C $(KDIR) M=$(abspath $(NTB_MODDIR)) W=1 $(STRICT_FLAGS) \
+		KBUILD_EXTRA_SYMBOLS=$(abspath $(NTB_SYMVERS)) modules
+
 # scripts/checkpatch-typedefs names the typedefs the SCIF API defines
 # (scif_epd_t, the kernel's endpoint handle since the original driver).
 lint:
@@ -112,5 +125,5 @@ peer-fuzz:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps modules test-modules lib selftests lint check demo bench \
+.PHONY: all deps modules ntb-modules test-modules lib selftests lint check demo bench \
 	coverage soak fuzz peer-fuzz clean

@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ntb-vm.sh [-2] -k KERNEL -i INITRD -o OUTDIR [-w MW_SIZE] [-t TIMEOUT]
+#           [-a "EXTRA KERNEL ARGS"] [-s STEPS] [-S SERVER_BIN]
+#
+# Boot guests joined by the emulated NTB of drivers/ntb/hw/ivshmem: two
+# ivshmem-doorbell devices (2 MSI-X vectors each) on one memory file of
+# 4 * MW_SIZE bytes handed out by our ivshmem server (qemu/ivshmem-server.c,
+# peer ids 0 and 1), which are the two ports of the NTB, each with memory
+# windows of MW_SIZE and MW_SIZE / 2 bytes.
+#
+#   (default)   loopback: ONE guest with both devices, port 0 at PCI
+#               00:10.0 and port 1 at 00:11.0, so that the upstream
+#               ntb_test.sh runs in one VM; logs in OUTDIR/{console,
+#               results}.log
+#   -2          two guests, one port each (at 00:10.0); guest k gets
+#               ntbvm.node=K on its command line; logs in OUTDIR/node<k>/
+#   -w MW_SIZE  window 0's size in bytes, or with an M suffix: a power
+#               of two from 4M to 256M (default 4M)
+#   -t TIMEOUT  seconds before the guests are killed (default 600)
+#   -s STEPS    scif.steps=STEPS: the guests run /tests/STEPS (init.sh)
+#   -S BIN      the ivshmem server (default build/qemu/ivshmem-server)
+# The kernel command line is run-vm.sh's plus the -a arguments.
+# Environment: SCIF_VM_MEM (default 1G), SCIF_VM_CPUS (default 2),
+# SCIF_QEMU_LOCK (as in run-vm.sh: one QEMU run at a time).
+# Exit status: 0 if every guest completed its steps (scif-run-complete),
+# 1 if not, 2 on a usage error.
+set -u
+
+if [ -n "${SCIF_QEMU_LOCK:-}" ] && [ -z "${SCIF_QEMU_LOCKED:-}" ]; then
+	export SCIF_QEMU_LOCKED=1
+	exec 9> "$SCIF_QEMU_LOCK"
+	flock 9
+fi
+
+usage() {
+	sed -n '4,5s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+}
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+two=0 kernel='' initrd='' outdir='' mw=4M timeout=600 extra='' steps='' server=''
+while getopts "2k:i:o:w:t:a:s:S:h" opt; do
+	case $opt in
+	2) two=1 ;;
+	k) kernel=$OPTARG ;;
+	i) initrd=$OPTARG ;;
+	o) outdir=$OPTARG ;;
+	w) mw=$OPTARG ;;
+	t) timeout=$OPTARG ;;
+	a) extra=$OPTARG ;;
+	s) steps=$OPTARG ;;
+	S) server=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+[ -n "$kernel" ] && [ -n "$initrd" ] && [ -n "$outdir" ] || usage
+[[ $mw =~ ^([1-9][0-9]*)([Mm]?)$ ]] || { echo "ntb-vm: bad -w '$mw'" >&2; exit 2; }
+bytes=${BASH_REMATCH[1]}
+[ -z "${BASH_REMATCH[2]}" ] || bytes=$((bytes << 20))
+if [ $((bytes & (bytes - 1))) -ne 0 ] || [ "$bytes" -lt $((4 << 20)) ] ||
+   [ "$bytes" -gt $((256 << 20)) ]; then
+	echo "ntb-vm: -w must be a power of two from 4M to 256M" >&2
+	exit 2
+fi
+[[ $timeout =~ ^[1-9][0-9]*$ ]] || usage
+[ -n "$server" ] || server=$top/build/qemu/ivshmem-server
+[ -x "$server" ] || { echo "ntb-vm: no $server (make -C qemu OUTPUT=build/qemu)" >&2; exit 2; }
+
+accel=(-accel tcg -cpu "max,la57=off")
+clock=tsc=reliable
+if [ "${SCIF_ACCEL:-tcg}" = kvm ] && [ -w /dev/kvm ]; then
+	accel=(-accel kvm -cpu host)
+	clock=
+fi
+
+mkdir -p "$outdir" || exit 1
+dir=$(mktemp -d /dev/shm/scif-ntb.XXXXXX) || exit 1
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -TERM "$p" 2> /dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2> /dev/null; done
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+pdeath=()
+command -v setpriv > /dev/null && pdeath=(setpriv --pdeathsig KILL --)
+"${pdeath[@]}" "$server" -d "$dir" -n 2 -v 2 -s $((4 * bytes)) -F \
+	< /dev/null > "$outdir/server.log" 2>&1 &
+pids+=($!)
+for ((i = 0; i < 100; i++)); do
+	[ -S "$dir/node0.sock" ] && [ -S "$dir/node1.sock" ] && break
+	sleep 0.1
+done
+[ -S "$dir/node1.sock" ] || { echo "ntb-vm: the server did not start" >&2; exit 1; }
+
+append="console=ttyS0 loglevel=7 panic=-1 oops=panic $clock"
+[ -z "$steps" ] || append+=" scif.steps=$steps"
+[ -z "$extra" ] || append+=" $extra"
+
+port() { # k slot: the ivshmem-doorbell device of port k at PCI slot
+	echo "-chardev socket,path=$dir/node$1.sock,id=ntb$1" \
+		"-device ivshmem-doorbell,chardev=ntb$1,vectors=2,addr=$2"
+}
+
+boot() { # logdir append port-devices...
+	local logs=$1 args=$2
+	shift 2
+	mkdir -p "$logs"
+	: > "$logs/console.log"
+	: > "$logs/results.log"
+	# shellcheck disable=SC2068 # the device words split on purpose
+	"${pdeath[@]}" timeout -k 10 "$timeout" \
+		qemu-system-x86_64 -M q35 "${accel[@]}" -m "${SCIF_VM_MEM:-1G}" \
+		-smp "${SCIF_VM_CPUS:-2}" -display none -no-reboot -monitor none \
+		-serial "file:$logs/console.log" -serial "file:$logs/results.log" \
+		$@ -kernel "$kernel" -initrd "$initrd" -append "$args" \
+		< /dev/null > "$logs/qemu.log" 2>&1 &
+	pids+=($!)
+}
+
+if [ "$two" = 0 ]; then
+	boot "$outdir" "$append" $(port 0 0x10) $(port 1 0x11)
+	logs=("$outdir")
+else
+	boot "$outdir/node0" "$append ntbvm.node=0" $(port 0 0x10)
+	boot "$outdir/node1" "$append ntbvm.node=1" $(port 1 0x10)
+	logs=("$outdir/node0" "$outdir/node1")
+fi
+rc=0
+for p in "${pids[@]:1}"; do wait "$p" || rc=$?; done
+[ "$rc" -eq 0 ] || echo "ntb-vm: a guest exited with status $rc" >&2
+status=0
+for l in "${logs[@]}"; do
+	grep -q '^scif-run-complete' "$l/results.log" || {
+		echo "ntb-vm: $l: the guest did not complete its steps" >&2
+		status=1
+	}
+done
+exit $status

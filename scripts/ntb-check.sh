@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# The NTB part of make check, sourced by scripts/check.sh: defines
+# ntb_run KERNEL (6.1 | 6.12 | debug), which uses check.sh's record and
+# run_test helpers and its $top, $BUILD, $out and $CLUSTERS.
+#
+#   1. scripts/ntb-deps.sh, then scripts/ntb-modules.sh KERNEL: ntb.ko and
+#      the upstream clients from the matching Debian source, into
+#      $BUILD/ntb/KERNEL
+#   2. make ntb-modules STRICT=1: the emulated NTB driver against them
+#   3. one VM with both ports of the emulated NTB (qemu/ntb-vm.sh): the
+#      upstream ntb_test.sh, unchanged, one result per test it runs; with
+#      ntb_perf over DMA too if the SCIF test build (make test-modules,
+#      run by check.sh's vm_run first) made the software DMA provider
+#      $BUILD/modules/KERNEL/.../scif_soft_dma.ko
+#   4. unless $CLUSTERS is empty: two VMs, one port each, ntb_transport +
+#      ntb_netdev: ping and iperf3 both ways
+# Every VM's kernel log must be clean (qemu/check-log.sh).
+#
+# The debug kernel is used only if it is already built (this does not
+# start its build).  A kernel without per-device DMA operations
+# (CONFIG_DMA_OPS / CONFIG_ARCH_HAS_DMA_OPS unset, as in the tinyconfig
+# debug kernel) gets no inbound memory windows from the driver, so the
+# VM runs are skipped there, with the reason recorded.
+
+ntb_run() { # kernel-name
+	local k=$1 kdir image rel ntb vmdir j conf soft
+	local guest=$top/qemu/ntb-guest
+	if [ "$k" = debug ] &&
+	   [ ! -e "${SCIF_CACHE:-/var/cache/scif}/debug-6.1/arch/x86/boot/bzImage" ]; then
+		record SKIP "$k/ntb (the debug kernel is not built)"
+		return 0
+	fi
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+		{ record FAIL "$k/ntb (kernel not available)"; return 0; }
+	ntb=$BUILD/ntb/$k
+	run_test "$k/ntb/deps" sh "$top/scripts/ntb-deps.sh" || return 0
+	run_test "$k/ntb/upstream-modules" sh "$top/scripts/ntb-modules.sh" "$k" || return 0
+	run_test "$k/ntb/build-strict" make -s -C "$top" ntb-modules STRICT=1 \
+		KDIR="$kdir" NTB_SYMVERS="$ntb/Module.symvers" NTB_MODDIR="$ntb/hw" ||
+		return 0
+	conf=$kdir/include/config/auto.conf
+	if ! grep -qE '^CONFIG_(ARCH_HAS_)?DMA_OPS=y' "$conf"; then
+		record SKIP "$k/ntb (no per-device DMA operations in this kernel: no inbound memory windows)"
+		return 0
+	fi
+	[ -x "$BUILD/qemu/ivshmem-server" ] ||
+		make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null ||
+		{ record FAIL "$k/ntb/ivshmem-server"; return 0; }
+	# The software DMA provider, if the SCIF test build made it.
+	soft=$BUILD/modules/$k/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
+	[ -e "$soft" ] || soft=
+	NTB_DMA_MODULE=$soft \
+	run_test "$k/ntb/initramfs" sh "$top/scripts/ntb-initramfs.sh" \
+		"$ntb/initrd.cpio" "$rel" "$ntb" || return 0
+
+	vmdir=$out/ntb-$k
+	rm -rf "$vmdir"
+	echo "check: ntb_test.sh on the emulated NTB, $k ($rel)"
+	bash "$top/qemu/ntb-vm.sh" -k "$image" -i "$ntb/initrd.cpio" -o "$vmdir" \
+		-t 600 -S "$BUILD/qemu/ivshmem-server" > "$vmdir.log" 2>&1 ||
+		echo "check: ntb VM of $k: launcher reported failure"
+	sh "$top/qemu/parse-results.sh" "$vmdir/results.log" "$k/ntb" |
+		while read -r verdict name; do record "$verdict" "$name"; done
+	run_test "$k/ntb/kernel-log-clean" bash "$top/qemu/check-log.sh" "$vmdir/console.log"
+
+	[ -n "$CLUSTERS" ] || return 0
+	if [ ! -e "$ntb/ntb_netdev.ko" ]; then
+		record SKIP "$k/ntb-netdev (no networking in this kernel)"
+		return 0
+	fi
+	vmdir=$out/ntb-netdev-$k
+	rm -rf "$vmdir"
+	echo "check: ntb_netdev between two VMs, $k"
+	bash "$top/qemu/ntb-vm.sh" -2 -s ntb-net-steps -k "$image" \
+		-i "$ntb/initrd.cpio" -o "$vmdir" -t 600 \
+		-S "$BUILD/qemu/ivshmem-server" > "$vmdir.log" 2>&1 ||
+		echo "check: ntb_netdev VMs of $k: launcher reported failure"
+	for j in 0 1; do
+		sh "$top/qemu/parse-results.sh" "$vmdir/node$j/results.log" \
+			"$k/ntb-netdev/node$j" |
+			while read -r verdict name; do record "$verdict" "$name"; done
+		run_test "$k/ntb-netdev/node$j/kernel-log-clean" \
+			bash "$top/qemu/check-log.sh" "$vmdir/node$j/console.log"
+	done
+	return 0
+}
