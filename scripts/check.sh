@@ -17,23 +17,8 @@ CLUSTERS=${CLUSTERS-2 4}
 out=$BUILD/check
 results=$out/results.txt
 
-record() { # PASS|FAIL|SKIP name
-	echo "$1 $2" >> "$results"
-	echo "$1 $2"
-}
-
-run_test() { # name command... (output kept in $out/<name>.log)
-	local name=$1 log
-	shift
-	log=$out/$(echo "$name" | tr '/ ' '__').log
-	if "$@" > "$log" 2>&1; then
-		record PASS "$name"
-	else
-		record FAIL "$name"
-		sed 's/^/    /' "$log" | tail -n 40
-		return 1
-	fi
-}
+# shellcheck source=scripts/check-lib.sh
+. "$top/scripts/check-lib.sh"
 
 uapi_c90() {
 	printf '#include <linux/scif_ioctl.h>\nint main(void) { return SCIF_BIND != 0 ? 0 : 1; }\n' |

@@ -15,23 +15,8 @@ CLUSTERS=${CLUSTERS-2}
 out=$BUILD/ntb-check
 results=$out/results.txt
 
-record() { # PASS|FAIL|SKIP name
-	echo "$1 $2" >> "$results"
-	echo "$1 $2"
-}
-
-run_test() { # name command... (output kept in $out/<name>.log)
-	local name=$1 log
-	shift
-	log=$out/$(echo "$name" | tr '/ ' '__').log
-	if "$@" > "$log" 2>&1; then
-		record PASS "$name"
-	else
-		record FAIL "$name"
-		sed 's/^/    /' "$log" | tail -n 40
-		return 1
-	fi
-}
+# shellcheck source=scripts/check-lib.sh
+. "$top/scripts/check-lib.sh"
 
 # shellcheck source=scripts/ntb-check.sh
 . "$top/scripts/ntb-check.sh"
