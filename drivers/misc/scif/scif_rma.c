@@ -500,7 +500,7 @@ static void scif_rma_side_release(struct scif_rma_side *s, bool dirty)
 	if (s->pinned) {
 		unpin_user_pages_dirty_lock(s->pages, s->nr_pages, dirty);
 		atomic_long_sub(s->nr_pages, &scif_rma_pinned);
-		atomic64_sub(s->nr_pages, &s->mm->pinned_vm);
+		scif_pin_uncharge(s->mm, s->nr_pages);
 		mmdrop(s->mm);
 		kfree(s->pages);
 	}
@@ -590,24 +590,6 @@ out:
 	return err;
 }
 
-/*
- * Charge @nr pages pinned for an RMA to the caller's RLIMIT_MEMLOCK, as
- * registration charges windows (mm->pinned_vm, CAP_IPC_LOCK exempt):
- * -EAGAIN beyond it (the RMA waits for its endpoint's earlier ones and
- * tries again, then fails with ENOMEM).
- */
-static int scif_rma_charge(struct mm_struct *mm, unsigned long nr)
-{
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-
-	if ((u64)atomic64_add_return(nr, &mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(nr, &mm->pinned_vm);
-		return -EAGAIN;
-	}
-	return 0;
-}
-
 /* The pages of a piece of a user buffer: @ce's, or pinned now. */
 static int scif_rma_side_user(struct scif_rma_side *s, unsigned long addr,
 			      u64 len, bool write, struct scif_cache_ent *ce)
@@ -627,7 +609,12 @@ static int scif_rma_side_user(struct scif_rma_side *s, unsigned long addr,
 	}
 	if (!mm)
 		return -EFAULT;
-	err = scif_rma_charge(mm, nr);
+	/*
+	 * Charged like a window's pages: -EAGAIN beyond RLIMIT_MEMLOCK (the
+	 * RMA waits for its endpoint's earlier ones and tries again, then
+	 * fails with ENOMEM).
+	 */
+	err = scif_pin_charge(mm, nr);
 	if (err)
 		return err;
 	s->pages = scif_kmalloc_array(nr, sizeof(*s->pages),
@@ -653,7 +640,7 @@ static int scif_rma_side_user(struct scif_rma_side *s, unsigned long addr,
 	return 0;
 
 uncharge:
-	atomic64_sub(nr, &mm->pinned_vm);
+	scif_pin_uncharge(mm, nr);
 	return err;
 }
 
