@@ -648,35 +648,6 @@ int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 	return err;
 }
 
-/**
- * scif_window_get() - the registered local window at an offset
- * @ep: the endpoint
- * @off: the offset, at most S64_MAX
- * @prot: SCIF_PROT_* the caller needs
- * @err: receives -ENXIO, -EACCES or a connection error on failure
- *
- * Return: the window with a reference, or NULL.
- */
-struct scif_window *scif_window_get(struct scif_endpt *ep, u64 off, int prot,
-				    int *err)
-{
-	struct scif_window *w;
-
-	mutex_lock(&ep->rma.lock);
-	*err = scif_rma_conn_err(ep);
-	w = *err ? NULL : mtree_load(&ep->rma.local, off >> PAGE_SHIFT);
-	if (!*err && (!w || w->state != SCIF_WIN_REGISTERED))
-		*err = -ENXIO;
-	else if (!*err && (w->prot & prot) != prot)
-		*err = -EACCES;
-	if (*err)
-		w = NULL;
-	else
-		kref_get(&w->ref);
-	mutex_unlock(&ep->rma.lock);
-	return w;
-}
-
 /* Remote windows ----------------------------------------------------- */
 
 static void scif_rwindow_unmap(struct scif_rwindow *rw, unsigned long n)
