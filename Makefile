@@ -70,6 +70,7 @@ INSTALL_MOD_DIR ?= updates
 
 deps:
 	sh $(TOP)/scripts/deps.sh
+	sh $(TOP)/scripts/pkg-deps.sh
 
 # Build from a copy so that no object file lands next to the sources.
 modules:

@@ -215,6 +215,8 @@ start=$(date +%s)
 
 sh "$top/scripts/deps.sh" || { echo "check: installing dependencies failed"; echo "0 passed, 1 failed"; exit 1; }
 sh "$top/scripts/kernel-source.sh" > /dev/null || { echo "0 passed, 1 failed"; exit 1; }
+# Packaging (issue 15): dkms, debhelper, lintian for test-packaging.sh.
+sh "$top/scripts/pkg-deps.sh" || { echo "check: installing packaging tools failed"; echo "0 passed, 1 failed"; exit 1; }
 
 run_test lint/checkpatch make -s -C "$top" lint
 run_test lint/uapi-header-c90 uapi_c90
@@ -223,6 +225,9 @@ host_tap_tests parse-results "$top/qemu/tests/test-parse-results.sh"
 host_tap_tests ivshmem-server "$top/qemu/tests/test-ivshmem-server.sh" "$BUILD/qemu"
 run_test lib/build make -s -C "$top" lib
 run_test selftests/build make -s -C "$top" selftests
+# Packaging and MPSS compatibility, host side (issue 15): a few minutes.
+host_tap_tests compat "$top/tools/lib/scif/compat/test-compat.sh" "$BUILD/lib" "$BUILD/compat"
+host_tap_tests packaging "$top/scripts/test-packaging.sh" "$BUILD/packaging"
 # The launcher's own tests (kill/restart, cleanup on every exit path).
 [ -n "$CLUSTERS" ] && host_tap_tests cluster-launcher "$top/qemu/tests/test-cluster.sh"
 for k in $KERNELS; do
