@@ -19,8 +19,9 @@
 #    no warning or error, each holds what it should; a program built
 #    against the unpacked libscif-dev runs with the unpacked libscif0
 #  - dkms add, build, install and remove of the unpacked scif-dkms source
-#    for the 6.1 and 6.12 kernels (KERNELS to choose), with the built
-#    modules' version and vermagic checked
+#    for the 6.1 and 6.12 kernels (PKG_KERNELS to choose), with the built
+#    modules' version and vermagic checked; the modules are kept in
+#    OUT/dkms-KERNEL/built for scripts/test-debs-guest.sh
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -200,6 +201,9 @@ dkms_cycle() { # kernel-name
 	depmod -b "$t" "$rel" 2> /dev/null &&
 		grep -Eq '^updates/dkms/scif_ivshmem\.ko(\.xz|\.zst)?: updates/dkms/scif\.ko' \
 			"$t/lib/modules/$rel/modules.dep" || return 1
+	# Kept for scripts/test-debs-guest.sh, which boots them.
+	mkdir -p "$t/built"
+	cp "$t/lib/modules/$rel/updates/dkms"/scif*.ko* "$t/built/"
 	"$@" remove -m scif -v "$version" --all --no-depmod || return 1
 	! ls "$t/lib/modules/$rel/updates/dkms/scif.ko"* 2> /dev/null &&
 		[ ! -e "$t/tree/scif" ]
