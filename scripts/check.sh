@@ -232,6 +232,9 @@ host_tap_tests packaging "$top/scripts/test-packaging.sh" "$BUILD/packaging"
 [ -n "$CLUSTERS" ] && host_tap_tests cluster-launcher "$top/qemu/tests/test-cluster.sh"
 for k in $KERNELS; do
 	vm_run "$k"
+	# The .debs of the packaging tests, installed in a guest (issue 15).
+	[ "$k" = debug ] ||
+		host_tap_tests debs "$top/scripts/test-debs-guest.sh" "$k" "$BUILD/packaging" "$out/debs-$k"
 	for n in $CLUSTERS; do
 		cluster_run "$k" "$n"
 	done
