@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The whole test suite (make check): dependencies, static checks, the log
-# checker's own tests, then for each kernel of $KERNELS (default
-# "6.1 6.12 debug") a strict module build, a QEMU run of the selftests
-# and runs of clusters of each size in $CLUSTERS (default "2 4"), and
+# checker's own tests, the packaging and MPSS-compatibility tests on the
+# host, then for each kernel of $KERNELS (default "6.1 6.12 debug") a
+# strict module build, a QEMU run of the selftests (and, but on debug,
+# one of the installed .debs) and runs of clusters of each size in $CLUSTERS (default "2 4"), and
 # the DMA runs (the copy engine on a software DMA provider), whose kernel
 # logs must be clean.  Ends with the line
 # "N passed, N failed, N skipped"; exits non-zero if anything failed.
