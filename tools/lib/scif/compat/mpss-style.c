@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 	pe.epd = epd;
 	pe.events = SCIF_POLLIN | SCIF_POLLOUT;
 	pe.revents = 0;
-	/* An endpoint neither bound nor connected polls as hung up. */
+	/* The events of a fresh endpoint are the driver's business: shown. */
 	if (scif_poll(&pe, 1, 0) < 0)
 		ret = 1;
 	printf("poll revents 0x%x\n", pe.revents);
