@@ -8,6 +8,7 @@
 # modules DKMS built from scif-dkms's source for KERNEL
 # (PKGOUT/dkms-KERNEL/built).  The guest has no compiler, so DKMS's build
 # is taken from the host, and no udev, so the rule is not exercised here.
+# Exits non-zero if a test failed.
 # Runs under $SCIF_QEMU_LOCK like every guest.
 set -u
 
@@ -18,8 +19,13 @@ out=${3:?usage}
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 ma=x86_64-linux-gnu
 n=0
+fails=0
 
-tap() { n=$((n + 1)); echo "$1 $n - $2"; }
+tap() { # verdict name
+	n=$((n + 1))
+	[ "$1" = ok ] || fails=$((fails + 1))
+	echo "$1 $n - $2"
+}
 die() { tap "not ok" "$k/debs-guest/$1"; echo "1..$n"; exit 1; }
 
 read -r _ image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") || die "kernel"
@@ -83,3 +89,4 @@ else
 	tap "not ok" "$k/debs-guest/kernel-log-clean"
 fi
 echo "1..$n"
+[ "$fails" -eq 0 ]
