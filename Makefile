@@ -23,6 +23,16 @@
 #   make ntb-modules the emulated NTB driver (drivers/ntb/hw/ivshmem) for
 #                    one kernel: KDIR= and NTB_SYMVERS= (the Module.symvers
 #                    of scripts/ntb-modules.sh's ntb.ko), into NTB_MODDIR=
+#   make install     modules_install, then the user side (below), into
+#                    $(DESTDIR); PREFIX (/usr/local) for the user side
+#   make modules_install  scif.ko and scif_ivshmem.ko for KVER (without
+#                    test hooks) to /lib/modules/KVER/updates, then depmod
+#                    (not with a DESTDIR: a packager's depmod does it)
+#   make install-user  libscif, its headers (scif.h, scif/scif_ioctl.h),
+#                    pkg-config file and man pages, scif-info and
+#                    scif-bench, the examples' sources, and the samples
+#                    of packaging/: udev rule, modprobe.d, modules-load.d
+#                    (under SYSCONFDIR, /etc; UDEVRULESDIR, /etc/udev/rules.d)
 #   make clean       remove $(BUILD)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -49,8 +59,18 @@ KERNEL_SOURCES := Kbuild drivers include
 
 all: modules
 
+# make install: where things go (DESTDIR is prepended to each).
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+UDEVRULESDIR ?= $(SYSCONFDIR)/udev/rules.d
+MODPROBEDIR ?= $(SYSCONFDIR)/modprobe.d
+MODLOADDIR ?= $(SYSCONFDIR)/modules-load.d
+EXAMPLESDIR ?= $(PREFIX)/share/doc/scif/examples
+INSTALL_MOD_DIR ?= updates
+
 deps:
 	sh $(TOP)/scripts/deps.sh
+	sh $(TOP)/scripts/pkg-deps.sh
 
 # Build from a copy so that no object file lands next to the sources.
 modules:
@@ -89,6 +109,34 @@ ntb-modules:
 	rsync -a $(TOP)/drivers/ntb/hw/ivshmem/ $(NTB_MODDIR)/
 	$(MAKE) -C $(KDIR) M=$(abspath $(NTB_MODDIR)) W=1 $(STRICT_FLAGS) \
 		KBUILD_EXTRA_SYMBOLS=$(abspath $(NTB_SYMVERS)) modules
+
+# The modules are built without test hooks, in their own directory, so
+# that a test build of the same KVER is not taken for them.
+INSTALL_MODDIR := $(BUILD)/install-modules/$(KVER)
+modules_install:
+	$(MAKE) -C $(TOP) modules KDIR=$(KDIR) KVER=$(KVER) SCIF_TEST=0 \
+		SCIF_GCOV=0 MODDIR=$(INSTALL_MODDIR)
+	install -d $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
+	install -m 0644 $(INSTALL_MODDIR)/drivers/misc/scif/scif.ko \
+		$(INSTALL_MODDIR)/drivers/misc/scif/scif_ivshmem.ko \
+		$(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)/
+	$(if $(DESTDIR),@echo "install: DESTDIR set: depmod left to the packager",depmod -a $(KVER))
+
+LIB_INSTALL := $(MAKE) -C $(TOP)/tools/lib/scif OUTPUT=$(BUILD)/lib PREFIX=$(PREFIX)
+install-user:
+	$(LIB_INSTALL) install
+	$(MAKE) -C $(TOP)/tools/scif OUTPUT=$(BUILD)/install-tools \
+		LIBSCIF=$(BUILD)/lib/libscif.a STATIC=0 PREFIX=$(PREFIX) install
+	install -d $(DESTDIR)$(EXAMPLESDIR) $(DESTDIR)$(UDEVRULESDIR) \
+		$(DESTDIR)$(MODPROBEDIR) $(DESTDIR)$(MODLOADDIR)
+	install -m 0644 $(TOP)/tools/scif/examples/*.c $(DESTDIR)$(EXAMPLESDIR)/
+	install -m 0644 $(TOP)/packaging/60-scif.rules $(DESTDIR)$(UDEVRULESDIR)/
+	install -m 0644 $(TOP)/packaging/scif.modprobe.conf \
+		$(DESTDIR)$(MODPROBEDIR)/scif.conf
+	install -m 0644 $(TOP)/packaging/scif.modules-load.conf \
+		$(DESTDIR)$(MODLOADDIR)/scif.conf
+
+install: modules_install install-user
 
 # scripts/checkpatch-typedefs names the typedefs the SCIF API defines
 # (scif_epd_t, the kernel's endpoint handle since the original driver).
@@ -132,5 +180,5 @@ peer-fuzz:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps modules ntb-modules ntb-check test-modules lib selftests lint check demo bench \
+.PHONY: all deps modules modules_install install-user install ntb-modules ntb-check test-modules lib selftests lint check demo bench \
 	coverage soak fuzz peer-fuzz clean

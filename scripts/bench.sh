@@ -44,17 +44,17 @@ for role in single client serve; do
 done
 # The guest's virtio-net driver and what it needs, in load order.
 net=$(for m in virtio_pci virtio_net; do
-	modprobe --show-depends -S "$rel" "$m"
+	modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" -S "$rel" "$m"
 done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 
 EXTRA_MODULES=$soft NET_MODULES=$net sh "$top/qemu/mkinitramfs.sh" "$out/bench.cpio" \
 	"$out/guest/bench-single" "$out/guest" "$mod/scif.ko" "$mod/scif_ivshmem.ko"
 
 say "one VM: SCIF loopback, TCP loopback, AF_UNIX, memcpy"
-SCIF_VM_TIMEOUT=1800 sh "$top/qemu/run-vm.sh" "/boot/vmlinuz-$rel" \
+SCIF_VM_TIMEOUT=1800 sh "$top/qemu/run-vm.sh" "$(sh "$top/scripts/kernels.sh" image "$rel")" \
 	"$out/bench.cpio" "$out/vm" || say "the VM exited with status $?"
 say "two VMs: SCIF over ivshmem, TCP over virtio-net, memcpy"
-bash "$top/qemu/cluster.sh" -n 2 -N -R -k "/boot/vmlinuz-$rel" -i "$out/bench.cpio" \
+bash "$top/qemu/cluster.sh" -n 2 -N -R -k "$(sh "$top/scripts/kernels.sh" image "$rel")" -i "$out/bench.cpio" \
 	-o "$out/cluster" -t 1800 -s bench-client,bench-serve \
 	-S "$BUILD/qemu/ivshmem-server" > "$out/cluster.log" 2>&1 ||
 	say "the cluster launcher reported a failure (see $out/cluster.log)"

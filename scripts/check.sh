@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The whole test suite (make check): dependencies, static checks, the log
-# checker's own tests, then for each kernel of $KERNELS (default
-# "6.1 6.12 debug") a strict module build, a QEMU run of the selftests
-# and runs of clusters of each size in $CLUSTERS (default "2 4"), and
+# checker's own tests, the packaging and MPSS-compatibility tests on the
+# host, then for each kernel of $KERNELS (default "6.1 6.12 debug") a
+# strict module build, a QEMU run of the selftests (and, but on debug,
+# one of the installed .debs) and runs of clusters of each size in $CLUSTERS (default "2 4"), and
 # the DMA runs (the copy engine on a software DMA provider), whose kernel
 # logs must be clean.  Ends with the line
 # "N passed, N failed, N skipped"; exits non-zero if anything failed.
@@ -215,6 +216,8 @@ start=$(date +%s)
 
 sh "$top/scripts/deps.sh" || { echo "check: installing dependencies failed"; echo "0 passed, 1 failed"; exit 1; }
 sh "$top/scripts/kernel-source.sh" > /dev/null || { echo "0 passed, 1 failed"; exit 1; }
+# Packaging (issue 15): dkms, debhelper, lintian for test-packaging.sh.
+sh "$top/scripts/pkg-deps.sh" || { echo "check: installing packaging tools failed"; echo "0 passed, 1 failed"; exit 1; }
 
 run_test lint/checkpatch make -s -C "$top" lint
 run_test lint/uapi-header-c90 uapi_c90
@@ -223,10 +226,16 @@ host_tap_tests parse-results "$top/qemu/tests/test-parse-results.sh"
 host_tap_tests ivshmem-server "$top/qemu/tests/test-ivshmem-server.sh" "$BUILD/qemu"
 run_test lib/build make -s -C "$top" lib
 run_test selftests/build make -s -C "$top" selftests
+# Packaging and MPSS compatibility, host side (issue 15): a few minutes.
+host_tap_tests compat "$top/tools/lib/scif/compat/test-compat.sh" "$BUILD/lib" "$BUILD/compat"
+host_tap_tests packaging "$top/scripts/test-packaging.sh" "$BUILD/packaging"
 # The launcher's own tests (kill/restart, cleanup on every exit path).
 [ -n "$CLUSTERS" ] && host_tap_tests cluster-launcher "$top/qemu/tests/test-cluster.sh"
 for k in $KERNELS; do
 	vm_run "$k"
+	# The .debs of the packaging tests, installed in a guest (issue 15).
+	[ "$k" = debug ] ||
+		host_tap_tests debs "$top/scripts/test-debs-guest.sh" "$k" "$BUILD/packaging" "$out/debs-$k"
 	for n in $CLUSTERS; do
 		cluster_run "$k" "$n"
 	done

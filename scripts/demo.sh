@@ -26,7 +26,7 @@ sh "$top/qemu/mkinitramfs.sh" "$out/demo.cpio" "$top/qemu/demo-steps" \
 	"$out/guest" "$mod/scif.ko" "$mod/scif_ivshmem.ko"
 echo "demo: booting two VMs ($rel) joined by ivshmem; logs in $out"
 status=0
-bash "$top/qemu/cluster.sh" -n 2 -k "/boot/vmlinuz-$rel" -i "$out/demo.cpio" \
+bash "$top/qemu/cluster.sh" -n 2 -k "$(sh "$top/scripts/kernels.sh" image "$rel")" -i "$out/demo.cpio" \
 	-o "$out" -t 300 -S "$BUILD/qemu/ivshmem-server" > "$out/launcher.log" 2>&1 ||
 	status=1
 

@@ -8,6 +8,15 @@
 # The 6.12 kernel comes from bookworm-backports.  That suite is enabled by
 # reusing the mirror URI this machine already uses for bookworm; no mirror
 # host is named here.
+#
+# This script does not change how the host boots.  The guests' 6.12 kernel
+# image is not installed: its package is downloaded and unpacked into
+# $SCIF_CACHE/kernels/RELEASE (boot/vmlinuz-RELEASE, lib/modules/RELEASE),
+# where scripts/kernels.sh finds it; only its headers are installed (they
+# go to /usr/src and /lib/modules/RELEASE/build, and no boot loader looks
+# at them).  The guests' 6.1 kernel is linux-image-amd64, Debian 12's own,
+# which a Debian 12 host boots already; if apt has to install it, the
+# script says so loudly at the end.
 set -eu
 
 export DEBIAN_FRONTEND=noninteractive
@@ -17,6 +26,7 @@ TOOLS="build-essential bc bison flex libelf-dev libssl-dev dwarves
 	sparse gnuplot-nox linux-source-6.1 linux-headers-amd64
 	linux-image-amd64"
 BPO_LIST=/etc/apt/sources.list.d/scif-bookworm-backports.list
+SCIF_CACHE=${SCIF_CACHE:-/var/cache/scif}
 
 die() { echo "deps: $*" >&2; exit 1; }
 
@@ -80,15 +90,43 @@ if [ -n "$todo" ]; then
 	# shellcheck disable=SC2086
 	apt-get install -y -q --no-install-recommends $todo
 fi
+case " $(echo $todo) " in
+*" linux-image-amd64 "*) image_note=1 ;;
+*) image_note=0 ;;
+esac
 
-# The 6.12 pair from backports, installed by versioned name so that the
-# 6.1 meta packages stay where they are.
+# The 6.12 headers from backports, by versioned name so that the 6.1 meta
+# packages stay where they are.  The image is unpacked below instead.
 if ! ls -d /usr/src/linux-headers-6.12*-amd64 >/dev/null 2>&1; then
-	img=$(versioned_dep linux-image-amd64 '^linux-image-6\.12' -t bookworm-backports)
 	hdr=$(versioned_dep linux-headers-amd64 '^linux-headers-6\.12.*-amd64$' -t bookworm-backports)
-	[ -n "$img" ] && [ -n "$hdr" ] || die "no 6.12 kernel found in bookworm-backports"
-	apt-get install -y -q --no-install-recommends -t bookworm-backports "$img" "$hdr"
+	[ -n "$hdr" ] || die "no 6.12 kernel found in bookworm-backports"
+	apt-get install -y -q --no-install-recommends -t bookworm-backports "$hdr"
 fi
+
+# The image of each installed 6.12 headers package, at the same version,
+# unpacked into $SCIF_CACHE/kernels/RELEASE with its modules' index.
+unpack_image() { # release version
+	dir=$SCIF_CACHE/kernels/$1
+	[ -e "$dir/boot/vmlinuz-$1" ] && return 0
+	dl=$(mktemp -d "$SCIF_CACHE/download.XXXXXX")
+	# apt downloads as _apt where that user can write the directory.
+	chown _apt "$dl" 2>/dev/null || true
+	(cd "$dl" && apt-get download -q "linux-image-$1=$2") ||
+		die "cannot download linux-image-$1 at $2 (the headers' version)"
+	rm -rf "$dir.tmp"
+	dpkg-deb -x "$dl"/linux-image-"$1"_*.deb "$dir.tmp"
+	rm -rf "$dl"
+	depmod -b "$dir.tmp" "$1"
+	[ -e "$dir.tmp/boot/vmlinuz-$1" ] || die "no vmlinuz-$1 in linux-image-$1"
+	rm -rf "$dir"
+	mv "$dir.tmp" "$dir"
+	echo "deps: unpacked the guests' kernel $1 into $dir (not installed: the host's boot is unchanged)"
+}
+mkdir -p "$SCIF_CACHE/kernels"
+dpkg-query -W -f '${Status} ${Package} ${Version}\n' 'linux-headers-6.12*-amd64' 2>/dev/null |
+	awk '$1 == "install" && $3 == "installed" { sub(/^linux-headers-/, "", $4); print $4, $5 }' |
+	while read -r rel ver; do unpack_image "$rel" "$ver"; done
+
 # linux-source-6.12 at exactly the version of the installed 6.12 headers
 # (scripts/dmatest-module.sh builds dmatest from it); apt's candidate may
 # be a newer bookworm-security build, so the version is asked for.
@@ -99,5 +137,10 @@ sver=$(dpkg-query -W -f '${Status} ${Version}\n' linux-source-6.12 2>/dev/null |
 if [ -n "$hver" ] && [ "$sver" != "$hver" ]; then
 	apt-get install -y -q --no-install-recommends --allow-downgrades \
 		-t bookworm-backports "linux-source-6.12=$hver"
+fi
+if [ "$image_note" = 1 ]; then
+	echo "deps: NOTE: installed linux-image-amd64, Debian 12's 6.1 kernel, for the"
+	echo "deps: NOTE: guests.  A Debian 12 host boots it already; if this one booted"
+	echo "deps: NOTE: another kernel, check its boot menu's default."
 fi
 echo "deps: all present"

@@ -25,6 +25,13 @@ struct device;
 struct module;
 struct scif_hw_dev;
 
+/*
+ * The release of this driver, the MODULE_VERSION of every module it
+ * builds.  dkms.conf, debian/changelog and libscif carry the same number
+ * (scripts/test-packaging.sh checks that they agree).
+ */
+#define SCIF_DRIVER_VERSION	"0.1.0"
+
 /* scif_hw_dev.self of a bus that reaches only this node, whatever its id. */
 #define SCIF_HW_SELF_ANY	(-1)
 

@@ -1173,3 +1173,4 @@ kunit_test_suite(scif_iv_sig_suite);
 
 MODULE_DESCRIPTION("SCIF bus over QEMU ivshmem (VMs as PCIe nodes)");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(SCIF_DRIVER_VERSION);

@@ -136,3 +136,4 @@ module_exit(scif_exit);
 
 MODULE_DESCRIPTION("SCIF: Symmetric Communication Interface over PCIe and NTB");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(SCIF_DRIVER_VERSION);

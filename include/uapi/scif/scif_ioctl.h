@@ -1,0 +1,1 @@
+../linux/scif_ioctl.h

@@ -1,0 +1,216 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-packaging.sh OUT: host-side tests of the packaging, in TAP; OUT
+# takes everything built.  Needs root (dkms) and scripts/pkg-deps.sh's
+# packages.  Changes nothing outside OUT: DKMS works in trees of its own
+# (--dkmstree, --sourcetree, --installtree, --no-depmod) and "make
+# install" goes to a DESTDIR.  The one side effect is DKMS's own: on its
+# first build it makes /var/lib/dkms/mok.key and mok.pub, the key it
+# signs modules with (Documentation/scif/install.rst, Secure Boot).
+#
+#  - the release number agrees in dkms.conf, debian/changelog, the
+#    modules' MODULE_VERSION and libscif; the modprobe.d sample names
+#    every module parameter of drivers/; the udev rule sets mode, group
+#    and the /dev/mic/scif link
+#  - make install DESTDIR=... PREFIX=/usr installs exactly the expected
+#    files, the UAPI header as scif/scif_ioctl.h and not linux/
+#  - dpkg-buildpackage -us -uc -b builds the four packages, lintian finds
+#    no warning or error, each holds what it should; a program built
+#    against the unpacked libscif-dev runs with the unpacked libscif0
+#  - dkms add, build, install and remove of the unpacked scif-dkms source
+#    for the 6.1 and 6.12 kernels (PKG_KERNELS to choose), with the built
+#    modules' version and vermagic checked; the modules are kept in
+#    OUT/dkms-KERNEL/built for scripts/test-debs-guest.sh
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: test-packaging.sh OUT}
+KERNELS=${PKG_KERNELS:-6.1 6.12}
+rm -rf "$out"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+n=0
+fails=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { # name command...: ok if the command succeeds (output in $out/NAME.log)
+	local name=$1 t0=$SECONDS
+	shift
+	if "$@" > "$out/$name.log" 2>&1; then ok "$name"; else
+		not_ok "$name"; tail -n 20 "$out/$name.log" | sed 's/^/# /'; fi
+	echo "# $name: $((SECONDS - t0)) s"
+}
+
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
+
+versions_agree() {
+	local drv lib deb
+	drv=$(sed -n 's/^#define SCIF_DRIVER_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
+		"$top/drivers/misc/scif/scif_hw.h")
+	lib=$(sed -n 's/^VERSION := //p' "$top/tools/lib/scif/Makefile")
+	deb=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
+	echo "dkms.conf $version, driver $drv, libscif $lib, debian $deb"
+	[ -n "$version" ] && [ "$drv" = "$version" ] && [ "$lib" = "$version" ] &&
+		[ "${deb%%-*}" = "$version" ]
+}
+check versions-agree versions_agree
+
+every_param() {
+	local p bad=0
+	for p in $(grep -rhoE 'module_param(_named)?\([a-z_]+' "$top/drivers" |
+			sed 's/.*(//' | sort -u); do
+		grep -qE "(^#?options [a-z_]+ $p=|(^|[ ,])$p([ ,]|$))" \
+			"$top/packaging/scif.modprobe.conf" ||
+			{ echo "not in the modprobe.d sample: $p"; bad=1; }
+	done
+	[ "$bad" -eq 0 ]
+}
+check modprobe-sample-every-param every_param
+
+udev_rule() {
+	local r=$top/packaging/60-scif.rules
+	grep -v '^#' "$r" | grep 'KERNEL=="scif"' | grep 'SUBSYSTEM=="misc"' |
+		grep 'GROUP="scif"' | grep 'MODE="0660"' | grep -q 'SYMLINK+="mic/scif"'
+}
+check udev-rule udev_rule
+
+# make install into a DESTDIR, for the 6.1 kernel.
+read -r kdir61 _ rel61 < <(sh "$top/scripts/kernels.sh" resolve 6.1)
+expected_install() {
+	cat <<-EOT
+	etc/modprobe.d/scif.conf
+	etc/modules-load.d/scif.conf
+	etc/udev/rules.d/60-scif.rules
+	lib/modules/$rel61/updates/scif.ko
+	lib/modules/$rel61/updates/scif_ivshmem.ko
+	usr/bin/scif-bench
+	usr/bin/scif-info
+	usr/include/scif.h
+	usr/include/scif/scif_ioctl.h
+	usr/lib/libscif.a
+	usr/lib/libscif.so
+	usr/lib/libscif.so.0
+	usr/lib/libscif.so.$version
+	usr/lib/pkgconfig/libscif.pc
+	usr/share/doc/scif/examples/fence-signal.c
+	usr/share/doc/scif/examples/mmap-pingpong.c
+	usr/share/man/man1/scif-bench.1
+	EOT
+	for m in "$top"/tools/lib/scif/man/*.3; do
+		echo "usr/share/man/man3/$(basename "$m")"
+	done
+	echo usr/share/man/man8/scif-info.8
+}
+make_install() {
+	local d=$out/destdir
+	make -s -j2 -C "$top" install BUILD="$out/build" DESTDIR="$d" PREFIX=/usr \
+		KVER="$rel61" KDIR="$kdir61" || return 1
+	(cd "$d" && find . ! -type d | sed 's|^\./||' | sort) > "$out/installed.txt"
+	expected_install | sort > "$out/expected.txt"
+	diff -u "$out/expected.txt" "$out/installed.txt" || return 1
+	[ "$(modinfo -F version "$d/lib/modules/$rel61/updates/scif.ko")" = "$version" ] &&
+		modinfo -F vermagic "$d/lib/modules/$rel61/updates/scif.ko" | grep -q "^$rel61 " &&
+		grep -q "^libdir=/usr/lib$" "$d/usr/lib/pkgconfig/libscif.pc"
+}
+if [ -n "$rel61" ]; then check make-install-destdir make_install; else
+	not_ok "make-install-destdir (no 6.1 kernel)"; fi
+
+# The Debian packages, built from a copy of the tracked files.
+debs=$out/debs
+build_debs() {
+	local src=$debs/scif-$version
+	mkdir -p "$src"
+	if git -C "$top" rev-parse --git-dir > /dev/null 2>&1; then
+		git -C "$top" ls-files -z | rsync -a --from0 --files-from=- "$top/" "$src/"
+	else
+		rsync -a --exclude=/build --exclude=.git "$top/" "$src/"
+	fi
+	(cd "$src" && dpkg-buildpackage -us -uc -b)
+}
+check debs-build build_debs
+check debs-lintian lintian --fail-on error,warning "$debs/scif_${version}_amd64.changes"
+
+deb_has() { # package path...: each path is in the package, none under usr/include/linux
+	local pkg=$1 list f
+	shift
+	list=$(dpkg-deb -c "$debs/${pkg}_${version}"_*.deb | awk '{ print $6 }') || return 1
+	for f in "$@"; do
+		grep -qx "./$f" <<< "$list" || { echo "$pkg: no $f"; return 1; }
+	done
+	! grep -q '^\./usr/include/linux/' <<< "$list"
+}
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+check deb-libscif0-content deb_has libscif0 "usr/lib/$ma/libscif.so.0" \
+	"usr/lib/$ma/libscif.so.$version"
+check deb-libscif-dev-content deb_has libscif-dev usr/include/scif.h \
+	usr/include/scif/scif_ioctl.h "usr/lib/$ma/libscif.so" \
+	"usr/lib/$ma/libscif.a" "usr/lib/$ma/pkgconfig/libscif.pc" \
+	usr/share/man/man3/scif_open.3.gz
+check deb-scif-tools-content deb_has scif-tools usr/bin/scif-info usr/bin/scif-bench
+check deb-scif-dkms-content deb_has scif-dkms "usr/src/scif-$version/dkms.conf" \
+	"usr/src/scif-$version/Kbuild" lib/udev/rules.d/60-scif.rules \
+	etc/modprobe.d/scif.conf usr/lib/modules-load.d/scif.conf
+
+# Unpacked, as installed: build and run against the packaged files only.
+root=$out/root
+unpacked_works() {
+	local p o
+	for p in scif-dkms libscif0 libscif-dev scif-tools; do
+		dpkg-deb -x "$debs/${p}_${version}"_*.deb "$root" || return 1
+	done
+	cc -Wall -Werror -I"$root/usr/include" -o "$out/mpss-style" \
+		"$top/tools/lib/scif/compat/mpss-style.c" \
+		-L"$root/usr/lib/$ma" -lscif || return 1
+	o=$(LD_LIBRARY_PATH="$root/usr/lib/$ma" LD_BIND_NOW=1 ldd "$root/usr/bin/scif-info") || return 1
+	echo "$o"
+	grep -q "libscif.so.0 => $root/usr/lib/$ma/libscif.so.0" <<< "$o" &&
+		LD_LIBRARY_PATH="$root/usr/lib/$ma" "$out/mpss-style"
+}
+check debs-unpacked-build-and-link unpacked_works
+
+# DKMS on the packaged source (the tree's own if the packages failed).
+dkms_cycle() { # kernel-name
+	local kdir image rel t=$out/dkms-$1 src ko
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$1") || return 1
+	src=$t/src
+	mkdir -p "$src" "$t/tree" "$t/lib/modules/$rel"
+	if [ -d "$root/usr/src/scif-$version" ]; then
+		cp -a "$root/usr/src/scif-$version" "$src/"
+	else
+		mkdir -p "$src/scif-$version/drivers/misc"
+		cp -a "$top/Kbuild" "$top/dkms.conf" "$top/include" "$src/scif-$version/"
+		cp -a "$top/drivers/misc/scif" "$src/scif-$version/drivers/misc/"
+	fi
+	set -- dkms --sourcetree "$src" --dkmstree "$t/tree" \
+		--installtree "$t/lib/modules"
+	"$@" add -m scif -v "$version" &&
+	"$@" build -m scif -v "$version" -k "$rel" --kernelsourcedir "$kdir" &&
+	"$@" install -m scif -v "$version" -k "$rel" --kernelsourcedir "$kdir" \
+		--no-depmod || return 1
+	"$@" status -m scif | tee "$t/status"
+	grep -q "^scif/$version, $rel, [^:]*: installed" "$t/status" || return 1
+	# DKMS compresses them as the kernel's own modules are (6.12: xz).
+	for ko in scif scif_ivshmem; do
+		ko=$(ls "$t/lib/modules/$rel/updates/dkms/$ko".ko* 2> /dev/null)
+		[ -n "$ko" ] && [ -e "$ko" ] || { echo "missing $ko.ko*"; return 1; }
+		[ "$(modinfo -F version "$ko")" = "$version" ] || return 1
+		modinfo -F vermagic "$ko" | grep -q "^$rel " || return 1
+	done
+	depmod -b "$t" "$rel" 2> /dev/null &&
+		grep -Eq '^updates/dkms/scif_ivshmem\.ko(\.xz|\.zst)?: updates/dkms/scif\.ko' \
+			"$t/lib/modules/$rel/modules.dep" || return 1
+	# Kept for scripts/test-debs-guest.sh, which boots them.
+	mkdir -p "$t/built"
+	cp "$t/lib/modules/$rel/updates/dkms"/scif*.ko* "$t/built/"
+	"$@" remove -m scif -v "$version" --all --no-depmod || return 1
+	! ls "$t/lib/modules/$rel/updates/dkms/scif.ko"* 2> /dev/null &&
+		[ ! -e "$t/tree/scif" ]
+}
+for k in $KERNELS; do
+	check "dkms-$k" dkms_cycle "$k"
+done
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
