@@ -146,6 +146,11 @@ static int producer(uint16_t node, long rounds)
 	printf("fence-signal: %ld batches of %d RMAs to node %u, %.1f us each\n",
 	       rounds, COPIES, node, ((t1.tv_sec - t0.tv_sec) * 1e6 +
 				      (t1.tv_nsec - t0.tv_nsec) / 1e3) / rounds);
+	/* Closing would do it too; said here, it is seen (and traced). */
+	if (scif_unregister(epd, 0, WIN)) {
+		perror("fence-signal: unregister");
+		return 1;
+	}
 	scif_close(epd);
 	return 0;
 }
