@@ -137,7 +137,7 @@ void scif_epd_count_error(struct scif_endpt *ep)
 	node = ep->node;
 	spin_unlock(&ep->lock);
 	if (node)
-		scif_node_count(node, errors, 1);
+		scif_node_count_error(node);
 }
 
 /**

@@ -132,12 +132,9 @@ static ssize_t scif_msg_send_some(struct scif_endpt *ep, struct iov_iter *from,
 	iov_iter_reexpand(from, count - sent);
 	if (sent) {
 		ep->stats.tx_bytes += sent;
-		scif_node_count(ep->node, tx_bytes, sent);
-		if (!*counted) {
-			ep->stats.tx_msgs++;
-			scif_node_count(ep->node, tx_msgs, 1);
-			*counted = true;
-		}
+		ep->stats.tx_msgs += !*counted;
+		scif_node_count_tx(ep->node, sent, !*counted);
+		*counted = true;
 	}
 	mutex_unlock(&ep->send_mutex);
 
@@ -191,12 +188,9 @@ static ssize_t scif_msg_recv_some(struct scif_endpt *ep, struct iov_iter *to,
 	iov_iter_reexpand(to, count - got);
 	if (got) {
 		ep->stats.rx_bytes += got;
-		scif_node_count(ep->node, rx_bytes, got);
-		if (!*counted) {
-			ep->stats.rx_msgs++;
-			scif_node_count(ep->node, rx_msgs, 1);
-			*counted = true;
-		}
+		ep->stats.rx_msgs += !*counted;
+		scif_node_count_rx(ep->node, got, !*counted);
+		*counted = true;
 	}
 	mutex_unlock(&ep->recv_mutex);
 

@@ -993,7 +993,7 @@ static void scif_node_fail(struct scif_node *n, const char *why)
 	}
 	n->failed = true;
 	atomic_inc(&scif_info.node_failures);
-	scif_node_count(n, errors, 1);
+	scif_node_count_error(n);
 	pr_warn_ratelimited("node %u %s: offline until it restarts\n",
 			    n->id, why);
 	trace_scif_node_failed(n->id, n->hw->name, n->generation, why);

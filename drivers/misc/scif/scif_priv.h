@@ -607,8 +607,36 @@ void scif_node_protocol_error(struct scif_node *node);
 const char *scif_node_state_name(struct scif_node *node);
 void scif_node_stats_sum(struct scif_node *node, struct scif_stats *sum);
 
-/* Count on the node of a connected endpoint (any context, no lock). */
-#define scif_node_count(node, field, n)	this_cpu_add((node)->stats->field, (n))
+/*
+ * Count on a node (per CPU: any context, no lock): @bytes sent or
+ * received, a message if @msg; an RMA of @bytes; an error.
+ */
+static inline void scif_node_count_tx(struct scif_node *node, u64 bytes,
+				      bool msg)
+{
+	this_cpu_add(node->stats->tx_bytes, bytes);
+	if (msg)
+		this_cpu_inc(node->stats->tx_msgs);
+}
+
+static inline void scif_node_count_rx(struct scif_node *node, u64 bytes,
+				      bool msg)
+{
+	this_cpu_add(node->stats->rx_bytes, bytes);
+	if (msg)
+		this_cpu_inc(node->stats->rx_msgs);
+}
+
+static inline void scif_node_count_rma(struct scif_node *node, u64 bytes)
+{
+	this_cpu_inc(node->stats->rma_ops);
+	this_cpu_add(node->stats->rma_bytes, bytes);
+}
+
+static inline void scif_node_count_error(struct scif_node *node)
+{
+	this_cpu_inc(node->stats->errors);
+}
 
 void scif_epd_count_error(struct scif_endpt *ep);
 

@@ -1125,8 +1125,7 @@ static void scif_rma_count(struct scif_endpt *ep, u64 len, int err)
 	ep->stats.rma_ops++;
 	ep->stats.rma_bytes += len;
 	spin_unlock(&ep->lock);
-	scif_node_count(ep->node, rma_ops, 1);
-	scif_node_count(ep->node, rma_bytes, len);
+	scif_node_count_rma(ep->node, len);
 }
 
 /**

@@ -23,6 +23,7 @@
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kobject.h>
+#include <linux/stddef.h>
 #include <linux/sysfs.h>
 
 #include "scif_priv.h"
@@ -110,36 +111,68 @@ static const struct attribute_group scif_node_group = {
 };
 
 /* One file per counter of struct scif_stats, in the group "stats". */
-#define SCIF_STAT_ATTR(field)						\
-static ssize_t field##_show(struct kobject *kobj,			\
-			    struct kobj_attribute *attr, char *buf)	\
-{									\
-	struct scif_node *n = scif_sysfs_node(kobj);			\
-	struct scif_stats sum;						\
-									\
-	if (!n)								\
-		return -ENODEV;						\
-	scif_node_stats_sum(n, &sum);					\
-	return sysfs_emit(buf, "%llu\n", sum.field);			\
-}									\
-static struct kobj_attribute scif_attr_##field = __ATTR_RO(field)
+struct scif_stat_attr {
+	struct kobj_attribute attr;
+	size_t off;
+};
 
-SCIF_STAT_ATTR(tx_bytes);
-SCIF_STAT_ATTR(tx_msgs);
-SCIF_STAT_ATTR(rx_bytes);
-SCIF_STAT_ATTR(rx_msgs);
-SCIF_STAT_ATTR(rma_ops);
-SCIF_STAT_ATTR(rma_bytes);
-SCIF_STAT_ATTR(errors);
+static ssize_t scif_stat_show(struct kobject *kobj, struct kobj_attribute *attr,
+			      char *buf)
+{
+	struct scif_stat_attr *sa = container_of(attr, struct scif_stat_attr,
+						 attr);
+	struct scif_node *n = scif_sysfs_node(kobj);
+	struct scif_stats sum;
+
+	if (!n)
+		return -ENODEV;
+	scif_node_stats_sum(n, &sum);
+	return sysfs_emit(buf, "%llu\n", *(u64 *)((char *)&sum + sa->off));
+}
+
+static struct scif_stat_attr scif_attr_tx_bytes = {
+	.attr = __ATTR(tx_bytes, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, tx_bytes),
+};
+
+static struct scif_stat_attr scif_attr_tx_msgs = {
+	.attr = __ATTR(tx_msgs, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, tx_msgs),
+};
+
+static struct scif_stat_attr scif_attr_rx_bytes = {
+	.attr = __ATTR(rx_bytes, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, rx_bytes),
+};
+
+static struct scif_stat_attr scif_attr_rx_msgs = {
+	.attr = __ATTR(rx_msgs, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, rx_msgs),
+};
+
+static struct scif_stat_attr scif_attr_rma_ops = {
+	.attr = __ATTR(rma_ops, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, rma_ops),
+};
+
+static struct scif_stat_attr scif_attr_rma_bytes = {
+	.attr = __ATTR(rma_bytes, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, rma_bytes),
+};
+
+static struct scif_stat_attr scif_attr_errors = {
+	.attr = __ATTR(errors, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, errors),
+};
 
 static struct attribute *scif_stats_attrs[] = {
-	&scif_attr_tx_bytes.attr,
-	&scif_attr_tx_msgs.attr,
-	&scif_attr_rx_bytes.attr,
-	&scif_attr_rx_msgs.attr,
-	&scif_attr_rma_ops.attr,
-	&scif_attr_rma_bytes.attr,
-	&scif_attr_errors.attr,
+	&scif_attr_tx_bytes.attr.attr,
+	&scif_attr_tx_msgs.attr.attr,
+	&scif_attr_rx_bytes.attr.attr,
+	&scif_attr_rx_msgs.attr.attr,
+	&scif_attr_rma_ops.attr.attr,
+	&scif_attr_rma_bytes.attr.attr,
+	&scif_attr_errors.attr.attr,
 	NULL
 };
 

@@ -86,6 +86,15 @@ static int consumer(scif_epd_t lep, long rounds)
 				return 1;
 			}
 		}
+		/*
+		 * Done with the window after the last batch: closing would
+		 * unregister it too, but said here it is seen (and traced),
+		 * while the producer still waits for the word below.
+		 */
+		if (r == rounds && scif_unregister(epd, 0, WIN)) {
+			perror("fence-signal: unregister");
+			return 1;
+		}
 		if (scif_send(epd, &ok, sizeof(ok), SCIF_SEND_BLOCK) < 0)
 			return 1;
 	}
@@ -146,11 +155,6 @@ static int producer(uint16_t node, long rounds)
 	printf("fence-signal: %ld batches of %d RMAs to node %u, %.1f us each\n",
 	       rounds, COPIES, node, ((t1.tv_sec - t0.tv_sec) * 1e6 +
 				      (t1.tv_nsec - t0.tv_nsec) / 1e3) / rounds);
-	/* Closing would do it too; said here, it is seen (and traced). */
-	if (scif_unregister(epd, 0, WIN)) {
-		perror("fence-signal: unregister");
-		return 1;
-	}
 	scif_close(epd);
 	return 0;
 }

@@ -122,7 +122,7 @@ has() {
 	}
 }
 ep='ep=0x[0-9a-f]+'
-hex='(0|0x[0-9a-f]+)'	# %#x prints 0 as "0"
+hex='0x[0-9a-f]+'	# (the kernel's %#x prints 0 as 0x0)
 
 has scif_connect "$ep port=[1-9][0-9]* dnode=$self dport=$port err=0"
 result $? connect_fields
@@ -144,12 +144,12 @@ has scif_close "$ep state=connected tx_bytes=10 rx_bytes=17" &&
 	has scif_close "$ep state=[a-z]+ tx_bytes=17 rx_bytes=10"
 result $? close_fields_carry_the_counters
 # fence-signal: two windows of 100 KiB + 4 KiB, at offset 0.
-has scif_register "$ep offset=0 len=106496 ret=0" 2
+has scif_register "$ep offset=0x0 len=106496 ret=0" 2
 result $? register_fields
-has scif_unregister "$ep offset=0 len=106496 ret=0"
+has scif_unregister "$ep offset=0x0 len=106496 ret=0"
 result $? unregister_fields
 # 2 batches of 100 asynchronous 1 KiB writes, window to window.
-has scif_rma_submit "$ep write=1 loffset=$hex roffset=$hex len=1024 flags=0" 200
+has scif_rma_submit "$ep write=1 loffset=$hex roffset=$hex len=1024 flags=0x0" 200
 result $? rma_submit_fields
 has scif_rma_complete "$ep len=1024 signal=0 engine=[01] err=0" 200 &&
 	has scif_rma_complete "$ep len=8 signal=1 engine=[01] err=0" 2
