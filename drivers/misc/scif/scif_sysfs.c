@@ -83,14 +83,16 @@ static ssize_t heartbeat_age_ms_show(struct kobject *kobj,
 				     struct kobj_attribute *attr, char *buf)
 {
 	struct scif_node *n = scif_sysfs_node(kobj);
-	unsigned long seen;
+	unsigned long seen, now = jiffies;
 
 	if (!n)
 		return -ENODEV;
 	seen = READ_ONCE(n->heartbeat);
 	if (!seen || !READ_ONCE(n->hw))
 		return sysfs_emit(buf, "-1\n");
-	return sysfs_emit(buf, "%u\n", jiffies_to_msecs(jiffies - seen));
+	/* (seen may be a jiffy ahead: it is stored with its low bit set) */
+	return sysfs_emit(buf, "%u\n", time_after(now, seen) ?
+			  jiffies_to_msecs(now - seen) : 0);
 }
 
 static struct kobj_attribute scif_attr_state = __ATTR_RO(state);
