@@ -7,10 +7,17 @@
  *	serve every transport at once: SCIF port PORT, TCP port PORT on
  *	every address, AF_UNIX socket /tmp/scif-bench.<PORT>
  *   scif-bench [-t TRANSPORT] [-n NODE] [-H HOST] [-p PORT] [-f FORMAT]
- *              [-i ITERS] [-q] MODE...
+ *              [-i ITERS] [-s MIN[:MAX]] [-d SECONDS] [-P STREAMS] [-b]
+ *              [-q] MODE...
+ *   scif-bench --help | --version
  *	TRANSPORT scif (default; NODE, default this node), tcp (HOST, a
  *	numeric IPv4 or IPv6 address, default 127.0.0.1) or unix; FORMAT table (default), csv or json;
- *	-q: tiny sizes and counts (a smoke run).  MODEs:
+ *	-q: tiny sizes and counts (a smoke run); -s: the message sizes of
+ *	lat and bw, from MIN to MAX (suffixes K, M, G: KiB, MiB, GiB);
+ *	-d: run each size of lat and bw for SECONDS instead of a count;
+ *	-P: bw over STREAMS connections at once; -b: bw both ways at once
+ *	(each stream has a second connection on which the server sends).
+ *	Every option has a long form (scif-bench --help).  MODEs:
  *	  lat      ping-pong round trip of 8 B, 64 B, 1 KiB messages:
  *	           min, median and p99 over ITERS round trips after warm-up
  *	  bw       streaming send/recv, 64 B .. 1 MiB messages: MB/s
@@ -41,7 +48,9 @@
  *
  * Every figure is one row: mode, transport, size, count, min/median/p99
  * (microseconds, round trips) or MB/s (10^6 bytes per second).  Progress
- * goes to stderr when both it and stdout are a terminal.
+ * goes to stderr when both it and stdout are a terminal.  The JSON format
+ * is one object: "tool", "version", "meta" (host, kernel, node, options,
+ * start time), "units" (of each field of a row) and "rows".
  */
 #include <errno.h>
 #include <getopt.h>
@@ -62,6 +71,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/utsname.h>
 
 #include "scif.h"
 
@@ -76,8 +86,12 @@ static const char *const transport_names[] = {
 /* What a client asks of the server on a new connection. */
 enum request {
 	REQ_PINGPONG = 1, REQ_STREAM, REQ_CLOSE, REQ_STOP, REQ_RAW_PONG,
-	REQ_MMAP_PONG, REQ_WINDOW,
+	REQ_MMAP_PONG, REQ_WINDOW, REQ_SOURCE,
 };
+
+#ifndef SCIF_TOOLS_VERSION
+#define SCIF_TOOLS_VERSION "unknown"
+#endif
 
 /*
  * The raw link: an ivshmem-plain device that every node of the cluster
@@ -203,6 +217,20 @@ static int tcp_connect(const struct target *tg)
 	return fd;
 }
 
+/* After a failed scif_open() or node query: say why, if it is the module. */
+static void scif_hint(void)
+{
+	static bool said;
+	int err = errno;
+
+	if (!said && (err == ENOENT || err == ENXIO || err == ENODEV)) {
+		fprintf(stderr, "scif-bench: /dev/scif: %s: is scif.ko loaded? (modprobe scif, or insmod scif.ko)\n",
+			strerror(err));
+		said = true;
+	}
+	errno = err;
+}
+
 static int conn_open(struct conn *c, const struct target *tg)
 {
 	struct scif_port_id dst;
@@ -214,16 +242,20 @@ static int conn_open(struct conn *c, const struct target *tg)
 	switch (tg->t) {
 	case T_SCIF:
 		if (tg->node < 0) {
-			if (scif_get_nodeIDs(NULL, 0, &self) < 0)
+			if (scif_get_nodeIDs(NULL, 0, &self) < 0) {
+				scif_hint();
 				return -1;
+			}
 			dst.node = self;
 		} else {
 			dst.node = tg->node;
 		}
 		dst.port = tg->port;
 		c->fd = scif_open();
-		if (c->fd < 0)
+		if (c->fd < 0) {
+			scif_hint();
 			return -1;
+		}
 		if (scif_connect(c->fd, &dst) < 0) {
 			conn_close(c);
 			return -1;
@@ -457,6 +489,12 @@ static void *serve_conn(void *arg)
 			ack = h.count;
 			if (conn_send(c, &ack, sizeof(ack)))
 				break;
+		} else if (h.kind == REQ_SOURCE) {
+			/* The other way: count messages to the client. */
+			memset(buf, 5, h.size);
+			for (i = 0; i < h.count; i++)
+				if (conn_send(c, buf, h.size))
+					goto out;
 		} else {
 			break;
 		}
@@ -528,6 +566,8 @@ static int listen_scif(int port)
 {
 	int fd = scif_open();
 
+	if (fd < 0)
+		scif_hint();
 	if (fd < 0 || scif_bind(fd, port) < 0 || scif_listen(fd, 128) < 0) {
 		perror("scif-bench: SCIF listener");
 		return -1;
@@ -619,6 +659,8 @@ struct row {
 	uint64_t count;
 	double min_us, med_us, p99_us;	/* latency rows */
 	double mbps;			/* bandwidth and rate rows */
+	uint64_t bytes;			/* bw: bytes moved, both ways */
+	double seconds;			/* bw, and lat with -d: time measured */
 };
 
 enum format { F_TABLE, F_CSV, F_JSON };
@@ -628,7 +670,81 @@ static struct {
 	bool quick;
 	long iters;
 	int rows;
-} opt = { .iters = 0 };
+	size_t size_min, size_max;	/* -s; 0: the mode's own sizes */
+	double duration;		/* -d seconds; 0: by count */
+	int streams;			/* -P */
+	bool bidir;			/* -b */
+	const struct target *tg;	/* for the JSON metadata */
+	int argc;
+	char **argv;
+} opt = { .iters = 0, .streams = 1 };
+
+/* -s: NUMBER[K|M|G][iB|B], binary units; 0 if malformed or out of range. */
+static size_t parse_size(const char *arg)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg)
+		return 0;
+	switch (*end) {
+	case 'k': case 'K':
+		mul = 1024;
+		break;
+	case 'm': case 'M':
+		mul = MIB;
+		break;
+	case 'g': case 'G':
+		mul = 1024ULL * MIB;
+		break;
+	}
+	if (mul > 1)
+		end++;
+	if (*end && strcmp(end, "iB") && strcmp(end, "B"))
+		return 0;
+	if (!v || v > 64ULL * MIB / mul)
+		return 0;
+	return v * mul;
+}
+
+/* -s MIN[:MAX] (a single size if no MAX): 0 or -1. */
+static int parse_sizes(const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	char min[32];
+
+	if (colon && (size_t)(colon - arg) >= sizeof(min))
+		return -1;
+	snprintf(min, sizeof(min), "%.*s", colon ? (int)(colon - arg) :
+		 (int)strlen(arg), arg);
+	opt.size_min = parse_size(min);
+	opt.size_max = colon ? parse_size(colon + 1) : opt.size_min;
+	return opt.size_min && opt.size_max && opt.size_min <= opt.size_max ?
+	       0 : -1;
+}
+
+/*
+ * The sizes a mode measures, into @out (at most @max): those of -s, from
+ * MIN by @factor up to MAX (MAX itself last), or the mode's @def.
+ */
+static int sizes_of(const size_t *def, int nr_def, size_t factor, size_t *out,
+		    int max)
+{
+	size_t size;
+	int n = 0;
+
+	if (!opt.size_min) {
+		memcpy(out, def, nr_def * sizeof(*def));
+		return nr_def;
+	}
+	for (size = opt.size_min; size < opt.size_max && n < max - 1;
+	     size *= factor)
+		out[n++] = size;
+	out[n++] = opt.size_max;
+	return n;
+}
 
 static double now_us(void)
 {
@@ -649,6 +765,64 @@ static void progress(const char *mode, enum transport t, size_t size)
 	if (interactive())
 		fprintf(stderr, "\r%-8s %-5s %9zu bytes ...", mode,
 			transport_names[t], size);
+}
+
+/* A JSON string of printable ASCII (what argv and uname may hold). */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+/* Before the first JSON row: what was run, where, when, and the units. */
+static void json_head(void)
+{
+	const struct target *tg = opt.tg;
+	struct utsname u;
+	char when[32];
+	time_t now = time(NULL);
+	uint16_t self;
+	int i, node = -1;
+
+	if (scif_get_nodeIDs(NULL, 0, &self) >= 0)
+		node = self;
+	if (uname(&u))
+		memset(&u, 0, sizeof(u));
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	printf("{\n  \"tool\": \"scif-bench\",\n  \"version\": ");
+	json_str(SCIF_TOOLS_VERSION);
+	printf(",\n  \"meta\": {\"host\":");
+	json_str(u.nodename);
+	printf(",\"kernel\":");
+	json_str(u.release);
+	printf(",\"machine\":");
+	json_str(u.machine);
+	printf(",\"node\":%d,\"transport\":\"%s\",\"peer_node\":%d,"
+	       "\"port\":%d,\"quick\":%s,\"iters\":%ld,\"size_min\":%zu,"
+	       "\"size_max\":%zu,\"duration_s\":%.3f,\"streams\":%d,"
+	       "\"bidir\":%s,\"started\":\"%s\",\"argv\":[",
+	       node, transport_names[tg->t], tg->node < 0 ? node : tg->node,
+	       tg->port, opt.quick ? "true" : "false", opt.iters, opt.size_min,
+	       opt.size_max, opt.duration, opt.streams,
+	       opt.bidir ? "true" : "false", when);
+	for (i = 0; i < opt.argc; i++) {
+		printf(i ? "," : "");
+		json_str(opt.argv[i]);
+	}
+	printf("]},\n  \"units\": {\"size\":\"bytes\",\"count\":"
+	       "\"round trips, messages, connections, RMAs or copies\","
+	       "\"min_us\":\"microseconds\",\"median_us\":\"microseconds\","
+	       "\"p99_us\":\"microseconds\",\"rate\":\"MB/s (10^6 bytes per "
+	       "second); connections per second for connect\",\"bytes\":"
+	       "\"bytes\",\"seconds\":\"seconds\"},\n  \"rows\": [\n");
 }
 
 static void print_row(const struct row *r)
@@ -683,12 +857,19 @@ static void print_row(const struct row *r)
 		       r->p99_us, r->mbps);
 		break;
 	case F_JSON:
-		printf("%s{\"mode\":\"%s\",\"via\":\"%s\",\"size\":%zu,"
+		if (!opt.rows)
+			json_head();
+		printf("%s    {\"mode\":\"%s\",\"via\":\"%s\",\"size\":%zu,"
 		       "\"count\":%llu,\"min_us\":%.3f,\"median_us\":%.3f,"
-		       "\"p99_us\":%.3f,\"rate\":%.3f}", opt.rows ? ",\n" : "[\n",
+		       "\"p99_us\":%.3f,\"rate\":%.3f,\"streams\":%d,"
+		       "\"bidir\":%s,\"bytes\":%llu,\"seconds\":%.6f}",
+		       opt.rows ? ",\n" : "",
 		       r->mode, (r->via ? r->via : transport_names[r->t]), r->size,
 		       (unsigned long long)r->count, r->min_us, r->med_us,
-		       r->p99_us, r->mbps);
+		       r->p99_us, r->mbps,
+		       !strcmp(r->mode, "bw") ? opt.streams : 1,
+		       !strcmp(r->mode, "bw") && opt.bidir ? "true" : "false",
+		       (unsigned long long)r->bytes, r->seconds);
 		break;
 	}
 	opt.rows++;
@@ -727,43 +908,82 @@ static void finish(struct conn *c)
 	conn_close(c);
 }
 
+/* Ask the server for @kind on connection @c, already open: 0 or -1. */
+static int request(struct conn *c, uint32_t kind, size_t size, uint64_t count)
+{
+	struct req_hdr h = { .kind = kind, .size = size, .count = count };
+
+	return conn_send(c, &h, sizeof(h));
+}
+
+/* Round trips of @size; with -d, in batches until the time is up. */
+static long pingpong(struct conn *c, size_t size, long warm, long iters,
+		     double **rt, long *cap)
+{
+	long batch = opt.duration > 0 ? 100 : iters, i, n = 0;
+	double t0, end = now_us() + opt.duration * 1e6;
+	char buf[64 * 1024];
+	double *bigger;
+
+	for (i = 0; i < warm; i++)
+		if (conn_send(c, buf, size) || conn_recv(c, buf, size))
+			return -1;
+	do {
+		if (n + batch > *cap) {
+			bigger = realloc(*rt, (n + batch) * sizeof(**rt));
+			if (!bigger)
+				return -1;
+			*rt = bigger;
+			*cap = n + batch;
+		}
+		if (request(c, REQ_PINGPONG, size, batch))
+			return -1;
+		for (i = 0; i < batch; i++, n++) {
+			t0 = now_us();
+			if (conn_send(c, buf, size) || conn_recv(c, buf, size))
+				return -1;
+			(*rt)[n] = now_us() - t0;
+		}
+	} while (opt.duration > 0 && now_us() < end);
+	return n;
+}
+
 static int bench_lat(const struct target *tg)
 {
-	static const size_t sizes[] = { 8, 64, 1024 };
+	static const size_t def[] = { 8, 64, 1024 };
 	long iters = opt.iters ? opt.iters : opt.quick ? 20 : 10000;
-	long warm = iters / 10 + 1, i;
+	long warm = iters / 10 + 1, cap = 0, n;
 	struct row r = { .mode = "lat", .t = tg->t };
-	char buf[1024] = { 0 };
-	double *rt, t0;
+	size_t sizes[32];
+	double *rt = NULL, t0;
 	struct conn c;
-	size_t s;
+	int s, nr;
 
-	rt = calloc(iters, sizeof(*rt));
-	if (!rt)
-		return -1;
-	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-		progress(r.mode, tg->t, sizes[s]);
-		if (start(&c, tg, REQ_PINGPONG, sizes[s], warm + iters))
+	nr = sizes_of(def, 3, 8, sizes, 32);
+	for (s = 0; s < nr; s++) {
+		if (sizes[s] > 64 * 1024) {
+			fprintf(stderr, "scif-bench: lat sizes are at most 64K\n");
 			goto fail;
-		for (i = 0; i < warm + iters; i++) {
-			t0 = now_us();
-			if (conn_send(&c, buf, sizes[s]) ||
-			    conn_recv(&c, buf, sizes[s])) {
-				perror("scif-bench: ping-pong");
-				conn_close(&c);
-				goto fail;
-			}
-			if (i >= warm)
-				rt[i - warm] = now_us() - t0;
 		}
+		progress(r.mode, tg->t, sizes[s]);
+		if (start(&c, tg, REQ_PINGPONG, sizes[s], warm))
+			goto fail;
+		t0 = now_us();
+		n = pingpong(&c, sizes[s], warm, iters, &rt, &cap);
+		if (n <= 0) {
+			perror("scif-bench: ping-pong");
+			conn_close(&c);
+			goto fail;
+		}
+		r.seconds = (now_us() - t0) / 1e6;
 		finish(&c);
-		qsort(rt, iters, sizeof(*rt), cmp_double);
+		qsort(rt, n, sizeof(*rt), cmp_double);
 		r.size = sizes[s];
-		r.count = iters;
+		r.count = n;
+		r.bytes = 2 * sizes[s] * (uint64_t)n;
 		r.min_us = rt[0];
-		r.med_us = rt[iters / 2];
-		r.p99_us = rt[(iters * 99) / 100 < iters ? (iters * 99) / 100 :
-			      iters - 1];
+		r.med_us = rt[n / 2];
+		r.p99_us = rt[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
 		print_row(&r);
 	}
 	free(rt);
@@ -773,46 +993,141 @@ fail:
 	return -1;
 }
 
-static int bench_bw(const struct target *tg)
-{
-	size_t max = opt.quick ? 64 * 1024 : MIB, size;
-	uint64_t total = opt.quick ? MIB : 64ULL * MIB, count, i, ack;
-	struct row r = { .mode = "bw", .t = tg->t };
-	struct conn c;
-	double t0, dt;
-	char *buf;
+/* One connection of a bw run: sends (REQ_STREAM) or receives (REQ_SOURCE). */
+struct stream {
+	pthread_t th;
+	const struct target *tg;
+	pthread_barrier_t *go;
+	bool rx;
+	size_t size;
+	uint64_t count;		/* messages, or per batch with -d */
+	double end_us;		/* with -d: when to stop, set after @go */
+	uint64_t done;		/* messages moved */
+	double t_end;		/* when the last one was */
+	int err;
+};
 
-	buf = calloc(1, max);
-	if (!buf)
+static int stream_batch(struct stream *st, struct conn *c, char *buf)
+{
+	uint64_t i, ack;
+
+	if (request(c, st->rx ? REQ_SOURCE : REQ_STREAM, st->size, st->count))
 		return -1;
-	for (size = 64; size <= max; size *= 4) {
-		progress(r.mode, tg->t, size);
-		count = total / size;
-		if (opt.iters && (uint64_t)opt.iters < count)
-			count = opt.iters;
-		if (start(&c, tg, REQ_STREAM, size, count))
-			goto fail;
-		t0 = now_us();
-		for (i = 0; i < count; i++)
-			if (conn_send(&c, buf, size))
-				break;
-		if (i < count || conn_recv(&c, &ack, sizeof(ack)) || ack != count) {
-			perror("scif-bench: stream");
+	for (i = 0; i < st->count; i++)
+		if (st->rx ? conn_recv(c, buf, st->size) :
+			     conn_send(c, buf, st->size))
+			return -1;
+	if (!st->rx && (conn_recv(c, &ack, sizeof(ack)) || ack != st->count))
+		return -1;
+	st->done += st->count;
+	return 0;
+}
+
+static void *stream_run(void *arg)
+{
+	struct stream *st = arg;
+	struct conn c;
+	char *buf = calloc(1, st->size);
+	int opened;
+
+	opened = buf && !conn_open(&c, st->tg);
+	st->err = !opened;
+	pthread_barrier_wait(st->go);		/* connected: start */
+	pthread_barrier_wait(st->go);		/* end_us is set */
+	if (opened) {
+		do {
+			st->err = stream_batch(st, &c, buf);
+		} while (!st->err && opt.duration > 0 && now_us() < st->end_us);
+		st->t_end = now_us();
+		if (!st->err)
+			finish(&c);
+		else
 			conn_close(&c);
-			goto fail;
-		}
-		dt = now_us() - t0;
-		finish(&c);
-		r.size = size;
-		r.count = count;
-		r.mbps = size * count / dt;	/* bytes per us = MB/s */
-		print_row(&r);
 	}
 	free(buf);
+	return NULL;
+}
+
+/* One size of bw: @n streams (each doubled by -b) at once; 0 or -1. */
+static int bw_size(const struct target *tg, struct stream *st, int n,
+		   size_t size, uint64_t count, struct row *r)
+{
+	pthread_barrier_t go;
+	int i, started, err = 0;
+	double t0;
+
+	pthread_barrier_init(&go, NULL, n + 1);
+	for (started = 0; started < n; started++) {
+		st[started] = (struct stream){ .tg = tg, .go = &go, .size = size,
+					       .count = count,
+					       .rx = opt.bidir && started % 2 };
+		if (pthread_create(&st[started].th, NULL, stream_run,
+				   &st[started]))
+			break;
+	}
+	if (started < n) {	/* cannot happen but for lack of memory */
+		fprintf(stderr, "scif-bench: no thread for stream %d\n", started);
+		exit(1);
+	}
+	pthread_barrier_wait(&go);
+	t0 = now_us();
+	for (i = 0; i < n; i++)
+		st[i].end_us = t0 + opt.duration * 1e6;
+	pthread_barrier_wait(&go);
+	r->count = 0;
+	r->seconds = 0;
+	for (i = 0; i < n; i++) {
+		pthread_join(st[i].th, NULL);
+		err |= st[i].err;
+		r->count += st[i].done;
+		if ((st[i].t_end - t0) / 1e6 > r->seconds)
+			r->seconds = (st[i].t_end - t0) / 1e6;
+	}
+	pthread_barrier_destroy(&go);
+	if (err) {
+		fprintf(stderr, "scif-bench: a stream of %zu-byte messages failed\n",
+			size);
+		return -1;
+	}
+	r->size = size;
+	r->bytes = r->count * size;
+	r->mbps = r->bytes / (r->seconds * 1e6);	/* bytes per us = MB/s */
 	return 0;
-fail:
-	free(buf);
-	return -1;
+}
+
+static int bench_bw(const struct target *tg)
+{
+	static const size_t def[] = { 64, 256, 1024, 4096, 16384, 65536,
+				      262144, 1048576 };
+	uint64_t total = opt.quick ? MIB : 64ULL * MIB, count;
+	struct row r = { .mode = "bw", .t = tg->t };
+	int s, nr, n = opt.streams * (opt.bidir ? 2 : 1);
+	size_t sizes[32];
+	struct stream *st;
+
+	st = calloc(n, sizeof(*st));
+	if (!st)
+		return -1;
+	/* Quick: up to 64 KiB. */
+	nr = sizes_of(def, opt.quick ? 6 : 8, 4, sizes, 32);
+	for (s = 0; s < nr; s++) {
+		progress(r.mode, tg->t, sizes[s]);
+		/* The bytes of a run are shared by the streams of a way. */
+		count = total / sizes[s] / opt.streams;
+		if (opt.duration > 0)	/* per batch: about 1 MiB */
+			count = MIB / sizes[s];
+		if (opt.iters && (uint64_t)opt.iters < count)
+			count = opt.iters;
+		if (!count)
+			count = 1;
+		if (bw_size(tg, st, n, sizes[s], count, &r)) {
+			free(st);
+			return -1;
+		}
+		print_row(&r);
+	}
+	free(st);
+	return 0;
 }
 
 static int bench_connect(const struct target *tg)
@@ -1261,41 +1576,95 @@ static int bench_reg(const struct target *tg)
 	return err ? -1 : 0;
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: scif-bench serve [-p PORT]\n"
-		"       scif-bench [-t scif|tcp|unix] [-n NODE] [-H HOST] [-p PORT]\n"
-		"                  [-f table|csv|json] [-i ITERS] [-D RAWDEV] [-q]\n"
-		"                  lat|bw|connect|memcpy|copy64|rma|reg|raw-lat|raw-bw|mmap-lat|stop...\n");
+		"       scif-bench [OPTIONS] MODE...\n"
+		"       scif-bench --help | --version\n"
+		"Measure SCIF messaging, RMA and registration, next to TCP, AF_UNIX\n"
+		"and memcpy (see scif-bench(1)).\n"
+		"  -t, --transport=scif|tcp|unix  what lat, bw and connect use (scif)\n"
+		"  -n, --node=NODE        the SCIF node of the server (this node)\n"
+		"  -H, --host=ADDR        the TCP server, a numeric address (127.0.0.1)\n"
+		"  -p, --port=PORT        the server's port (%d)\n"
+		"  -f, --format=table|csv|json  output format (table)\n"
+		"  -i, --iters=N          round trips, messages or calls per figure\n"
+		"  -s, --sizes=MIN[:MAX]  message sizes of lat and bw, MIN to MAX\n"
+		"                         (suffixes K, M, G; lat up to 64K, bw 64M)\n"
+		"  -d, --duration=SECONDS run each size of lat and bw this long\n"
+		"  -P, --streams=N        bw over N connections at once (1)\n"
+		"  -b, --bidir            bw both ways at once\n"
+		"  -D, --rawdev=FILE      the raw link's sysfs resource file\n"
+		"  -q, --quick            tiny sizes and counts (a smoke run)\n"
+		"  -h, --help             this text;  -V, --version  the version\n"
+		"MODEs: lat bw connect memcpy copy64 rma reg raw-lat raw-bw mmap-lat stop\n",
+		DEFAULT_PORT);
+}
+
+/* A usage error: exit status 2. */
+static void bad_usage(const char *why, const char *arg)
+{
+	if (why)
+		fprintf(stderr, "scif-bench: %s%s%s\n", why, arg ? ": " : "",
+			arg ? arg : "");
+	usage(stderr);
 	exit(2);
 }
 
-int main(int argc, char **argv)
+static long number(const char *arg, long min, long max, const char *what)
 {
-	struct target tg = { .t = T_SCIF, .node = -1, .host = "127.0.0.1",
-			     .port = DEFAULT_PORT };
-	int c, i, ret = 0;
+	char *end;
+	long v;
 
-	signal(SIGPIPE, SIG_IGN);
-	while ((c = getopt(argc, argv, "t:n:H:p:f:i:D:qh")) != -1) {
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max)
+		bad_usage(what, arg);
+	return v;
+}
+
+static void parse_options(int argc, char **argv, struct target *tg)
+{
+	static const struct option opts[] = {
+		{ "transport", required_argument, NULL, 't' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "streams", required_argument, NULL, 'P' },
+		{ "bidir", no_argument, NULL, 'b' },
+		{ "rawdev", required_argument, NULL, 'D' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char *end;
+	int c, i;
+
+	while ((c = getopt_long(argc, argv, "t:n:H:p:f:i:s:d:P:bD:qhV", opts,
+				NULL)) != -1) {
 		switch (c) {
 		case 't':
 			for (i = 0; i < T_NONE; i++)
 				if (!strcmp(optarg, transport_names[i]))
 					break;
 			if (i == T_NONE)
-				usage();
-			tg.t = i;
+				bad_usage("unknown transport", optarg);
+			tg->t = i;
 			break;
 		case 'n':
-			tg.node = atoi(optarg);
+			tg->node = number(optarg, 0, 65535, "bad node");
 			break;
 		case 'H':
-			tg.host = optarg;
+			tg->host = optarg;
 			break;
 		case 'p':
-			tg.port = atoi(optarg);
+			tg->port = number(optarg, 1, 65535, "bad port");
 			break;
 		case 'f':
 			if (!strcmp(optarg, "table"))
@@ -1305,12 +1674,29 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "json"))
 				opt.format = F_JSON;
 			else
-				usage();
+				bad_usage("unknown format", optarg);
 			break;
 		case 'i':
-			opt.iters = atol(optarg);
-			if (opt.iters <= 0)
-				usage();
+			opt.iters = number(optarg, 1, 1000000000L, "bad count");
+			break;
+		case 's':
+			if (parse_sizes(optarg))
+				bad_usage("bad size range (MIN[:MAX], 1 to 64M)",
+					  optarg);
+			break;
+		case 'd':
+			errno = 0;
+			opt.duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(opt.duration > 0 && opt.duration <= 3600))
+				bad_usage("bad duration (seconds, at most 3600)",
+					  optarg);
+			break;
+		case 'P':
+			opt.streams = number(optarg, 1, 64, "bad stream count (1..64)");
+			break;
+		case 'b':
+			opt.bidir = true;
 			break;
 		case 'q':
 			opt.quick = true;
@@ -1318,14 +1704,50 @@ int main(int argc, char **argv)
 		case 'D':
 			raw_path = optarg;
 			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("scif-bench %s\n", SCIF_TOOLS_VERSION);
+			exit(0);
 		default:
-			usage();
+			bad_usage(NULL, NULL);
 		}
 	}
 	if (optind >= argc)
-		usage();
+		bad_usage("no mode", NULL);
+}
+
+static bool valid_mode(const char *mode)
+{
+	static const char *const modes[] = {
+		"lat", "bw", "connect", "memcpy", "copy64", "rma", "reg",
+		"raw-lat", "raw-bw", "mmap-lat", "stop",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(mode, modes[i]))
+			return true;
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	struct target tg = { .t = T_SCIF, .node = -1, .host = "127.0.0.1",
+			     .port = DEFAULT_PORT };
+	int i, ret = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	parse_options(argc, argv, &tg);
+	opt.tg = &tg;
+	opt.argc = argc;
+	opt.argv = argv;
 	if (!strcmp(argv[optind], "serve"))
 		return serve(tg.port);
+	for (i = optind; i < argc; i++)
+		if (!valid_mode(argv[i]))
+			bad_usage("unknown mode", argv[i]);
 	for (i = optind; i < argc && !ret; i++) {
 		if (!strcmp(argv[i], "lat"))
 			ret = bench_lat(&tg);
@@ -1349,10 +1771,8 @@ int main(int argc, char **argv)
 			ret = bench_raw_bw();
 		else if (!strcmp(argv[i], "stop"))
 			ret = stop_server(&tg);
-		else
-			usage();
 	}
 	if (opt.format == F_JSON && opt.rows)
-		printf("\n]\n");
+		printf("\n  ]\n}\n");
 	return ret ? 1 : 0;
 }

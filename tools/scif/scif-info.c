@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * scif-info: show the local SCIF node, the nodes online and the endpoints
- * open.  Node ids come from /dev/scif through libscif; bus names and
- * endpoints come from the driver's debugfs files.  See scif-info(8).
+ * scif-info: show the local SCIF node, the nodes it knows (state, bus,
+ * generation, heartbeat age and traffic counters, from sysfs, readable by
+ * any user) and the endpoints open (from debugfs, root only), as text or
+ * as one JSON object (--json).  See scif-info(8) and
+ * Documentation/scif/observability.rst.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,24 +18,55 @@
 #include <scif.h>
 
 #define DEBUGFS_DIR	"/sys/kernel/debug/scif"
+#define SYSFS_DIR	"/sys/class/misc/scif"
+#define MAX_NODES	64
+
+static const char *const counters[] = {
+	"tx_bytes", "tx_msgs", "rx_bytes", "rx_msgs", "rma_ops", "rma_bytes",
+	"errors",
+};
+#define NR_COUNTERS	(sizeof(counters) / sizeof(counters[0]))
+
+struct node {
+	unsigned int id;
+	bool online;		/* listed by scif_get_nodeIDs() */
+	bool sysfs;		/* has a sysfs directory */
+	char state[16];
+	char bus[64];
+	long long generation;
+	long long hb_age_ms;
+	unsigned long long stats[NR_COUNTERS];
+};
+
+static bool json;
 
 static void usage(FILE *f)
 {
-	fputs("usage: scif-info [nodes|self|endpoints|all]\n"
-	      "       scif-info -h\n"
+	fputs("usage: scif-info [--json] [nodes|self|endpoints|stats|all]\n"
+	      "       scif-info -h | --help | --version\n"
 	      "Show SCIF information (default: all).\n"
 	      "  self       the id of the local node\n"
-	      "  nodes      the nodes online, with their bus when debugfs is readable\n"
-	      "  endpoints  the endpoints open, from debugfs (needs root)\n"
-	      "  all        all of the above\n", f);
+	      "  nodes      the nodes known: state, bus, generation, heartbeat age\n"
+	      "  stats      each node's traffic counters\n"
+	      "  endpoints  the endpoints open, with their counters (debugfs, root)\n"
+	      "  all        all of the above\n"
+	      "  -j, --json one JSON object instead of tables\n"
+	      "Nodes come from sysfs (" SYSFS_DIR "/nodes), readable by anyone;\n"
+	      "$SCIF_SYSFS and $SCIF_DEBUGFS override the directories.\n", f);
+}
+
+static const char *dir_of(const char *env, const char *def)
+{
+	const char *dir = getenv(env);
+
+	return dir && *dir ? dir : def;
 }
 
 /* <debugfs>/scif/@name, or under $SCIF_DEBUGFS if set; errno on failure. */
 static FILE *debugfs_open(const char *name, char *path, size_t size)
 {
-	const char *dir = getenv("SCIF_DEBUGFS");
-
-	snprintf(path, size, "%s/%s", dir && *dir ? dir : DEBUGFS_DIR, name);
+	snprintf(path, size, "%s/%s", dir_of("SCIF_DEBUGFS", DEBUGFS_DIR),
+		 name);
 	return fopen(path, "r");
 }
 
@@ -43,29 +79,83 @@ static void scif_error(const char *what)
 		" (is scif.ko loaded?)" : "");
 }
 
-/* All online node ids in *nodes (malloc'ed); the count, or -1. */
-static int get_nodes(uint16_t **nodes, uint16_t *self)
+/* The first line of sysfs file nodes/@id/@name into @buf; false if none. */
+static bool sysfs_read(unsigned int id, const char *name, char *buf,
+		       size_t size)
 {
-	uint16_t *buf = NULL, *bigger;
-	int len = 0, n;
+	char path[512];
+	bool ok;
+	FILE *f;
 
-	/* Asks for the count first, and again if nodes came up meanwhile. */
-	while ((n = scif_get_nodeIDs(buf, len, self)) > len) {
-		bigger = realloc(buf, n * sizeof(*buf));
-		if (!bigger) {
-			n = -1;
-			break;
-		}
-		buf = bigger;
-		len = n;
+	snprintf(path, sizeof(path), "%s/nodes/%u/%s",
+		 dir_of("SCIF_SYSFS", SYSFS_DIR), id, name);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	ok = fgets(buf, size, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+static void node_from_sysfs(struct node *n)
+{
+	char buf[64], name[32];
+	size_t i;
+
+	n->sysfs = sysfs_read(n->id, "state", n->state, sizeof(n->state));
+	if (!n->sysfs)
+		return;
+	if (!sysfs_read(n->id, "bus", n->bus, sizeof(n->bus)))
+		strcpy(n->bus, "-");
+	n->generation = sysfs_read(n->id, "generation", buf, sizeof(buf)) ?
+			strtoll(buf, NULL, 10) : -1;
+	n->hb_age_ms = sysfs_read(n->id, "heartbeat_age_ms", buf, sizeof(buf)) ?
+		       strtoll(buf, NULL, 10) : -1;
+	for (i = 0; i < NR_COUNTERS; i++) {
+		snprintf(name, sizeof(name), "stats/%s", counters[i]);
+		n->stats[i] = sysfs_read(n->id, name, buf, sizeof(buf)) ?
+			      strtoull(buf, NULL, 10) : 0;
 	}
+}
+
+/*
+ * Every node with a sysfs directory or online, by id, into @nodes (at
+ * least MAX_NODES entries); the count, or -1 if /dev/scif is unusable.
+ */
+static int get_nodes(struct node *nodes, uint16_t *self)
+{
+	uint16_t ids[MAX_NODES];
+	bool online[MAX_NODES] = { false };
+	int i, n, count = 0;
+
+	n = scif_get_nodeIDs(ids, MAX_NODES, self);
 	if (n < 0) {
 		scif_error("scif_get_nodeIDs");
-		free(buf);
 		return -1;
 	}
-	*nodes = buf;
-	return n;
+	for (i = 0; i < n && i < MAX_NODES; i++)
+		if (ids[i] < MAX_NODES)
+			online[ids[i]] = true;
+	for (i = 0; i < MAX_NODES; i++) {
+		struct node *nd = &nodes[count];
+
+		memset(nd, 0, sizeof(*nd));
+		nd->id = i;
+		nd->online = online[i];
+		node_from_sysfs(nd);
+		if (!nd->sysfs && !nd->online)
+			continue;
+		if (!nd->sysfs) {	/* an older module: no sysfs state */
+			strcpy(nd->state, "online");
+			strcpy(nd->bus, "-");
+			nd->generation = -1;
+			nd->hb_age_ms = -1;
+		}
+		count++;
+	}
+	return count;
 }
 
 static int cmd_self(int bare)
@@ -80,62 +170,107 @@ static int cmd_self(int bare)
 	return 0;
 }
 
-/* The bus of node @id from the debugfs file "nodes", or "-". */
-static const char *bus_name(FILE *f, unsigned int id, char *buf)
+static void print_num(long long v)
 {
-	char line[128];
-	unsigned int n;
-
-	if (f) {
-		rewind(f);
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "%u %63s", &n, buf) == 2 && n == id)
-				return buf;
-	}
-	return "-";
+	if (v < 0)
+		printf(" %8s", "-");
+	else
+		printf(" %8lld", v);
 }
 
 static int cmd_nodes(void)
 {
-	char path[256], bus[64];
-	uint16_t *nodes, self;
+	struct node nodes[MAX_NODES];
+	uint16_t self;
 	int i, n;
-	FILE *f;
 
-	n = get_nodes(&nodes, &self);
+	n = get_nodes(nodes, &self);
 	if (n < 0)
 		return 1;
-	f = debugfs_open("nodes", path, sizeof(path));
-	printf("NODE  BUS\n");
-	for (i = 0; i < n; i++)
-		printf("%-5u %s%s\n", nodes[i], bus_name(f, nodes[i], bus),
-		       nodes[i] == self ? " (self)" : "");
-	if (f)
-		fclose(f);
-	free(nodes);
+	printf("NODE  STATE    BUS          GEN   HB_AGE_MS\n");
+	for (i = 0; i < n; i++) {
+		printf("%-5u %-8s %-10s", nodes[i].id, nodes[i].state,
+		       nodes[i].bus);
+		print_num(nodes[i].generation);
+		print_num(nodes[i].hb_age_ms);
+		printf("%s\n", nodes[i].id == self ? " (self)" : "");
+	}
 	return 0;
 }
 
-static int cmd_endpoints(void)
+static int cmd_stats(void)
 {
-	char path[256], line[256], handle[32], state[32], port[12], peer[24];
-	unsigned int lport, pnode, pport;
-	int err, ret = 0;
-	FILE *f;
+	struct node nodes[MAX_NODES];
+	uint16_t self;
+	size_t c;
+	int i, n;
 
-	f = debugfs_open("endpoints", path, sizeof(path));
-	if (!f) {
+	n = get_nodes(nodes, &self);
+	if (n < 0)
+		return 1;
+	printf("NODE ");
+	for (c = 0; c < NR_COUNTERS; c++)
+		printf(" %12s", counters[c]);
+	printf("\n");
+	for (i = 0; i < n; i++) {
+		printf("%-5u", nodes[i].id);
+		for (c = 0; c < NR_COUNTERS; c++)
+			printf(" %12llu", nodes[i].stats[c]);
+		printf("\n");
+	}
+	return 0;
+}
+
+struct endpoint {
+	char handle[32], state[32];
+	unsigned int port, pnode, pport;
+	unsigned long long stats[NR_COUNTERS];
+	int nr_stats;
+};
+
+/* One line of <debugfs>/scif/endpoints; false if malformed. */
+static bool parse_endpoint(const char *line, struct endpoint *e)
+{
+	int n;
+
+	memset(e, 0, sizeof(*e));
+	n = sscanf(line, "%31s %31s %u %u:%u %llu %llu %llu %llu %llu %llu %llu",
+		   e->handle, e->state, &e->port, &e->pnode, &e->pport,
+		   &e->stats[0], &e->stats[1], &e->stats[2], &e->stats[3],
+		   &e->stats[4], &e->stats[5], &e->stats[6]);
+	e->nr_stats = n > 5 ? n - 5 : 0;
+	return n >= 5;
+}
+
+static FILE *open_endpoints(char *path, size_t size, bool quiet)
+{
+	FILE *f = debugfs_open("endpoints", path, size);
+	int err;
+
+	if (!f && !quiet) {
 		err = errno;
 		fprintf(stderr, "scif-info: cannot read %s: %s (%s)\n", path,
 			strerror(err), err == EACCES || err == EPERM ?
 			"reading debugfs needs root" :
 			"is debugfs mounted and scif.ko loaded?");
-		return 1;
 	}
-	printf("%-18s  %-12s  %5s  %s\n", "HANDLE", "STATE", "PORT", "PEER");
+	return f;
+}
+
+static int cmd_endpoints(void)
+{
+	char path[256], line[512], port[12], peer[24];
+	struct endpoint e;
+	int ret = 0;
+	FILE *f;
+
+	f = open_endpoints(path, sizeof(path), false);
+	if (!f)
+		return 1;
+	printf("%-18s  %-12s  %5s  %-8s %12s %12s %8s %6s\n", "HANDLE", "STATE",
+	       "PORT", "PEER", "TX_BYTES", "RX_BYTES", "RMA_OPS", "ERRORS");
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%31s %31s %u %u:%u", handle, state, &lport,
-			   &pnode, &pport) != 5) {
+		if (!parse_endpoint(line, &e)) {
 			fprintf(stderr, "scif-info: %s: unexpected line: %s",
 				path, line);
 			ret = 1;
@@ -144,11 +279,13 @@ static int cmd_endpoints(void)
 		/* Port 0 is no port: not bound, or no peer. */
 		strcpy(port, "-");
 		strcpy(peer, "-");
-		if (lport)
-			snprintf(port, sizeof(port), "%u", lport);
-		if (pport)
-			snprintf(peer, sizeof(peer), "%u:%u", pnode, pport);
-		printf("%-18s  %-12s  %5s  %s\n", handle, state, port, peer);
+		if (e.port)
+			snprintf(port, sizeof(port), "%u", e.port);
+		if (e.pport)
+			snprintf(peer, sizeof(peer), "%u:%u", e.pnode, e.pport);
+		printf("%-18s  %-12s  %5s  %-8s %12llu %12llu %8llu %6llu\n",
+		       e.handle, e.state, port, peer, e.stats[0], e.stats[2],
+		       e.stats[4], e.stats[6]);
 	}
 	if (ferror(f)) {
 		fprintf(stderr, "scif-info: reading %s failed\n", path);
@@ -158,36 +295,163 @@ static int cmd_endpoints(void)
 	return ret;
 }
 
-int main(int argc, char **argv)
+/* A JSON string: the names printed here need no more than this. */
+static void json_str(const char *s)
 {
-	const char *cmd = argc > 1 ? argv[1] : "all";
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void json_stats(const unsigned long long *stats, int nr)
+{
+	int c;
+
+	printf("{");
+	for (c = 0; c < nr; c++)
+		printf("%s\"%s\":%llu", c ? "," : "", counters[c], stats[c]);
+	printf("}");
+}
+
+static void json_endpoints(void)
+{
+	char path[256], line[512];
+	struct endpoint e;
+	bool first = true;
+	FILE *f;
+
+	f = open_endpoints(path, sizeof(path), true);
+	if (!f) {
+		printf("null");	/* not readable: not root, or no debugfs */
+		return;
+	}
+	printf("[");
+	while (fgets(line, sizeof(line), f)) {
+		if (!parse_endpoint(line, &e))
+			continue;
+		printf("%s\n    {\"handle\":", first ? "" : ",");
+		json_str(e.handle);
+		printf(",\"state\":");
+		json_str(e.state);
+		printf(",\"port\":%u,\"peer_node\":%u,\"peer_port\":%u,\"stats\":",
+		       e.port, e.pnode, e.pport);
+		json_stats(e.stats, e.nr_stats);
+		printf("}");
+		first = false;
+	}
+	fclose(f);
+	printf("%s]", first ? "" : "\n  ");
+}
+
+/* @what: "all", "nodes", "stats" or "endpoints" (and self always). */
+static int cmd_json(const char *what)
+{
+	bool all = !strcmp(what, "all");
+	struct node nodes[MAX_NODES];
+	uint16_t self;
+	int i, n;
+
+	n = get_nodes(nodes, &self);
+	if (n < 0)
+		return 1;
+	printf("{\n  \"self\": %u", self);
+	if (all || strcmp(what, "endpoints")) {
+		printf(",\n  \"nodes\": [");
+		for (i = 0; i < n; i++) {
+			printf("%s\n    {\"id\":%u,\"self\":%s,\"state\":",
+			       i ? "," : "", nodes[i].id,
+			       nodes[i].id == self ? "true" : "false");
+			json_str(nodes[i].state);
+			printf(",\"bus\":");
+			json_str(nodes[i].bus);
+			printf(",\"generation\":%lld,\"heartbeat_age_ms\":%lld,\"stats\":",
+			       nodes[i].generation, nodes[i].hb_age_ms);
+			json_stats(nodes[i].stats, NR_COUNTERS);
+			printf("}");
+		}
+		printf("%s]", n ? "\n  " : "");
+	}
+	if (all || !strcmp(what, "endpoints")) {
+		printf(",\n  \"endpoints\": ");
+		json_endpoints();
+	}
+	printf("\n}\n");
+	return 0;
+}
+
+static int run(const char *cmd)
+{
 	int ret;
 
-	if (argc > 2) {
-		usage(stderr);
-		return 2;
-	}
-	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
-		usage(stdout);
-		return 0;
-	}
 	if (!strcmp(cmd, "self"))
-		return cmd_self(1);
+		return json ? cmd_json("self") : cmd_self(1);
+	if (json)
+		return cmd_json(cmd);
 	if (!strcmp(cmd, "nodes"))
 		return cmd_nodes();
+	if (!strcmp(cmd, "stats"))
+		return cmd_stats();
 	if (!strcmp(cmd, "endpoints"))
 		return cmd_endpoints();
-	if (strcmp(cmd, "all")) {
-		fprintf(stderr, "scif-info: unknown command '%s'\n", cmd);
-		usage(stderr);
-		return 2;
-	}
 	ret = cmd_self(0);
 	if (ret)
 		return ret;	/* no /dev/scif: the rest would only repeat it */
 	printf("\n");
 	ret |= cmd_nodes();
 	printf("\n");
+	ret |= cmd_stats();
+	printf("\n");
 	ret |= cmd_endpoints();
 	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char *const cmds[] = {
+		"self", "nodes", "stats", "endpoints", "all",
+	};
+	const char *cmd;
+	size_t i;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("scif-info %s\n", SCIF_TOOLS_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind > 1) {
+		usage(stderr);
+		return 2;
+	}
+	cmd = optind < argc ? argv[optind] : "all";
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(cmd, cmds[i]))
+			return run(cmd);
+	fprintf(stderr, "scif-info: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return 2;
 }

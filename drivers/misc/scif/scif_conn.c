@@ -21,6 +21,7 @@
 #include <linux/slab.h>
 
 #include "scif_priv.h"
+#include "scif_trace.h"
 
 #ifdef SCIF_TEST_HOOKS
 /* Test hook: a listener's close pauses in its walk of parked requests. */
@@ -250,6 +251,9 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
 	return err;
 }
 
+static int scif_epd_do_connect(struct scif_endpt *ep,
+			       struct scif_port_id *dst, bool nonblock);
+
 /**
  * scif_epd_connect() - connect an endpoint to a listening port
  * @ep: the endpoint; bound to a free port first if it is not bound
@@ -267,6 +271,17 @@ static int scif_connect_start(struct scif_endpt *ep, struct scif_port_id *dst,
  */
 int scif_epd_connect(struct scif_endpt *ep, struct scif_port_id *dst,
 		     bool nonblock)
+{
+	int ret = scif_epd_do_connect(ep, dst, nonblock);
+
+	trace_scif_connect(ep->handle, READ_ONCE(ep->port), dst->node,
+			   dst->port, ret < 0 ? ret : 0);
+	return ret;
+}
+
+/* scif_epd_connect() without its tracepoint. */
+static int scif_epd_do_connect(struct scif_endpt *ep,
+			       struct scif_port_id *dst, bool nonblock)
 {
 	int err;
 
@@ -475,6 +490,8 @@ int scif_epd_accept_request(struct scif_endpt *ep, struct scif_conreq *req)
 	mutex_lock(&ep->ctl_mutex);
 	err = scif_accept_connect(ep, req);
 	mutex_unlock(&ep->ctl_mutex);
+	trace_scif_accept(ep->handle, req->port, req->node->id, req->peer.port,
+			  err);
 	if (err) {
 		scif_conreq_reject(req);
 		return err;
@@ -690,6 +707,9 @@ void scif_epd_close(struct scif_endpt *ep)
 	mutex_lock(&ep->ctl_mutex);
 	spin_lock(&ep->lock);
 	state = ep->state;
+	trace_scif_close(ep->handle, scif_epd_state_name(state),
+			 READ_ONCE(ep->stats.tx_bytes),
+			 READ_ONCE(ep->stats.rx_bytes));
 	ep->state = SCIF_EPD_CLOSING;
 	ep->close_drained = state != SCIF_EPD_CONNECTED;
 	if (state == SCIF_EPD_CONNECTING || state == SCIF_EPD_CONNECTED) {

@@ -3,7 +3,9 @@
  * SCIF core: debugfs introspection under <debugfs>/scif/.
  *
  *   endpoints   one line per endpoint not yet destroyed:
- *               "<handle> <state> <port> <peer node>:<peer port>"
+ *               "<handle> <state> <port> <peer node>:<peer port>
+ *               <tx_bytes> <tx_msgs> <rx_bytes> <rx_msgs> <rma_ops>
+ *               <rma_bytes> <errors>" (struct scif_stats)
  *   nodes       one line per node online: "<id> <bus>"
  *   buses       one line per registered bus: "<name> <device> <node>...",
  *               the nodes it reaches (up or coming up)
@@ -43,9 +45,14 @@ static int endpoints_show(struct seq_file *s, void *unused)
 	mutex_lock(&scif_info.eplock);
 	list_for_each_entry(ep, &scif_info.endpoints, list) {
 		spin_lock(&ep->lock);
-		seq_printf(s, "%#llx %s %u %u:%u\n", ep->handle,
-			   scif_epd_state_name(ep->state), ep->port,
-			   ep->peer.node, ep->peer.port);
+		seq_printf(s, "%#llx %s %u %u:%u %llu %llu %llu %llu %llu %llu %llu\n",
+			   ep->handle, scif_epd_state_name(ep->state),
+			   ep->port, ep->peer.node, ep->peer.port,
+			   READ_ONCE(ep->stats.tx_bytes),
+			   READ_ONCE(ep->stats.tx_msgs),
+			   READ_ONCE(ep->stats.rx_bytes),
+			   READ_ONCE(ep->stats.rx_msgs), ep->stats.rma_ops,
+			   ep->stats.rma_bytes, ep->stats.errors);
 		spin_unlock(&ep->lock);
 	}
 	mutex_unlock(&scif_info.eplock);

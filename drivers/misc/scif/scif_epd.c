@@ -121,6 +121,26 @@ static void scif_epd_parts_init(struct scif_endpt *ep)
 }
 
 /**
+ * scif_epd_count_error() - count a failed send, receive or RMA
+ * @ep: the endpoint it failed on
+ *
+ * Counted on the endpoint and, once it has one, on its peer's node.
+ *
+ * Context: process context; takes @ep->lock.
+ */
+void scif_epd_count_error(struct scif_endpt *ep)
+{
+	struct scif_node *node;
+
+	spin_lock(&ep->lock);
+	ep->stats.errors++;
+	node = ep->node;
+	spin_unlock(&ep->lock);
+	if (node)
+		scif_node_count_error(node);
+}
+
+/**
  * scif_epd_parts_teardown() - let go of a connection's registered memory
  * @ep: the endpoint; its state already says it is no longer connected
  * @local: drop this endpoint's own windows too (only once the peer no

@@ -34,6 +34,7 @@
 
 #include "scif_kunit.h"
 #include "scif_priv.h"
+#include "scif_trace.h"
 
 /* Bit 31 of a mark: it names RMAs initiated by the peer. */
 #define SCIF_FENCE_PEER		BIT(31)
@@ -396,6 +397,8 @@ answer:
 
 /* The calls --------------------------------------------------------- */
 
+static int scif_epd_do_fence_mark(struct scif_endpt *ep, int flags, int *mark);
+
 /**
  * scif_epd_fence_mark() - implement scif_fence_mark()
  * @ep: the endpoint
@@ -407,6 +410,15 @@ answer:
  * Return: 0, -EINVAL (@flags), -ENOTCONN, -ECONNRESET, -ENODEV or -EINTR.
  */
 int scif_epd_fence_mark(struct scif_endpt *ep, int flags, int *mark)
+{
+	int err = scif_epd_do_fence_mark(ep, flags, mark);
+
+	trace_scif_fence(ep->handle, "mark", err ? 0 : (u32)*mark, flags, err);
+	return err;
+}
+
+/* The same, without its tracepoint. */
+static int scif_epd_do_fence_mark(struct scif_endpt *ep, int flags, int *mark)
 {
 	struct scif_msg msg = { .op = SCIF_MSG_FENCE_MARK };
 	u64 val;
@@ -428,6 +440,8 @@ int scif_epd_fence_mark(struct scif_endpt *ep, int flags, int *mark)
 	return 0;
 }
 
+static int scif_epd_do_fence_wait(struct scif_endpt *ep, int mark);
+
 /**
  * scif_epd_fence_wait() - implement scif_fence_wait()
  * @ep: the endpoint
@@ -439,6 +453,15 @@ int scif_epd_fence_mark(struct scif_endpt *ep, int flags, int *mark)
  * -ERESTARTSYS (signal).
  */
 int scif_epd_fence_wait(struct scif_endpt *ep, int mark)
+{
+	int err = scif_epd_do_fence_wait(ep, mark);
+
+	trace_scif_fence(ep->handle, "wait", (u32)mark, 0, err);
+	return err;
+}
+
+/* The same, without its tracepoint. */
+static int scif_epd_do_fence_wait(struct scif_endpt *ep, int mark)
 {
 	struct scif_msg msg = { .op = SCIF_MSG_FENCE_WAIT };
 	u32 m = (u32)mark;
@@ -467,6 +490,9 @@ int scif_fence_sig_off(s64 off)
 
 SCIF_EXPORT_IF_KUNIT(scif_fence_sig_off);
 
+static int scif_epd_do_fence_signal(struct scif_endpt *ep, s64 loff,
+				    u64 lval, s64 roff, u64 rval, int flags);
+
 /**
  * scif_epd_fence_signal() - implement scif_fence_signal()
  * @ep: the endpoint
@@ -491,6 +517,17 @@ SCIF_EXPORT_IF_KUNIT(scif_fence_sig_off);
  */
 int scif_epd_fence_signal(struct scif_endpt *ep, s64 loff, u64 lval,
 			  s64 roff, u64 rval, int flags)
+{
+	int err = scif_epd_do_fence_signal(ep, loff, lval, roff, rval, flags);
+
+	trace_scif_fence(ep->handle, "signal",
+			 flags & SCIF_SIGNAL_LOCAL ? lval : rval, flags, err);
+	return err;
+}
+
+/* The same, without its tracepoint. */
+static int scif_epd_do_fence_signal(struct scif_endpt *ep, s64 loff,
+				    u64 lval, s64 roff, u64 rval, int flags)
 {
 	struct scif_msg msg = { .op = SCIF_MSG_FENCE_SIGNAL };
 	int init = flags & SCIF_FENCE_INIT;

@@ -9,7 +9,9 @@
  * with scif_hw_register().  It then reports the nodes it reaches with
  * scif_hw_node_up()/scif_hw_node_down(), giving the core, for each node,
  * a context pointer that the core hands back to every per-node operation,
- * and incoming doorbells with scif_hw_doorbell().  A node that is alive
+ * and incoming doorbells with scif_hw_doorbell().  A bus that watches
+ * its peers' heartbeats reports each one it sees with
+ * scif_hw_node_heartbeat() (optional; sysfs shows the age).  A node that is alive
  * but whose bootstrap data turned invalid is reported with
  * scif_hw_node_failed(); it stays offline until the backend reports it
  * down (it restarted or died).  Backends know nothing of endpoints, rings
@@ -134,5 +136,6 @@ int scif_hw_node_up(struct scif_hw_dev *hw, u16 node, void *ctx);
 void scif_hw_node_down(struct scif_hw_dev *hw, u16 node);
 void scif_hw_node_failed(struct scif_hw_dev *hw, u16 node, const char *why);
 void scif_hw_doorbell(struct scif_hw_dev *hw, u16 node);
+void scif_hw_node_heartbeat(struct scif_hw_dev *hw, u16 node);
 
 #endif /* _SCIF_HW_H_ */

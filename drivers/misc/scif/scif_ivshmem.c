@@ -563,6 +563,8 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 	if (hb != peer->heartbeat) {
 		peer->heartbeat = hb;
 		peer->seen = jiffies;
+		if (peer->up)
+			scif_hw_node_heartbeat(&iv->hw, node);
 	}
 	fresh = peer->seen &&
 		time_before(jiffies, peer->seen + msecs_to_jiffies(hb_timeout_ms));
@@ -597,6 +599,7 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 	if (err)
 		return;
 	peer->up = true;
+	scif_hw_node_heartbeat(&iv->hw, node);
 	peer->generation = v.generation;
 	peer->sig_addr = v.sig_addr;
 	peer->sig_value = v.sig_value;

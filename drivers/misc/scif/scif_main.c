@@ -9,6 +9,9 @@
 
 #include "scif_priv.h"
 
+#define CREATE_TRACE_POINTS
+#include "scif_trace.h"
+
 #ifdef SCIF_TEST_HOOKS
 void scif_testhooks_init(void);	/* scif_testhooks.c */
 #endif
@@ -99,8 +102,13 @@ static int __init scif_init(void)
 	err = scif_fd_init();
 	if (err)
 		goto undo_mmap;
+	err = scif_sysfs_init();
+	if (err)
+		goto undo_fd;
 	return 0;
 
+undo_fd:
+	scif_fd_exit();
 undo_mmap:
 	scif_mmap_exit();
 undo_debugfs:
@@ -117,6 +125,7 @@ undo_wq:
 
 static void __exit scif_exit(void)
 {
+	scif_sysfs_exit();
 	scif_fd_exit();
 	scif_mmap_exit();
 	scif_debugfs_exit();

@@ -15,6 +15,7 @@
 #include <linux/random.h>
 
 #include "scif_priv.h"
+#include "scif_trace.h"
 
 /*
  * The most one round of send or recv moves: a quarter of the ring, so
@@ -102,8 +103,13 @@ static bool scif_msg_send_ready_or_ask(struct scif_endpt *ep)
 	return scif_msg_send_ready(ep);
 }
 
-/* One round of sending: what fits now.  Returns bytes sent or -errno. */
-static ssize_t scif_msg_send_some(struct scif_endpt *ep, struct iov_iter *from)
+/*
+ * One round of sending: what fits now.  Returns bytes sent or -errno.
+ * The call is counted as a message in its first round that moves data
+ * (*@counted false until then).
+ */
+static ssize_t scif_msg_send_some(struct scif_endpt *ep, struct iov_iter *from,
+				  bool *counted)
 {
 	size_t count, want, sent;
 	int err;
@@ -124,6 +130,12 @@ static ssize_t scif_msg_send_some(struct scif_endpt *ep, struct iov_iter *from)
 	want = min_t(size_t, scif_rb_tx_room(&ep->rb), iov_iter_count(from));
 	sent = scif_rb_put(&ep->rb, from);
 	iov_iter_reexpand(from, count - sent);
+	if (sent) {
+		ep->stats.tx_bytes += sent;
+		ep->stats.tx_msgs += !*counted;
+		scif_node_count_tx(ep->node, sent, !*counted);
+		*counted = true;
+	}
 	mutex_unlock(&ep->send_mutex);
 
 	/* The count is out; does the peer wait for it (see scif_proto.h)? */
@@ -148,8 +160,11 @@ static bool scif_msg_recv_ready_or_ask(struct scif_endpt *ep)
 	return scif_msg_recv_ready(ep);
 }
 
-/* One round of receiving: what is there now.  Bytes or -errno. */
-static ssize_t scif_msg_recv_some(struct scif_endpt *ep, struct iov_iter *to)
+/* One round of receiving: what is there now.  Bytes or -errno.  Counted
+ * as scif_msg_send_some() counts.
+ */
+static ssize_t scif_msg_recv_some(struct scif_endpt *ep, struct iov_iter *to,
+				  bool *counted)
 {
 	enum scif_epd_state state;
 	size_t count, want, got;
@@ -171,6 +186,12 @@ static ssize_t scif_msg_recv_some(struct scif_endpt *ep, struct iov_iter *to)
 	want = min_t(size_t, avail, iov_iter_count(to));
 	got = scif_rb_get(&ep->rb, to);
 	iov_iter_reexpand(to, count - got);
+	if (got) {
+		ep->stats.rx_bytes += got;
+		ep->stats.rx_msgs += !*counted;
+		scif_node_count_rx(ep->node, got, !*counted);
+		*counted = true;
+	}
 	mutex_unlock(&ep->recv_mutex);
 
 	if (!avail && state == SCIF_EPD_DISCONNECTED)
@@ -217,15 +238,17 @@ static bool scif_msg_busy_poll(struct scif_endpt *ep,
  */
 static int scif_msg_xfer(struct scif_endpt *ep, struct iov_iter *iter,
 			 bool block,
-			 ssize_t (*round)(struct scif_endpt *, struct iov_iter *),
+			 ssize_t (*round)(struct scif_endpt *, struct iov_iter *,
+					  bool *),
 			 bool (*ready)(struct scif_endpt *),
 			 bool (*ready_or_ask)(struct scif_endpt *))
 {
+	bool counted = false;
 	size_t total = 0;
 	ssize_t n;
 
 	for (;;) {
-		n = round(ep, iter);
+		n = round(ep, iter, &counted);
 		if (n < 0)
 			break;
 		total += n;
@@ -238,6 +261,8 @@ static int scif_msg_xfer(struct scif_endpt *ep, struct iov_iter *iter,
 			break;
 		}
 	}
+	if (!total && n < 0 && n != -ERESTARTSYS)
+		scif_epd_count_error(ep);
 	return total ? total : min_t(ssize_t, n, 0);
 }
 
@@ -253,11 +278,15 @@ static int scif_msg_xfer(struct scif_endpt *ep, struct iov_iter *iter,
  */
 int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags)
 {
-	if (flags & ~SCIF_SEND_BLOCK)
-		return -EINVAL;
-	return scif_msg_xfer(ep, from, flags & SCIF_SEND_BLOCK,
-			     scif_msg_send_some, scif_msg_send_ready,
-			     scif_msg_send_ready_or_ask);
+	size_t len = iov_iter_count(from);
+	int ret = -EINVAL;
+
+	if (!(flags & ~SCIF_SEND_BLOCK))
+		ret = scif_msg_xfer(ep, from, flags & SCIF_SEND_BLOCK,
+				    scif_msg_send_some, scif_msg_send_ready,
+				    scif_msg_send_ready_or_ask);
+	trace_scif_send(ep->handle, len, flags, ret);
+	return ret;
 }
 
 /**
@@ -274,11 +303,15 @@ int scif_epd_send(struct scif_endpt *ep, struct iov_iter *from, int flags)
  */
 int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags)
 {
-	if (flags & ~SCIF_RECV_BLOCK)
-		return -EINVAL;
-	return scif_msg_xfer(ep, to, flags & SCIF_RECV_BLOCK,
-			     scif_msg_recv_some, scif_msg_recv_ready,
-			     scif_msg_recv_ready_or_ask);
+	size_t len = iov_iter_count(to);
+	int ret = -EINVAL;
+
+	if (!(flags & ~SCIF_RECV_BLOCK))
+		ret = scif_msg_xfer(ep, to, flags & SCIF_RECV_BLOCK,
+				    scif_msg_recv_some, scif_msg_recv_ready,
+				    scif_msg_recv_ready_or_ask);
+	trace_scif_recv(ep->handle, len, flags, ret);
+	return ret;
 }
 
 /**

@@ -22,6 +22,7 @@
 
 #include "scif_kunit.h"
 #include "scif_priv.h"
+#include "scif_trace.h"
 
 struct scif_reply {
 	struct list_head list;
@@ -792,6 +793,7 @@ int scif_hw_node_up(struct scif_hw_dev *hw, u16 node, void *ctx)
 		goto out;
 	}
 	if (!n->hw) {
+		WRITE_ONCE(n->heartbeat, 0);
 		WRITE_ONCE(n->hw_ctx, ctx);
 		mutex_lock(&n->lmap_lock);
 		n->lmap_hw = hw;
@@ -812,14 +814,89 @@ int scif_hw_node_up(struct scif_hw_dev *hw, u16 node, void *ctx)
 		goto out;
 	}
 	WRITE_ONCE(n->online, true);
+	WRITE_ONCE(n->generation, n->generation + 1);
+	pr_debug("node %u: joining -> online (bus %s, generation %u)\n",
+		 node, hw->name, n->generation);
+	trace_scif_node_up(node, hw->name, n->generation, "");
+	scif_sysfs_node_add(n);
 	/* The peer may have sent before we were online. */
 	queue_work(scif_info.wq, &n->rx_work);
 	scif_clients_probe(n);
 out:
+	if (err == -EAGAIN)
+		pr_debug("node %u: joining (bus %s): waiting for its queue\n",
+			 node, hw->name);
+	else if (err)
+		pr_debug("node %u: not brought up (bus %s): %d\n", node,
+			 hw->name, err);
 	mutex_unlock(&scif_info.node_lock);
 	return err;
 }
 EXPORT_SYMBOL_GPL(scif_hw_node_up);
+
+/**
+ * scif_hw_node_heartbeat() - a bus saw a node's heartbeat
+ * @hw: the bus
+ * @node: the node's id
+ *
+ * Optional for a bus that watches its peers' heartbeats: it feeds the
+ * node's heartbeat age in sysfs (heartbeat_age_ms).
+ *
+ * Context: any context.
+ */
+void scif_hw_node_heartbeat(struct scif_hw_dev *hw, u16 node)
+{
+	struct scif_node *n;
+
+	if (node >= SCIF_MAX_NODES)
+		return;
+	n = &scif_info.nodes[node];
+	if (READ_ONCE(n->hw) == hw)
+		WRITE_ONCE(n->heartbeat, jiffies | 1);
+}
+EXPORT_SYMBOL_GPL(scif_hw_node_heartbeat);
+
+/**
+ * scif_node_state_name() - the state of a node, as sysfs shows it
+ * @node: the node
+ *
+ * Context: process context, with scif_info.node_lock held.
+ * Return: "absent", "joining", "online" or "failed".
+ */
+const char *scif_node_state_name(struct scif_node *node)
+{
+	lockdep_assert_held(&scif_info.node_lock);
+	if (node->failed)
+		return "failed";
+	if (node->online)
+		return "online";
+	return node->hw ? "joining" : "absent";
+}
+
+/**
+ * scif_node_stats_sum() - add up a node's per-CPU counters
+ * @node: the node
+ * @sum: receives the totals
+ *
+ * Context: any context.  Counters updated meanwhile may or may not be in.
+ */
+void scif_node_stats_sum(struct scif_node *node, struct scif_stats *sum)
+{
+	const struct scif_stats *c;
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(node->stats, cpu);
+		sum->tx_bytes += READ_ONCE(c->tx_bytes);
+		sum->tx_msgs += READ_ONCE(c->tx_msgs);
+		sum->rx_bytes += READ_ONCE(c->rx_bytes);
+		sum->rx_msgs += READ_ONCE(c->rx_msgs);
+		sum->rma_ops += READ_ONCE(c->rma_ops);
+		sum->rma_bytes += READ_ONCE(c->rma_bytes);
+		sum->errors += READ_ONCE(c->errors);
+	}
+}
 
 /*
  * Take an online node offline: clients are told, rx_work stops, every
@@ -830,6 +907,7 @@ EXPORT_SYMBOL_GPL(scif_hw_node_up);
  */
 static void scif_node_offline(struct scif_node *n, bool hold)
 {
+	pr_debug("node %u: online -> %s\n", n->id, hold ? "failed" : "absent");
 	WRITE_ONCE(n->online, false);
 	wake_up_all(&n->tx_wq);
 	scif_clients_remove(n);
@@ -887,6 +965,10 @@ void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
 	if (held)
 		pr_info("node %u gone; what was kept for it is freed\n",
 			node);
+	pr_debug("node %u: %s -> absent (bus %s reports it down)\n", node,
+		 held ? "failed" : "online or joining", hw->name);
+	trace_scif_node_down(node, hw->name, n->generation,
+			     held ? "failed" : "");
 out:
 	mutex_unlock(&scif_info.node_lock);
 	/*
@@ -911,8 +993,10 @@ static void scif_node_fail(struct scif_node *n, const char *why)
 	}
 	n->failed = true;
 	atomic_inc(&scif_info.node_failures);
+	scif_node_count_error(n);
 	pr_warn_ratelimited("node %u %s: offline until it restarts\n",
 			    n->id, why);
+	trace_scif_node_failed(n->id, n->hw->name, n->generation, why);
 	scif_node_offline(n, true);
 	mutex_lock(&n->tx_mutex);
 	if (n->rb.remote)
@@ -1379,10 +1463,21 @@ void scif_nodes_debugfs_init(struct dentry *dir)
 }
 #endif
 
+static void scif_nodes_free_stats(void)
+{
+	u16 id;
+
+	for (id = 0; id < SCIF_MAX_NODES; id++) {
+		free_percpu(scif_info.nodes[id].stats);
+		scif_info.nodes[id].stats = NULL;
+	}
+}
+
 /**
  * scif_nodes_init() - set up the node table
  *
- * Return: 0, or -EINVAL for a bad node_id parameter.
+ * Context: process context, at module load.
+ * Return: 0, -EINVAL for a bad node_id parameter, or -ENOMEM.
  */
 int scif_nodes_init(void)
 {
@@ -1401,6 +1496,11 @@ int scif_nodes_init(void)
 	for (id = 0; id < SCIF_MAX_NODES; id++) {
 		struct scif_node *n = &scif_info.nodes[id];
 
+		n->stats = alloc_percpu(struct scif_stats);
+		if (!n->stats) {
+			scif_nodes_free_stats();
+			return -ENOMEM;
+		}
 		n->id = id;
 		n->peer.dnode = id;
 		mutex_init(&n->tx_mutex);
@@ -1426,4 +1526,5 @@ void scif_nodes_exit(void)
 	for (id = 0; id < SCIF_MAX_NODES; id++)
 		WARN_ON(scif_info.nodes[id].hw);
 	WARN_ON(!list_empty(&scif_buses));
+	scif_nodes_free_stats();
 }

@@ -136,7 +136,9 @@
 #define _SCIF_PRIV_H_
 
 #include <linux/atomic.h>
+#include <linux/kobject.h>
 #include <linux/kref.h>
+#include <linux/percpu.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
@@ -222,6 +224,33 @@ static inline void scif_rb_set_skew(struct scif_rb *rb, u32 skew)
 #endif
 
 /**
+ * struct scif_stats - traffic counters of a node or an endpoint
+ * @tx_bytes: bytes sent (scif_send)
+ * @tx_msgs: sends that moved at least one byte
+ * @rx_bytes: bytes received (scif_recv)
+ * @rx_msgs: receives that moved at least one byte
+ * @rma_ops: RMAs that completed without error, counted by their caller
+ *	(asynchronous ones when queued)
+ * @rma_bytes: their bytes
+ * @errors: sends, receives and RMAs that failed (not counting
+ *	interruptions by a signal), and, for a node, each time it was taken
+ *	offline for a protocol error
+ *
+ * A node has one per CPU (scif_node.stats), updated with this_cpu_add()
+ * and summed by readers; an endpoint has one (scif_endpt.stats) whose
+ * fields are updated under the lock named in struct scif_endpt.
+ */
+struct scif_stats {
+	u64 tx_bytes;
+	u64 tx_msgs;
+	u64 rx_bytes;
+	u64 rx_msgs;
+	u64 rma_ops;
+	u64 rma_bytes;
+	u64 errors;
+};
+
+/**
  * struct scif_node - a node of the SCIF network, as seen from here
  * @id: node id
  * @hw: the bus that reaches it; NULL while the node is absent
@@ -260,6 +289,13 @@ static inline void scif_rb_set_skew(struct scif_rb *rb, u32 skew)
  * @nr_rruns: their runs (max_remote_runs_per_node)
  * @test_held: test hook: @rx_work (bit 0) or @reply_work (bit 1) does
  *	nothing
+ * @generation: times the node came online since the module was loaded
+ *	(under scif_info.node_lock; read with READ_ONCE)
+ * @heartbeat: jiffies when the bus last saw the node's heartbeat
+ *	(scif_hw_node_heartbeat()), 0 if it never did; READ_ONCE/WRITE_ONCE
+ * @stats: traffic counters, per CPU (see struct scif_stats)
+ * @kobj: the node's sysfs directory once the node has come up
+ *	(scif_sysfs.c), under scif_info.node_lock
  *
  * @hw, @online and @failed change under scif_info.node_lock; @online is
  * read without it (READ_ONCE) on the data path.  @hw is also read
@@ -306,6 +342,10 @@ struct scif_node {
 #ifdef SCIF_TEST_HOOKS
 	unsigned int test_held;
 #endif
+	u32 generation;
+	unsigned long heartbeat;
+	struct scif_stats __percpu *stats;
+	struct kobject *kobj;
 };
 
 /**
@@ -408,6 +448,10 @@ struct scif_conreq {
  * @count_until_free: closed, but counted until destroyed (see the notes)
  * @rma: registered memory: windows, ours and the peer's (own lock)
  * @mmap: mappings of the peer's windows into processes (own lock)
+ * @stats: traffic counters: tx_* under @send_mutex, rx_* under
+ *	@recv_mutex; rma_* and errors under @lock (read by debugfs and the
+ *	close tracepoint without the mutexes: a reader may see a count a
+ *	round behind)
  */
 struct scif_endpt {
 	struct kref ref;
@@ -453,6 +497,7 @@ struct scif_endpt {
 
 	struct scif_epd_rma rma;
 	struct scif_epd_mmap mmap;
+	struct scif_stats stats;
 };
 
 /**
@@ -559,6 +604,46 @@ int scif_node_area_get(struct scif_node *node, struct scif_rb *rb,
 void scif_node_area_free(struct scif_rb *rb);
 void scif_buses_show(struct seq_file *s);
 void scif_node_protocol_error(struct scif_node *node);
+const char *scif_node_state_name(struct scif_node *node);
+void scif_node_stats_sum(struct scif_node *node, struct scif_stats *sum);
+
+/*
+ * Count on a node (per CPU: any context, no lock): @bytes sent or
+ * received, a message if @msg; an RMA of @bytes; an error.
+ */
+static inline void scif_node_count_tx(struct scif_node *node, u64 bytes,
+				      bool msg)
+{
+	this_cpu_add(node->stats->tx_bytes, bytes);
+	if (msg)
+		this_cpu_inc(node->stats->tx_msgs);
+}
+
+static inline void scif_node_count_rx(struct scif_node *node, u64 bytes,
+				      bool msg)
+{
+	this_cpu_add(node->stats->rx_bytes, bytes);
+	if (msg)
+		this_cpu_inc(node->stats->rx_msgs);
+}
+
+static inline void scif_node_count_rma(struct scif_node *node, u64 bytes)
+{
+	this_cpu_inc(node->stats->rma_ops);
+	this_cpu_add(node->stats->rma_bytes, bytes);
+}
+
+static inline void scif_node_count_error(struct scif_node *node)
+{
+	this_cpu_inc(node->stats->errors);
+}
+
+void scif_epd_count_error(struct scif_endpt *ep);
+
+/* scif_sysfs.c */
+int scif_sysfs_init(void);
+void scif_sysfs_exit(void);
+void scif_sysfs_node_add(struct scif_node *node);
 #ifdef SCIF_TEST_HOOKS
 int scif_node_corrupt(u16 id, bool count, unsigned int nr);
 #endif

@@ -36,6 +36,7 @@
 #endif
 
 #include "scif_priv.h"
+#include "scif_trace.h"
 
 #define SCIF_RMA_FLAGS	(SCIF_RMA_USECPU | SCIF_RMA_USECACHE | \
 			 SCIF_RMA_SYNC | SCIF_RMA_ORDERED)
@@ -451,7 +452,19 @@ static void scif_rma_signal_run(struct scif_rma_desc *d)
  * Copy a descriptor, a bounded piece at a time: by the endpoint's DMA
  * channel, if it has one, when @engine.
  */
+static int scif_rma_desc_copy(struct scif_rma_desc *d, bool engine);
+
+/* scif_rma_desc_copy(), traced. */
 static int scif_rma_desc_run(struct scif_rma_desc *d, bool engine)
+{
+	int err = scif_rma_desc_copy(d, engine);
+
+	trace_scif_rma_complete(d->ep->handle, d->signal ? sizeof(u64) : d->len,
+				d->signal, engine, err);
+	return err;
+}
+
+static int scif_rma_desc_copy(struct scif_rma_desc *d, bool engine)
 {
 	struct scif_rma_dma dma = { };
 	u64 left = d->len, n, tail;
@@ -1100,6 +1113,21 @@ static int scif_rma_engine(struct scif_endpt *ep,
 	return err;
 }
 
+/* Count an RMA on its endpoint and node: done, or failed (@err). */
+static void scif_rma_count(struct scif_endpt *ep, u64 len, int err)
+{
+	if (err) {
+		if (err != -EINTR)
+			scif_epd_count_error(ep);
+		return;
+	}
+	spin_lock(&ep->lock);
+	ep->stats.rma_ops++;
+	ep->stats.rma_bytes += len;
+	spin_unlock(&ep->lock);
+	scif_node_count_rma(ep->node, len);
+}
+
 /**
  * scif_epd_rma() - perform an RMA
  * @ep: a connected endpoint
@@ -1121,10 +1149,13 @@ int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req)
 	struct scif_rma_cache_ref ref = { 0 };
 	int err;
 
+	trace_scif_rma_submit(ep->handle, req->to_remote,
+			      req->kind == SCIF_RMA_WINDOW ? req->loffset : -1,
+			      req->roffset, req->len, req->flags);
 	err = scif_rma_check(req) ?: scif_rma_conn_err(ep) ?:
 	      scif_rma_check_ranges(ep, req);
 	if (err)
-		return err;
+		goto out;
 	if (req->kind == SCIF_RMA_USER && (req->flags & SCIF_RMA_USECACHE))
 		ref.ce = scif_cache_get(ep, req->uaddr, req->len,
 					!req->to_remote, &err);
@@ -1138,6 +1169,8 @@ int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req)
 		err = scif_rma_engine(ep, &ref.req, ref.ce);
 	if (ref.ce)
 		scif_cache_put(ref.ce);
+out:
+	scif_rma_count(ep, req->len, err);
 	return err;
 }
 

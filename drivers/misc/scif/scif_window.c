@@ -33,6 +33,7 @@
 
 #include "scif_kunit.h"
 #include "scif_priv.h"
+#include "scif_trace.h"
 
 static_assert(SCIF_RUNLIST_PAGE == PAGE_SIZE);
 
@@ -476,6 +477,10 @@ static s64 scif_window_opened(struct scif_endpt *ep, struct scif_window *w,
 	return ret;
 }
 
+static s64 scif_epd_do_register(struct scif_endpt *ep,
+				struct scif_pinned_pages *pp, s64 offset,
+				int map_flags);
+
 /**
  * scif_epd_register() - open a window over pinned pages
  * @ep: a connected endpoint
@@ -495,6 +500,19 @@ static s64 scif_window_opened(struct scif_endpt *ep, struct scif_window *w,
  */
 s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags)
+{
+	s64 ret = scif_epd_do_register(ep, pp, offset, map_flags);
+
+	trace_scif_register(ep->handle, ret < 0 ? offset : ret,
+			    (u64)pp->nr_pages << PAGE_SHIFT,
+			    ret < 0 ? (int)ret : 0);
+	return ret;
+}
+
+/* scif_epd_register() without its tracepoint. */
+static s64 scif_epd_do_register(struct scif_endpt *ep,
+				struct scif_pinned_pages *pp, s64 offset,
+				int map_flags)
 {
 	bool fixed = map_flags & SCIF_MAP_FIXED;
 	struct scif_window *w;
@@ -560,6 +578,9 @@ static int scif_window_unregister_check(struct scif_endpt *ep,
 	return found ? 0 : -ENXIO;
 }
 
+static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset,
+				  u64 len);
+
 /**
  * scif_epd_unregister() - close the windows inside a range
  * @ep: the endpoint
@@ -583,6 +604,15 @@ static int scif_window_unregister_check(struct scif_endpt *ep,
  * -ECONNRESET, -ENODEV or -EINTR.
  */
 int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
+{
+	int err = scif_epd_do_unregister(ep, offset, len);
+
+	trace_scif_unregister(ep->handle, offset, len, err);
+	return err;
+}
+
+/* scif_epd_unregister() without its tracepoint. */
+static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 {
 	unsigned long first, last, idx;
 	unsigned long sent = 0, deadline;

@@ -86,6 +86,15 @@ static int consumer(scif_epd_t lep, long rounds)
 				return 1;
 			}
 		}
+		/*
+		 * Done with the window after the last batch: closing would
+		 * unregister it too, but said here it is seen (and traced),
+		 * while the producer still waits for the word below.
+		 */
+		if (r == rounds && scif_unregister(epd, 0, WIN)) {
+			perror("fence-signal: unregister");
+			return 1;
+		}
 		if (scif_send(epd, &ok, sizeof(ok), SCIF_SEND_BLOCK) < 0)
 			return 1;
 	}

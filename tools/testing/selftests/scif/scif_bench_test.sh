@@ -8,7 +8,10 @@
 # $PATH.
 #   without PEER: a server here; SCIF to this node, TCP over loopback,
 #                 AF_UNIX, memcpy, mmap ping-pong through a window of
-#                 this node
+#                 this node; then the options (--help, --version, size
+#                 ranges, a duration, parallel and bidirectional streams),
+#                 the JSON (parsed by scif_json_check) and the hint when
+#                 /dev/scif is missing
 #   with PEER:    the server that node PEER runs (scif-bench serve); SCIF
 #                 to it, mmap ping-pong through its window, and the raw
 #                 link modes over the shared device of cluster.sh -R; the
@@ -21,7 +24,7 @@ raw=/sys/bus/pci/devices/0000:00:10.0/resource2
 
 echo "TAP version 13"
 if [ -z "$peer" ]; then
-	echo "1..13"
+	echo "1..19"
 else
 	echo "1..11"
 fi
@@ -156,12 +159,62 @@ fi
 run memcpy memcpy - 5
 run copy64 copy64 - 5
 
-out=$("$bench" -p $port -q -f json lat 2>&1); rc=$?
+out=$("$bench" -p $port -q -f json lat); rc=$?
 echo "$out" | sed 's/^/# /'
-[ $rc -eq 0 ] && [ "$(echo "$out" | head -n 1)" = "[" ] &&
-	[ "$(echo "$out" | tail -n 1)" = "]" ] &&
-	[ "$(echo "$out" | grep -c '"mode":"lat","via":"scif"')" -eq 3 ]
-result $? json_format
+json() { echo "$out" | scif_json_check "$@"; }
+[ $rc -eq 0 ] && json && [ "$(json count rows)" -eq 3 ] &&
+	[ "$(json get tool)" = scif-bench ] &&
+	[ "$(json get meta/kernel)" = "$(uname -r)" ] &&
+	[ "$(json get meta/node)" = "$(cat /sys/class/misc/scif/node_id)" ] &&
+	[ "$(json get units/median_us)" = microseconds ] &&
+	[ "$(json get rows/2/mode)" = lat ] && [ "$(json get rows/2/via)" = scif ] &&
+	[ "$(json get rows/2/size)" = 1024 ]
+result $? json_format_meta_units_rows "rc=$rc"
+
+# --help and --version on stdout, exit 0; a bad option exits 2.
+out=$("$bench" --help 2>/dev/null); rc=$?
+ver=$("$bench" --version 2>/dev/null); vrc=$?
+"$bench" --no-such-option lat > /dev/null 2>&1; brc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q '^usage: scif-bench' &&
+	echo "$out" | grep -q -- '--duration' && [ $vrc -eq 0 ] &&
+	echo "$ver" | grep -Eq '^scif-bench [^ ]+$' && [ $brc -eq 2 ]
+result $? help_version_usage "help rc=$rc version rc=$vrc '$ver' bad rc=$brc"
+
+# -s MIN:MAX: lat at 16, 128 and 1024 bytes (factor 8, MAX last).
+out=$("$bench" -p $port -q -f csv -s 16:1K lat 2>&1); rc=$?
+echo "$out" | sed 's/^/# /'
+[ $rc -eq 0 ] && check_csv lat scif 3 "$out" &&
+	[ "$(echo "$out" | awk -F, 'NR > 1 { printf "%s ", $3 }')" = "16 128 1024 " ]
+result $? size_range "rc=$rc"
+
+# -d: one size of bw for half a second, by batches; seconds >= 0.5.
+out=$("$bench" -p $port -f json -s 4K -d 0.5 bw); rc=$?
+echo "$out" | grep '"mode"' | sed 's/^/# /'
+[ $rc -eq 0 ] && [ "$(json count rows)" -eq 1 ] &&
+	awk -v s="$(json get rows/0/seconds)" -v c="$(json get rows/0/count)" \
+		'BEGIN { exit !(s >= 0.5 && s < 30 && c > 0) }'
+result $? duration "rc=$rc"
+
+# -P 2 -b: four connections (two each way) of 30 messages of 4 KiB.
+out=$("$bench" -p $port -f json -s 4K -i 30 -P 2 -b bw); rc=$?
+echo "$out" | grep '"mode"' | sed 's/^/# /'
+[ $rc -eq 0 ] && [ "$(json get rows/0/streams)" = 2 ] &&
+	[ "$(json get rows/0/bidir)" = true ] &&
+	[ "$(json get rows/0/count)" = 120 ] &&
+	[ "$(json get rows/0/bytes)" = $((120 * 4096)) ]
+result $? parallel_bidirectional_streams "rc=$rc"
+
+# Without /dev/scif (a private /dev): an error and a hint, not a hang.
+if unshare -m true 2>/dev/null; then
+	out=$(unshare -m --propagation private sh -c "mount -t tmpfs none /dev && \"$bench\" -q -i 1 lat" 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# /'
+	[ $rc -ne 0 ] && echo "$out" | grep -q 'is scif.ko loaded'
+	result $? hint_when_module_missing "rc=$rc"
+else
+	n=$((n + 1))
+	echo "ok $n hint_when_module_missing # SKIP no mount namespaces"
+fi
 
 # A peer that is not there is an error, not a hang or a zero figure.
 "$bench" -p 65000 -q -i 1 lat > /dev/null 2>&1

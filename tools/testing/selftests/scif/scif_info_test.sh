@@ -1,13 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# scif-info(8) in the guest: the local node, the node list, endpoints
-# coming and going, and the exit status of usage errors.  scif.ko must be
-# loaded, debugfs mounted and scif-info on $PATH (/tests in the guest).
+# scif-info(8) in the guest: the local node, the node list (state, bus,
+# generation from sysfs), the counters, endpoints coming and going, the
+# JSON output (checked by scif_json_check), and the exit status of usage
+# errors.  scif.ko must be loaded, debugfs mounted and scif-info and
+# scif_json_check on $PATH (/tests in the guest).
 info=${SCIF_INFO:-scif-info}
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..11"
 
 n=0
 failed=0
@@ -35,8 +37,21 @@ result $? self_prints_0
 
 out=$("$info" nodes); rc=$?
 echo "$out" | sed 's/^/# /'
-[ "$rc" -eq 0 ] && echo "$out" | grep -Eq '^0[[:space:]]+loopback \(self\)$'
-result $? nodes_lists_loopback_node_0
+gen=$(cat /sys/class/misc/scif/nodes/0/generation)
+[ "$rc" -eq 0 ] && echo "$out" | awk -v gen="$gen" '
+	$1 == 0 && $2 == "online" && $3 == "loopback" && $4 == gen &&
+	$5 == "-" && $6 == "(self)" { found = 1 }
+	END { exit !found }'
+result $? nodes_lists_loopback_node_0_online
+
+out=$("$info" stats); rc=$?
+echo "$out" | sed 's/^/# /'
+tx=$(cat /sys/class/misc/scif/nodes/0/stats/tx_bytes)
+[ "$rc" -eq 0 ] && echo "$out" | awk -v tx="$tx" '
+	NR == 1 { ok = ($2 == "tx_bytes" && $8 == "errors"); next }
+	$1 == 0 && $2 == tx { found = 1 }
+	END { exit !(ok && found) }'
+result $? stats_shows_sysfs_counters
 
 # A failed redirection of exec would end the script: check first.
 [ -c /dev/scif ] && exec 4<>/dev/scif 5<>/dev/scif 6<>/dev/scif
@@ -67,6 +82,23 @@ result $(($? != 2)) bad_command_exits_2
 out=$("$info" -h); rc=$?
 [ "$rc" -eq 0 ] && echo "$out" | grep -q '^usage: scif-info'
 result $? help_exits_0
+
+out=$("$info" --version); rc=$?
+[ "$rc" -eq 0 ] && echo "$out" | grep -Eq '^scif-info [^ ]+$'
+result $? version_exits_0 "$out"
+
+out=$("$info" --json); rc=$?
+echo "$out" | head -n 5 | sed 's/^/# /'
+[ "$rc" -eq 0 ] && echo "$out" | scif_json_check &&
+	[ "$(echo "$out" | scif_json_check get self)" = 0 ] &&
+	[ "$(echo "$out" | scif_json_check get nodes/0/state)" = online ] &&
+	[ "$(echo "$out" | scif_json_check get nodes/0/bus)" = loopback ] &&
+	[ "$(echo "$out" | scif_json_check count endpoints)" -ge 0 ]
+result $? json_parses_with_node_0 "rc=$rc"
+
+# JSON that is not: the checker itself must refuse it.
+echo '{"self": 0,}' | scif_json_check
+result $(($? != 1)) json_checker_refuses_bad_json
 
 out=$("$info"); rc=$?
 echo "# all: rc=$rc"
