@@ -46,11 +46,19 @@
  * Doorbells: peer_db_set() ORs the bits into the peer's doorbell register
  * and rings the peer's ivshmem doorbell, MSI-X vector 0; the peer's
  * interrupt handler raises a doorbell event for the bits not masked.
- * Vector 1 says "my link state changed".  The link is up while both ports
- * have it enabled and each sees the other's heartbeat, a counter that a
- * delayed work advances every poll_ms; a peer whose heartbeat stands still
- * for link_timeout_ms (a VM that died) is down.
+ * Vector 1 says "my link state changed".
  *
+ * Link: up while both ports have it enabled, each sees the other's
+ * heartbeat (a counter that a delayed work advances every poll_ms; a peer
+ * whose heartbeat stands still for link_timeout_ms, and for as many of our
+ * own polls, is lost) and each has acked the other's current link epoch.
+ * A port whose link goes down for a reason of its own (disabled, peer
+ * lost) starts a new epoch, so that the peer's link goes down as well: a
+ * link drop is seen by both ports, as on a real NTB, even when only one
+ * of them saw the peer stall (two VMs under TCG on a loaded host).  Acks
+ * wait 2 poll periods after a port's own link change, so that its clients
+ * have cleaned up (ntb_transport zeroes its scratchpads on link down)
+ * before the peer sees the link up again and writes them. *
  * With full_reach=1 each port has a third memory window, index 2: the
  * "large BAR" some NTB hardware offers, reaching all of the peer's RAM.
  * It needs each VM's RAM to be a shared memory-backend-file and the other
@@ -74,6 +82,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/debugfs.h>
 #include <linux/dma-map-ops.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
@@ -83,6 +92,7 @@
 #include <linux/ntb.h>
 #include <linux/pci.h>
 #include <linux/random.h>
+#include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -145,6 +155,8 @@ struct ivntb_port_regs {
 	u32 spad[IVNTB_SPADS];
 	u64 ram_sig_addr;	/* full_reach: our RAM signature's address */
 	u64 ram_sig_value;	/* ... and its value; 0: none */
+	u32 epoch;		/* this port's link epoch */
+	u32 ack;		/* the peer's epoch this port has taken */
 };
 
 /* A port's signature, in a page of its RAM (full_reach) */
@@ -209,12 +221,26 @@ struct ivntb_dev {
 
 	struct delayed_work poll;
 	bool enabled;			/* ntb_link_enable() called */
+	/* The rest is the poll work's, read elsewhere with READ_ONCE(). */
+	bool en_seen;			/* enabled, as the poll last saw it */
 	u32 peer_hb;			/* peer heartbeat last seen ... */
-	unsigned long peer_hb_time;	/* ... and when it last moved */
+	unsigned long peer_hb_time;	/* ... and when it last moved ... */
+	unsigned int peer_still;	/* ... and our polls since */
 	bool peer_alive;
-	bool link_reported;		/* state of the last link event */
+	u32 epoch;			/* ours, as in regs->epoch */
+	u32 ack;			/* as in regs->ack */
+	unsigned long quiet_until;	/* no ack before: clients clean up */
+	bool link_up;			/* state of the last link event */
 	bool stopping;
+	bool registered;		/* ntb_register_device() done */
+
+	struct dentry *dbgfs;		/* debugfs: regs */
+	atomic_t irq_db;		/* interrupts counted, for regs */
+	atomic_t irq_link;
+	atomic_t poll_db;		/* doorbell events raised by the poll */
 };
+
+static struct dentry *ivntb_dbgfs_root;
 
 static struct ivntb_dev *ntb_to_iv(struct ntb_dev *ntb)
 {
@@ -261,18 +287,11 @@ static int ivntb_peer_port_idx(struct ntb_dev *ntb, int port)
 
 /* ---- link ---- */
 
-static bool ivntb_link_up(struct ivntb_dev *iv)
-{
-	return iv->enabled && READ_ONCE(iv->peer_alive) &&
-	       (!full_reach || READ_ONCE(iv->ram.ok)) &&
-	       (READ_ONCE(iv->pregs->status) & IVNTB_ST_ENABLED);
-}
-
 static u64 ivntb_link_is_up(struct ntb_dev *ntb, enum ntb_speed *speed,
 			    enum ntb_width *width)
 {
 	struct ivntb_dev *iv = ntb_to_iv(ntb);
-	bool up = ivntb_link_up(iv);
+	bool up = READ_ONCE(iv->link_up);
 
 	if (speed)
 		*speed = up ? NTB_SPEED_GEN3 : NTB_SPEED_NONE;
@@ -462,50 +481,115 @@ static void ivntb_ram_poll(struct ivntb_dev *iv)
 		 pci_name(pdev), (u64)ram->len >> 20);
 }
 
-/* Look at the peer and report a change of the link state. */
-static void ivntb_poll_work(struct work_struct *work)
+/*
+ * Our heartbeat, and the peer's: it is lost when its heartbeat stood still
+ * for link_timeout_ms and for as many of our polls (if this VM was not
+ * scheduled for a while, the peer was not late).
+ */
+static void ivntb_heartbeat(struct ivntb_dev *iv)
 {
-	struct ivntb_dev *iv = container_of(to_delayed_work(work),
-					    struct ivntb_dev, poll);
+	unsigned int polls = max(1U, link_timeout_ms / max(1U, poll_ms));
 	u32 hb;
-	bool up;
 
 	WRITE_ONCE(iv->regs->heartbeat, iv->regs->heartbeat + 1);
 	hb = READ_ONCE(iv->pregs->heartbeat);
 	if (hb != iv->peer_hb) {
 		iv->peer_hb = hb;
 		iv->peer_hb_time = jiffies;
+		iv->peer_still = 0;
 		WRITE_ONCE(iv->peer_alive, true);
-	} else if (time_after(jiffies, iv->peer_hb_time +
-			      msecs_to_jiffies(link_timeout_ms))) {
-		WRITE_ONCE(iv->peer_alive, false);
+		return;
 	}
-	if (full_reach)
-		ivntb_ram_poll(iv);
+	if (iv->peer_still < polls)
+		iv->peer_still++;
+	if (iv->peer_still >= polls &&
+	    time_after(jiffies, iv->peer_hb_time +
+		       msecs_to_jiffies(link_timeout_ms)))
+		WRITE_ONCE(iv->peer_alive, false);
+}
 
-	up = ivntb_link_up(iv);
-	if (up != iv->link_reported) {
-		iv->link_reported = up;
+/* A new link epoch of ours: the peer must take it before the link is up. */
+static void ivntb_new_epoch(struct ivntb_dev *iv)
+{
+	iv->epoch++;
+	WRITE_ONCE(iv->regs->epoch, iv->epoch);
+	iv->quiet_until = jiffies + msecs_to_jiffies(2 * poll_ms);
+	ivntb_ring(iv, IVNTB_VEC_LINK);
+}
+
+/*
+ * The link state machine (see "Link" at the top).  The link is up while
+ * both ports are enabled, each sees the other's heartbeat, and each has
+ * taken (acked) the other's current epoch.  A port whose link goes down
+ * for a reason of its own starts a new epoch, so the peer's link goes down
+ * too, even if the peer saw nothing wrong; a port acks the peer's new
+ * epoch only when its own link is down and 2 poll periods after its last
+ * change, so that its clients' link-down work (ntb_transport clears its
+ * scratchpads) is done before the peer can see the link up again.
+ */
+static void ivntb_link_poll(struct ivntb_dev *iv)
+{
+	struct ivntb_port_regs *pr = iv->pregs;
+	u32 pepoch = READ_ONCE(pr->epoch), pack = READ_ONCE(pr->ack);
+	bool en = READ_ONCE(iv->enabled);
+	bool acked, ready, up;
+
+	if (en != iv->en_seen) {
+		iv->en_seen = en;
+		WRITE_ONCE(iv->regs->status, en ? IVNTB_ST_ENABLED : 0);
+		ivntb_new_epoch(iv);
+	}
+	ready = en && READ_ONCE(iv->peer_alive) &&
+		(READ_ONCE(pr->status) & IVNTB_ST_ENABLED) &&
+		(!full_reach || READ_ONCE(iv->ram.ok));
+	acked = iv->ack == pepoch && pack == iv->epoch;
+	up = ready && acked;
+	if (iv->link_up && !up) {
+		if (acked)	/* our own reason: the peer must follow */
+			ivntb_new_epoch(iv);
+		iv->quiet_until = jiffies + msecs_to_jiffies(2 * poll_ms);
+	} else if (!iv->link_up && iv->ack != pepoch &&
+		   time_after_eq(jiffies, iv->quiet_until)) {
+		iv->ack = pepoch;
+		WRITE_ONCE(iv->regs->ack, pepoch);
+		ivntb_ring(iv, IVNTB_VEC_LINK);
+	}
+	if (up != iv->link_up) {
+		WRITE_ONCE(iv->link_up, up);
 		dev_info(&iv->pdev->dev, "link %s\n", up ? "up" : "down");
 		ntb_link_event(&iv->ntb);
 	}
+}
+
+/* Look at the peer and report a change of the link state. */
+static void ivntb_poll_work(struct work_struct *work)
+{
+	struct ivntb_dev *iv = container_of(to_delayed_work(work),
+					    struct ivntb_dev, poll);
+
+	ivntb_heartbeat(iv);
+	if (full_reach)
+		ivntb_ram_poll(iv);
+	ivntb_link_poll(iv);
 	/*
-	 * A doorbell whose interrupt was lost (seen between two VMs on 6.12:
-	 * no MSI-X interrupt at all in some runs) is still found here.
+	 * A doorbell whose interrupt was lost is still found here (an
+	 * interrupt rung before the handler was set up, or lost by QEMU).
 	 */
-	if (ivntb_db_read(&iv->ntb) & ~ivntb_db_read_mask(&iv->ntb))
+	if (READ_ONCE(iv->registered) &&
+	    (ivntb_db_read(&iv->ntb) & ~ivntb_db_read_mask(&iv->ntb))) {
+		atomic_inc(&iv->poll_db);
 		ntb_db_event(&iv->ntb, 0);
+	}
 	if (!READ_ONCE(iv->stopping))
 		schedule_delayed_work(&iv->poll, msecs_to_jiffies(poll_ms));
 }
 
+/* The poll work changes the link: at once. */
 static void ivntb_set_enabled(struct ivntb_dev *iv, bool on)
 {
-	iv->enabled = on;
-	WRITE_ONCE(iv->regs->status, on ? IVNTB_ST_ENABLED : 0);
-	/* The peer's link changes too: tell it now, not at its next poll. */
-	ivntb_ring(iv, IVNTB_VEC_LINK);
-	mod_delayed_work(system_wq, &iv->poll, 0);
+	WRITE_ONCE(iv->enabled, on);
+	if (!READ_ONCE(iv->stopping))
+		mod_delayed_work(system_wq, &iv->poll, 0);
 }
 
 static int ivntb_link_enable(struct ntb_dev *ntb, enum ntb_speed max_speed,
@@ -741,6 +825,8 @@ static int ivntb_peer_db_set(struct ntb_dev *ntb, u64 db_bits)
 
 	if (db_bits & ~IVNTB_DB_VALID)
 		return -EINVAL;
+	/* The client's writes (windows are write-combined) before the bit. */
+	wmb();
 	atomic64_or(db_bits, &iv->pregs->db);
 	ivntb_ring(iv, IVNTB_VEC_DB);
 	return 0;
@@ -750,7 +836,10 @@ static irqreturn_t ivntb_db_irq(int irq, void *data)
 {
 	struct ivntb_dev *iv = data;
 
-	if (ivntb_db_read(&iv->ntb) & ~ivntb_db_read_mask(&iv->ntb))
+	atomic_inc(&iv->irq_db);
+	/* Before registration the NTB core's doorbell path is not set up. */
+	if (READ_ONCE(iv->registered) &&
+	    (ivntb_db_read(&iv->ntb) & ~ivntb_db_read_mask(&iv->ntb)))
 		ntb_db_event(&iv->ntb, 0);
 	return IRQ_HANDLED;
 }
@@ -759,6 +848,7 @@ static irqreturn_t ivntb_link_irq(int irq, void *data)
 {
 	struct ivntb_dev *iv = data;
 
+	atomic_inc(&iv->irq_link);
 	/* The peer's state is read at once, its heartbeat after a poll. */
 	if (!READ_ONCE(iv->stopping))
 		mod_delayed_work(system_wq, &iv->poll, 0);
@@ -935,6 +1025,38 @@ static void ivntb_restore_dma_ops(struct ivntb_dev *iv)
 }
 #endif
 
+/* ---- debugfs: the registers as this port sees them ---- */
+
+static void ivntb_show_regs(struct seq_file *m, const char *who,
+			    struct ivntb_port_regs *r)
+{
+	int i;
+
+	seq_printf(m, "%s: status %#x heartbeat %u db %#llx spad", who,
+		   READ_ONCE(r->status), READ_ONCE(r->heartbeat),
+		   (u64)atomic64_read(&r->db));
+	for (i = 0; i < IVNTB_SPADS; i++)
+		seq_printf(m, " %#x", READ_ONCE(r->spad[i]));
+	seq_putc(m, '\n');
+}
+
+static int ivntb_regs_show(struct seq_file *m, void *unused)
+{
+	struct ivntb_dev *iv = m->private;
+
+	seq_printf(m, "port %d enabled %d peer_alive %d link %d epoch %#x ack %#x db_mask %#llx\n",
+		   iv->port, READ_ONCE(iv->enabled), READ_ONCE(iv->peer_alive),
+		   READ_ONCE(iv->link_up), READ_ONCE(iv->regs->epoch),
+		   READ_ONCE(iv->regs->ack), ivntb_db_read_mask(&iv->ntb));
+	seq_printf(m, "irq db %d link %d; poll db events %d\n",
+		   atomic_read(&iv->irq_db), atomic_read(&iv->irq_link),
+		   atomic_read(&iv->poll_db));
+	ivntb_show_regs(m, "mine", iv->regs);
+	ivntb_show_regs(m, "peer", iv->pregs);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ivntb_regs);
+
 /* ---- probe and remove ---- */
 
 static int ivntb_map(struct ivntb_dev *iv)
@@ -1059,6 +1181,9 @@ static int ivntb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	memset(iv->regs->spad, 0, sizeof(iv->regs->spad));
 	WRITE_ONCE(iv->regs->ram_sig_value, 0);
 	WRITE_ONCE(iv->regs->ram_sig_addr, 0);
+	iv->epoch = get_random_u32();
+	WRITE_ONCE(iv->regs->epoch, iv->epoch);
+	WRITE_ONCE(iv->regs->ack, 0);
 	iv->peer_hb = READ_ONCE(iv->pregs->heartbeat);
 	iv->peer_hb_time = jiffies;
 	if (full_reach) {
@@ -1080,6 +1205,9 @@ static int ivntb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = ntb_register_device(&iv->ntb);
 	if (err)
 		goto stop;
+	WRITE_ONCE(iv->registered, true);
+	iv->dbgfs = debugfs_create_dir(pci_name(pdev), ivntb_dbgfs_root);
+	debugfs_create_file("regs", 0400, iv->dbgfs, iv, &ivntb_regs_fops);
 	dev_info(&pdev->dev, "emulated NTB port %d: windows of %llu and %llu MiB at %pa\n",
 		 iv->port, (u64)ivntb_mw_len(iv, 0) >> 20,
 		 (u64)ivntb_mw_len(iv, 1) >> 20, &iv->shm_phys);
@@ -1103,6 +1231,7 @@ static void ivntb_remove(struct pci_dev *pdev)
 {
 	struct ivntb_dev *iv = pci_get_drvdata(pdev);
 
+	debugfs_remove_recursive(iv->dbgfs);
 	/* The clients go first, and give their window memory back. */
 	ntb_unregister_device(&iv->ntb);
 	WRITE_ONCE(iv->stopping, true);
@@ -1126,7 +1255,25 @@ static struct pci_driver ivntb_driver = {
 	.probe		= ivntb_probe,
 	.remove		= ivntb_remove,
 };
-module_pci_driver(ivntb_driver);
+
+static int __init ivntb_init(void)
+{
+	int err;
+
+	ivntb_dbgfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	err = pci_register_driver(&ivntb_driver);
+	if (err)
+		debugfs_remove_recursive(ivntb_dbgfs_root);
+	return err;
+}
+module_init(ivntb_init);
+
+static void __exit ivntb_exit(void)
+{
+	pci_unregister_driver(&ivntb_driver);
+	debugfs_remove_recursive(ivntb_dbgfs_root);
+}
+module_exit(ivntb_exit);
 
 MODULE_DESCRIPTION("Emulated NTB over QEMU ivshmem-doorbell devices");
 MODULE_LICENSE("GPL");
