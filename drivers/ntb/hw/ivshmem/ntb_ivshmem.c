@@ -287,11 +287,32 @@ static int ivntb_peer_port_idx(struct ntb_dev *ntb, int port)
 
 /* ---- link ---- */
 
+/*
+ * Whether the link is up, from the registers of both ports: so both ports
+ * see it come up at the same moment (ntb_perf drops a command that comes
+ * in while its own side still says "down").  Not before our own quiet
+ * time after a change (enable included) is over, so that a client's own
+ * link-down work, queued on the event that said "down" just before, has
+ * run (ntb_transport's cancels its link work if it runs later).
+ */
+static bool ivntb_link_check(struct ivntb_dev *iv)
+{
+	struct ivntb_port_regs *pr = iv->pregs;
+	bool en = READ_ONCE(iv->enabled);
+
+	return en && READ_ONCE(iv->en_seen) == en && READ_ONCE(iv->peer_alive) &&
+	       (READ_ONCE(pr->status) & IVNTB_ST_ENABLED) &&
+	       (!full_reach || READ_ONCE(iv->ram.ok)) &&
+	       READ_ONCE(iv->regs->ack) == READ_ONCE(pr->epoch) &&
+	       READ_ONCE(pr->ack) == READ_ONCE(iv->regs->epoch) &&
+	       time_after_eq(jiffies, READ_ONCE(iv->quiet_until));
+}
+
 static u64 ivntb_link_is_up(struct ntb_dev *ntb, enum ntb_speed *speed,
 			    enum ntb_width *width)
 {
 	struct ivntb_dev *iv = ntb_to_iv(ntb);
-	bool up = READ_ONCE(iv->link_up);
+	bool up = ivntb_link_check(iv);
 
 	if (speed)
 		*speed = up ? NTB_SPEED_GEN3 : NTB_SPEED_NONE;
@@ -513,7 +534,7 @@ static void ivntb_new_epoch(struct ivntb_dev *iv)
 {
 	iv->epoch++;
 	WRITE_ONCE(iv->regs->epoch, iv->epoch);
-	iv->quiet_until = jiffies + msecs_to_jiffies(2 * poll_ms);
+	WRITE_ONCE(iv->quiet_until, jiffies + msecs_to_jiffies(2 * poll_ms));
 	ivntb_ring(iv, IVNTB_VEC_LINK);
 }
 
@@ -532,27 +553,26 @@ static void ivntb_link_poll(struct ivntb_dev *iv)
 	struct ivntb_port_regs *pr = iv->pregs;
 	u32 pepoch = READ_ONCE(pr->epoch), pack = READ_ONCE(pr->ack);
 	bool en = READ_ONCE(iv->enabled);
-	bool acked, ready, up;
+	bool acked, up;
 
 	if (en != iv->en_seen) {
-		iv->en_seen = en;
+		WRITE_ONCE(iv->en_seen, en);
 		WRITE_ONCE(iv->regs->status, en ? IVNTB_ST_ENABLED : 0);
 		ivntb_new_epoch(iv);
 	}
-	ready = en && READ_ONCE(iv->peer_alive) &&
-		(READ_ONCE(pr->status) & IVNTB_ST_ENABLED) &&
-		(!full_reach || READ_ONCE(iv->ram.ok));
 	acked = iv->ack == pepoch && pack == iv->epoch;
-	up = ready && acked;
+	up = ivntb_link_check(iv);
 	if (iv->link_up && !up) {
 		if (acked)	/* our own reason: the peer must follow */
 			ivntb_new_epoch(iv);
-		iv->quiet_until = jiffies + msecs_to_jiffies(2 * poll_ms);
+		WRITE_ONCE(iv->quiet_until,
+			   jiffies + msecs_to_jiffies(2 * poll_ms));
 	} else if (!iv->link_up && iv->ack != pepoch &&
 		   time_after_eq(jiffies, iv->quiet_until)) {
 		iv->ack = pepoch;
 		WRITE_ONCE(iv->regs->ack, pepoch);
 		ivntb_ring(iv, IVNTB_VEC_LINK);
+		up = ivntb_link_check(iv);
 	}
 	if (up != iv->link_up) {
 		WRITE_ONCE(iv->link_up, up);
@@ -1186,6 +1206,7 @@ static int ivntb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	WRITE_ONCE(iv->regs->ack, 0);
 	iv->peer_hb = READ_ONCE(iv->pregs->heartbeat);
 	iv->peer_hb_time = jiffies;
+	iv->quiet_until = jiffies;
 	if (full_reach) {
 		err = ivntb_ram_publish(iv);
 		if (err)
