@@ -604,10 +604,17 @@ static void ivntb_poll_work(struct work_struct *work)
 		schedule_delayed_work(&iv->poll, msecs_to_jiffies(poll_ms));
 }
 
-/* The poll work changes the link: at once. */
+/*
+ * The poll work changes the link, at once; a disabled port also clears
+ * its status bit here, so that the peer's link_is_up() says "down" as
+ * soon as ours does (ntb_test.sh reads the peer's link right after its
+ * own went down).
+ */
 static void ivntb_set_enabled(struct ivntb_dev *iv, bool on)
 {
 	WRITE_ONCE(iv->enabled, on);
+	if (!on)
+		WRITE_ONCE(iv->regs->status, 0);
 	if (!READ_ONCE(iv->stopping))
 		mod_delayed_work(system_wq, &iv->poll, 0);
 }
