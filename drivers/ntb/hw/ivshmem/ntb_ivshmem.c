@@ -840,9 +840,14 @@ static int ivntb_db_clear_mask(struct ntb_dev *ntb, u64 db_bits)
 	iv->db_mask &= ~db_bits;
 	pending = ivntb_db_read(ntb) & ~iv->db_mask;
 	spin_unlock_irqrestore(&iv->lock, flags);
-	/* As hardware would: bits that were waiting behind the mask fire. */
-	if (pending)
-		ntb_db_event(ntb, 0);
+	/*
+	 * As hardware would, bits that were waiting behind the mask fire:
+	 * from the poll work, not here, since callers hold their own locks
+	 * (ntb_pingpong's timer holds pp->lock, which its link event takes
+	 * under the core's ctx_lock: lockdep saw the cycle).
+	 */
+	if (pending && !READ_ONCE(iv->stopping))
+		mod_delayed_work(system_wq, &iv->poll, 0);
 	return 0;
 }
 
