@@ -5,9 +5,11 @@
 # checker's own tests, the packaging and MPSS-compatibility tests on the
 # host, then for each kernel of $KERNELS (default "6.1 6.12 debug") a
 # strict module build, a QEMU run of the selftests (and, but on debug,
-# one of the installed .debs) and runs of clusters of each size in $CLUSTERS (default "2 4"), and
-# the DMA runs (the copy engine on a software DMA provider), whose kernel
-# logs must be clean.  Ends with the line
+# one of the installed .debs), runs of clusters of each size in
+# $CLUSTERS (default "2 4"), the DMA runs (the copy engine on a software
+# DMA provider) and the emulated NTB's runs (scripts/ntb-check.sh: the
+# upstream ntb_test.sh in one VM, ntb_transport + ntb_netdev between
+# two), whose kernel logs must be clean.  Ends with the line
 # "N passed, N failed, N skipped"; exits non-zero if anything failed.
 set -u
 
@@ -20,6 +22,8 @@ results=$out/results.txt
 
 # shellcheck source=scripts/check-lib.sh
 . "$top/scripts/check-lib.sh"
+# shellcheck source=scripts/ntb-check.sh
+. "$top/scripts/ntb-check.sh"
 
 uapi_c90() {
 	printf '#include <linux/scif_ioctl.h>\nint main(void) { return SCIF_BIND != 0 ? 0 : 1; }\n' |
@@ -242,6 +246,7 @@ for k in $KERNELS; do
 	[ -n "$CLUSTERS" ] && node_loss_run "$k"
 	[ -n "$CLUSTERS" ] && corrupt_run "$k"
 	dma_run "$k"
+	ntb_run "$k"
 done
 
 passed=$(grep -c '^PASS' "$results")

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# The NTB part of make check, sourced by scripts/check.sh: defines
+# The NTB part of make check, sourced by scripts/check.sh (called for
+# every kernel, after the DMA runs) and scripts/ntb-check-standalone.sh
+# (make ntb-check): defines
 # ntb_run KERNEL (6.1 | 6.12 | debug), which uses check.sh's record and
 # run_test helpers and its $top, $BUILD, $out and $CLUSTERS.
 #
@@ -14,8 +16,12 @@
 #      ntb_perf over DMA too if the SCIF test build (make test-modules,
 #      run by check.sh's vm_run first) made the software DMA provider
 #      $BUILD/modules/KERNEL/.../scif_soft_dma.ko
-#   4. unless $CLUSTERS is empty: two VMs, one port each, ntb_transport +
-#      ntb_netdev: ping and iperf3 both ways
+#   4. unless $CLUSTERS is empty: two VMs, one port each, each with its
+#      RAM in a shared file and an ivshmem-plain device on the other's
+#      (ntb-vm.sh -2 -R): ntb_transport + ntb_netdev, ping and iperf3
+#      (step ntb-netdev), then the full-reach window with ntb_tool (step
+#      ntb-fullreach: ntb_ivshmem full_reach=1, a page written into the
+#      peer's RAM through window 2 and checked there)
 # Every VM's kernel log must be clean (qemu/check-log.sh).
 #
 # The debug kernel is used only if it is already built (this does not
@@ -59,7 +65,7 @@ ntb_run() { # kernel-name
 	rm -rf "$vmdir"
 	echo "check: ntb_test.sh on the emulated NTB, $k ($rel)"
 	bash "$top/qemu/ntb-vm.sh" -k "$image" -i "$ntb/initrd.cpio" -o "$vmdir" \
-		-t 600 -S "$BUILD/qemu/ivshmem-server" > "$vmdir.log" 2>&1 ||
+		-t 400 -S "$BUILD/qemu/ivshmem-server" > "$vmdir.log" 2>&1 ||
 		echo "check: ntb VM of $k: launcher reported failure"
 	sh "$top/qemu/parse-results.sh" "$vmdir/results.log" "$k/ntb" |
 		while read -r verdict name; do record "$verdict" "$name"; done
@@ -72,9 +78,9 @@ ntb_run() { # kernel-name
 	fi
 	vmdir=$out/ntb-netdev-$k
 	rm -rf "$vmdir"
-	echo "check: ntb_netdev between two VMs, $k"
-	bash "$top/qemu/ntb-vm.sh" -2 -s ntb-net-steps -k "$image" \
-		-i "$ntb/initrd.cpio" -o "$vmdir" -t 600 \
+	echo "check: ntb_netdev and the full-reach window between two VMs, $k"
+	SCIF_VM_MEM=512M bash "$top/qemu/ntb-vm.sh" -2 -R -s ntb-net-steps \
+		-k "$image" -i "$ntb/initrd.cpio" -o "$vmdir" -t 400 \
 		-S "$BUILD/qemu/ivshmem-server" > "$vmdir.log" 2>&1 ||
 		echo "check: ntb_netdev VMs of $k: launcher reported failure"
 	for j in 0 1; do

@@ -46,10 +46,33 @@
  * Doorbells: peer_db_set() ORs the bits into the peer's doorbell register
  * and rings the peer's ivshmem doorbell, MSI-X vector 0; the peer's
  * interrupt handler raises a doorbell event for the bits not masked.
- * Vector 1 says "my link state changed".  The link is up while both ports
- * have it enabled and each sees the other's heartbeat, a counter that a
- * delayed work advances every poll_ms; a peer whose heartbeat stands still
- * for link_timeout_ms (a VM that died) is down.
+ * Vector 1 says "my link state changed".
+ *
+ * Link: up while both ports have it enabled, each sees the other's
+ * heartbeat (a counter that a delayed work advances every poll_ms; a peer
+ * whose heartbeat stands still for link_timeout_ms, and for as many of our
+ * own polls, is lost) and each has acked the other's current link epoch.
+ * A port whose link goes down for a reason of its own (disabled, peer
+ * lost) starts a new epoch, so that the peer's link goes down as well: a
+ * link drop is seen by both ports, as on a real NTB, even when only one
+ * of them saw the peer stall (two VMs under TCG on a loaded host).  Acks
+ * wait 2 poll periods after a port's own link change, so that its clients
+ * have cleaned up (ntb_transport zeroes its scratchpads on link down)
+ * before the peer sees the link up again and writes them. *
+ * With full_reach=1 each port has a third memory window, index 2: the
+ * "large BAR" some NTB hardware offers, reaching all of the peer's RAM.
+ * It needs each VM's RAM to be a shared memory-backend-file and the other
+ * VM to have an ivshmem-plain device on that file (qemu/ntb-vm.sh -2 -R),
+ * whose BAR2 then shows the peer's guest-physical address P at offset P
+ * (q35 puts a guest of up to 2 GiB entirely below the PCI hole, at its
+ * file offset).  That BAR2 is the outbound window 2; the inbound window 2
+ * is all of our own RAM, translated only at address 0 with the RAM's size
+ * (mw_get_align() gives it), which is what the peer's BAR2 shows.  Which
+ * ivshmem-plain device is the peer's RAM is not guessed: each port keeps
+ * a signature (a magic, its port number and a random 64-bit value) in a
+ * page of its RAM and publishes that page's address and the value in its
+ * registers; the peer takes the one ivshmem-plain device that shows that
+ * signature at that address (none or several: no window 2, link down).
  *
  * The shared memory holds no secrets and the peer may write anything in it:
  * the driver only uses values read from it as data, never as indices or
@@ -59,19 +82,24 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/debugfs.h>
 #include <linux/dma-map-ops.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/ioport.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/ntb.h>
 #include <linux/pci.h>
+#include <linux/random.h>
+#include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
 #define IVNTB_PORTS		2
-#define IVNTB_MWS		2
+#define IVNTB_MWS		2	/* the windows backed by the memory file */
+#define IVNTB_MW_FULL		2	/* index of the full-reach window */
 #define IVNTB_SPADS		16
 #define IVNTB_DB_BITS		32
 #define IVNTB_DB_VALID		GENMASK_ULL(IVNTB_DB_BITS - 1, 0)
@@ -80,6 +108,7 @@
 #define IVNTB_MW_MIN		SZ_4M
 #define IVNTB_MW_MAX		SZ_256M
 #define IVNTB_REG_STRIDE	SZ_4K
+#define IVNTB_RAM_MAGIC		0x4d41525642544e49ULL	/* "INTBVRAM" */
 
 /* ivshmem BAR0 registers */
 #define IVSHMEM_IVPOSITION	0x08
@@ -108,6 +137,11 @@ module_param(link_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(link_timeout_ms,
 		 "A peer whose heartbeat stands still this long is down (default 3000)");
 
+static bool full_reach;
+module_param(full_reach, bool, 0444);
+MODULE_PARM_DESC(full_reach,
+		 "Memory window 2 over all of the peer's RAM, through the ivshmem-plain device on it (default off)");
+
 struct ivntb_header {
 	u32 magic;
 	u32 version;
@@ -119,6 +153,46 @@ struct ivntb_port_regs {
 	u32 heartbeat;
 	atomic64_t db;
 	u32 spad[IVNTB_SPADS];
+	u64 ram_sig_addr;	/* full_reach: our RAM signature's address */
+	u64 ram_sig_value;	/* ... and its value; 0: none */
+	u32 epoch;		/* this port's link epoch */
+	u32 ack;		/* the peer's epoch this port has taken */
+};
+
+/* A port's signature, in a page of its RAM (full_reach) */
+struct ivntb_ram_sig {
+	u64 magic;		/* IVNTB_RAM_MAGIC */
+	u64 value;		/* random, non-zero, also in the registers */
+	u32 port;
+	u32 reserved;
+};
+
+/**
+ * struct ivntb_ram - the peer's RAM, the full-reach window (full_reach)
+ * @sig: the page of our RAM holding our signature, or NULL
+ * @size: our RAM's size: the inbound full-reach window's
+ * @pdev: the ivshmem-plain device found showing the peer's signature, or
+ *	NULL; kept (region requested, device enabled) until remove
+ * @phys: its BAR2, the outbound full-reach window
+ * @len: its size
+ * @ok: @pdev shows the signature the peer publishes now
+ * @tried_addr: the peer's signature address last looked for ...
+ * @tried_value: ... its value ...
+ * @tried_time: ... and when
+ *
+ * Written by the poll work only; @pdev, @phys and @len, once set, do not
+ * change until remove, and are read under ivntb_dev.lock.
+ */
+struct ivntb_ram {
+	struct page *sig;
+	resource_size_t size;
+	struct pci_dev *pdev;
+	phys_addr_t phys;
+	resource_size_t len;
+	bool ok;
+	u64 tried_addr;
+	u64 tried_value;
+	unsigned long tried_time;
 };
 
 struct ivntb_dev {
@@ -137,20 +211,36 @@ struct ivntb_dev {
 	void *mw_virt[IVNTB_MWS];	/* our inbound windows */
 	bool mw_busy[IVNTB_MWS];	/* handed out by the allocator */
 	bool mw_trans[IVNTB_MWS];	/* translation set */
-	spinlock_t lock;		/* the mw_* fields and db_mask */
+	spinlock_t lock;		/* the mw_* fields, db_mask, ram.pdev */
 	u64 db_mask;
+	bool mw_full_trans;		/* window 2's translation set */
+	struct ivntb_ram ram;		/* full_reach only */
 
 	const struct dma_map_ops *old_dma_ops;
 	bool dma_ops_set;
 
 	struct delayed_work poll;
 	bool enabled;			/* ntb_link_enable() called */
+	/* The rest is the poll work's, read elsewhere with READ_ONCE(). */
+	bool en_seen;			/* enabled, as the poll last saw it */
 	u32 peer_hb;			/* peer heartbeat last seen ... */
-	unsigned long peer_hb_time;	/* ... and when it last moved */
+	unsigned long peer_hb_time;	/* ... and when it last moved ... */
+	unsigned int peer_still;	/* ... and our polls since */
 	bool peer_alive;
-	bool link_reported;		/* state of the last link event */
+	u32 epoch;			/* ours, as in regs->epoch */
+	u32 ack;			/* as in regs->ack */
+	unsigned long quiet_until;	/* no ack before: clients clean up */
+	bool link_up;			/* state of the last link event */
 	bool stopping;
+	bool registered;		/* ntb_register_device() done */
+
+	struct dentry *dbgfs;		/* debugfs: regs */
+	atomic_t irq_db;		/* interrupts counted, for regs */
+	atomic_t irq_link;
+	atomic_t poll_db;		/* doorbell events raised by the poll */
 };
+
+static struct dentry *ivntb_dbgfs_root;
 
 static struct ivntb_dev *ntb_to_iv(struct ntb_dev *ntb)
 {
@@ -197,17 +287,32 @@ static int ivntb_peer_port_idx(struct ntb_dev *ntb, int port)
 
 /* ---- link ---- */
 
-static bool ivntb_link_up(struct ivntb_dev *iv)
+/*
+ * Whether the link is up, from the registers of both ports: so both ports
+ * see it come up at the same moment (ntb_perf drops a command that comes
+ * in while its own side still says "down").  Not before our own quiet
+ * time after a change (enable included) is over, so that a client's own
+ * link-down work, queued on the event that said "down" just before, has
+ * run (ntb_transport's cancels its link work if it runs later).
+ */
+static bool ivntb_link_check(struct ivntb_dev *iv)
 {
-	return iv->enabled && READ_ONCE(iv->peer_alive) &&
-	       (READ_ONCE(iv->pregs->status) & IVNTB_ST_ENABLED);
+	struct ivntb_port_regs *pr = iv->pregs;
+	bool en = READ_ONCE(iv->enabled);
+
+	return en && READ_ONCE(iv->en_seen) == en && READ_ONCE(iv->peer_alive) &&
+	       (READ_ONCE(pr->status) & IVNTB_ST_ENABLED) &&
+	       (!full_reach || READ_ONCE(iv->ram.ok)) &&
+	       READ_ONCE(iv->regs->ack) == READ_ONCE(pr->epoch) &&
+	       READ_ONCE(pr->ack) == READ_ONCE(iv->regs->epoch) &&
+	       time_after_eq(jiffies, READ_ONCE(iv->quiet_until));
 }
 
 static u64 ivntb_link_is_up(struct ntb_dev *ntb, enum ntb_speed *speed,
 			    enum ntb_width *width)
 {
 	struct ivntb_dev *iv = ntb_to_iv(ntb);
-	bool up = ivntb_link_up(iv);
+	bool up = ivntb_link_check(iv);
 
 	if (speed)
 		*speed = up ? NTB_SPEED_GEN3 : NTB_SPEED_NONE;
@@ -219,48 +324,299 @@ static u64 ivntb_link_is_up(struct ntb_dev *ntb, enum ntb_speed *speed,
 static u64 ivntb_db_read(struct ntb_dev *ntb);
 static u64 ivntb_db_read_mask(struct ntb_dev *ntb);
 
-/* Look at the peer and report a change of the link state. */
-static void ivntb_poll_work(struct work_struct *work)
+/* ---- the full-reach window: finding the peer's RAM ---- */
+
+static int ivntb_ram_end(struct resource *res, void *arg)
 {
-	struct ivntb_dev *iv = container_of(to_delayed_work(work),
-					    struct ivntb_dev, poll);
+	u64 *end = arg;
+
+	*end = max_t(u64, *end, res->end + 1);
+	return 0;
+}
+
+/*
+ * Our RAM as the peer's ivshmem-plain device shows it: from 0 to the end
+ * of the highest System RAM range, rounded up to a power of two (a BAR's
+ * size: ntb-vm.sh -R gives the guests power-of-two RAM).  0 when RAM
+ * reaches above 2 GiB: q35 may then put some of it above 4 GiB, where
+ * its address is not its file offset.
+ */
+static resource_size_t ivntb_ram_size(void)
+{
+	u64 end = 0;
+
+	walk_iomem_res_desc(IORES_DESC_NONE,
+			    IORESOURCE_SYSTEM_RAM | IORESOURCE_BUSY, 0, U64_MAX,
+			    &end, ivntb_ram_end);
+	if (!end || end > SZ_2G)
+		return 0;
+	return roundup_pow_of_two(end);
+}
+
+/* Put our signature in a page of our RAM and say where it is. */
+static int ivntb_ram_publish(struct ivntb_dev *iv)
+{
+	struct ivntb_ram_sig *sig;
+
+	iv->ram.size = ivntb_ram_size();
+	if (!iv->ram.size) {
+		dev_err(&iv->pdev->dev,
+			"full_reach needs all RAM below 2 GiB, at its file offset\n");
+		return -EINVAL;
+	}
+	iv->ram.sig = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!iv->ram.sig)
+		return -ENOMEM;
+	sig = page_address(iv->ram.sig);
+	sig->magic = IVNTB_RAM_MAGIC;
+	sig->value = get_random_u64() | 1;
+	sig->port = iv->port;
+	/* The signature, then the registers that point at it. */
+	smp_wmb();
+	WRITE_ONCE(iv->regs->ram_sig_addr, page_to_phys(iv->ram.sig));
+	WRITE_ONCE(iv->regs->ram_sig_value, sig->value);
+	return 0;
+}
+
+static void ivntb_ram_release(struct pci_dev *pdev)
+{
+	pci_disable_device(pdev);
+	pci_release_region(pdev, 2);
+	pci_dev_put(pdev);
+}
+
+static void ivntb_ram_unpublish(struct ivntb_dev *iv)
+{
+	WRITE_ONCE(iv->regs->ram_sig_value, 0);
+	WRITE_ONCE(iv->regs->ram_sig_addr, 0);
+	if (iv->ram.sig)
+		__free_page(iv->ram.sig);
+	iv->ram.sig = NULL;
+	if (iv->ram.pdev)
+		ivntb_ram_release(iv->ram.pdev);
+	iv->ram.pdev = NULL;
+}
+
+/*
+ * Whether @pdev's BAR2 shows, at @addr, the signature of @port with
+ * @value.  @addr is the peer's: checked against the BAR's size.
+ */
+static bool ivntb_ram_shows(struct pci_dev *pdev, int port, u64 addr,
+			    u64 value)
+{
+	resource_size_t len = pci_resource_len(pdev, 2);
+	struct ivntb_ram_sig sig;
+	void __iomem *p;
+
+	if (!IS_ALIGNED(addr, sizeof(u64)) || len < sizeof(sig) ||
+	    addr > len - sizeof(sig))
+		return false;
+	p = pci_iomap_range(pdev, 2, addr, sizeof(sig));
+	if (!p)
+		return false;
+	memcpy_fromio(&sig, p, sizeof(sig));
+	pci_iounmap(pdev, p);
+	return sig.magic == IVNTB_RAM_MAGIC && sig.value == value &&
+	       sig.port == port;
+}
+
+/*
+ * The one ivshmem-plain device (no BAR1) not taken by another driver that
+ * shows the peer's signature, claimed (its BAR2 region requested, the
+ * device enabled, a reference held); NULL if none or several do.
+ */
+static struct pci_dev *ivntb_ram_find(struct ivntb_dev *iv, u64 addr,
+				      u64 value)
+{
+	struct pci_dev *pdev = NULL, *found = NULL;
+	int seen = 0;
+
+	while ((pdev = pci_get_device(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1110,
+				      pdev))) {
+		if (pci_resource_len(pdev, 1) ||
+		    !(pci_resource_flags(pdev, 2) & IORESOURCE_MEM) ||
+		    pci_request_region(pdev, 2, KBUILD_MODNAME " peer RAM"))
+			continue;
+		if (!pci_enable_device_mem(pdev)) {
+			if (ivntb_ram_shows(pdev, iv->peer, addr, value) &&
+			    !seen++) {
+				found = pci_dev_get(pdev);
+				continue;
+			}
+			pci_disable_device(pdev);
+		}
+		pci_release_region(pdev, 2);
+	}
+	if (found && seen != 1) {
+		ivntb_ram_release(found);
+		found = NULL;
+	}
+	return found;
+}
+
+/*
+ * Poll work, full_reach: find the peer's RAM once it publishes its
+ * signature, then check that it still shows the one published (a peer
+ * that restarted publishes a new one).  A signature not found is looked
+ * for again once a second.
+ */
+static void ivntb_ram_poll(struct ivntb_dev *iv)
+{
+	struct ivntb_ram *ram = &iv->ram;
+	u64 addr = READ_ONCE(iv->pregs->ram_sig_addr);
+	u64 value = READ_ONCE(iv->pregs->ram_sig_value);
+	bool fresh = addr != ram->tried_addr || value != ram->tried_value;
+	struct pci_dev *pdev;
+	unsigned long flags;
+
+	if (!value) {
+		WRITE_ONCE(ram->ok, false);
+		return;
+	}
+	if (!fresh && (ram->ok ||
+		       time_before(jiffies, ram->tried_time + HZ)))
+		return;
+	ram->tried_addr = addr;
+	ram->tried_value = value;
+	ram->tried_time = jiffies;
+	if (ram->pdev) {
+		WRITE_ONCE(ram->ok, ivntb_ram_shows(ram->pdev, iv->peer, addr,
+						    value));
+		return;
+	}
+	pdev = ivntb_ram_find(iv, addr, value);
+	if (!pdev) {
+		if (fresh)
+			dev_info(&iv->pdev->dev,
+				 "full_reach: no single ivshmem-plain device shows the peer's RAM signature\n");
+		return;
+	}
+	spin_lock_irqsave(&iv->lock, flags);
+	ram->pdev = pdev;
+	ram->phys = pci_resource_start(pdev, 2);
+	ram->len = pci_resource_len(pdev, 2);
+	spin_unlock_irqrestore(&iv->lock, flags);
+	WRITE_ONCE(ram->ok, true);
+	dev_info(&iv->pdev->dev,
+		 "full-reach window: the peer's RAM is %s (%llu MiB)\n",
+		 pci_name(pdev), (u64)ram->len >> 20);
+}
+
+/*
+ * Our heartbeat, and the peer's: it is lost when its heartbeat stood still
+ * for link_timeout_ms and for as many of our polls (if this VM was not
+ * scheduled for a while, the peer was not late).
+ */
+static void ivntb_heartbeat(struct ivntb_dev *iv)
+{
+	unsigned int polls = max(1U, link_timeout_ms / max(1U, poll_ms));
 	u32 hb;
-	bool up;
 
 	WRITE_ONCE(iv->regs->heartbeat, iv->regs->heartbeat + 1);
 	hb = READ_ONCE(iv->pregs->heartbeat);
 	if (hb != iv->peer_hb) {
 		iv->peer_hb = hb;
 		iv->peer_hb_time = jiffies;
+		iv->peer_still = 0;
 		WRITE_ONCE(iv->peer_alive, true);
-	} else if (time_after(jiffies, iv->peer_hb_time +
-			      msecs_to_jiffies(link_timeout_ms))) {
-		WRITE_ONCE(iv->peer_alive, false);
+		return;
 	}
+	if (iv->peer_still < polls)
+		iv->peer_still++;
+	if (iv->peer_still >= polls &&
+	    time_after(jiffies, iv->peer_hb_time +
+		       msecs_to_jiffies(link_timeout_ms)))
+		WRITE_ONCE(iv->peer_alive, false);
+}
 
-	up = ivntb_link_up(iv);
-	if (up != iv->link_reported) {
-		iv->link_reported = up;
+/* A new link epoch of ours: the peer must take it before the link is up. */
+static void ivntb_new_epoch(struct ivntb_dev *iv)
+{
+	iv->epoch++;
+	WRITE_ONCE(iv->regs->epoch, iv->epoch);
+	WRITE_ONCE(iv->quiet_until, jiffies + msecs_to_jiffies(2 * poll_ms));
+	ivntb_ring(iv, IVNTB_VEC_LINK);
+}
+
+/*
+ * The link state machine (see "Link" at the top).  The link is up while
+ * both ports are enabled, each sees the other's heartbeat, and each has
+ * taken (acked) the other's current epoch.  A port whose link goes down
+ * for a reason of its own starts a new epoch, so the peer's link goes down
+ * too, even if the peer saw nothing wrong; a port acks the peer's new
+ * epoch only when its own link is down and 2 poll periods after its last
+ * change, so that its clients' link-down work (ntb_transport clears its
+ * scratchpads) is done before the peer can see the link up again.
+ */
+static void ivntb_link_poll(struct ivntb_dev *iv)
+{
+	struct ivntb_port_regs *pr = iv->pregs;
+	u32 pepoch = READ_ONCE(pr->epoch), pack = READ_ONCE(pr->ack);
+	bool en = READ_ONCE(iv->enabled);
+	bool acked, up;
+
+	if (en != iv->en_seen) {
+		WRITE_ONCE(iv->en_seen, en);
+		WRITE_ONCE(iv->regs->status, en ? IVNTB_ST_ENABLED : 0);
+		ivntb_new_epoch(iv);
+	}
+	acked = iv->ack == pepoch && pack == iv->epoch;
+	up = ivntb_link_check(iv);
+	if (iv->link_up && !up) {
+		if (acked)	/* our own reason: the peer must follow */
+			ivntb_new_epoch(iv);
+		WRITE_ONCE(iv->quiet_until,
+			   jiffies + msecs_to_jiffies(2 * poll_ms));
+	} else if (!iv->link_up && iv->ack != pepoch &&
+		   time_after_eq(jiffies, iv->quiet_until)) {
+		iv->ack = pepoch;
+		WRITE_ONCE(iv->regs->ack, pepoch);
+		ivntb_ring(iv, IVNTB_VEC_LINK);
+		up = ivntb_link_check(iv);
+	}
+	if (up != iv->link_up) {
+		WRITE_ONCE(iv->link_up, up);
 		dev_info(&iv->pdev->dev, "link %s\n", up ? "up" : "down");
 		ntb_link_event(&iv->ntb);
 	}
+}
+
+/* Look at the peer and report a change of the link state. */
+static void ivntb_poll_work(struct work_struct *work)
+{
+	struct ivntb_dev *iv = container_of(to_delayed_work(work),
+					    struct ivntb_dev, poll);
+
+	ivntb_heartbeat(iv);
+	if (full_reach)
+		ivntb_ram_poll(iv);
+	ivntb_link_poll(iv);
 	/*
-	 * A doorbell whose interrupt was lost (seen between two VMs on 6.12:
-	 * no MSI-X interrupt at all in some runs) is still found here.
+	 * A doorbell whose interrupt was lost is still found here (an
+	 * interrupt rung before the handler was set up, or lost by QEMU).
 	 */
-	if (ivntb_db_read(&iv->ntb) & ~ivntb_db_read_mask(&iv->ntb))
+	if (READ_ONCE(iv->registered) &&
+	    (ivntb_db_read(&iv->ntb) & ~ivntb_db_read_mask(&iv->ntb))) {
+		atomic_inc(&iv->poll_db);
 		ntb_db_event(&iv->ntb, 0);
+	}
 	if (!READ_ONCE(iv->stopping))
 		schedule_delayed_work(&iv->poll, msecs_to_jiffies(poll_ms));
 }
 
+/*
+ * The poll work changes the link, at once; a disabled port also clears
+ * its status bit here, so that the peer's link_is_up() says "down" as
+ * soon as ours does (ntb_test.sh reads the peer's link right after its
+ * own went down).
+ */
 static void ivntb_set_enabled(struct ivntb_dev *iv, bool on)
 {
-	iv->enabled = on;
-	WRITE_ONCE(iv->regs->status, on ? IVNTB_ST_ENABLED : 0);
-	/* The peer's link changes too: tell it now, not at its next poll. */
-	ivntb_ring(iv, IVNTB_VEC_LINK);
-	mod_delayed_work(system_wq, &iv->poll, 0);
+	WRITE_ONCE(iv->enabled, on);
+	if (!on)
+		WRITE_ONCE(iv->regs->status, 0);
+	if (!READ_ONCE(iv->stopping))
+		mod_delayed_work(system_wq, &iv->poll, 0);
 }
 
 static int ivntb_link_enable(struct ntb_dev *ntb, enum ntb_speed max_speed,
@@ -280,7 +636,41 @@ static int ivntb_link_disable(struct ntb_dev *ntb)
 
 static int ivntb_mw_count(struct ntb_dev *ntb, int pidx)
 {
-	return pidx == 0 ? IVNTB_MWS : -EINVAL;
+	if (pidx != 0)
+		return -EINVAL;
+	return full_reach ? IVNTB_MWS + 1 : IVNTB_MWS;
+}
+
+/* Window 2 (full_reach): all of our RAM, at 0, as one piece. */
+static int ivntb_mw_full_get_align(struct ivntb_dev *iv,
+				   resource_size_t *addr_align,
+				   resource_size_t *size_align,
+				   resource_size_t *size_max)
+{
+	if (addr_align)
+		*addr_align = iv->ram.size;
+	if (size_align)
+		*size_align = iv->ram.size;
+	if (size_max)
+		*size_max = iv->ram.size;
+	return 0;
+}
+
+static int ivntb_mw_full_set_trans(struct ivntb_dev *iv, dma_addr_t addr,
+				   resource_size_t size)
+{
+	unsigned long flags;
+
+	if (size && (addr || size != iv->ram.size)) {
+		dev_dbg(&iv->pdev->dev,
+			"the full-reach window translates only 0+%pa, not %pad+%pa\n",
+			&iv->ram.size, &addr, &size);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&iv->lock, flags);
+	iv->mw_full_trans = size != 0;
+	spin_unlock_irqrestore(&iv->lock, flags);
+	return 0;
 }
 
 static int ivntb_mw_get_align(struct ntb_dev *ntb, int pidx, int widx,
@@ -290,6 +680,9 @@ static int ivntb_mw_get_align(struct ntb_dev *ntb, int pidx, int widx,
 {
 	struct ivntb_dev *iv = ntb_to_iv(ntb);
 
+	if (full_reach && pidx == 0 && widx == IVNTB_MW_FULL)
+		return ivntb_mw_full_get_align(iv, addr_align, size_align,
+					       size_max);
 	if (pidx != 0 || widx < 0 || widx >= IVNTB_MWS)
 		return -EINVAL;
 	/*
@@ -315,6 +708,8 @@ static int ivntb_mw_set_trans(struct ntb_dev *ntb, int pidx, int widx,
 	unsigned long flags;
 	dma_addr_t base;
 
+	if (full_reach && pidx == 0 && widx == IVNTB_MW_FULL)
+		return ivntb_mw_full_set_trans(iv, addr, size);
 	if (pidx != 0 || widx < 0 || widx >= IVNTB_MWS)
 		return -EINVAL;
 	base = iv->shm_phys + ivntb_mw_offset(iv, iv->port, widx);
@@ -344,7 +739,28 @@ static int ivntb_mw_clear_trans(struct ntb_dev *ntb, int pidx, int widx)
 
 static int ivntb_peer_mw_count(struct ntb_dev *ntb)
 {
-	return IVNTB_MWS;
+	return full_reach ? IVNTB_MWS + 1 : IVNTB_MWS;
+}
+
+/* The outbound full-reach window: -ENODEV until the peer's RAM is found. */
+static int ivntb_peer_mw_full_get_addr(struct ivntb_dev *iv,
+				       phys_addr_t *base,
+				       resource_size_t *size)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&iv->lock, flags);
+	if (!iv->ram.pdev) {
+		err = -ENODEV;
+	} else {
+		if (base)
+			*base = iv->ram.phys;
+		if (size)
+			*size = iv->ram.len;
+	}
+	spin_unlock_irqrestore(&iv->lock, flags);
+	return err;
 }
 
 static int ivntb_peer_mw_get_addr(struct ntb_dev *ntb, int widx,
@@ -352,6 +768,8 @@ static int ivntb_peer_mw_get_addr(struct ntb_dev *ntb, int widx,
 {
 	struct ivntb_dev *iv = ntb_to_iv(ntb);
 
+	if (full_reach && widx == IVNTB_MW_FULL)
+		return ivntb_peer_mw_full_get_addr(iv, base, size);
 	if (widx < 0 || widx >= IVNTB_MWS)
 		return -EINVAL;
 	if (base)
@@ -422,9 +840,14 @@ static int ivntb_db_clear_mask(struct ntb_dev *ntb, u64 db_bits)
 	iv->db_mask &= ~db_bits;
 	pending = ivntb_db_read(ntb) & ~iv->db_mask;
 	spin_unlock_irqrestore(&iv->lock, flags);
-	/* As hardware would: bits that were waiting behind the mask fire. */
-	if (pending)
-		ntb_db_event(ntb, 0);
+	/*
+	 * As hardware would, bits that were waiting behind the mask fire:
+	 * from the poll work, not here, since callers hold their own locks
+	 * (ntb_pingpong's timer holds pp->lock, which its link event takes
+	 * under the core's ctx_lock: lockdep saw the cycle).
+	 */
+	if (pending && !READ_ONCE(iv->stopping))
+		mod_delayed_work(system_wq, &iv->poll, 0);
 	return 0;
 }
 
@@ -434,6 +857,8 @@ static int ivntb_peer_db_set(struct ntb_dev *ntb, u64 db_bits)
 
 	if (db_bits & ~IVNTB_DB_VALID)
 		return -EINVAL;
+	/* The client's writes (windows are write-combined) before the bit. */
+	wmb();
 	atomic64_or(db_bits, &iv->pregs->db);
 	ivntb_ring(iv, IVNTB_VEC_DB);
 	return 0;
@@ -443,7 +868,10 @@ static irqreturn_t ivntb_db_irq(int irq, void *data)
 {
 	struct ivntb_dev *iv = data;
 
-	if (ivntb_db_read(&iv->ntb) & ~ivntb_db_read_mask(&iv->ntb))
+	atomic_inc(&iv->irq_db);
+	/* Before registration the NTB core's doorbell path is not set up. */
+	if (READ_ONCE(iv->registered) &&
+	    (ivntb_db_read(&iv->ntb) & ~ivntb_db_read_mask(&iv->ntb)))
 		ntb_db_event(&iv->ntb, 0);
 	return IRQ_HANDLED;
 }
@@ -452,6 +880,7 @@ static irqreturn_t ivntb_link_irq(int irq, void *data)
 {
 	struct ivntb_dev *iv = data;
 
+	atomic_inc(&iv->irq_link);
 	/* The peer's state is read at once, its heartbeat after a poll. */
 	if (!READ_ONCE(iv->stopping))
 		mod_delayed_work(system_wq, &iv->poll, 0);
@@ -628,6 +1057,38 @@ static void ivntb_restore_dma_ops(struct ivntb_dev *iv)
 }
 #endif
 
+/* ---- debugfs: the registers as this port sees them ---- */
+
+static void ivntb_show_regs(struct seq_file *m, const char *who,
+			    struct ivntb_port_regs *r)
+{
+	int i;
+
+	seq_printf(m, "%s: status %#x heartbeat %u db %#llx spad", who,
+		   READ_ONCE(r->status), READ_ONCE(r->heartbeat),
+		   (u64)atomic64_read(&r->db));
+	for (i = 0; i < IVNTB_SPADS; i++)
+		seq_printf(m, " %#x", READ_ONCE(r->spad[i]));
+	seq_putc(m, '\n');
+}
+
+static int ivntb_regs_show(struct seq_file *m, void *unused)
+{
+	struct ivntb_dev *iv = m->private;
+
+	seq_printf(m, "port %d enabled %d peer_alive %d link %d epoch %#x ack %#x db_mask %#llx\n",
+		   iv->port, READ_ONCE(iv->enabled), READ_ONCE(iv->peer_alive),
+		   READ_ONCE(iv->link_up), READ_ONCE(iv->regs->epoch),
+		   READ_ONCE(iv->regs->ack), ivntb_db_read_mask(&iv->ntb));
+	seq_printf(m, "irq db %d link %d; poll db events %d\n",
+		   atomic_read(&iv->irq_db), atomic_read(&iv->irq_link),
+		   atomic_read(&iv->poll_db));
+	ivntb_show_regs(m, "mine", iv->regs);
+	ivntb_show_regs(m, "peer", iv->pregs);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ivntb_regs);
+
 /* ---- probe and remove ---- */
 
 static int ivntb_map(struct ivntb_dev *iv)
@@ -750,13 +1211,24 @@ static int ivntb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	WRITE_ONCE(iv->regs->status, 0);
 	atomic64_set(&iv->regs->db, 0);
 	memset(iv->regs->spad, 0, sizeof(iv->regs->spad));
+	WRITE_ONCE(iv->regs->ram_sig_value, 0);
+	WRITE_ONCE(iv->regs->ram_sig_addr, 0);
+	iv->epoch = get_random_u32();
+	WRITE_ONCE(iv->regs->epoch, iv->epoch);
+	WRITE_ONCE(iv->regs->ack, 0);
 	iv->peer_hb = READ_ONCE(iv->pregs->heartbeat);
 	iv->peer_hb_time = jiffies;
+	iv->quiet_until = jiffies;
+	if (full_reach) {
+		err = ivntb_ram_publish(iv);
+		if (err)
+			return err;
+	}
 
 	pci_set_drvdata(pdev, iv);
 	err = ivntb_irqs(iv);
 	if (err)
-		return err;
+		goto unpublish;
 	ivntb_set_dma_ops(iv);
 	schedule_delayed_work(&iv->poll, 0);
 
@@ -766,9 +1238,16 @@ static int ivntb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = ntb_register_device(&iv->ntb);
 	if (err)
 		goto stop;
+	WRITE_ONCE(iv->registered, true);
+	iv->dbgfs = debugfs_create_dir(pci_name(pdev), ivntb_dbgfs_root);
+	debugfs_create_file("regs", 0400, iv->dbgfs, iv, &ivntb_regs_fops);
 	dev_info(&pdev->dev, "emulated NTB port %d: windows of %llu and %llu MiB at %pa\n",
 		 iv->port, (u64)ivntb_mw_len(iv, 0) >> 20,
 		 (u64)ivntb_mw_len(iv, 1) >> 20, &iv->shm_phys);
+	if (full_reach)
+		dev_info(&pdev->dev, "full-reach window 2: inbound 0 + %llu MiB, signature at %#llx\n",
+			 (u64)iv->ram.size >> 20,
+			 (u64)page_to_phys(iv->ram.sig));
 	return 0;
 
 stop:
@@ -776,6 +1255,8 @@ stop:
 	cancel_delayed_work_sync(&iv->poll);
 	ivntb_restore_dma_ops(iv);
 	ivntb_free_irqs(iv);
+unpublish:
+	ivntb_ram_unpublish(iv);
 	return err;
 }
 
@@ -783,6 +1264,7 @@ static void ivntb_remove(struct pci_dev *pdev)
 {
 	struct ivntb_dev *iv = pci_get_drvdata(pdev);
 
+	debugfs_remove_recursive(iv->dbgfs);
 	/* The clients go first, and give their window memory back. */
 	ntb_unregister_device(&iv->ntb);
 	WRITE_ONCE(iv->stopping, true);
@@ -791,6 +1273,7 @@ static void ivntb_remove(struct pci_dev *pdev)
 	WRITE_ONCE(iv->regs->status, 0);
 	ivntb_ring(iv, IVNTB_VEC_LINK);
 	ivntb_restore_dma_ops(iv);
+	ivntb_ram_unpublish(iv);
 }
 
 static const struct pci_device_id ivntb_ids[] = {
@@ -805,7 +1288,25 @@ static struct pci_driver ivntb_driver = {
 	.probe		= ivntb_probe,
 	.remove		= ivntb_remove,
 };
-module_pci_driver(ivntb_driver);
+
+static int __init ivntb_init(void)
+{
+	int err;
+
+	ivntb_dbgfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	err = pci_register_driver(&ivntb_driver);
+	if (err)
+		debugfs_remove_recursive(ivntb_dbgfs_root);
+	return err;
+}
+module_init(ivntb_init);
+
+static void __exit ivntb_exit(void)
+{
+	pci_unregister_driver(&ivntb_driver);
+	debugfs_remove_recursive(ivntb_dbgfs_root);
+}
+module_exit(ivntb_exit);
 
 MODULE_DESCRIPTION("Emulated NTB over QEMU ivshmem-doorbell devices");
 MODULE_LICENSE("GPL");
