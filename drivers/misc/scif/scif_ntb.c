@@ -117,6 +117,8 @@ struct scif_ntb_mw {
  * @pdev: its PCI device (a reference is held while inbound memory exists)
  * @ref: one for the device, one per alloc_local allocation not yet freed:
  *	the inbound windows and @pool live until the last put
+ * @orphaned: the device went while allocations were left: the windows'
+ *	buffers are not freed (the device's memory may be gone)
  * @pool: sub-allocator over the inbound windows
  * @in: inbound windows (their coherent buffers)
  * @nr_in: how many of @in were allocated
@@ -152,6 +154,7 @@ struct scif_ntb {
 	struct ntb_dev *ntb;
 	struct pci_dev *pdev;
 	struct kref ref;
+	bool orphaned;
 	struct gen_pool *pool;
 	struct scif_ntb_mw in[SCIF_NTB_MAX_MWS];
 	int nr_in;
@@ -220,7 +223,7 @@ static void *scif_ntb_map_peer(struct scif_hw_dev *hw, void *ctx, u64 addr,
 	u64 off;
 
 	mw = scif_ntb_reach(to_sn(hw), addr, len, &off);
-	return mw ? mw->va + off : ERR_PTR(-ENXIO);
+	return mw ? mw->va + off : ERR_PTR(-EINVAL);
 }
 
 static void scif_ntb_unmap_peer(struct scif_hw_dev *hw, void *ctx, void *va,
@@ -243,7 +246,9 @@ static int scif_ntb_peer_phys(struct scif_hw_dev *hw, void *ctx, u64 addr,
 
 /*
  * Only memory inside our translated inbound windows (what alloc_local
- * gives) is reachable by the peer; anything else is refused with -ENXIO.
+ * gives) is reachable by the peer; anything else (the pages of a window
+ * registered for RMA) is refused with -EOPNOTSUPP, which the core
+ * passes on to the caller that needed the mapping: this link cannot.
  */
 static int scif_ntb_map_local(struct scif_hw_dev *hw, void *ctx,
 			      phys_addr_t phys, size_t len, u64 *addr)
@@ -260,7 +265,7 @@ static int scif_ntb_map_local(struct scif_hw_dev *hw, void *ctx,
 		*addr = scif_ntb_addr(w, phys - mw->dma);
 		return 0;
 	}
-	return -ENXIO;
+	return -EOPNOTSUPP;
 }
 
 static void scif_ntb_unmap_local(struct scif_hw_dev *hw, void *ctx,
@@ -383,7 +388,7 @@ static void scif_ntb_release(struct kref *ref)
 
 	if (sn->pool)
 		gen_pool_destroy(sn->pool);
-	for (w = 0; w < sn->nr_in; w++)
+	for (w = 0; w < sn->nr_in && !sn->orphaned; w++)
 		dma_free_coherent(&sn->pdev->dev, sn->in[w].size,
 				  sn->in[w].va, sn->in[w].dma);
 	pci_dev_put(sn->pdev);
@@ -744,8 +749,14 @@ static void scif_ntb_remove(struct ntb_client *client, struct ntb_dev *ntb)
 	ntb_link_disable(ntb);
 	ntb_db_set_mask(ntb, SCIF_NTB_DB_MSG | SCIF_NTB_DB_BOOT);
 	ntb_clear_ctx(ntb);
-	if (kref_read(&sn->ref) > 1)
-		dev_warn(&ntb->dev, "endpoints still hold rings in the inbound windows: they stay allocated\n");
+	/*
+	 * Rings of endpoints still open live in the windows, and the
+	 * device's memory may be gone before they are freed: keep it.
+	 */
+	if (kref_read(&sn->ref) > 1) {
+		sn->orphaned = true;
+		dev_warn(&ntb->dev, "endpoints still hold rings in the inbound windows: the windows are not given back\n");
+	}
 	scif_ntb_teardown(sn);
 }
 
