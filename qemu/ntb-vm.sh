@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# ntb-vm.sh [-2] -k KERNEL -i INITRD -o OUTDIR [-w MW_SIZE] [-t TIMEOUT]
+# ntb-vm.sh [-2 [-R]] -k KERNEL -i INITRD -o OUTDIR [-w MW_SIZE] [-t TIMEOUT]
 #           [-a "EXTRA KERNEL ARGS"] [-s STEPS] [-S SERVER_BIN]
 #
 # Boot guests joined by the emulated NTB of drivers/ntb/hw/ivshmem: two
@@ -16,6 +16,12 @@
 #               results}.log
 #   -2          two guests, one port each (at 00:10.0); guest k gets
 #               ntbvm.node=K on its command line; logs in OUTDIR/node<k>/
+#   -R          with -2: each guest's RAM is a shared file (node<k>.ram in
+#               the run's directory) and the other guest has an
+#               ivshmem-plain device on it at PCI 00:11.0, whose BAR2 shows
+#               guest-physical address P at offset P: what the driver's
+#               full-reach window (ntb_ivshmem full_reach=1) goes through.
+#               SCIF_VM_MEM must then be a power of two from 64M to 2G
 #   -w MW_SIZE  window 0's size in bytes, or with an M suffix: a power
 #               of two from 4M to 256M (default 4M)
 #   -t TIMEOUT  seconds before the guests are killed (default 600)
@@ -40,10 +46,11 @@ usage() {
 }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-two=0 kernel='' initrd='' outdir='' mw=4M timeout=600 extra='' steps='' server=''
-while getopts "2k:i:o:w:t:a:s:S:h" opt; do
+two=0 reach=0 kernel='' initrd='' outdir='' mw=4M timeout=600 extra='' steps='' server=''
+while getopts "2Rk:i:o:w:t:a:s:S:h" opt; do
 	case $opt in
 	2) two=1 ;;
+	R) reach=1 ;;
 	k) kernel=$OPTARG ;;
 	i) initrd=$OPTARG ;;
 	o) outdir=$OPTARG ;;
@@ -65,6 +72,20 @@ if [ $((bytes & (bytes - 1))) -ne 0 ] || [ "$bytes" -lt $((4 << 20)) ] ||
 	exit 2
 fi
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || usage
+mem=${SCIF_VM_MEM:-1G}
+if [ "$reach" = 1 ]; then
+	[ "$two" = 1 ] || { echo "ntb-vm: -R needs -2" >&2; exit 2; }
+	[[ $mem =~ ^([1-9][0-9]*)([MmGg]?)$ ]] || { echo "ntb-vm: bad SCIF_VM_MEM '$mem'" >&2; exit 2; }
+	mib=${BASH_REMATCH[1]}
+	case ${BASH_REMATCH[2]} in [Gg]) mib=$((mib * 1024)) ;; esac
+	# A power of two (a BAR's size) and at most 2 GiB: all of the RAM
+	# below the PCI hole, guest-physical address == file offset.
+	if [ $((mib & (mib - 1))) -ne 0 ] || [ "$mib" -lt 64 ] || [ "$mib" -gt 2048 ]; then
+		echo "ntb-vm: -R: SCIF_VM_MEM must be a power of two from 64M to 2G" >&2
+		exit 2
+	fi
+	mem=${mib}M
+fi
 [ -n "$server" ] || server=$top/build/qemu/ivshmem-server
 [ -x "$server" ] || { echo "ntb-vm: no $server (make -C qemu OUTPUT=build/qemu)" >&2; exit 2; }
 
@@ -107,6 +128,14 @@ port() { # k slot: the ivshmem-doorbell device of port k at PCI slot
 		"-device ivshmem-doorbell,chardev=ntb$1,vectors=2,addr=$2"
 }
 
+ram() { # k: (-R) guest k's RAM in node<k>.ram, the other's RAM at 00:11.0
+	local j=$((1 - $1))
+	echo "-machine memory-backend=ram$1" \
+		"-object memory-backend-file,id=ram$1,size=$mem,share=on,mem-path=$dir/node$1.ram" \
+		"-object memory-backend-file,id=peer$j,size=$mem,share=on,mem-path=$dir/node$j.ram" \
+		"-device ivshmem-plain,memdev=peer$j,addr=0x11"
+}
+
 boot() { # logdir append port-devices...
 	local logs=$1 args=$2
 	shift 2
@@ -115,7 +144,7 @@ boot() { # logdir append port-devices...
 	: > "$logs/results.log"
 	# shellcheck disable=SC2068 # the device words split on purpose
 	"${pdeath[@]}" timeout -k 10 "$timeout" \
-		qemu-system-x86_64 -M q35 "${accel[@]}" -m "${SCIF_VM_MEM:-1G}" \
+		qemu-system-x86_64 -M q35 "${accel[@]}" -m "$mem" \
 		-smp "${SCIF_VM_CPUS:-2}" -display none -no-reboot -monitor none \
 		-serial "file:$logs/console.log" -serial "file:$logs/results.log" \
 		$@ -kernel "$kernel" -initrd "$initrd" -append "$args" \
@@ -127,8 +156,17 @@ if [ "$two" = 0 ]; then
 	boot "$outdir" "$append" $(port 0 0x10) $(port 1 0x11)
 	logs=("$outdir")
 else
-	boot "$outdir/node0" "$append ntbvm.node=0" $(port 0 0x10)
-	boot "$outdir/node1" "$append ntbvm.node=1" $(port 1 0x10)
+	if [ "$reach" = 1 ]; then
+		for k in 0 1; do
+			truncate -s "$mem" "$dir/node$k.ram" || exit 1
+		done
+	fi
+	# shellcheck disable=SC2046 # the device words split on purpose
+	boot "$outdir/node0" "$append ntbvm.node=0" $(port 0 0x10) \
+		$([ "$reach" = 0 ] || ram 0)
+	# shellcheck disable=SC2046
+	boot "$outdir/node1" "$append ntbvm.node=1" $(port 1 0x10) \
+		$([ "$reach" = 0 ] || ram 1)
 	logs=("$outdir/node0" "$outdir/node1")
 fi
 rc=0

@@ -4,7 +4,8 @@
 # ntb-initramfs.sh OUT RELEASE NTBDIR
 # The initramfs of the NTB tests: qemu/mkinitramfs.sh's (busybox, init.sh)
 # with the guest steps of qemu/ntb-guest/ (default list ntb-loopback-steps,
-# also ntb-net-steps for scif.steps=) and the upstream ntb_test.sh from
+# also ntb-net-steps and ntb-fullreach-steps for scif.steps=), the guest
+# helper ntb-ram-page (qemu/ntb-guest/ntb-ram-page.c, built static here) and the upstream ntb_test.sh from
 # NTBDIR, plus a second cpio archive appended to it (the kernel unpacks
 # both) with what busybox lacks:
 #   /lib/modules/RELEASE/extra/  ntb.ko, the clients and ntb_ivshmem.ko of
@@ -34,8 +35,11 @@ guest=$top/qemu/ntb-guest
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/tests" "$stage/extra/lib/modules/$rel/extra" "$stage/extra/bin"
-cp "$guest/ntb-selftest" "$guest/ntb-netdev" "$ntb/ntb_test.sh" "$stage/tests/"
-EXTRA_LISTS="$guest/ntb-net-steps" \
+cp "$guest/ntb-selftest" "$guest/ntb-netdev" "$guest/ntb-fullreach" \
+	"$ntb/ntb_test.sh" "$stage/tests/"
+${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$stage/tests/ntb-ram-page" \
+	"$guest/ntb-ram-page.c"
+EXTRA_LISTS="$guest/ntb-net-steps $guest/ntb-fullreach-steps" \
 	sh "$top/qemu/mkinitramfs.sh" "$stage/base.cpio" \
 	"$guest/ntb-loopback-steps" "$stage/tests"
 

@@ -51,6 +51,21 @@
  * delayed work advances every poll_ms; a peer whose heartbeat stands still
  * for link_timeout_ms (a VM that died) is down.
  *
+ * With full_reach=1 each port has a third memory window, index 2: the
+ * "large BAR" some NTB hardware offers, reaching all of the peer's RAM.
+ * It needs each VM's RAM to be a shared memory-backend-file and the other
+ * VM to have an ivshmem-plain device on that file (qemu/ntb-vm.sh -2 -R),
+ * whose BAR2 then shows the peer's guest-physical address P at offset P
+ * (q35 puts a guest of up to 2 GiB entirely below the PCI hole, at its
+ * file offset).  That BAR2 is the outbound window 2; the inbound window 2
+ * is all of our own RAM, translated only at address 0 with the RAM's size
+ * (mw_get_align() gives it), which is what the peer's BAR2 shows.  Which
+ * ivshmem-plain device is the peer's RAM is not guessed: each port keeps
+ * a signature (a magic, its port number and a random 64-bit value) in a
+ * page of its RAM and publishes that page's address and the value in its
+ * registers; the peer takes the one ivshmem-plain device that shows that
+ * signature at that address (none or several: no window 2, link down).
+ *
  * The shared memory holds no secrets and the peer may write anything in it:
  * the driver only uses values read from it as data, never as indices or
  * sizes.  The emulation does not isolate the ports as an NTB with an IOMMU
@@ -62,16 +77,19 @@
 #include <linux/dma-map-ops.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/ioport.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/ntb.h>
 #include <linux/pci.h>
+#include <linux/random.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
 #define IVNTB_PORTS		2
-#define IVNTB_MWS		2
+#define IVNTB_MWS		2	/* the windows backed by the memory file */
+#define IVNTB_MW_FULL		2	/* index of the full-reach window */
 #define IVNTB_SPADS		16
 #define IVNTB_DB_BITS		32
 #define IVNTB_DB_VALID		GENMASK_ULL(IVNTB_DB_BITS - 1, 0)
@@ -80,6 +98,7 @@
 #define IVNTB_MW_MIN		SZ_4M
 #define IVNTB_MW_MAX		SZ_256M
 #define IVNTB_REG_STRIDE	SZ_4K
+#define IVNTB_RAM_MAGIC		0x4d41525642544e49ULL	/* "INTBVRAM" */
 
 /* ivshmem BAR0 registers */
 #define IVSHMEM_IVPOSITION	0x08
@@ -108,6 +127,11 @@ module_param(link_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(link_timeout_ms,
 		 "A peer whose heartbeat stands still this long is down (default 3000)");
 
+static bool full_reach;
+module_param(full_reach, bool, 0444);
+MODULE_PARM_DESC(full_reach,
+		 "Memory window 2 over all of the peer's RAM, through the ivshmem-plain device on it (default off)");
+
 struct ivntb_header {
 	u32 magic;
 	u32 version;
@@ -119,6 +143,44 @@ struct ivntb_port_regs {
 	u32 heartbeat;
 	atomic64_t db;
 	u32 spad[IVNTB_SPADS];
+	u64 ram_sig_addr;	/* full_reach: our RAM signature's address */
+	u64 ram_sig_value;	/* ... and its value; 0: none */
+};
+
+/* A port's signature, in a page of its RAM (full_reach) */
+struct ivntb_ram_sig {
+	u64 magic;		/* IVNTB_RAM_MAGIC */
+	u64 value;		/* random, non-zero, also in the registers */
+	u32 port;
+	u32 reserved;
+};
+
+/**
+ * struct ivntb_ram - the peer's RAM, the full-reach window (full_reach)
+ * @sig: the page of our RAM holding our signature, or NULL
+ * @size: our RAM's size: the inbound full-reach window's
+ * @pdev: the ivshmem-plain device found showing the peer's signature, or
+ *	NULL; kept (region requested, device enabled) until remove
+ * @phys: its BAR2, the outbound full-reach window
+ * @len: its size
+ * @ok: @pdev shows the signature the peer publishes now
+ * @tried_addr: the peer's signature address last looked for ...
+ * @tried_value: ... its value ...
+ * @tried_time: ... and when
+ *
+ * Written by the poll work only; @pdev, @phys and @len, once set, do not
+ * change until remove, and are read under ivntb_dev.lock.
+ */
+struct ivntb_ram {
+	struct page *sig;
+	resource_size_t size;
+	struct pci_dev *pdev;
+	phys_addr_t phys;
+	resource_size_t len;
+	bool ok;
+	u64 tried_addr;
+	u64 tried_value;
+	unsigned long tried_time;
 };
 
 struct ivntb_dev {
@@ -137,8 +199,10 @@ struct ivntb_dev {
 	void *mw_virt[IVNTB_MWS];	/* our inbound windows */
 	bool mw_busy[IVNTB_MWS];	/* handed out by the allocator */
 	bool mw_trans[IVNTB_MWS];	/* translation set */
-	spinlock_t lock;		/* the mw_* fields and db_mask */
+	spinlock_t lock;		/* the mw_* fields, db_mask, ram.pdev */
 	u64 db_mask;
+	bool mw_full_trans;		/* window 2's translation set */
+	struct ivntb_ram ram;		/* full_reach only */
 
 	const struct dma_map_ops *old_dma_ops;
 	bool dma_ops_set;
@@ -200,6 +264,7 @@ static int ivntb_peer_port_idx(struct ntb_dev *ntb, int port)
 static bool ivntb_link_up(struct ivntb_dev *iv)
 {
 	return iv->enabled && READ_ONCE(iv->peer_alive) &&
+	       (!full_reach || READ_ONCE(iv->ram.ok)) &&
 	       (READ_ONCE(iv->pregs->status) & IVNTB_ST_ENABLED);
 }
 
@@ -219,6 +284,184 @@ static u64 ivntb_link_is_up(struct ntb_dev *ntb, enum ntb_speed *speed,
 static u64 ivntb_db_read(struct ntb_dev *ntb);
 static u64 ivntb_db_read_mask(struct ntb_dev *ntb);
 
+/* ---- the full-reach window: finding the peer's RAM ---- */
+
+static int ivntb_ram_end(struct resource *res, void *arg)
+{
+	u64 *end = arg;
+
+	*end = max_t(u64, *end, res->end + 1);
+	return 0;
+}
+
+/*
+ * Our RAM as the peer's ivshmem-plain device shows it: from 0 to the end
+ * of the highest System RAM range, rounded up to a power of two (a BAR's
+ * size: ntb-vm.sh -R gives the guests power-of-two RAM).  0 when RAM
+ * reaches above 2 GiB: q35 may then put some of it above 4 GiB, where
+ * its address is not its file offset.
+ */
+static resource_size_t ivntb_ram_size(void)
+{
+	u64 end = 0;
+
+	walk_iomem_res_desc(IORES_DESC_NONE,
+			    IORESOURCE_SYSTEM_RAM | IORESOURCE_BUSY, 0, U64_MAX,
+			    &end, ivntb_ram_end);
+	if (!end || end > SZ_2G)
+		return 0;
+	return roundup_pow_of_two(end);
+}
+
+/* Put our signature in a page of our RAM and say where it is. */
+static int ivntb_ram_publish(struct ivntb_dev *iv)
+{
+	struct ivntb_ram_sig *sig;
+
+	iv->ram.size = ivntb_ram_size();
+	if (!iv->ram.size) {
+		dev_err(&iv->pdev->dev,
+			"full_reach needs all RAM below 2 GiB, at its file offset\n");
+		return -EINVAL;
+	}
+	iv->ram.sig = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!iv->ram.sig)
+		return -ENOMEM;
+	sig = page_address(iv->ram.sig);
+	sig->magic = IVNTB_RAM_MAGIC;
+	sig->value = get_random_u64() | 1;
+	sig->port = iv->port;
+	/* The signature, then the registers that point at it. */
+	smp_wmb();
+	WRITE_ONCE(iv->regs->ram_sig_addr, page_to_phys(iv->ram.sig));
+	WRITE_ONCE(iv->regs->ram_sig_value, sig->value);
+	return 0;
+}
+
+static void ivntb_ram_release(struct pci_dev *pdev)
+{
+	pci_disable_device(pdev);
+	pci_release_region(pdev, 2);
+	pci_dev_put(pdev);
+}
+
+static void ivntb_ram_unpublish(struct ivntb_dev *iv)
+{
+	WRITE_ONCE(iv->regs->ram_sig_value, 0);
+	WRITE_ONCE(iv->regs->ram_sig_addr, 0);
+	if (iv->ram.sig)
+		__free_page(iv->ram.sig);
+	iv->ram.sig = NULL;
+	if (iv->ram.pdev)
+		ivntb_ram_release(iv->ram.pdev);
+	iv->ram.pdev = NULL;
+}
+
+/*
+ * Whether @pdev's BAR2 shows, at @addr, the signature of @port with
+ * @value.  @addr is the peer's: checked against the BAR's size.
+ */
+static bool ivntb_ram_shows(struct pci_dev *pdev, int port, u64 addr,
+			    u64 value)
+{
+	resource_size_t len = pci_resource_len(pdev, 2);
+	struct ivntb_ram_sig sig;
+	void __iomem *p;
+
+	if (!IS_ALIGNED(addr, sizeof(u64)) || len < sizeof(sig) ||
+	    addr > len - sizeof(sig))
+		return false;
+	p = pci_iomap_range(pdev, 2, addr, sizeof(sig));
+	if (!p)
+		return false;
+	memcpy_fromio(&sig, p, sizeof(sig));
+	pci_iounmap(pdev, p);
+	return sig.magic == IVNTB_RAM_MAGIC && sig.value == value &&
+	       sig.port == port;
+}
+
+/*
+ * The one ivshmem-plain device (no BAR1) not taken by another driver that
+ * shows the peer's signature, claimed (its BAR2 region requested, the
+ * device enabled, a reference held); NULL if none or several do.
+ */
+static struct pci_dev *ivntb_ram_find(struct ivntb_dev *iv, u64 addr,
+				      u64 value)
+{
+	struct pci_dev *pdev = NULL, *found = NULL;
+	int seen = 0;
+
+	while ((pdev = pci_get_device(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1110,
+				      pdev))) {
+		if (pci_resource_len(pdev, 1) ||
+		    !(pci_resource_flags(pdev, 2) & IORESOURCE_MEM) ||
+		    pci_request_region(pdev, 2, KBUILD_MODNAME " peer RAM"))
+			continue;
+		if (!pci_enable_device_mem(pdev)) {
+			if (ivntb_ram_shows(pdev, iv->peer, addr, value) &&
+			    !seen++) {
+				found = pci_dev_get(pdev);
+				continue;
+			}
+			pci_disable_device(pdev);
+		}
+		pci_release_region(pdev, 2);
+	}
+	if (found && seen != 1) {
+		ivntb_ram_release(found);
+		found = NULL;
+	}
+	return found;
+}
+
+/*
+ * Poll work, full_reach: find the peer's RAM once it publishes its
+ * signature, then check that it still shows the one published (a peer
+ * that restarted publishes a new one).  A signature not found is looked
+ * for again once a second.
+ */
+static void ivntb_ram_poll(struct ivntb_dev *iv)
+{
+	struct ivntb_ram *ram = &iv->ram;
+	u64 addr = READ_ONCE(iv->pregs->ram_sig_addr);
+	u64 value = READ_ONCE(iv->pregs->ram_sig_value);
+	bool fresh = addr != ram->tried_addr || value != ram->tried_value;
+	struct pci_dev *pdev;
+	unsigned long flags;
+
+	if (!value) {
+		WRITE_ONCE(ram->ok, false);
+		return;
+	}
+	if (!fresh && (ram->ok ||
+		       time_before(jiffies, ram->tried_time + HZ)))
+		return;
+	ram->tried_addr = addr;
+	ram->tried_value = value;
+	ram->tried_time = jiffies;
+	if (ram->pdev) {
+		WRITE_ONCE(ram->ok, ivntb_ram_shows(ram->pdev, iv->peer, addr,
+						    value));
+		return;
+	}
+	pdev = ivntb_ram_find(iv, addr, value);
+	if (!pdev) {
+		if (fresh)
+			dev_info(&iv->pdev->dev,
+				 "full_reach: no single ivshmem-plain device shows the peer's RAM signature\n");
+		return;
+	}
+	spin_lock_irqsave(&iv->lock, flags);
+	ram->pdev = pdev;
+	ram->phys = pci_resource_start(pdev, 2);
+	ram->len = pci_resource_len(pdev, 2);
+	spin_unlock_irqrestore(&iv->lock, flags);
+	WRITE_ONCE(ram->ok, true);
+	dev_info(&iv->pdev->dev,
+		 "full-reach window: the peer's RAM is %s (%llu MiB)\n",
+		 pci_name(pdev), (u64)ram->len >> 20);
+}
+
 /* Look at the peer and report a change of the link state. */
 static void ivntb_poll_work(struct work_struct *work)
 {
@@ -237,6 +480,8 @@ static void ivntb_poll_work(struct work_struct *work)
 			      msecs_to_jiffies(link_timeout_ms))) {
 		WRITE_ONCE(iv->peer_alive, false);
 	}
+	if (full_reach)
+		ivntb_ram_poll(iv);
 
 	up = ivntb_link_up(iv);
 	if (up != iv->link_reported) {
@@ -280,7 +525,41 @@ static int ivntb_link_disable(struct ntb_dev *ntb)
 
 static int ivntb_mw_count(struct ntb_dev *ntb, int pidx)
 {
-	return pidx == 0 ? IVNTB_MWS : -EINVAL;
+	if (pidx != 0)
+		return -EINVAL;
+	return full_reach ? IVNTB_MWS + 1 : IVNTB_MWS;
+}
+
+/* Window 2 (full_reach): all of our RAM, at 0, as one piece. */
+static int ivntb_mw_full_get_align(struct ivntb_dev *iv,
+				   resource_size_t *addr_align,
+				   resource_size_t *size_align,
+				   resource_size_t *size_max)
+{
+	if (addr_align)
+		*addr_align = iv->ram.size;
+	if (size_align)
+		*size_align = iv->ram.size;
+	if (size_max)
+		*size_max = iv->ram.size;
+	return 0;
+}
+
+static int ivntb_mw_full_set_trans(struct ivntb_dev *iv, dma_addr_t addr,
+				   resource_size_t size)
+{
+	unsigned long flags;
+
+	if (size && (addr || size != iv->ram.size)) {
+		dev_dbg(&iv->pdev->dev,
+			"the full-reach window translates only 0+%pa, not %pad+%pa\n",
+			&iv->ram.size, &addr, &size);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&iv->lock, flags);
+	iv->mw_full_trans = size != 0;
+	spin_unlock_irqrestore(&iv->lock, flags);
+	return 0;
 }
 
 static int ivntb_mw_get_align(struct ntb_dev *ntb, int pidx, int widx,
@@ -290,6 +569,9 @@ static int ivntb_mw_get_align(struct ntb_dev *ntb, int pidx, int widx,
 {
 	struct ivntb_dev *iv = ntb_to_iv(ntb);
 
+	if (full_reach && pidx == 0 && widx == IVNTB_MW_FULL)
+		return ivntb_mw_full_get_align(iv, addr_align, size_align,
+					       size_max);
 	if (pidx != 0 || widx < 0 || widx >= IVNTB_MWS)
 		return -EINVAL;
 	/*
@@ -315,6 +597,8 @@ static int ivntb_mw_set_trans(struct ntb_dev *ntb, int pidx, int widx,
 	unsigned long flags;
 	dma_addr_t base;
 
+	if (full_reach && pidx == 0 && widx == IVNTB_MW_FULL)
+		return ivntb_mw_full_set_trans(iv, addr, size);
 	if (pidx != 0 || widx < 0 || widx >= IVNTB_MWS)
 		return -EINVAL;
 	base = iv->shm_phys + ivntb_mw_offset(iv, iv->port, widx);
@@ -344,7 +628,28 @@ static int ivntb_mw_clear_trans(struct ntb_dev *ntb, int pidx, int widx)
 
 static int ivntb_peer_mw_count(struct ntb_dev *ntb)
 {
-	return IVNTB_MWS;
+	return full_reach ? IVNTB_MWS + 1 : IVNTB_MWS;
+}
+
+/* The outbound full-reach window: -ENODEV until the peer's RAM is found. */
+static int ivntb_peer_mw_full_get_addr(struct ivntb_dev *iv,
+				       phys_addr_t *base,
+				       resource_size_t *size)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&iv->lock, flags);
+	if (!iv->ram.pdev) {
+		err = -ENODEV;
+	} else {
+		if (base)
+			*base = iv->ram.phys;
+		if (size)
+			*size = iv->ram.len;
+	}
+	spin_unlock_irqrestore(&iv->lock, flags);
+	return err;
 }
 
 static int ivntb_peer_mw_get_addr(struct ntb_dev *ntb, int widx,
@@ -352,6 +657,8 @@ static int ivntb_peer_mw_get_addr(struct ntb_dev *ntb, int widx,
 {
 	struct ivntb_dev *iv = ntb_to_iv(ntb);
 
+	if (full_reach && widx == IVNTB_MW_FULL)
+		return ivntb_peer_mw_full_get_addr(iv, base, size);
 	if (widx < 0 || widx >= IVNTB_MWS)
 		return -EINVAL;
 	if (base)
@@ -750,13 +1057,20 @@ static int ivntb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	WRITE_ONCE(iv->regs->status, 0);
 	atomic64_set(&iv->regs->db, 0);
 	memset(iv->regs->spad, 0, sizeof(iv->regs->spad));
+	WRITE_ONCE(iv->regs->ram_sig_value, 0);
+	WRITE_ONCE(iv->regs->ram_sig_addr, 0);
 	iv->peer_hb = READ_ONCE(iv->pregs->heartbeat);
 	iv->peer_hb_time = jiffies;
+	if (full_reach) {
+		err = ivntb_ram_publish(iv);
+		if (err)
+			return err;
+	}
 
 	pci_set_drvdata(pdev, iv);
 	err = ivntb_irqs(iv);
 	if (err)
-		return err;
+		goto unpublish;
 	ivntb_set_dma_ops(iv);
 	schedule_delayed_work(&iv->poll, 0);
 
@@ -769,6 +1083,10 @@ static int ivntb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dev_info(&pdev->dev, "emulated NTB port %d: windows of %llu and %llu MiB at %pa\n",
 		 iv->port, (u64)ivntb_mw_len(iv, 0) >> 20,
 		 (u64)ivntb_mw_len(iv, 1) >> 20, &iv->shm_phys);
+	if (full_reach)
+		dev_info(&pdev->dev, "full-reach window 2: inbound 0 + %llu MiB, signature at %#llx\n",
+			 (u64)iv->ram.size >> 20,
+			 (u64)page_to_phys(iv->ram.sig));
 	return 0;
 
 stop:
@@ -776,6 +1094,8 @@ stop:
 	cancel_delayed_work_sync(&iv->poll);
 	ivntb_restore_dma_ops(iv);
 	ivntb_free_irqs(iv);
+unpublish:
+	ivntb_ram_unpublish(iv);
 	return err;
 }
 
@@ -791,6 +1111,7 @@ static void ivntb_remove(struct pci_dev *pdev)
 	WRITE_ONCE(iv->regs->status, 0);
 	ivntb_ring(iv, IVNTB_VEC_LINK);
 	ivntb_restore_dma_ops(iv);
+	ivntb_ram_unpublish(iv);
 }
 
 static const struct pci_device_id ivntb_ids[] = {
