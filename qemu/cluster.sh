@@ -3,7 +3,7 @@
 #
 # cluster.sh -n N -k KERNEL -i INITRD -o OUTDIR [-m MEM] [-t TIMEOUT]
 #            [-a "EXTRA KERNEL ARGS"] [-s STEPS0,STEPS1,...] [-S SERVER_BIN]
-#            [-N] [-R] [-T ntb]
+#            [-N] [-R] [-T ntb|ntb-full]
 #
 # Boot N QEMU guests (2..8) that form an emulated SCIF cluster, wait for
 # them to power off, and say whether every node completed its steps.
@@ -43,6 +43,9 @@
 #               the SCIF doorbell device.  The initramfs must load ntb.ko,
 #               ntb_ivshmem.ko and scif_ntb.ko (scripts/scif-ntb-check.sh
 #               builds one)
+#   -T ntb-full the same, plus the ivshmem-plain device on the other
+#               node's RAM (as without -T), which the emulated NTB's
+#               full-reach window goes through (ntb_ivshmem full_reach=1)
 #
 # Environment: SCIF_ACCEL=tcg|kvm (TCG unless kvm is asked for and usable),
 # SCIF_VM_CPUS (vCPUs per node, default 1), SCIF_QEMU_LOCK (see run-vm.sh).
@@ -141,8 +144,8 @@ bad() { echo "cluster: $*" >&2; exit 2; }
 [ "$net" = 0 ] || [ "$nodes" -eq 2 ] || bad "-N needs -n 2"
 case $topo in
 ivshmem) ;;
-ntb) [ "$nodes" -eq 2 ] || bad "-T ntb needs -n 2 (an NTB joins a pair)" ;;
-*) bad "-T must be ntb, not '$topo'" ;;
+ntb|ntb-full) [ "$nodes" -eq 2 ] || bad "-T $topo needs -n 2 (an NTB joins a pair)" ;;
+*) bad "-T must be ntb or ntb-full, not '$topo'" ;;
 esac
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || bad "-t must be a number of seconds, not '$timeout'"
 [ -n "$mem" ] || { [ "$nodes" -eq 2 ] && mem=512M || mem=256M; }
@@ -323,7 +326,7 @@ done
 log "server up (pid $server_pid)"
 
 # ---- -T ntb: the emulated NTB's own server, ports 0 and 1 ----
-if [ "$topo" = ntb ]; then
+if [ "$topo" != ivshmem ]; then
 	mkdir "$dir/ntb" || die "cannot create $dir/ntb"
 	log "starting $server -d $dir/ntb -n 2 -v 2 -s 16777216 -F (NTB)"
 	"${pdeath[@]}" "$server" -d "$dir/ntb" -n 2 -v 2 -s 16777216 -F \
@@ -390,17 +393,19 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 	cmd=(qemu-system-x86_64 -M "q35,memory-backend=ram0" "${accel[@]}"
 		-m "${mib}M" -smp "$cpus" -nodefaults
 		-object "memory-backend-file,id=ram0,size=${mib}M,share=on,mem-path=$dir/node$k.ram")
-	if [ "$topo" = ntb ]; then
-		cmd+=(-chardev "socket,path=$dir/ntb/node$k.sock,id=ntb"
-			-device "ivshmem-doorbell,chardev=ntb,vectors=2,addr=0x11")
-	else
+	if [ "$topo" != ntb ]; then
 		for ((j = 0; j < nodes; j++)); do
 			[ "$j" -ne "$k" ] || continue
 			cmd+=(-object "memory-backend-file,id=peer$j,size=${mib}M,share=on,mem-path=$dir/node$j.ram"
 				-device "ivshmem-plain,memdev=peer$j")
 		done
+	fi
+	if [ "$topo" = ivshmem ]; then
 		cmd+=(-chardev "socket,path=$dir/node$k.sock,id=db"
 			-device "ivshmem-doorbell,chardev=db,vectors=$nodes")
+	else
+		cmd+=(-chardev "socket,path=$dir/ntb/node$k.sock,id=ntb"
+			-device "ivshmem-doorbell,chardev=ntb,vectors=2,addr=0x11")
 	fi
 	cmd+=(-display none -no-reboot -monitor none
 		-serial "file:$console" -serial "file:$results"

@@ -6,9 +6,11 @@
 # the emulated NTB (qemu/cluster.sh -T ntb).  Builds, for KERNEL: ntb.ko
 # (scripts/ntb-modules.sh), ntb_ivshmem.ko and scif.ko + scif_ntb.ko, all
 # strict (W=1, sparse, -Werror); then runs each RUN (default "cross
-# node-loss"):
+# node-loss full"):
 #   cross      node 0 runs ntb-cross-steps, node 1 ntb-agent-steps
 #   node-loss  both run ntb-node-loss-steps (node 1 killed and restarted)
+#   full       -T ntb-full (the full-reach window, ntb_ivshmem
+#              full_reach=1): both run ntb-full-steps (RMA, mmap, fences)
 # Prints one "PASS|FAIL|SKIP name" line per result and ends with
 # "N passed, N failed, N skipped"; exit status 0 if nothing failed.
 # Environment: BUILD (default build/), SCIF_QEMU_LOCK (qemu/cluster.sh).
@@ -20,7 +22,7 @@ export BUILD
 k=${1:-}
 [ -n "$k" ] || { echo "usage: $0 6.1|6.12|debug [cross|node-loss...]" >&2; exit 2; }
 shift
-runs=${*:-cross node-loss}
+runs=${*:-cross node-loss full}
 out=$BUILD/scif-ntb/$k
 mkdir -p "$out"
 results=$out/results.txt
@@ -67,17 +69,23 @@ fi
 mods="$moddir/drivers/misc/scif/scif.ko $ntb/ntb.ko $ntb/hw/ntb_ivshmem.ko
 	$moddir/drivers/misc/scif/scif_ntb.ko"
 
-cluster() { # name lists
-	local name=$1 lists=$2 cdir=$out/$1 j log last
+cluster() { # name lists [topology]
+	local name=$1 lists=$2 topo=${3:-ntb} cdir=$out/$1 j log last m=$mods
+	local extra="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko"
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	# shellcheck disable=SC2086 # $mods are words
-	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko" \
-	EXTRA_LISTS="$sd/ntb-cross-steps $sd/ntb-agent-steps $sd/ntb-node-loss-steps" \
+	if [ "$topo" = ntb-full ]; then
+		# ntb-load.sh loads these two with full_reach=1.
+		extra="$extra $ntb/ntb.ko $ntb/hw/ntb_ivshmem.ko"
+		m="$moddir/drivers/misc/scif/scif.ko $moddir/drivers/misc/scif/scif_ntb.ko"
+	fi
+	# shellcheck disable=SC2086 # $m are words
+	EXTRA_MODULES=$extra \
+	EXTRA_LISTS="$sd/ntb-cross-steps $sd/ntb-agent-steps $sd/ntb-node-loss-steps $sd/ntb-full-steps $sd/ntb-load.sh" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/ntb-agent-steps" \
-		"$BUILD/selftests" $mods
+		"$BUILD/selftests" $m
 	echo "scif-ntb: $name, a 2-node NTB cluster of $k ($rel)" >&2
-	bash "$top/qemu/cluster.sh" -n 2 -T ntb -k "$image" -i "$cdir.cpio" \
+	bash "$top/qemu/cluster.sh" -n 2 -T "$topo" -k "$image" -i "$cdir.cpio" \
 		-o "$cdir" -m 512M -t 600 -s "$lists" \
 		-S "$BUILD/qemu/ivshmem-server" > "$cdir/launcher.log" 2>&1 ||
 		echo "scif-ntb: $name: launcher reported failure" >&2
@@ -98,6 +106,7 @@ for r in $runs; do
 	case $r in
 	cross) cluster cross ntb-cross-steps,ntb-agent-steps ;;
 	node-loss) cluster node-loss ntb-node-loss-steps ;;
+	full) cluster full ntb-full-steps ntb-full ;;
 	*) record FAIL "$k/scif-ntb/unknown-run-$r" ;;
 	esac
 done

@@ -56,7 +56,9 @@
 /* Scratchpads, as written into the peer's and read from our own. */
 enum {
 	SCIF_NTB_SPAD_MAGIC,
-	SCIF_NTB_SPAD_VERSION,	/* version | translated windows << 16 */
+	SCIF_NTB_SPAD_VERSION,	/* version | translated windows << 16 |
+				 * (full-reach window + 1) << 24
+				 */
 	SCIF_NTB_SPAD_NODE,
 	SCIF_NTB_SPAD_GEN,
 	SCIF_NTB_SPAD_QP_LO,
@@ -122,7 +124,10 @@ struct scif_ntb_mw {
  * @pool: sub-allocator over the inbound windows
  * @in: inbound windows (their coherent buffers)
  * @nr_in: how many of @in were allocated
- * @in_mask: the ones of @in translated (the pool holds those)
+ * @in_mask: the ones of @in translated (the pool holds those with a
+ *	buffer)
+ * @full_in: our full-reach inbound window (translated at 0), or -1
+ * @full_size: its size: the peer reaches our RAM below it
  * @out: outbound windows (the peer's), mapped at @out[].va
  * @nr_out: how many of @out are mapped
  * @self: this node's id
@@ -146,6 +151,8 @@ struct scif_ntb_mw {
  * @dead_valid: @dead_gen is set
  * @qp: its queue address as given to the core
  * @peer_mws: the windows it translated (mask), from its scratchpads
+ * @peer_full: its full-reach window, or U32_MAX: our outbound window of
+ *	that index reaches its RAM at offset = physical address
  * @bad_reads: consecutive inconsistent reads while @known
  * @refused: the last scif_hw_node_up() failed with this error (logged once)
  */
@@ -159,6 +166,8 @@ struct scif_ntb {
 	struct scif_ntb_mw in[SCIF_NTB_MAX_MWS];
 	int nr_in;
 	u32 in_mask;
+	int full_in;
+	resource_size_t full_size;
 	struct scif_ntb_mw out[SCIF_NTB_MAX_MWS];
 	int nr_out;
 	u16 self;
@@ -180,6 +189,7 @@ struct scif_ntb {
 	bool dead_valid;
 	u64 qp;
 	u32 peer_mws;
+	u32 peer_full;
 	unsigned int bad_reads;
 	int refused;
 };
@@ -205,9 +215,15 @@ static struct scif_ntb_mw *scif_ntb_reach(struct scif_ntb *sn, u64 addr,
 {
 	u64 w, o = addr & SCIF_NTB_ADDR_OFF;
 
-	if (!(addr & SCIF_NTB_ADDR_WIN) || !len)
+	if (!len)
 		return NULL;
-	w = (addr & ~SCIF_NTB_ADDR_WIN) >> SCIF_NTB_ADDR_SHIFT;
+	if (addr & SCIF_NTB_ADDR_WIN) {
+		w = (addr & ~SCIF_NTB_ADDR_WIN) >> SCIF_NTB_ADDR_SHIFT;
+	} else {
+		/* An address in the peer's RAM, through its full window. */
+		w = READ_ONCE(sn->peer_full);
+		o = addr;
+	}
 	if (w >= sn->nr_out || !(READ_ONCE(sn->peer_mws) & BIT(w)))
 		return NULL;
 	if (o > sn->out[w].size || len > sn->out[w].size - o)
@@ -259,10 +275,16 @@ static int scif_ntb_map_local(struct scif_hw_dev *hw, void *ctx,
 	for (w = 0; w < sn->nr_in && len; w++) {
 		struct scif_ntb_mw *mw = &sn->in[w];
 
-		if (!(sn->in_mask & BIT(w)) || phys < mw->dma ||
+		if (!(sn->in_mask & BIT(w)) || !mw->va || phys < mw->dma ||
 		    phys - mw->dma > mw->size || len > mw->size - (phys - mw->dma))
 			continue;
 		*addr = scif_ntb_addr(w, phys - mw->dma);
+		return 0;
+	}
+	/* Through the full-reach window, the peer sees our RAM at 0. */
+	if (sn->full_in >= 0 && len && phys < sn->full_size &&
+	    len <= sn->full_size - phys) {
+		*addr = phys;
 		return 0;
 	}
 	return -EOPNOTSUPP;
@@ -292,7 +314,8 @@ static void scif_ntb_write_info(struct scif_ntb *sn)
 {
 	struct scif_ntb_info in = {
 		.magic = SCIF_NTB_MAGIC,
-		.version = SCIF_NTB_VERSION | sn->in_mask << 16,
+		.version = SCIF_NTB_VERSION | sn->in_mask << 16 |
+			   (u32)(sn->full_in + 1) << 24,
 		.node = sn->self,
 		.gen = sn->gen,
 		.qp = sn->my_qp,
@@ -389,8 +412,9 @@ static void scif_ntb_release(struct kref *ref)
 	if (sn->pool)
 		gen_pool_destroy(sn->pool);
 	for (w = 0; w < sn->nr_in && !sn->orphaned; w++)
-		dma_free_coherent(&sn->pdev->dev, sn->in[w].size,
-				  sn->in[w].va, sn->in[w].dma);
+		if (sn->in[w].va)
+			dma_free_coherent(&sn->pdev->dev, sn->in[w].size,
+					  sn->in[w].va, sn->in[w].dma);
 	pci_dev_put(sn->pdev);
 	kfree(sn);
 }
@@ -433,36 +457,91 @@ static const struct scif_hw_ops scif_ntb_ops = {
 	.free_local = scif_ntb_free_local,
 };
 
-/* ---- inbound windows ---- */
+/* ---- windows ---- */
 
-/* One coherent buffer per inbound window, translated; skipped if refused. */
-static void scif_ntb_setup_in(struct scif_ntb *sn)
+/*
+ * Map the peer's windows not mapped yet: at probe, and at the first link
+ * up (a full-reach window may exist only then).
+ */
+static int scif_ntb_setup_out(struct scif_ntb *sn)
 {
-	struct device *dev = &sn->pdev->dev;
-	resource_size_t align, size;
 	struct scif_ntb_mw *mw;
 	int w, n;
 
-	n = min(ntb_mw_count(sn->ntb, 0), SCIF_NTB_MAX_MWS);
-	for (w = 0; w < n; w++) {
-		/* Our inbound window w is the peer's outbound window w. */
-		if (ntb_mw_get_align(sn->ntb, 0, w, &align, NULL, &size) ||
-		    ntb_peer_mw_get_addr(sn->ntb, w, NULL, &size))
+	n = min(ntb_peer_mw_count(sn->ntb), SCIF_NTB_MAX_MWS);
+	for (w = sn->nr_out; w < n; w++) {
+		mw = &sn->out[w];
+		if (ntb_peer_mw_get_addr(sn->ntb, w, &mw->phys, &mw->size))
 			break;
-		mw = &sn->in[w];
-		mw->va = dma_alloc_coherent(dev, size, &mw->dma, GFP_KERNEL);
+		mw->va = memremap(mw->phys, mw->size, MEMREMAP_WC);
 		if (!mw->va)
-			break;
-		mw->size = size;
-		sn->nr_in = w + 1;
-		if (!IS_ALIGNED(mw->dma, align ?: 1) ||
-		    ntb_mw_set_trans(sn->ntb, 0, w, mw->dma, size) ||
-		    gen_pool_add_virt(sn->pool, (unsigned long)mw->va,
-				      mw->dma, size, dev_to_node(dev))) {
+			return -ENOMEM;
+		sn->nr_out = w + 1;
+	}
+	return 0;
+}
+
+
+/*
+ * A window too large for a coherent buffer may be a full-reach window
+ * (the "large BAR" of some NTBs): one translated at address 0 over all
+ * of our RAM, @size_max bytes.  Return: whether it took that translation.
+ */
+static bool scif_ntb_setup_full(struct scif_ntb *sn, int w,
+				resource_size_t size_max)
+{
+	if (sn->full_in >= 0 || ntb_mw_set_trans(sn->ntb, 0, w, 0, size_max))
+		return false;
+	sn->full_in = w;
+	sn->full_size = size_max;
+	dev_info(&sn->pdev->dev, "inbound window %d: full reach, %pa bytes at 0\n",
+		 w, &size_max);
+	return true;
+}
+
+/*
+ * Inbound window @w: a coherent buffer of the window's size, translated
+ * and added to the pool, or else the full-reach translation.
+ * Return: whether the window is translated.
+ */
+static bool scif_ntb_setup_in_one(struct scif_ntb *sn, int w)
+{
+	struct device *dev = &sn->pdev->dev;
+	resource_size_t align, size, max;
+	struct scif_ntb_mw *mw = &sn->in[w];
+
+	/* Our inbound window w is the peer's outbound window w. */
+	if (ntb_mw_get_align(sn->ntb, 0, w, &align, NULL, &max) ||
+	    ntb_peer_mw_get_addr(sn->ntb, w, NULL, &size))
+		return false;
+	mw->va = dma_alloc_coherent(dev, size, &mw->dma, GFP_KERNEL);
+	if (!mw->va)
+		return scif_ntb_setup_full(sn, w, max);
+	mw->size = size;
+	if (!IS_ALIGNED(mw->dma, align ?: 1) ||
+	    ntb_mw_set_trans(sn->ntb, 0, w, mw->dma, size))
+		return false;
+	if (gen_pool_add_virt(sn->pool, (unsigned long)mw->va, mw->dma, size,
+			      dev_to_node(dev))) {
+		ntb_mw_clear_trans(sn->ntb, 0, w);
+		return false;
+	}
+	return true;
+}
+
+/* Every inbound window, once the link is up (ntb_mw_get_align() wants it). */
+static void scif_ntb_setup_in(struct scif_ntb *sn)
+{
+	struct device *dev = &sn->pdev->dev;
+	int w, n;
+
+	n = min(ntb_mw_count(sn->ntb, 0), SCIF_NTB_MAX_MWS);
+	sn->nr_in = n;
+	for (w = 0; w < n; w++) {
+		if (scif_ntb_setup_in_one(sn, w))
+			sn->in_mask |= BIT(w);
+		else
 			dev_info(dev, "inbound window %d: not translated\n", w);
-			continue;
-		}
-		sn->in_mask |= BIT(w);
 	}
 	if (!sn->in_mask)
 		dev_warn(dev, "no inbound window could be translated: the peer cannot reach this node\n");
@@ -523,7 +602,9 @@ static void scif_ntb_node_up(struct scif_ntb *sn, const struct scif_ntb_info *in
 		sn->node = in->node;
 		sn->peer_gen = in->gen;
 	}
-	WRITE_ONCE(sn->peer_mws, (in->version >> 16) & (BIT(sn->nr_out) - 1));
+	WRITE_ONCE(sn->peer_mws, (in->version >> 16) & (BIT(sn->nr_out) - 1) & 0xff);
+	/* U32_MAX (none) for 0; a bad index is refused by scif_ntb_reach(). */
+	WRITE_ONCE(sn->peer_full, (in->version >> 24) - 1);
 	sn->qp = scif_ntb_reach(sn, in->qp, PAGE_SIZE, &off) ? in->qp : 0;
 	err = scif_hw_node_up(&sn->hw, sn->node, sn);
 	if (!err) {
@@ -575,6 +656,9 @@ static void scif_ntb_poll(struct work_struct *work)
 		/* ntb_mw_get_align() wants the link up. */
 		sn->in_done = true;
 		scif_ntb_setup_in(sn);
+		if (scif_ntb_setup_out(sn))
+			dev_warn(sn->hw.dev, "outbound window %d not mapped\n",
+				 sn->nr_out);
 	}
 	if (!sn->link || !sn->wrote) {
 		sn->link = true;
@@ -627,24 +711,6 @@ static const struct ntb_ctx_ops scif_ntb_ctx_ops = {
 
 /* ---- probe and remove ---- */
 
-static int scif_ntb_setup_out(struct scif_ntb *sn)
-{
-	struct scif_ntb_mw *mw;
-	int w, n;
-
-	n = min(ntb_peer_mw_count(sn->ntb), SCIF_NTB_MAX_MWS);
-	for (w = 0; w < n; w++) {
-		mw = &sn->out[w];
-		if (ntb_peer_mw_get_addr(sn->ntb, w, &mw->phys, &mw->size))
-			break;
-		mw->va = memremap(mw->phys, mw->size, MEMREMAP_WC);
-		if (!mw->va)
-			return -ENOMEM;
-		sn->nr_out = w + 1;
-	}
-	return 0;
-}
-
 static void scif_ntb_teardown(struct scif_ntb *sn)
 {
 	int w;
@@ -686,6 +752,8 @@ static struct scif_ntb *scif_ntb_new(struct ntb_dev *ntb)
 	INIT_DELAYED_WORK(&sn->poll, scif_ntb_poll);
 	sn->self = self_node >= 0 ? self_node : ntb_port_number(ntb);
 	sn->gen = get_random_u32();
+	sn->full_in = -1;
+	sn->peer_full = U32_MAX;
 	sn->hw.name = "ntb";
 	sn->hw.ops = &scif_ntb_ops;
 	sn->hw.dev = &ntb->pdev->dev;
