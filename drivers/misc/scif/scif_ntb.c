@@ -34,7 +34,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/dma-mapping.h>
-#include <linux/genalloc.h>
+#include <linux/bitmap.h>
 #include <linux/io.h>
 #include <linux/kref.h>
 #include <linux/module.h>
@@ -105,11 +105,18 @@ struct scif_ntb_info {
 	u64 qp;
 };
 
+/*
+ * A window: inbound, a coherent buffer (@va, @dma) whose pages @map
+ * tracks (set: allocated, under scif_ntb.pool_lock); outbound, the
+ * peer's window mapped at @va.
+ */
 struct scif_ntb_mw {
 	void *va;
 	dma_addr_t dma;
 	phys_addr_t phys;
 	resource_size_t size;
+	unsigned long *map;
+	unsigned int pages;
 };
 
 /**
@@ -118,10 +125,10 @@ struct scif_ntb_mw {
  * @ntb: the NTB device
  * @pdev: its PCI device (a reference is held while inbound memory exists)
  * @ref: one for the device, one per alloc_local allocation not yet freed:
- *	the inbound windows and @pool live until the last put
+ *	the inbound windows and their page maps live until the last put
  * @orphaned: the device went while allocations were left: the windows'
  *	buffers are not freed (the device's memory may be gone)
- * @pool: sub-allocator over the inbound windows
+ * @pool_lock: protects the page maps of the inbound windows (the pool)
  * @in: inbound windows (their coherent buffers)
  * @nr_in: how many of @in were allocated
  * @in_mask: the ones of @in translated (the pool holds those with a
@@ -162,7 +169,7 @@ struct scif_ntb {
 	struct pci_dev *pdev;
 	struct kref ref;
 	bool orphaned;
-	struct gen_pool *pool;
+	spinlock_t pool_lock;
 	struct scif_ntb_mw in[SCIF_NTB_MAX_MWS];
 	int nr_in;
 	u32 in_mask;
@@ -409,8 +416,8 @@ static void scif_ntb_release(struct kref *ref)
 	struct scif_ntb *sn = container_of(ref, struct scif_ntb, ref);
 	int w;
 
-	if (sn->pool)
-		gen_pool_destroy(sn->pool);
+	for (w = 0; w < sn->nr_in; w++)
+		bitmap_free(sn->in[w].map);
 	for (w = 0; w < sn->nr_in && !sn->orphaned; w++)
 		if (sn->in[w].va)
 			dma_free_coherent(&sn->pdev->dev, sn->in[w].size,
@@ -419,28 +426,52 @@ static void scif_ntb_release(struct kref *ref)
 	kfree(sn);
 }
 
+/* Whole pages of the first inbound window that has room. */
 static void *scif_ntb_alloc_local(struct scif_hw_dev *hw, size_t len,
 				  gfp_t gfp, phys_addr_t *phys)
 {
 	struct scif_ntb *sn = to_sn(hw);
-	unsigned long va;
+	unsigned long n = DIV_ROUND_UP(len, PAGE_SIZE), at;
+	struct scif_ntb_mw *mw;
+	void *va = NULL;
+	int w;
 
-	if (!sn->pool)
-		return NULL;
-	va = gen_pool_alloc(sn->pool, len);
-	if (!va)
-		return NULL;
-	*phys = gen_pool_virt_to_phys(sn->pool, va);
-	kref_get(&sn->ref);
-	return (void *)va;
+	spin_lock(&sn->pool_lock);
+	for (w = 0; w < sn->nr_in && !va && len; w++) {
+		mw = &sn->in[w];
+		if (!mw->map || n > mw->pages)
+			continue;
+		at = bitmap_find_next_zero_area(mw->map, mw->pages, 0, n, 0);
+		if (at >= mw->pages)
+			continue;
+		bitmap_set(mw->map, at, n);
+		va = mw->va + at * PAGE_SIZE;
+		*phys = mw->dma + at * PAGE_SIZE;
+	}
+	spin_unlock(&sn->pool_lock);
+	if (va)
+		kref_get(&sn->ref);
+	return va;
 }
 
 static void scif_ntb_free_local(struct scif_hw_dev *hw, void *va,
 				phys_addr_t phys, size_t len)
 {
 	struct scif_ntb *sn = to_sn(hw);
+	struct scif_ntb_mw *mw;
+	int w;
 
-	gen_pool_free(sn->pool, (unsigned long)va, len);
+	spin_lock(&sn->pool_lock);
+	for (w = 0; w < sn->nr_in; w++) {
+		mw = &sn->in[w];
+		if (mw->map && va >= mw->va && va < mw->va + mw->size) {
+			bitmap_clear(mw->map, (va - mw->va) / PAGE_SIZE,
+				     DIV_ROUND_UP(len, PAGE_SIZE));
+			break;
+		}
+	}
+	spin_unlock(&sn->pool_lock);
+	WARN_ON_ONCE(w == sn->nr_in);
 	kref_put(&sn->ref, scif_ntb_release);
 }
 
@@ -521,8 +552,9 @@ static bool scif_ntb_setup_in_one(struct scif_ntb *sn, int w)
 	if (!IS_ALIGNED(mw->dma, align ?: 1) ||
 	    ntb_mw_set_trans(sn->ntb, 0, w, mw->dma, size))
 		return false;
-	if (gen_pool_add_virt(sn->pool, (unsigned long)mw->va, mw->dma, size,
-			      dev_to_node(dev))) {
+	mw->pages = size / PAGE_SIZE;
+	mw->map = bitmap_zalloc(mw->pages, GFP_KERNEL);
+	if (!mw->map) {
 		ntb_mw_clear_trans(sn->ntb, 0, w);
 		return false;
 	}
@@ -748,6 +780,7 @@ static struct scif_ntb *scif_ntb_new(struct ntb_dev *ntb)
 	sn->pdev = pci_dev_get(ntb->pdev);
 	kref_init(&sn->ref);
 	mutex_init(&sn->spad_lock);
+	spin_lock_init(&sn->pool_lock);
 	spin_lock_init(&sn->kick_lock);
 	INIT_DELAYED_WORK(&sn->poll, scif_ntb_poll);
 	sn->self = self_node >= 0 ? self_node : ntb_port_number(ntb);
@@ -761,11 +794,6 @@ static struct scif_ntb *scif_ntb_new(struct ntb_dev *ntb)
 	sn->hw.self = sn->self;
 	/* The outbound windows are mapped write-combined. */
 	sn->hw.peer_wc = true;
-	sn->pool = gen_pool_create(PAGE_SHIFT, dev_to_node(&ntb->pdev->dev));
-	if (!sn->pool) {
-		kref_put(&sn->ref, scif_ntb_release);
-		return NULL;
-	}
 	return sn;
 }
 
