@@ -169,7 +169,7 @@ struct scif_ntb {
 	struct pci_dev *pdev;
 	struct kref ref;
 	bool orphaned;
-	spinlock_t pool_lock;
+	spinlock_t pool_lock;	/* the inbound windows' page maps */
 	struct scif_ntb_mw in[SCIF_NTB_MAX_MWS];
 	int nr_in;
 	u32 in_mask;
@@ -178,10 +178,10 @@ struct scif_ntb {
 	struct scif_ntb_mw out[SCIF_NTB_MAX_MWS];
 	int nr_out;
 	u16 self;
-	struct mutex spad_lock;
+	struct mutex spad_lock;	/* our scratchpads in the peer, @gen, @my_qp */
 	u32 gen;
 	u64 my_qp;
-	spinlock_t kick_lock;
+	spinlock_t kick_lock;	/* @stopping */
 	bool stopping;
 	struct delayed_work poll;
 	bool in_done;
@@ -511,7 +511,6 @@ static int scif_ntb_setup_out(struct scif_ntb *sn)
 	}
 	return 0;
 }
-
 
 /*
  * A window too large for a coherent buffer may be a full-reach window
