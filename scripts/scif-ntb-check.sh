@@ -8,7 +8,8 @@
 # strict (W=1, sparse, -Werror); then runs each RUN (default "cross
 # node-loss full"):
 #   cross      node 0 runs ntb-cross-steps, node 1 ntb-agent-steps
-#   node-loss  both run ntb-node-loss-steps (node 1 killed and restarted)
+#   node-loss  -T ntb-full: both run ntb-node-loss-steps (node 1 killed
+#              and restarted)
 #   full       -T ntb-full (the full-reach window, ntb_ivshmem
 #              full_reach=1): both run ntb-full-steps (RMA, mmap, fences)
 # Prints one "PASS|FAIL|SKIP name" line per result and ends with
@@ -105,7 +106,7 @@ cluster() { # name lists [topology]
 for r in $runs; do
 	case $r in
 	cross) cluster cross ntb-cross-steps,ntb-agent-steps ;;
-	node-loss) cluster node-loss ntb-node-loss-steps ;;
+	node-loss) cluster node-loss ntb-node-loss-steps ntb-full ;;
 	full) cluster full ntb-full-steps ntb-full ;;
 	*) record FAIL "$k/scif-ntb/unknown-run-$r" ;;
 	esac
