@@ -600,10 +600,11 @@ static void scif_ntb_kick(struct scif_ntb *sn, unsigned long delay)
  */
 static void scif_ntb_drop(struct scif_ntb *sn, bool ours)
 {
-	if (sn->known)
+	if (sn->known) {
 		scif_hw_node_down(&sn->hw, sn->node);
-	sn->dead_gen = sn->peer_gen;
-	sn->dead_valid = sn->known;
+		sn->dead_gen = sn->peer_gen;
+		sn->dead_valid = true;
+	}
 	sn->known = false;
 	sn->up = false;
 	sn->failed = false;
