@@ -840,8 +840,9 @@ static void scif_ntb_remove(struct ntb_client *client, struct ntb_dev *ntb)
 	sn->stopping = true;
 	spin_unlock_irq(&sn->kick_lock);
 	cancel_delayed_work_sync(&sn->poll);
-	scif_ntb_clear_info(sn);
 	scif_hw_unregister(&sn->hw);
+	/* After the core's last publish_qp(0). */
+	scif_ntb_clear_info(sn);
 	ntb_link_disable(ntb);
 	ntb_db_set_mask(ntb, SCIF_NTB_DB_MSG | SCIF_NTB_DB_BOOT);
 	ntb_clear_ctx(ntb);
