@@ -72,12 +72,17 @@ deps:
 	sh $(TOP)/scripts/deps.sh
 	sh $(TOP)/scripts/pkg-deps.sh
 
+# SCIF_NTB_SYMVERS=<ntb.ko's Module.symvers> (scripts/ntb-modules.sh)
+# also builds scif_ntb.ko, the SCIF bus over the Linux NTB API.
+SCIF_NTB_FLAGS := $(if $(SCIF_NTB_SYMVERS),SCIF_NTB_SYMVERS=$(abspath $(SCIF_NTB_SYMVERS)) \
+	KBUILD_EXTRA_SYMBOLS=$(abspath $(SCIF_NTB_SYMVERS)))
+
 # Build from a copy so that no object file lands next to the sources.
 modules:
 	@mkdir -p $(MODDIR)
 	rsync -a $(addprefix $(TOP)/,$(KERNEL_SOURCES)) $(MODDIR)/
 	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 $(STRICT_FLAGS) SCIF_TEST=$(SCIF_TEST) \
-		SCIF_GCOV=$(SCIF_GCOV) modules
+		SCIF_GCOV=$(SCIF_GCOV) $(SCIF_NTB_FLAGS) modules
 
 # The kernel-API test module, built against scif.ko's symbols.  Kbuild
 # does not notice when only those symbols' versions change, so it is

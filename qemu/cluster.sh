@@ -3,7 +3,7 @@
 #
 # cluster.sh -n N -k KERNEL -i INITRD -o OUTDIR [-m MEM] [-t TIMEOUT]
 #            [-a "EXTRA KERNEL ARGS"] [-s STEPS0,STEPS1,...] [-S SERVER_BIN]
-#            [-N] [-R]
+#            [-N] [-R] [-T ntb|ntb-full]
 #
 # Boot N QEMU guests (2..8) that form an emulated SCIF cluster, wait for
 # them to power off, and say whether every node completed its steps.
@@ -33,6 +33,19 @@
 #               slot 0x10, whose 64 MiB (scratch.shm in the cluster
 #               directory) all nodes share: no node's RAM, a place where
 #               benchmarks may use the emulated link raw (scif-bench raw)
+#   -T ntb      NTB topology (2 nodes only): the nodes are joined by the
+#               emulated NTB of drivers/ntb/hw/ivshmem instead of the SCIF
+#               ivshmem devices.  A second ivshmem server (-n 2 -v 2, a
+#               16 MiB memory file: windows of 4 and 2 MiB) makes
+#               ntb/node<k>.sock in the cluster directory; node k gets one
+#               ivshmem-doorbell device on it at PCI slot 0x11 (2 vectors,
+#               NTB port k) and neither the ivshmem-plain apertures nor
+#               the SCIF doorbell device.  The initramfs must load ntb.ko,
+#               ntb_ivshmem.ko and scif_ntb.ko (scripts/scif-ntb-check.sh
+#               builds one)
+#   -T ntb-full the same, plus the ivshmem-plain device on the other
+#               node's RAM (as without -T), which the emulated NTB's
+#               full-reach window goes through (ntb_ivshmem full_reach=1)
 #
 # Environment: SCIF_ACCEL=tcg|kvm (TCG unless kvm is asked for and usable),
 # SCIF_VM_CPUS (vCPUs per node, default 1), SCIF_QEMU_LOCK (see run-vm.sh).
@@ -103,8 +116,8 @@ die() {
 }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-nodes='' kernel='' initrd='' outdir='' mem='' timeout=900 extra='' steps_opt='' server='' net=0 scratch=0
-while getopts "n:k:i:o:m:t:a:s:S:NRh" opt; do
+nodes='' kernel='' initrd='' outdir='' mem='' timeout=900 extra='' steps_opt='' server='' net=0 scratch=0 topo=ivshmem
+while getopts "n:k:i:o:m:t:a:s:S:NRT:h" opt; do
 	case $opt in
 	n) nodes=$OPTARG ;;
 	k) kernel=$OPTARG ;;
@@ -117,6 +130,7 @@ while getopts "n:k:i:o:m:t:a:s:S:NRh" opt; do
 	S) server=$OPTARG ;;
 	N) net=1 ;;
 	R) scratch=1 ;;
+	T) topo=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -128,6 +142,11 @@ fi
 bad() { echo "cluster: $*" >&2; exit 2; }
 [[ $nodes =~ ^[2-8]$ ]] || bad "-n must be 2..8, not '$nodes'"
 [ "$net" = 0 ] || [ "$nodes" -eq 2 ] || bad "-N needs -n 2"
+case $topo in
+ivshmem) ;;
+ntb|ntb-full) [ "$nodes" -eq 2 ] || bad "-T $topo needs -n 2 (an NTB joins a pair)" ;;
+*) bad "-T must be ntb or ntb-full, not '$topo'" ;;
+esac
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || bad "-t must be a number of seconds, not '$timeout'"
 [ -n "$mem" ] || { [ "$nodes" -eq 2 ] && mem=512M || mem=256M; }
 [[ $mem =~ ^([1-9][0-9]*)([MmGg]?)$ ]] || bad "-m: bad size '$mem'"
@@ -198,6 +217,7 @@ log() { # message: to cluster.log with wall clock and seconds since start
 # ---- state ----
 dir=
 server_pid=
+ntb_pid=
 evfd=
 declare -a pid state lives infd reader
 # state[k]: running | exited | killed (on request) | timeout
@@ -246,6 +266,10 @@ cleanup() {
 	if [ -n "$server_pid" ]; then
 		stop_pid "$server_pid"
 		log "server stopped"
+	fi
+	if [ -n "$ntb_pid" ]; then
+		stop_pid "$ntb_pid"
+		log "NTB server stopped"
 	fi
 	if [ -n "$dir" ] && [ -d "$dir" ]; then
 		rm -rf "$dir"
@@ -301,6 +325,23 @@ for ((i = 0; ; i++)); do
 done
 log "server up (pid $server_pid)"
 
+# ---- -T ntb: the emulated NTB's own server, ports 0 and 1 ----
+if [ "$topo" != ivshmem ]; then
+	mkdir "$dir/ntb" || die "cannot create $dir/ntb"
+	log "starting $server -d $dir/ntb -n 2 -v 2 -s 16777216 -F (NTB)"
+	"${pdeath[@]}" "$server" -d "$dir/ntb" -n 2 -v 2 -s 16777216 -F \
+		< /dev/null >> "$outdir/ntb-server.log" 2>&1 &
+	ntb_pid=$!
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$dir/ntb/node0.sock" ] && [ -S "$dir/ntb/node1.sock" ] && break
+		kill -0 "$ntb_pid" 2> /dev/null ||
+			die "the NTB server exited, see $outdir/ntb-server.log"
+		sleep 0.1
+	done
+	[ -S "$dir/ntb/node1.sock" ] || die "the NTB server made no sockets in 10 s"
+	log "NTB server up (pid $ntb_pid)"
+fi
+
 # ---- control channel ----
 # Every request goes, as "<from> <request>", into one FIFO that only the
 # main loop reads.  Each FIFO is held open read-write, so nothing blocks
@@ -352,14 +393,21 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 	cmd=(qemu-system-x86_64 -M "q35,memory-backend=ram0" "${accel[@]}"
 		-m "${mib}M" -smp "$cpus" -nodefaults
 		-object "memory-backend-file,id=ram0,size=${mib}M,share=on,mem-path=$dir/node$k.ram")
-	for ((j = 0; j < nodes; j++)); do
-		[ "$j" -ne "$k" ] || continue
-		cmd+=(-object "memory-backend-file,id=peer$j,size=${mib}M,share=on,mem-path=$dir/node$j.ram"
-			-device "ivshmem-plain,memdev=peer$j")
-	done
-	cmd+=(-chardev "socket,path=$dir/node$k.sock,id=db"
-		-device "ivshmem-doorbell,chardev=db,vectors=$nodes"
-		-display none -no-reboot -monitor none
+	if [ "$topo" != ntb ]; then
+		for ((j = 0; j < nodes; j++)); do
+			[ "$j" -ne "$k" ] || continue
+			cmd+=(-object "memory-backend-file,id=peer$j,size=${mib}M,share=on,mem-path=$dir/node$j.ram"
+				-device "ivshmem-plain,memdev=peer$j")
+		done
+	fi
+	if [ "$topo" = ivshmem ]; then
+		cmd+=(-chardev "socket,path=$dir/node$k.sock,id=db"
+			-device "ivshmem-doorbell,chardev=db,vectors=$nodes")
+	else
+		cmd+=(-chardev "socket,path=$dir/ntb/node$k.sock,id=ntb"
+			-device "ivshmem-doorbell,chardev=ntb,vectors=2,addr=0x11")
+	fi
+	cmd+=(-display none -no-reboot -monitor none
 		-serial "file:$console" -serial "file:$results"
 		-serial "pipe:$dir/node$k.ctl"
 		-kernel "$kernel" -initrd "$initrd" -append "$append")
@@ -501,6 +549,12 @@ while :; do
 		rc=$?
 		server_pid=
 		die "the server exited (status $rc), see $outdir/server.log"
+	fi
+	if [ -n "$ntb_pid" ] && ! kill -0 "$ntb_pid" 2> /dev/null; then
+		wait "$ntb_pid"
+		rc=$?
+		ntb_pid=
+		die "the NTB server exited (status $rc), see $outdir/ntb-server.log"
 	fi
 	reap
 	running=0

@@ -575,8 +575,13 @@ static bool scif_area_fits(struct scif_rb *rb, struct scif_hw_dev *hw)
 	return !rb->area_hw;
 }
 
+/*
+ * @pin: hold a reference to the bus's module while the area lives.  Not
+ * for a node queue pair: it is freed when its node goes down, which
+ * unloading the bus's module does (a reference would forbid that).
+ */
 static int scif_area_alloc(struct scif_rb *rb, struct scif_hw_dev *hw,
-			   u32 rx_size, gfp_t gfp)
+			   u32 rx_size, gfp_t gfp, bool pin)
 {
 	size_t len = scif_qp_len(rx_size);
 	void *va;
@@ -590,15 +595,17 @@ static int scif_area_alloc(struct scif_rb *rb, struct scif_hw_dev *hw,
 		rb->rx_size = rx_size;
 		return 0;
 	}
-	if (!try_module_get(hw->owner))
+	if (pin && !try_module_get(hw->owner))
 		return -ENODEV;
 	va = scif_fail_alloc() ? NULL :
 	     hw->ops->alloc_local(hw, len, gfp, &rb->area_phys);
 	if (!va) {
-		module_put(hw->owner);
+		if (pin)
+			module_put(hw->owner);
 		return -ENOMEM;
 	}
 	memset(va, 0, len);
+	rb->area_pinned = pin;
 	rb->local = va;
 	rb->area_hw = hw;
 	rb->rx_size = rx_size;
@@ -635,7 +642,7 @@ int scif_node_area_get(struct scif_node *node, struct scif_rb *rb,
 		memset(rb->local, 0, sizeof(*rb->local));
 	} else {
 		scif_node_area_free(rb);
-		err = scif_area_alloc(rb, hw, rx_size, gfp);
+		err = scif_area_alloc(rb, hw, rx_size, gfp, rb != &node->rb);
 	}
 	srcu_read_unlock(&scif_hw_srcu, idx);
 	return err;
@@ -657,7 +664,9 @@ void scif_node_area_free(struct scif_rb *rb)
 	if (hw) {
 		hw->ops->free_local(hw, rb->local, rb->area_phys,
 				    sizeof(*rb->local) + rb->rx_size);
-		module_put(hw->owner);
+		if (rb->area_pinned)
+			module_put(hw->owner);
+		rb->area_pinned = false;
 	} else {
 		scif_qp_free(rb->local, rb->rx_size);
 	}

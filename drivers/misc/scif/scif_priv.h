@@ -173,6 +173,8 @@
  * @area_hw: the bus whose alloc_local gave @local, or NULL (the page
  *	allocator)
  * @area_phys: the physical address of @local
+ * @area_pinned: @local holds a reference to @area_hw's module (every
+ *	area but a node queue pair's, which goes with its node)
  * @remote: the peer's half, mapped; NULL when not (or no longer) mapped
  * @rx_size: size of local->rx_data
  * @tx_size: size of remote->rx_data
@@ -192,6 +194,7 @@ struct scif_rb {
 	struct scif_lmap lmap;
 	struct scif_hw_dev *area_hw;
 	phys_addr_t area_phys;
+	bool area_pinned;
 	struct scif_qp_shm *remote;
 	u32 rx_size;
 	u32 tx_size;
