@@ -95,6 +95,8 @@ expected_install() {
 	usr/lib/libscif.so.$version
 	usr/lib/pkgconfig/libscif.pc
 	usr/share/doc/scif/examples/fence-signal.c
+	usr/share/doc/scif/examples/hello-client.c
+	usr/share/doc/scif/examples/hello-server.c
 	usr/share/doc/scif/examples/mmap-pingpong.c
 	usr/share/man/man1/scif-bench.1
 	EOT
