@@ -34,7 +34,7 @@ result $? module_version
 
 out=$(/usr/bin/scif-info nodes 2>&1); rc=$?
 echo "$out" | sed 's/^/# /'
-[ "$rc" -eq 0 ] && echo "$out" | grep -Eq '^0[[:space:]]+loopback \(self\)$'
+[ "$rc" -eq 0 ] && echo "$out" | grep -Eq '^0[[:space:]]+online[[:space:]]+loopback[[:space:]].*\(self\)$'
 result $? installed_scif_info_lists_node_0
 
 out=$(LD_BIND_NOW=1 /tests/mpss-style run 2>&1); rc=$?
