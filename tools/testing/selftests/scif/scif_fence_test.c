@@ -324,7 +324,7 @@ static bool consumer_at(struct consumer *co, long round)
 TEST_F_TIMEOUT(fence, producer_consumer_signal_remote, 300)
 {
 	struct consumer co = { .flag = self->rbuf + FLAG, .data = self->rbuf,
-			       .rounds = 1000 };
+			       .rounds = test_rounds(1000) };
 	int c = self->cn.client;
 	long i, t0 = now_ms();
 	pthread_t th;
@@ -353,7 +353,7 @@ TEST_F_TIMEOUT(fence, producer_consumer_signal_remote, 300)
 TEST_F_TIMEOUT(fence, producer_consumer_signal_local, 300)
 {
 	struct consumer co = { .flag = self->lbuf + FLAG, .data = self->lbuf,
-			       .rounds = 300 };
+			       .rounds = test_rounds(300) };
 	int c = self->cn.client;
 	pthread_t th;
 	long i;
@@ -426,7 +426,7 @@ TEST_F_TIMEOUT(fence, init_peer_mark_and_wait, 300)
 TEST_F_TIMEOUT(fence, init_peer_signal, 300)
 {
 	struct consumer co = { .flag = self->lbuf + FLAG, .data = self->lbuf,
-			       .rounds = 100 };
+			       .rounds = test_rounds(100) };
 	int c = self->cn.client, s = self->cn.server;
 	pthread_t th;
 	long i;

@@ -835,6 +835,8 @@ static void big_windows(struct __test_metadata *_metadata, uint8_t *mem,
 	struct conn cn;
 	off_t off;
 
+	if (test_slow_kernel())
+		SKIP(return, "SCIF_TEST_SLOW: no 1 GiB windows");
 	ASSERT_EQ(0, connect_pair(&cn));
 	memset(mem, 0x3c, BIG);
 	t0 = now_ms();

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +44,24 @@ static inline long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/*
+ * SCIF_TEST_SLOW=1 (set by make coverage for its gcov kernel, several
+ * times slower than the debug kernel): long loops run a tenth of their
+ * rounds and the 1 GiB registrations are skipped.  Never set by make check.
+ */
+static inline bool test_slow_kernel(void)
+{
+	const char *s = getenv("SCIF_TEST_SLOW");
+
+	return s && s[0] == '1';
+}
+
+/* @n rounds, or a tenth of them (at least one) on a slow kernel. */
+static inline long test_rounds(long n)
+{
+	return test_slow_kernel() && n >= 10 ? n / 10 : n;
 }
 
 /* The number of lines in @path (a debugfs list), or -1. */
