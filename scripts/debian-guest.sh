@@ -32,7 +32,7 @@ size=${SCIF_GUEST_DISK:-6G}
 # What the guest needs: boot, udev, a kernel and what DKMS builds with.
 PKGS="systemd systemd-sysv udev kmod linux-image-amd64 linux-headers-amd64
 	initramfs-tools dkms gcc make libc6-dev dpkg-dev patch adduser
-	openssl mokutil e2fsprogs util-linux procps iproute2 less"
+	openssl e2fsprogs util-linux procps less"
 
 die() { echo "debian-guest: $*" >&2; exit 1; }
 
@@ -142,16 +142,11 @@ customize() {
 # shellcheck disable=SC2086
 if ! nice mmdebstrap --variant=minbase --mode=root \
 		--include="$(echo $PKGS | tr ' ' ,)" \
-		--dpkgopt='path-exclude=/usr/share/doc/*' \
-		--dpkgopt='path-include=/usr/share/doc/*/copyright' \
-		--dpkgopt='path-exclude=/usr/share/locale/*' \
 		bookworm "$root" - <<< "$sources" > "$out.log" 2>&1; then
 	tail -n 30 "$out.log" >&2
 	die "mmdebstrap failed (see $out.log)"
 fi
 customize "$root" >> "$out.log" 2>&1 || die "customising the root failed (see $out.log)"
-# path-exclude keeps the docs out, but libscif-dev's examples must go in.
-rm -f "$root/etc/dpkg/dpkg.cfg.d/99mmdebstrap"
 
 rel=$(basename "$(ls -d "$root"/lib/modules/* | sort -V | tail -n 1)")
 [ -e "$root/boot/vmlinuz-$rel" ] && [ -e "$root/boot/initrd.img-$rel" ] ||
