@@ -65,7 +65,7 @@ make -s -C "$top/qemu" OUTPUT="$out/qemu" > "$out/server-build.log" 2>&1 ||
 server=$out/qemu/ivshmem-server
 
 shm=/dev/shm/scif-realvm-$$
-append="root=LABEL=scifroot rw console=ttyS0 tsc=reliable systemd.show_status=0"
+append="root=LABEL=scifroot rw console=ttyS0 loglevel=7 tsc=reliable systemd.show_status=0"
 # scif-vm-config's options for every node.
 vmcfg=(-n 2 -m "$mem" -A tcg -d "$shm" -D "$out/node%k.qcow2" -S "$server"
 	-k "$img/vmlinuz" -i "$img/initrd.img" -a "$append")
@@ -136,6 +136,12 @@ results() {
 		FAIL) tap "not ok" "realvm/$2/$name"; echo "# $rest" ;;
 		esac
 	done < <(tr -d '\r' < "$1.results" | grep -E '^(PASS|FAIL) ')
+	if bash "$top/qemu/check-log.sh" "$1.console" > "$1.check-log" 2>&1; then
+		tap ok "realvm/$2/kernel-log-clean"
+	else
+		tap "not ok" "realvm/$2/kernel-log-clean"
+		sed 's/^/# /' "$1.check-log" | head -n 10
+	fi
 	if [ "$(grep -c '^realvm-done' "$1.results")" -eq "$3" ]; then
 		tap ok "realvm/$2/completed"
 	else
