@@ -88,7 +88,9 @@ trap 'exit 1' INT TERM HUP
 data_disk() {
 	local d=$out/$1.d
 	mkdir -p "$d/debs"
-	cp "$pkgout/debs"/*_"$version"_*.deb "$d/debs/"
+	for p in scif-dkms libscif0 libscif-dev scif-tools; do
+		cp "$pkgout/debs/${p}_${version}"_*.deb "$d/debs/" || return 1
+	done
 	install -m 0755 "$top/packaging/tests/realvm_guest.sh" "$d/run.sh"
 	echo "$2" > "$d/role"
 	mkfs.ext4 -q -F -L scifdata -d "$d" "$out/$1.img" 64M
@@ -163,6 +165,7 @@ run_locked() { # phase function, under the QEMU lock
 
 phase_install() {
 	local t0=$SECONDS
+	data_disk data-install install || { echo "# data disk"; return 1; }
 	start_cluster || { echo "# the ivshmem server did not start"; return 1; }
 	boot 0 data-install "$out/install" -smp "$cpus" || return 1
 	wait "${qpid[0]}"
@@ -172,6 +175,8 @@ phase_install() {
 
 phase_cluster() {
 	local t0=$SECONDS k
+	{ data_disk data-server server && data_disk data-client client; } ||
+		{ echo "# data disks"; return 1; }
 	for k in 0 1; do
 		mv "$out/node$k.qcow2" "$out/node$k.prev.qcow2" 2> /dev/null
 		qemu-img create -q -f qcow2 -b "$out/installed.qcow2" -F qcow2 \
@@ -188,15 +193,12 @@ phase_cluster() {
 
 qemu-img create -q -f qcow2 -b "$img/disk.img" -F raw "$out/node0.qcow2" ||
 	die "overlay"
-data_disk data-install install || die "data disk"
 echo "# phase install: booting node 0 ($cpus vCPUs, ${mem} MiB, TCG)" >&2
 run_locked phase_install
 results "$out/install" install 2
 
 if [ "$nnodes" = 2 ]; then
 	mv "$out/node0.qcow2" "$out/installed.qcow2"
-	{ data_disk data-server server && data_disk data-client client; } ||
-		die "data disks"
 	echo "# phase cluster: booting nodes 0 and 1 (TCG)" >&2
 	run_locked phase_cluster
 	results "$out/server" cluster/node0 1

@@ -44,7 +44,9 @@ stage_install() {
 	rel=$(uname -r)
 	echo "INFO boot 1: kernel $rel, $(nproc) CPU(s)"
 	t0=$(date +%s)
-	if apt-get install -y --no-download -o Dpkg::Use-Pty=0 "$D"/debs/*.deb > /tmp/apt.log 2>&1; then
+	# Local files as "./NAME": apt takes an argument with a slash for a
+	# file.  The guest has no network; every dependency is installed.
+	if (cd "$D/debs" && apt-get install -y -o Dpkg::Use-Pty=0 ./*.deb) > /tmp/apt.log 2>&1; then
 		pass install-debs
 	else
 		fail install-debs "$(tail -n 5 /tmp/apt.log | tr '\n' '|')"
