@@ -109,7 +109,8 @@ monitor() { # commands, then the QEMU command line: its monitor's answers
 	local cmds=$1
 	shift
 	printf '%s\nquit\n' "$cmds" |
-		timeout 60 "$@" -S -nodefaults -display none -monitor stdio 2>&1
+		timeout 60 "$@" -S -nodefaults -display none -monitor stdio 2>&1 |
+		tr -d '\r'
 }
 
 qemu_paused() {
@@ -124,7 +125,8 @@ qemu_paused() {
 	eval "set -- $("$cfg" "${opts[@]}" qemu 0)" || return 1
 	monitor $'info pci\ninfo mtree -f' "$@" > "$out/monitor.txt"
 	cat "$out/monitor.txt"
-	[ "$(grep -c 'Device 1af4:1110\|ivshmem' "$out/monitor.txt")" -ge 2 ] &&
+	# Node 0 of 2: one aperture and the doorbell device, both 1af4:1110.
+	[ "$(grep -c 'PCI device 1af4:1110$' "$out/monitor.txt")" -eq 2 ] &&
 		grep -q '(prio 0, ram): ram0$' "$out/monitor.txt"
 }
 
