@@ -72,6 +72,8 @@ vmcfg=(-n 2 -m "$mem" -A tcg -d "$shm" -D "$out/node%k.qcow2" -S "$server"
 
 srv_pid=
 declare -a qpid
+pdeath=()
+command -v setpriv > /dev/null && pdeath=(setpriv --pdeathsig KILL --)
 cleanup() {
 	local p
 	for p in "${qpid[@]}" $srv_pid; do
@@ -102,7 +104,10 @@ start_cluster() {
 	local i
 	rm -rf "$shm"
 	eval "$("$cfg" "${vmcfg[@]}" setup)" || return 1
-	eval "$("$cfg" "${vmcfg[@]}" server)" < /dev/null > "$out/server.log" 2>&1 &
+	# exec: $! is the server itself.  It does not hold the QEMU lock
+	# (descriptor 9) and dies with this script (pdeathsig).
+	(eval "exec ${pdeath[*]} $("$cfg" "${vmcfg[@]}" server)") \
+		< /dev/null > "$out/server.log" 2>&1 9>&- &
 	srv_pid=$!
 	for ((i = 0; i < 100; i++)); do
 		[ -S "$shm/node1.sock" ] && return 0
@@ -120,7 +125,7 @@ boot() {
 	eval "set -- $("$cfg" "${vmcfg[@]}" qemu "$k") \"\$@\"" || return 1
 	: > "$log.console" && : > "$log.results"
 	echo "$* ..." > "$log.cmd"
-	timeout -k 10 "$tmo" "$@" -nodefaults -display none -monitor none \
+	timeout -k 10 "$tmo" "${pdeath[@]}" "$@" -nodefaults -display none -monitor none \
 		-drive "file=$out/$data.img,format=raw,if=virtio" \
 		-serial "file:$log.console" -serial "file:$log.results" \
 		< /dev/null > "$log.qemu" 2>&1 &

@@ -118,8 +118,10 @@ qemu_paused() {
 	make -s -C "$top/qemu" OUTPUT="$out/qemu" || return 1
 	qemu-img create -q -f qcow2 "$out/disk0.qcow2" 64M || return 1
 	eval "$("$cfg" "${opts[@]}" setup)" || return 1
-	eval "$("$cfg" "${opts[@]}" -S "$out/qemu/ivshmem-server" server)" \
-		> "$out/server.log" 2>&1 &
+	# exec: $! is the server itself, which must not hold the QEMU lock
+	# (descriptor 9).
+	(eval "exec $("$cfg" "${opts[@]}" -S "$out/qemu/ivshmem-server" server)") \
+		< /dev/null > "$out/server.log" 2>&1 9>&- &
 	srv=$!
 	for ((i = 0; i < 50; i++)); do [ -S "$shm/node0.sock" ] && break; sleep 0.1; done
 	eval "set -- $("$cfg" "${opts[@]}" qemu 0)" || return 1
