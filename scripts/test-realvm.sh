@@ -144,9 +144,9 @@ results() {
 		esac
 	done < <(tr -d '\r' < "$1.results" | grep -E '^(PASS|FAIL) ')
 	if bash "$top/qemu/check-log.sh" "$1.console" > "$1.check-log" 2>&1; then
-		tap ok "realvm/$2/kernel-log-clean"
+		tap ok "realvm/$2/console-log-clean"
 	else
-		tap "not ok" "realvm/$2/kernel-log-clean"
+		tap "not ok" "realvm/$2/console-log-clean"
 		sed 's/^/# /' "$1.check-log" | head -n 10
 	fi
 	if [ "$(grep -c '^realvm-done' "$1.results")" -eq "$3" ]; then
