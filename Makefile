@@ -182,8 +182,20 @@ ntb-check:
 peer-fuzz:
 	bash $(TOP)/scripts/fuzz.sh peer
 
+# The packages in a real Debian 12 VM: apt install, DKMS in the guest,
+# reboot, then SCIF as a user, on one node and between two (not part of
+# check: see Documentation/scif/testing.rst).  test-vm-config: the user
+# guide's generator (a few seconds, boots no guest).
+test-realvm:
+	bash $(TOP)/scripts/test-packaging.sh $(BUILD)/packaging
+	SCIF_QEMU_LOCK=$${SCIF_QEMU_LOCK-/tmp/scif-qemu.lock} \
+		bash $(TOP)/scripts/test-realvm.sh $(BUILD)/packaging $(BUILD)/realvm
+
+test-vm-config:
+	bash $(TOP)/scripts/test-vm-config.sh $(BUILD)/vm-config
+
 clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps modules modules_install install-user install ntb-modules ntb-check test-modules lib selftests lint check demo bench \
-	coverage soak fuzz peer-fuzz clean
+	coverage soak fuzz peer-fuzz test-realvm test-vm-config clean
