@@ -233,6 +233,8 @@ run_test selftests/build make -s -C "$top" selftests
 # Packaging and MPSS compatibility, host side (issue 15): a few minutes.
 host_tap_tests compat "$top/tools/lib/scif/compat/test-compat.sh" "$BUILD/lib" "$BUILD/compat"
 host_tap_tests packaging "$top/scripts/test-packaging.sh" "$BUILD/packaging"
+# The VM guide's generator (QEMU command lines, libvirt XML): seconds.
+host_tap_tests vm-config "$top/scripts/test-vm-config.sh" "$BUILD/vm-config"
 # The launcher's own tests (kill/restart, cleanup on every exit path).
 [ -n "$CLUSTERS" ] && host_tap_tests cluster-launcher "$top/qemu/tests/test-cluster.sh"
 for k in $KERNELS; do
