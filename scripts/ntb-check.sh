@@ -25,10 +25,13 @@
 # Every VM's kernel log must be clean (qemu/check-log.sh).
 #
 # The debug kernel is used only if it is already built (this does not
-# start its build).  A kernel without per-device DMA operations
-# (CONFIG_DMA_OPS / CONFIG_ARCH_HAS_DMA_OPS unset, as in the tinyconfig
-# debug kernel) gets no inbound memory windows from the driver, so the
-# VM runs are skipped there, with the reason recorded.
+# start its build).  All three kernels get both VM runs: the debug
+# kernel's fragment (qemu/debug-kernel.config) turns on IOMMU_SUPPORT for
+# per-device DMA operations and IPv4 networking for ntb_netdev.  A kernel
+# without per-device DMA operations (CONFIG_DMA_OPS /
+# CONFIG_ARCH_HAS_DMA_OPS unset) would get no inbound memory windows from
+# the driver, so the VM runs are skipped there, with the reason recorded;
+# one without CONFIG_NET skips the ntb_netdev run.
 
 ntb_run() { # kernel-name
 	local k=$1 kdir image rel ntb vmdir j conf soft

@@ -6,12 +6,16 @@
 # the emulated NTB (qemu/cluster.sh -T ntb).  Builds, for KERNEL: ntb.ko
 # (scripts/ntb-modules.sh), ntb_ivshmem.ko and scif.ko + scif_ntb.ko, all
 # strict (W=1, sparse, -Werror); then runs each RUN (default "cross
-# node-loss full"):
+# node-loss full corrupt"):
 #   cross      node 0 runs ntb-cross-steps, node 1 ntb-agent-steps
 #   node-loss  -T ntb-full: both run ntb-node-loss-steps (node 1 killed
 #              and restarted)
 #   full       -T ntb-full (the full-reach window, ntb_ivshmem
 #              full_reach=1): both run ntb-full-steps (RMA, mmap, fences)
+#   corrupt    -T ntb (4 MiB windows): both run ntb-corrupt-steps, node 1
+#              the misbehaving peer of scif_corrupt_test (garbage node
+#              messages, ring counts, node queue count; it reloads its
+#              modules after the loss), node 0 the victim that checks
 # Prints one "PASS|FAIL|SKIP name" line per result and ends with
 # "N passed, N failed, N skipped"; exit status 0 if nothing failed.
 # Environment: BUILD (default build/), SCIF_QEMU_LOCK (qemu/cluster.sh).
@@ -21,9 +25,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$top/build}
 export BUILD
 k=${1:-}
-[ -n "$k" ] || { echo "usage: $0 6.1|6.12|debug [cross|node-loss...]" >&2; exit 2; }
+[ -n "$k" ] || { echo "usage: $0 6.1|6.12|debug [cross|node-loss|full|corrupt...]" >&2; exit 2; }
 shift
-runs=${*:-cross node-loss full}
+runs=${*:-cross node-loss full corrupt}
 out=$BUILD/scif-ntb/$k
 mkdir -p "$out"
 results=$out/results.txt
@@ -82,7 +86,7 @@ cluster() { # name lists [topology]
 	fi
 	# shellcheck disable=SC2086 # $m are words
 	EXTRA_MODULES=$extra \
-	EXTRA_LISTS="$sd/ntb-cross-steps $sd/ntb-agent-steps $sd/ntb-node-loss-steps $sd/ntb-full-steps $sd/ntb-load.sh" \
+	EXTRA_LISTS="$sd/ntb-cross-steps $sd/ntb-agent-steps $sd/ntb-node-loss-steps $sd/ntb-full-steps $sd/ntb-corrupt-steps $sd/ntb-load.sh" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/ntb-agent-steps" \
 		"$BUILD/selftests" $m
 	echo "scif-ntb: $name, a 2-node NTB cluster of $k ($rel)" >&2
@@ -108,6 +112,7 @@ for r in $runs; do
 	cross) cluster cross ntb-cross-steps,ntb-agent-steps ;;
 	node-loss) cluster node-loss ntb-node-loss-steps ntb-full ;;
 	full) cluster full ntb-full-steps ntb-full ;;
+	corrupt) cluster corrupt ntb-corrupt-steps ;;
 	*) record FAIL "$k/scif-ntb/unknown-run-$r" ;;
 	esac
 done
