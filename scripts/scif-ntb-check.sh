@@ -6,12 +6,15 @@
 # the emulated NTB (qemu/cluster.sh -T ntb).  Builds, for KERNEL: ntb.ko
 # (scripts/ntb-modules.sh), ntb_ivshmem.ko and scif.ko + scif_ntb.ko, all
 # strict (W=1, sparse, -Werror); then runs each RUN (default "cross
-# node-loss full"):
+# node-loss full windows"):
 #   cross      node 0 runs ntb-cross-steps, node 1 ntb-agent-steps
 #   node-loss  -T ntb-full: both run ntb-node-loss-steps (node 1 killed
 #              and restarted)
 #   full       -T ntb-full (the full-reach window, ntb_ivshmem
 #              full_reach=1): both run ntb-full-steps (RMA, mmap, fences)
+#   windows    -T ntb (two windows of 4 and 2 MiB, no full reach): both
+#              run ntb-windows-steps (RMA and fences through staging
+#              buffers, remote mmap fails with ENXIO)
 # Prints one "PASS|FAIL|SKIP name" line per result and ends with
 # "N passed, N failed, N skipped"; exit status 0 if nothing failed.
 # Environment: BUILD (default build/), SCIF_QEMU_LOCK (qemu/cluster.sh).
@@ -21,9 +24,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$top/build}
 export BUILD
 k=${1:-}
-[ -n "$k" ] || { echo "usage: $0 6.1|6.12|debug [cross|node-loss...]" >&2; exit 2; }
+[ -n "$k" ] || { echo "usage: $0 6.1|6.12|debug [cross|node-loss|full|windows...]" >&2; exit 2; }
 shift
-runs=${*:-cross node-loss full}
+runs=${*:-cross node-loss full windows}
 out=$BUILD/scif-ntb/$k
 mkdir -p "$out"
 results=$out/results.txt
@@ -82,7 +85,7 @@ cluster() { # name lists [topology]
 	fi
 	# shellcheck disable=SC2086 # $m are words
 	EXTRA_MODULES=$extra \
-	EXTRA_LISTS="$sd/ntb-cross-steps $sd/ntb-agent-steps $sd/ntb-node-loss-steps $sd/ntb-full-steps $sd/ntb-load.sh" \
+	EXTRA_LISTS="$sd/ntb-cross-steps $sd/ntb-agent-steps $sd/ntb-node-loss-steps $sd/ntb-full-steps $sd/ntb-windows-steps $sd/ntb-load.sh" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/ntb-agent-steps" \
 		"$BUILD/selftests" $m
 	echo "scif-ntb: $name, a 2-node NTB cluster of $k ($rel)" >&2
@@ -108,6 +111,7 @@ for r in $runs; do
 	cross) cluster cross ntb-cross-steps,ntb-agent-steps ;;
 	node-loss) cluster node-loss ntb-node-loss-steps ntb-full ;;
 	full) cluster full ntb-full-steps ntb-full ;;
+	windows) cluster windows ntb-windows-steps ;;
 	*) record FAIL "$k/scif-ntb/unknown-run-$r" ;;
 	esac
 done
