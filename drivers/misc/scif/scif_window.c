@@ -772,7 +772,7 @@ void scif_rwindow_put(struct scif_rwindow *rw)
  * @err: receives -ENXIO, -EACCES or a connection error on failure
  *
  * For mapping the window into a process (its only user): a window this
- * node reaches only through staging (see rma.rst) has no pages to map
+ * node reaches only through staging (see design.rst) has no pages to map
  * and gives -ENXIO, as does a range the bus cannot reach.
  *
  * Return: the window with a reference, or NULL.

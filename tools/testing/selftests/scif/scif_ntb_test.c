@@ -3,9 +3,9 @@
  * RMA over an NTB without a full-reach window, in a 2-node cluster joined
  * by the emulated NTB (qemu/cluster.sh -T ntb, scif_ntb, two windows of
  * 4 and 2 MiB): registered pages are out of the windows' reach, so every
- * RMA goes through staging buffers (Documentation/scif/rma.rst,
- * "Staging").  Node 1 registers a 16 MiB window and serves commands
- * (fill, check) on it; node 0 checks that:
+ * RMA goes through staging buffers (Documentation/scif/design.rst,
+ * "Memory the link cannot reach").  Node 1 registers a 16 MiB window
+ * and serves commands (fill, check) on it; node 0 checks that:
  *
  * - both sides can register (the peer's window is announced "staged");
  * - a remote mmap of the peer's window fails with ENXIO (documented: no
