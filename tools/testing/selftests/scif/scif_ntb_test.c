@@ -105,7 +105,8 @@ static int32_t serve_cmd(uint8_t *win, const struct cmd *c)
 {
 	uint64_t v;
 
-	if (c->off > WIN || c->len > WIN - c->off)
+	if (c->off > WIN - 8 ||
+	    (c->op != CMD_CHECKVAL && c->len > WIN - c->off))
 		return EINVAL;
 	switch (c->op) {
 	case CMD_FILL:
