@@ -6,7 +6,7 @@
 # the emulated NTB (qemu/cluster.sh -T ntb).  Builds, for KERNEL: ntb.ko
 # (scripts/ntb-modules.sh), ntb_ivshmem.ko and scif.ko + scif_ntb.ko, all
 # strict (W=1, sparse, -Werror); then runs each RUN (default "cross
-# node-loss full corrupt"):
+# node-loss full corrupt windows"):
 #   cross      node 0 runs ntb-cross-steps, node 1 ntb-agent-steps
 #   node-loss  -T ntb-full: both run ntb-node-loss-steps (node 1 killed
 #              and restarted)
@@ -16,6 +16,9 @@
 #              the misbehaving peer of scif_corrupt_test (garbage node
 #              messages, ring counts, node queue count; it reloads its
 #              modules after the loss), node 0 the victim that checks
+#   windows    -T ntb (two windows of 4 and 2 MiB, no full reach): both
+#              run ntb-windows-steps (RMA and fences through staging
+#              buffers, remote mmap fails with ENXIO)
 # Prints one "PASS|FAIL|SKIP name" line per result and ends with
 # "N passed, N failed, N skipped"; exit status 0 if nothing failed.
 # Environment: BUILD (default build/), SCIF_QEMU_LOCK (qemu/cluster.sh).
@@ -25,9 +28,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$top/build}
 export BUILD
 k=${1:-}
-[ -n "$k" ] || { echo "usage: $0 6.1|6.12|debug [cross|node-loss|full|corrupt...]" >&2; exit 2; }
+[ -n "$k" ] || { echo "usage: $0 6.1|6.12|debug [cross|node-loss|full|corrupt|windows...]" >&2; exit 2; }
 shift
-runs=${*:-cross node-loss full corrupt}
+runs=${*:-cross node-loss full corrupt windows}
 out=$BUILD/scif-ntb/$k
 mkdir -p "$out"
 results=$out/results.txt
@@ -86,7 +89,7 @@ cluster() { # name lists [topology]
 	fi
 	# shellcheck disable=SC2086 # $m are words
 	EXTRA_MODULES=$extra \
-	EXTRA_LISTS="$sd/ntb-cross-steps $sd/ntb-agent-steps $sd/ntb-node-loss-steps $sd/ntb-full-steps $sd/ntb-corrupt-steps $sd/ntb-load.sh" \
+	EXTRA_LISTS="$sd/ntb-cross-steps $sd/ntb-agent-steps $sd/ntb-node-loss-steps $sd/ntb-full-steps $sd/ntb-corrupt-steps $sd/ntb-windows-steps $sd/ntb-load.sh" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/ntb-agent-steps" \
 		"$BUILD/selftests" $m
 	echo "scif-ntb: $name, a 2-node NTB cluster of $k ($rel)" >&2
@@ -113,6 +116,7 @@ for r in $runs; do
 	node-loss) cluster node-loss ntb-node-loss-steps ntb-full ;;
 	full) cluster full ntb-full-steps ntb-full ;;
 	corrupt) cluster corrupt ntb-corrupt-steps ;;
+	windows) cluster windows ntb-windows-steps ;;
 	*) record FAIL "$k/scif-ntb/unknown-run-$r" ;;
 	esac
 done

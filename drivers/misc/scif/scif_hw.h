@@ -58,8 +58,12 @@ struct scif_hw_dev;
  * @map_local: make the @len bytes of local memory at physical address
  *	@phys reachable by the node and store in @addr the address the
  *	node must use for them; 0 or a negative errno (the range cannot be
- *	reached: -ENOSPC, -EINVAL, -ENOMEM...).  Every address the core
- *	hands a peer comes from here.  May sleep; called under core locks,
+ *	reached: -ENOSPC, -EINVAL, -ENOMEM...).  -EOPNOTSUPP says the link
+ *	can never reach that memory: the core then reaches a registered
+ *	window through staging buffers (alloc_local memory) and node
+ *	messages instead of mapping its pages (design.rst, "Memory the
+ *	link cannot reach").  Every address the core hands a peer comes
+ *	from here.  May sleep; called under core locks,
  *	so it must not call back into the core.  Mandatory.
  * @unmap_local: undo one @map_local (same @phys, @len, and the @addr it
  *	gave).  Each successful @map_local gets exactly one, at the latest

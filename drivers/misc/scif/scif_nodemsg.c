@@ -8,6 +8,7 @@
  *   DATA, SPACE                  scif_msg.c     scif_msg_handle_notify()
  *   REGISTER ... UNREGISTER_ACK  scif_window.c  scif_window_handle_msg()
  *   FENCE_*                      scif_fence.c   scif_fence_handle_msg()
+ *   STAGE_*                      scif_rma.c     scif_rma_stage_handle_msg()
  *
  * A message names its endpoint by handle (dst); the router looks it up
  * and hands it over only if its peer is on the sending node.  A message
@@ -117,6 +118,22 @@ static const struct scif_nodemsg_route scif_nodemsg_routes[SCIF_MSG_NR] = {
 	},
 	[SCIF_MSG_FENCE_ACK] = {
 		.handle = scif_fence_handle_msg,
+	},
+	/* Nor an initiator of a staged RMA. */
+	[SCIF_MSG_STAGE_WRITE] = {
+		.handle = scif_rma_stage_handle_msg,
+		.orphan_op = SCIF_MSG_STAGE_ACK,
+		.orphan_args = 1,
+		.orphan_err = ECONNRESET,
+	},
+	[SCIF_MSG_STAGE_READ] = {
+		.handle = scif_rma_stage_handle_msg,
+		.orphan_op = SCIF_MSG_STAGE_ACK,
+		.orphan_args = 1,
+		.orphan_err = ECONNRESET,
+	},
+	[SCIF_MSG_STAGE_ACK] = {
+		.handle = scif_rma_stage_handle_msg,
 	},
 };
 

@@ -269,9 +269,10 @@ static int scif_ntb_peer_phys(struct scif_hw_dev *hw, void *ctx, u64 addr,
 
 /*
  * Only memory inside our translated inbound windows (what alloc_local
- * gives) is reachable by the peer; anything else (the pages of a window
- * registered for RMA) is refused with -EOPNOTSUPP, which the core
- * passes on to the caller that needed the mapping: this link cannot.
+ * gives), or below the full-reach window's size, is reachable by the
+ * peer; anything else (the pages of a window registered for RMA) is
+ * refused with -EOPNOTSUPP: this link cannot, and the core reaches such
+ * a window through staging buffers in the pool instead (design.rst).
  */
 static int scif_ntb_map_local(struct scif_hw_dev *hw, void *ctx,
 			      phys_addr_t phys, size_t len, u64 *addr)

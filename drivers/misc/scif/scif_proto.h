@@ -78,7 +78,10 @@ static inline size_t scif_qp_len(u32 rx_size)
  * @SCIF_MSG_SPACE: there is new room in the ring dst sends into
  * @SCIF_MSG_REGISTER: src opened a window; arg[0] window id, arg[1]
  *	offset, arg[2] pages, arg[3] SCIF_PROT_* | runs << 32, arg[4]
- *	address of the first page of its run list (struct scif_runlist)
+ *	address of the first page of its run list (struct scif_runlist);
+ *	or, for a window the link cannot reach, SCIF_PROT_* |
+ *	SCIF_REGISTER_STAGED with no runs and arg[4] 0 (reached through
+ *	STAGE_* messages only)
  * @SCIF_MSG_REGISTER_ACK: dst's window is known (arg[2] 0) or refused
  *	(arg[2] a positive errno); arg[0], arg[1] as in REGISTER.  The run
  *	list is not read any more.
@@ -96,6 +99,15 @@ static inline size_t scif_qp_len(u32 rx_size)
  *	to write there; an offset of SCIF_FENCE_NO_OFF means no write
  * @SCIF_MSG_FENCE_ACK: answer to a FENCE_* request; arg[0] its id, arg[1]
  *	the mark (FENCE_MARK), arg[2] 0 or a positive errno
+ * @SCIF_MSG_STAGE_WRITE: src asks dst to copy arg[3] bytes (at most
+ *	SCIF_STAGE_LEN) from src's staging buffer, at address arg[4] (as
+ *	dst reaches it), into dst's registered address space at offset
+ *	arg[1]; arg[0] request id
+ * @SCIF_MSG_STAGE_READ: the reverse: dst copies arg[3] bytes at offset
+ *	arg[1] of its registered address space into src's staging buffer at
+ *	arg[4]; arg[0] request id
+ * @SCIF_MSG_STAGE_ACK: answer to a STAGE_* request, sent once the copy
+ *	is done; arg[0] its id, arg[2] 0 or a positive errno
  * @SCIF_MSG_NR: number of message types
  */
 enum scif_msg_op {
@@ -114,6 +126,9 @@ enum scif_msg_op {
 	SCIF_MSG_FENCE_WAIT,
 	SCIF_MSG_FENCE_SIGNAL,
 	SCIF_MSG_FENCE_ACK,
+	SCIF_MSG_STAGE_WRITE,
+	SCIF_MSG_STAGE_READ,
+	SCIF_MSG_STAGE_ACK,
 	SCIF_MSG_NR
 };
 
@@ -156,6 +171,12 @@ static inline void scif_nodemsg_init(struct scif_msg *msg, u32 op, u64 dst,
 
 /* FENCE_SIGNAL: no value to write at this side. */
 #define SCIF_FENCE_NO_OFF	U64_MAX
+
+/* REGISTER arg[3]: the window is reached through staging only. */
+#define SCIF_REGISTER_STAGED	0x100
+
+/* STAGE_*: most bytes one request moves. */
+#define SCIF_STAGE_LEN		(256 * 1024)
 
 /* Size of one page of a run list; the peer maps them one at a time. */
 #define SCIF_RUNLIST_PAGE	4096

@@ -22,6 +22,16 @@
  * queued.  Every descriptor queued gets the endpoint's next sequence
  * number and they complete in that order (see struct scif_epd_rma),
  * which is what fences wait on.  See Documentation/scif/rma.rst.
+ *
+ * A peer's window that this node's bus cannot reach (a staged window:
+ * the peer's bus refused to map its pages, see scif_window.c) is copied
+ * through a staging buffer instead: a descriptor takes one of the
+ * node's rma_stage_bufs buffers (alloc_local memory the peer reaches),
+ * and moves SCIF_STAGE_LEN bytes at a time, each with a STAGE_WRITE or
+ * STAGE_READ that the peer serves in its rx_work (it copies between the
+ * buffer and its own pages) and answers with STAGE_ACK.  A request is
+ * answered before the next is sent, so the descriptor completes, in its
+ * place in the queue, only once the peer has copied everything.
  */
 #include <linux/highmem.h>
 #include <linux/io.h>
@@ -29,6 +39,7 @@
 #include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/semaphore.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #ifdef SCIF_TEST_HOOKS
@@ -73,6 +84,20 @@ MODULE_PARM_DESC(rma_max_queued,
 		 "Most RMA descriptors queued to the copy engine on all endpoints; issuers wait beyond (default 4096)");
 static atomic_t scif_rma_queued = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(scif_rma_room);
+
+/*
+ * Staging buffers (SCIF_STAGE_LEN bytes each, from the bus's alloc_local
+ * pool) in use at once on this node; a descriptor that needs one waits
+ * for it.  A peer silent for SCIF_STAGE_TIMEOUT_MS on a STAGE_* request
+ * is declared failed.
+ */
+static unsigned int scif_stage_bufs = 4;
+module_param_named(rma_stage_bufs, scif_stage_bufs, uint, 0444);
+MODULE_PARM_DESC(rma_stage_bufs,
+		 "Staging buffers of 256 KiB for RMAs to windows the link cannot reach, in use at once (default 4, 1..64)");
+static struct semaphore scif_stage_sem;
+static atomic_long_t scif_staged_bytes;
+#define SCIF_STAGE_TIMEOUT_MS	10000
 
 #ifdef SCIF_TEST_HOOKS
 /*
@@ -170,6 +195,8 @@ struct scif_rma_status {
  * @write_user: the destination is user pages (dirty them)
  * @signal: a fence signal: @val is written at @dst (8 bytes), no @src
  * @val: the value of a fence signal
+ * @staged: a window of the remote side is staged: the whole descriptor
+ *	goes through a staging buffer
  */
 struct scif_rma_desc {
 	struct list_head link;
@@ -183,6 +210,7 @@ struct scif_rma_desc {
 	bool write_user;
 	bool signal;
 	u64 val;
+	bool staged;
 };
 
 /* The run of @runs that covers byte @off of its window. */
@@ -418,6 +446,215 @@ static int scif_rma_lost(struct scif_endpt *ep)
 	return 0;
 }
 
+/* Staging: the initiator's side ------------------------------------- */
+
+/**
+ * struct scif_stage_req - a STAGE_* request waiting for the peer's answer
+ * @link: in rma.stage_reqs
+ * @id: its id (arg[0] of the request and of the answer)
+ * @done: the answer came (set under rma.stage_lock)
+ * @err: the answer's error, as a negative errno
+ */
+struct scif_stage_req {
+	struct list_head link;
+	u64 id;
+	bool done;
+	int err;
+};
+
+/**
+ * struct scif_stage - a descriptor's staging buffer
+ * @rb: holds the buffer as it would hold the local half of a queue pair
+ *	(alloc_local memory, mapped for the peer's node)
+ * @buf: the data: SCIF_STAGE_LEN bytes after the header
+ * @addr: @buf as the peer reaches it
+ */
+struct scif_stage {
+	struct scif_rb rb;
+	u8 *buf;
+	u64 addr;
+};
+
+/* Take one of the node's staging buffers, waiting (killably) for one. */
+static int scif_stage_get(struct scif_node *node, struct scif_stage *st)
+{
+	int err;
+
+	memset(st, 0, sizeof(*st));
+	if (down_killable(&scif_stage_sem))
+		return -EINTR;
+	err = scif_node_area_get(node, &st->rb, SCIF_STAGE_LEN, GFP_KERNEL) ?:
+	      scif_node_map_area(node, &st->rb, &st->addr);
+	if (err) {
+		scif_node_area_free(&st->rb);
+		up(&scif_stage_sem);
+		return err;
+	}
+	st->buf = st->rb.local->rx_data;
+	st->addr += offsetof(struct scif_qp_shm, rx_data);
+	return 0;
+}
+
+static void scif_stage_put(struct scif_stage *st)
+{
+	scif_node_area_free(&st->rb);
+	up(&scif_stage_sem);
+}
+
+/* The errors a peer may answer a STAGE_* request with; others are bogus. */
+static int scif_stage_peer_errno(u64 e)
+{
+	switch (e) {
+	case 0:
+		return 0;
+	case ENXIO:
+	case EACCES:
+	case ENOMEM:
+	case ECONNRESET:
+	case ENODEV:
+		return -(int)e;
+	case ENOTCONN:
+		return -ECONNRESET;
+	default:
+		return -EPROTO;
+	}
+}
+
+static bool scif_stage_answered(struct scif_endpt *ep,
+				const struct scif_stage_req *req)
+{
+	bool done;
+
+	spin_lock(&ep->rma.stage_lock);
+	done = req->done;
+	spin_unlock(&ep->rma.stage_lock);
+	return done;
+}
+
+/*
+ * Ask the peer to move @len bytes between offset @off of its registered
+ * address space and @st (@op STAGE_WRITE: into its pages; STAGE_READ:
+ * into @st), and wait for its answer.  The peer may touch @st until it
+ * answers, so only the answer or the loss of the node end the wait (not
+ * a signal, nor the end of the connection: the peer answers those
+ * too); a peer silent for SCIF_STAGE_TIMEOUT_MS is declared failed.
+ */
+static int scif_stage_xfer(struct scif_endpt *ep, const struct scif_stage *st,
+			   u32 op, u64 off, u64 len)
+{
+	struct scif_node *node = ep->node;
+	struct scif_stage_req req = { };
+	struct scif_msg msg;
+	int err;
+
+	spin_lock(&ep->rma.stage_lock);
+	req.id = ++ep->rma.stage_next_id;
+	list_add_tail(&req.link, &ep->rma.stage_reqs);
+	spin_unlock(&ep->rma.stage_lock);
+	scif_nodemsg_init(&msg, op, READ_ONCE(ep->peer_handle), ep->handle);
+	msg.arg[0] = req.id;
+	msg.arg[1] = off;
+	msg.arg[3] = len;
+	msg.arg[4] = st->addr;
+	err = scif_node_send(node, &msg);
+	if (!err)
+		wait_event_timeout(ep->wq, scif_stage_answered(ep, &req) ||
+				   !READ_ONCE(node->online),
+				   msecs_to_jiffies(SCIF_STAGE_TIMEOUT_MS));
+	spin_lock(&ep->rma.stage_lock);
+	list_del(&req.link);
+	spin_unlock(&ep->rma.stage_lock);
+	if (err || req.done)
+		return err ?: req.err;
+	if (READ_ONCE(node->online)) {
+		pr_warn("scif: node %u did not answer a staged RMA in %u ms\n",
+			node->id, SCIF_STAGE_TIMEOUT_MS);
+		scif_node_protocol_error(node);
+	}
+	return -ENODEV;
+}
+
+/* Whether a window of @s (a remote side) is staged. */
+static bool scif_rma_side_staged(const struct scif_rma_side *s)
+{
+	unsigned long i;
+
+	for (i = 0; s->rws && i < s->nr_wins; i++)
+		if (s->rws[i]->staged)
+			return true;
+	return false;
+}
+
+/*
+ * Bytes of the next staged request, of @left: at most a buffer, and with
+ * SCIF_RMA_ORDERED the destination's last cache line in a request of its
+ * own, the last one.
+ */
+static u64 scif_stage_piece(struct scif_rma_desc *d, u64 left)
+{
+	u64 tail;
+
+	if (left > SCIF_STAGE_LEN)
+		return SCIF_STAGE_LEN;
+	tail = d->ordered ? scif_rma_last_line(&d->dst, left) : left;
+	return tail < left ? left - tail : left;
+}
+
+/* Run a staged descriptor (not a signal): one request per piece. */
+static int scif_rma_stage_run(struct scif_rma_desc *d)
+{
+	bool to_remote = d->dst.rws;
+	struct scif_rma_side *rs = to_remote ? &d->dst : &d->src;
+	struct scif_rma_side *ls = to_remote ? &d->src : &d->dst;
+	struct scif_rma_side sb = { };
+	u64 left = d->len, n;
+	struct scif_stage st;
+	int err;
+
+	err = scif_stage_get(d->ep->node, &st);
+	while (!err && left) {
+		err = scif_rma_lost(d->ep);
+		if (err)
+			break;
+		n = scif_stage_piece(d, left);
+		sb.buf = st.buf;
+		if (to_remote) {
+			scif_rma_copy_span(&sb, ls, n, NULL);
+			err = scif_stage_xfer(d->ep, &st, SCIF_MSG_STAGE_WRITE,
+					      rs->off, n);
+		} else {
+			err = scif_stage_xfer(d->ep, &st, SCIF_MSG_STAGE_READ,
+					      rs->off, n);
+			if (!err)
+				scif_rma_copy_span(ls, &sb, n, NULL);
+		}
+		rs->off += n;
+		left -= n;
+		if (!err)
+			atomic_long_add(n, &scif_staged_bytes);
+		cond_resched();
+	}
+	if (st.buf)
+		scif_stage_put(&st);
+	return err;
+}
+
+/* A fence signal into a staged window: 8 bytes, one request. */
+static int scif_rma_stage_signal(struct scif_rma_desc *d)
+{
+	struct scif_stage st;
+	int err;
+
+	err = scif_stage_get(d->ep->node, &st);
+	if (err)
+		return err;
+	memcpy(st.buf, &d->val, sizeof(d->val));
+	err = scif_stage_xfer(d->ep, &st, SCIF_MSG_STAGE_WRITE, d->dst.off,
+			      sizeof(d->val));
+	scif_stage_put(&st);
+	return err;
+}
+
 /*
  * A fence signal: the value in one 64-bit store where its 8 bytes are
  * contiguous (a 4-byte aligned offset may put them across a page, and
@@ -472,10 +709,14 @@ static int scif_rma_desc_copy(struct scif_rma_desc *d, bool engine)
 
 	if (d->signal) {
 		err = scif_rma_lost(d->ep);
-		if (!err)
+		if (!err && d->staged)
+			err = scif_rma_stage_signal(d);
+		else if (!err)
 			scif_rma_signal_run(d);
 		return err;
 	}
+	if (d->staged)
+		return scif_rma_stage_run(d);
 	if (engine && d->len >= scif_dma_min())
 		dma.chan = scif_dma_pick(scif_node_numa(d->ep->node),
 					 d->ep->rma.dma_idx);
@@ -537,10 +778,13 @@ static void scif_rma_desc_free(struct scif_rma_desc *d)
 
 /*
  * Take a reference to every window of [off, off + len), which must be
- * covered by contiguous windows allowing @prot.
+ * covered by contiguous windows allowing @prot.  @unreg: local windows
+ * being unregistered count too (the peer may use them until it
+ * acknowledges).
  */
-static int scif_rma_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
-			      u64 off, u64 len, bool remote, int prot)
+static int __scif_rma_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
+				u64 off, u64 len, bool remote, int prot,
+				bool unreg)
 {
 	struct maple_tree *mt = remote ? &ep->rma.remote : &ep->rma.local;
 	unsigned long first = off >> PAGE_SHIFT, pg, last, nr = 0, i;
@@ -564,7 +808,9 @@ static int scif_rma_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
 				pg = (rw->offset >> PAGE_SHIFT) + rw->nr_pages;
 		} else {
 			w = mtree_load(mt, pg);
-			if (!w || w->state != SCIF_WIN_REGISTERED)
+			if (!w || (w->state != SCIF_WIN_REGISTERED &&
+				   (!unreg ||
+				    w->state != SCIF_WIN_UNREGISTERING)))
 				err = -ENXIO;
 			else if ((w->prot & prot) != prot)
 				err = -EACCES;
@@ -601,6 +847,12 @@ static int scif_rma_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
 out:
 	mutex_unlock(&ep->rma.lock);
 	return err;
+}
+
+static int scif_rma_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
+			      u64 off, u64 len, bool remote, int prot)
+{
+	return __scif_rma_side_hold(ep, s, off, len, remote, prot, false);
 }
 
 /* The pages of a piece of a user buffer: @ce's, or pinned now. */
@@ -704,6 +956,7 @@ static struct scif_rma_desc *scif_rma_desc_build(struct scif_endpt *ep,
 		scif_rma_desc_free(d);
 		return NULL;
 	}
+	d->staged = scif_rma_side_staged(rs);
 	return d;
 }
 
@@ -1211,6 +1464,7 @@ struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
 		scif_rma_desc_free(d);
 		return NULL;
 	}
+	d->staged = scif_rma_side_staged(&d->dst);
 	return d;
 }
 
@@ -1223,6 +1477,9 @@ struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
  *
  * With nothing pending on @ep the caller writes the value before this
  * returns; otherwise the descriptor is queued behind what is pending.
+ * A signal into a staged window waits for the peer's answer, which the
+ * node's rx_work receives: for the rx_work (!@wait) it always goes to
+ * the worker.
  *
  * Context: process context (the node's rx_work included).
  * Return: 0, -EINTR (fatal signal) or -ENOMEM (queue full, !@wait).
@@ -1233,7 +1490,7 @@ int scif_rma_signal_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 	u64 seq;
 
 	/* Nothing pending: written now, before the caller answers. */
-	if (scif_rma_claim_idle(ep)) {
+	if ((wait || !d->staged) && scif_rma_claim_idle(ep)) {
 		scif_rma_desc_enqueue_claimed(ep, d, &seq);
 		scif_rma_run_queue(ep, seq, false);
 		return 0;
@@ -1324,6 +1581,117 @@ int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr)
 	return scif_rma_lost(ep);
 }
 
+/* Staging: the window owner's side ---------------------------------- */
+
+/*
+ * Write 8 bytes at @win as one store where they lie in one run (a fence
+ * signal from the peer); false if they do not.
+ */
+static bool scif_stage_store_u64(struct scif_rma_side *win, const void *src)
+{
+	u64 avail, val;
+	void *va;
+
+	va = scif_rma_side_va(win, &avail);
+	if (avail < sizeof(u64) || !IS_ALIGNED((unsigned long)va, sizeof(u64)))
+		return false;
+	memcpy(&val, src, sizeof(val));
+	WRITE_ONCE(*(u64 *)va, val);
+	return true;
+}
+
+/*
+ * Serve the peer's STAGE_WRITE or STAGE_READ: every field is checked
+ * (length, range, the windows and their protection, and the buffer's
+ * address, which the bus refuses if it does not reach it).
+ * Return: 0, -EINVAL (bad length or buffer), -ENXIO or -EACCES (range).
+ */
+static int scif_stage_serve(struct scif_node *node, struct scif_endpt *ep,
+			    const struct scif_msg *msg)
+{
+	bool write = msg->op == SCIF_MSG_STAGE_WRITE;
+	u64 off = msg->arg[1], len = msg->arg[3], end;
+	struct scif_rma_side win = { }, peer = { };
+	void *va;
+	int err;
+
+	if (!len || len > SCIF_STAGE_LEN ||
+	    check_add_overflow(off, len, &end) || end - 1 > S64_MAX)
+		return -EINVAL;
+	err = __scif_rma_side_hold(ep, &win, off, len, false,
+				   write ? SCIF_PROT_WRITE : SCIF_PROT_READ,
+				   true);
+	if (err)
+		goto release;
+	va = scif_node_map(node, msg->arg[4], len);
+	if (IS_ERR(va)) {
+		err = -EINVAL;
+		goto release;
+	}
+	peer.buf = va;
+	if (!write)
+		scif_rma_copy_span(&peer, &win, len, NULL);
+	else if (len != sizeof(u64) || !scif_stage_store_u64(&win, va))
+		scif_rma_copy_span(&win, &peer, len, NULL);
+	/* The copy is visible before the answer says it is done. */
+	wmb();
+	scif_node_unmap(node, va, len);
+release:
+	scif_rma_side_release(&win, false);
+	return err;
+}
+
+/**
+ * scif_rma_stage_handle_msg() - handle a staging message for an endpoint
+ * @node: the node it came from
+ * @msg: STAGE_WRITE, STAGE_READ or STAGE_ACK
+ * @ep: the endpoint it names, whose peer is on @node
+ *
+ * A request is served at once (a bounded copy, SCIF_STAGE_LEN at most)
+ * and answered; an answer wakes the request it names, if it still waits.
+ *
+ * Context: the node's rx_work; waits for nothing remote.
+ */
+void scif_rma_stage_handle_msg(struct scif_node *node,
+			       const struct scif_msg *msg,
+			       struct scif_endpt *ep)
+{
+	struct scif_stage_req *req;
+	struct scif_msg reply;
+	int err;
+
+	if (msg->src != READ_ONCE(ep->peer_handle))
+		return;
+	if (msg->op == SCIF_MSG_STAGE_ACK) {
+		spin_lock(&ep->rma.stage_lock);
+		list_for_each_entry(req, &ep->rma.stage_reqs, link) {
+			if (req->id == msg->arg[0] && !req->done) {
+				req->err = scif_stage_peer_errno(msg->arg[2]);
+				req->done = true;
+				break;
+			}
+		}
+		spin_unlock(&ep->rma.stage_lock);
+		wake_up_all(&ep->wq);
+		return;
+	}
+	err = scif_rma_conn_err(ep) ?: scif_stage_serve(node, ep, msg);
+	scif_nodemsg_init(&reply, SCIF_MSG_STAGE_ACK, msg->src, ep->handle);
+	reply.arg[0] = msg->arg[0];
+	reply.arg[2] = -err;
+	scif_node_reply(node, &reply);
+}
+
+/**
+ * scif_rma_staged_bytes() - bytes moved through staging buffers
+ *
+ * Return: the count, by RMAs this node initiated, since load.
+ */
+long scif_rma_staged_bytes(void)
+{
+	return atomic_long_read(&scif_staged_bytes);
+}
+
 /* What scif_get_pages() hands out. */
 #define SCIF_RANGE_MAGIC	0x5c1f9a9e
 
@@ -1344,8 +1712,9 @@ struct scif_range_priv {
  * the peer's pages (the bus's peer_phys), not those the peer published.
  *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL, -ENXIO, -ENOMEM, -ENODEV (the node went, or its
- * bus cannot give such addresses) or a connection error.
+ * Return: 0, -EINVAL, -ENXIO (a page in no window, or in a window this
+ * node reaches only through staging), -ENOMEM, -ENODEV (the node went,
+ * or its bus cannot give such addresses) or a connection error.
  */
 int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 		       struct scif_range **pages)
@@ -1373,6 +1742,9 @@ int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 	err = scif_rma_side_hold(ep, &rp->side, offset, len, true, 0);
 	if (err)
 		goto free;
+	err = -ENXIO;
+	if (scif_rma_side_staged(&rp->side))
+		goto release;
 	err = -ENOMEM;
 	rp->range.phys_addr = scif_kvmalloc_array(nr, sizeof(dma_addr_t),
 						  GFP_KERNEL);
@@ -1447,6 +1819,8 @@ void scif_rma_engine_init(struct scif_endpt *ep)
 	INIT_LIST_HEAD(&ep->rma.queue);
 	INIT_WORK(&ep->rma.eng_work, scif_rma_engine_work);
 	INIT_LIST_HEAD(&ep->rma.waiters);
+	spin_lock_init(&ep->rma.stage_lock);
+	INIT_LIST_HEAD(&ep->rma.stage_reqs);
 	ep->rma.dma_idx = atomic_inc_return(&scif_rma_dma_rr);
 }
 
@@ -1481,6 +1855,7 @@ int scif_rma_init(void)
 	scif_rma_wq = alloc_workqueue("scif_rma", WQ_UNBOUND, 0);
 	if (!scif_rma_wq)
 		return -ENOMEM;
+	sema_init(&scif_stage_sem, clamp_val(scif_stage_bufs, 1, 64));
 	scif_dma_init();
 	return 0;
 }

@@ -128,6 +128,9 @@ enum scif_window_state {
  * @xfer_map: @xfer as the peer reaches it; unmapped when @xfer is freed
  * @run_map: the runs of @pinned as the peer reaches them; unmapped when
  *	the window is released (or its node goes)
+ * @staged: the bus cannot make the pages reachable by the peer
+ *	(map_local said -EOPNOTSUPP): the peer has no run list and reaches
+ *	the window through STAGE_* messages only
  * @unreg: on the private list of scif_epd_unregister()
  * @dead: on the private list of a teardown
  *
@@ -149,6 +152,7 @@ struct scif_window {
 	unsigned int nr_xfer;
 	struct scif_lmap xfer_map;
 	struct scif_lmap run_map;
+	bool staged;
 	struct list_head unreg;
 	struct list_head dead;
 };
@@ -163,6 +167,8 @@ struct scif_window {
  * @nr_pages: size in pages
  * @prot: SCIF_PROT_*
  * @ack_on_release: the peer unregistered it and waits for UNREGISTER_ACK
+ * @staged: this node cannot reach the pages: no runs (@nr_runs 0), RMAs
+ *	go through STAGE_* messages, and it cannot be mapped
  * @link: on a private list while being torn down
  * @nr_runs: entries in @runs
  * @runs: the runs, as the peer sent them, each mapped (kvmalloc'd)
@@ -178,6 +184,7 @@ struct scif_rwindow {
 	unsigned long nr_pages;
 	int prot;
 	bool ack_on_release;
+	bool staged;
 	struct list_head link;
 	unsigned long nr_runs;
 	struct scif_run *runs;
@@ -220,6 +227,10 @@ struct scif_range;
  * @fence_reqs: this side's fence requests waiting for the peer's answer
  *	(struct scif_fence_req, on the requesters' stacks)
  * @fence_next_id: the id of the last fence request sent
+ * @stage_lock: protects @stage_reqs and @stage_next_id
+ * @stage_reqs: this side's STAGE_* requests waiting for the peer's
+ *	answer (struct scif_stage_req, on the requesters' stacks)
+ * @stage_next_id: the id of the last STAGE_* request sent
  *
  * Each descriptor queued to the engine gets the next sequence number; the
  * engine runs @queue in order, so "every RMA up to N completed" is
@@ -258,6 +269,11 @@ struct scif_epd_rma {
 	spinlock_t fence_lock;
 	struct list_head fence_reqs;
 	u64 fence_next_id;
+
+	/* stage_lock (innermost, taken alone) protects stage_reqs, next_id */
+	spinlock_t stage_lock;
+	struct list_head stage_reqs;
+	u64 stage_next_id;
 };
 
 /* scif_window.c */
@@ -327,6 +343,10 @@ struct scif_rma_desc *scif_rma_signal_build(struct scif_endpt *ep, u64 off,
 int scif_rma_signal_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 			  bool wait);
 void scif_rma_signal_free(struct scif_rma_desc *d);
+void scif_rma_stage_handle_msg(struct scif_node *node,
+			       const struct scif_msg *msg,
+			       struct scif_endpt *ep);
+long scif_rma_staged_bytes(void);
 
 /* scif_fence.c */
 void scif_fence_epd_init(struct scif_endpt *ep);

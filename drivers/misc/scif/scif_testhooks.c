@@ -27,13 +27,15 @@
  * the start of each write and every 4096 messages.
  *
  * Addresses of the sender's memory that a message hands the receiver (a
- * queue pair half in CONNECT and ACCEPT, a run list in REGISTER) always
+ * queue pair half in CONNECT and ACCEPT, a run list in REGISTER, a
+ * staging buffer in STAGE_WRITE and STAGE_READ) always
  * have bit 40 set: in no node's RAM, so the receiver's checks of them
  * are exercised without letting it write into this node's memory (on
  * loopback, its own), which a real peer could only do to itself.
  * For the same reason, on loopback the messages that let the receiver
  * free memory its peer may still be using never name a live endpoint:
- * the acknowledgments (DISC_ACK, REGISTER_ACK, UNREGISTER_ACK), and the
+ * the acknowledgments (DISC_ACK, REGISTER_ACK, UNREGISTER_ACK, and
+ * STAGE_ACK, after which a staging buffer is freed), and the
  * connection messages by which a peer says it no longer uses (REJECT,
  * DISCONNECT) or starts using (ACCEPT) the receiver's ring.  There the
  * peer is this kernel, whose endpoint still writes into that ring (a
@@ -256,7 +258,8 @@ static void fuzz_far(struct scif_msg *msg, bool loopback)
 			 msg->op == SCIF_MSG_UNREGISTER_ACK ||
 			 msg->op == SCIF_MSG_ACCEPT ||
 			 msg->op == SCIF_MSG_REJECT ||
-			 msg->op == SCIF_MSG_DISCONNECT))
+			 msg->op == SCIF_MSG_DISCONNECT ||
+			 msg->op == SCIF_MSG_STAGE_ACK))
 		msg->dst = 0;
 	switch (msg->op) {
 	case SCIF_MSG_CONNECT:
@@ -266,6 +269,8 @@ static void fuzz_far(struct scif_msg *msg, bool loopback)
 		msg->arg[0] |= FUZZ_FAR;
 		break;
 	case SCIF_MSG_REGISTER:
+	case SCIF_MSG_STAGE_WRITE:
+	case SCIF_MSG_STAGE_READ:
 		msg->arg[4] |= FUZZ_FAR;
 		break;
 	}

@@ -151,7 +151,8 @@ static int scif_window_stats_show(struct seq_file *s, void *unused)
 		   atomic_long_read(&scif_nr_rwindows));
 	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\n",
 		   scif_rma_transient_pinned(), scif_cache_pinned());
-	seq_printf(s, "queued %ld\n", scif_rma_nr_queued());
+	seq_printf(s, "queued %ld\nstaged_bytes %ld\n", scif_rma_nr_queued(),
+		   scif_rma_staged_bytes());
 	scif_dma_show(s);
 	return 0;
 }
@@ -309,7 +310,9 @@ static int scif_window_build_xfer(struct scif_window *w, struct scif_node *node)
 	if (err) {
 		scif_window_free_xfer(w);
 		scif_lmap_free(&w->run_map);
-		return err;
+		/* The link cannot reach the pages: the peer stages its RMAs. */
+		w->staged = err == -EOPNOTSUPP;
+		return w->staged ? 0 : err;
 	}
 	for (i = 0; i < n; i++) {
 		rl = page_address(w->xfer[i]);
@@ -415,6 +418,10 @@ static int scif_window_open(struct scif_endpt *ep, struct scif_window *w,
 	scif_window_msg(msg, SCIF_MSG_REGISTER, ep->peer_handle, ep->handle,
 			w->id, w->offset);
 	msg->arg[2] = w->nr_pages;
+	if (w->staged) {
+		msg->arg[3] = (u32)w->prot | SCIF_REGISTER_STAGED;
+		goto out;
+	}
 	msg->arg[3] = (u64)pp->nr_runs << 32 | (u32)w->prot;
 	msg->arg[4] = w->xfer_map.ent[0].addr;
 	scif_window_runlist_maybe_corrupt(page_address(w->xfer[0]), msg);
@@ -764,6 +771,10 @@ void scif_rwindow_put(struct scif_rwindow *rw)
  * @prot: SCIF_PROT_* the caller needs
  * @err: receives -ENXIO, -EACCES or a connection error on failure
  *
+ * For mapping the window into a process (its only user): a window this
+ * node reaches only through staging (see design.rst) has no pages to map
+ * and gives -ENXIO, as does a range the bus cannot reach.
+ *
  * Return: the window with a reference, or NULL.
  */
 struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
@@ -774,7 +785,7 @@ struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
 	mutex_lock(&ep->rma.lock);
 	*err = scif_rma_conn_err(ep);
 	rw = *err ? NULL : mtree_load(&ep->rma.remote, off >> PAGE_SHIFT);
-	if (!*err && !rw)
+	if (!*err && (!rw || rw->staged))
 		*err = -ENXIO;
 	else if (!*err && (rw->prot & prot) != prot)
 		*err = -EACCES;
@@ -866,10 +877,16 @@ bool scif_window_register_msg_ok(const struct scif_msg *msg)
 	u64 offset = msg->arg[1], pages = msg->arg[2];
 	u64 runs = msg->arg[3] >> 32, prot = (u32)msg->arg[3];
 
-	return PAGE_ALIGNED(offset) && offset <= S64_MAX &&
-	       pages && pages <= SCIF_WINDOW_MAX_PAGES &&
-	       (offset >> PAGE_SHIFT) <= SCIF_RMA_MAX_PAGE - pages + 1 &&
-	       !(prot & ~(u64)(SCIF_PROT_READ | SCIF_PROT_WRITE)) &&
+	if (!PAGE_ALIGNED(offset) || offset > S64_MAX ||
+	    !pages || pages > SCIF_WINDOW_MAX_PAGES ||
+	    (offset >> PAGE_SHIFT) > SCIF_RMA_MAX_PAGE - pages + 1)
+		return false;
+	/* A staged window: no run list at all. */
+	if (prot & SCIF_REGISTER_STAGED)
+		return !runs && !msg->arg[4] &&
+		       !(prot & ~(u64)(SCIF_PROT_READ | SCIF_PROT_WRITE |
+				       SCIF_REGISTER_STAGED));
+	return !(prot & ~(u64)(SCIF_PROT_READ | SCIF_PROT_WRITE)) &&
 	       runs && runs <= pages && runs <= SCIF_WINDOW_MAX_RUNS;
 }
 
@@ -900,9 +917,10 @@ static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
 	rw->id = msg->arg[0];
 	rw->offset = msg->arg[1];
 	rw->nr_pages = msg->arg[2];
-	rw->prot = (u32)msg->arg[3];
+	rw->prot = (u32)msg->arg[3] & (SCIF_PROT_READ | SCIF_PROT_WRITE);
+	rw->staged = msg->arg[3] & SCIF_REGISTER_STAGED;
 	rw->nr_runs = msg->arg[3] >> 32;
-	err = scif_rwindow_read_runs(rw, msg->arg[4]);
+	err = rw->staged ? 0 : scif_rwindow_read_runs(rw, msg->arg[4]);
 	if (err)
 		goto free;
 	first = rw->offset >> PAGE_SHIFT;

@@ -45,6 +45,12 @@ static const char *const checks[] = {
 #define NR_CHECKS	(int)(sizeof(checks) / sizeof(checks[0]))
 
 static int results[CLUSTER_MAX_NODES][NR_CHECKS];	/* 0 ok, else errno */
+/*
+ * SCIF_MMAP_UNREACHABLE=1: the bus cannot map the peer's registered pages
+ * (an NTB without a full-reach window): done_on_return, which reads them
+ * through a mapping, only checks that the mapping fails with ENXIO.
+ */
+static int unreachable;
 
 static long now_ms(void)
 {
@@ -329,6 +335,9 @@ static int done_on_return(scif_epd_t epd, uint8_t *lwin, uint32_t s)
 
 	rwin = scif_mmap(NULL, WIN, SCIF_PROT_READ | SCIF_PROT_WRITE, 0, epd,
 			 0);
+	/* A bus that cannot map the peer's pages (SCIF_MMAP_UNREACHABLE). */
+	if (rwin == SCIF_MMAP_FAILED && errno == ENXIO && unreachable)
+		return 0;
 	if (rwin == SCIF_MMAP_FAILED)
 		return errno;
 	for (i = 0; i < 200; i++) {
@@ -425,6 +434,8 @@ int main(void)
 		.results = &results[0][0],
 		.serve = serve, .run_checks = run_checks,
 	};
+	const char *u = getenv("SCIF_MMAP_UNREACHABLE");
 
+	unreachable = u && !strcmp(u, "1");
 	return cluster_main(&ct);
 }

@@ -9,6 +9,11 @@
  * (EACCES, mprotect), and the lifetime: after the server unregisters the
  * window, and after it closes, an access gets SIGBUS.
  *
+ * With SCIF_MMAP_UNREACHABLE=1 in the environment (a bus that reaches
+ * registered pages only through staging, such as an NTB without a
+ * full-reach window: Documentation/scif/ntb.rst), every mapping must
+ * fail with ENXIO instead, and only that is checked.
+ *
  * The cluster size comes from scif.nodes=N on the kernel command line;
  * with no cluster the test is skipped.  Clients run one after the other
  * (probing for SIGBUS uses the process's signal handlers).
@@ -239,6 +244,33 @@ static void run_checks(int idx)
 	scif_close(epd);
 }
 
+static const char *const unreachable_checks[] = {
+	"connect", "mmap_rw_enxio", "mmap_ro_enxio",
+};
+static int unreachable_results[CLUSTER_MAX_NODES][3];
+
+/* SCIF_MMAP_UNREACHABLE: both mappings fail with ENXIO. */
+static void run_unreachable(int idx)
+{
+	uint32_t c[2] = { CMD_DONE, 0 };
+	int *res = unreachable_results[idx];
+	scif_epd_t epd = -1;
+	void *m;
+
+	res[0] = connect_to(peers[idx], &epd);
+	res[1] = res[2] = res[0];
+	if (res[0])
+		return;
+	errno = 0;
+	m = scif_mmap(NULL, WIN, SCIF_PROT_READ | SCIF_PROT_WRITE, 0, epd, 0);
+	res[1] = m != SCIF_MMAP_FAILED ? EBADMSG : errno == ENXIO ? 0 : errno;
+	errno = 0;
+	m = scif_mmap(NULL, PG, SCIF_PROT_READ, 0, epd, RO_OFF);
+	res[2] = m != SCIF_MMAP_FAILED ? EBADMSG : errno == ENXIO ? 0 : errno;
+	scif_send(epd, c, sizeof(c), SCIF_SEND_BLOCK);
+	scif_close(epd);
+}
+
 /* The round trip of peer @idx's ping-pong, before its rows. */
 static void note(int idx)
 {
@@ -256,6 +288,16 @@ int main(void)
 		.serve = serve, .run_checks = run_checks,
 		.sequential = true, .note = note,
 	};
+	static const struct cluster_test ct_unreachable = {
+		.prefix = "mmap", .port = MMAP_PORT,
+		.checks = unreachable_checks, .nr_checks = 3,
+		.results = &unreachable_results[0][0],
+		.serve = serve, .run_checks = run_unreachable,
+		.sequential = true,
+	};
+	const char *unreachable = getenv("SCIF_MMAP_UNREACHABLE");
 
+	if (unreachable && !strcmp(unreachable, "1"))
+		return cluster_main(&ct_unreachable);
 	return cluster_main(&ct);
 }
