@@ -369,4 +369,86 @@ TEST_F(mm, close_fd_keeps_mapping_until_munmap)
 	EXPECT_EQ(ECONNRESET, errno);
 }
 
+#define SCIF_DBG	"/sys/kernel/debug/scif/"
+#define CYCLE_CONNS	8
+
+/* Wait (up to 5 s) for this node's sysfs state to be @want: 0 if it is. */
+static int node_state_is(const char *want)
+{
+	char path[64], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/class/misc/scif/nodes/%u/state",
+		 local_node());
+	for (int i = 0; i < 500; i++) {
+		if (!read_file(path, buf, sizeof(buf)) &&
+		    !strncmp(buf, want, strlen(want)))
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* One bench-like round: a fresh page as window 0, mapped and pinged. */
+static int fresh_window_round(struct __test_metadata *_metadata)
+{
+	volatile uint64_t *map, *own;
+	struct echo e;
+	struct conn cn;
+	pthread_t th;
+	int sig;
+
+	EXPECT_EQ(0, connect_pair(&cn));
+	own = (volatile uint64_t *)anon(PG);
+	EXPECT_NE(NULL, own);
+	if (!own)
+		return -1;
+	EXPECT_EQ(0, scif_register(cn.server, (void *)own, PG, 0,
+				   SCIF_PROT_READ | SCIF_PROT_WRITE,
+				   SCIF_MAP_FIXED));
+	map = scif_mmap(NULL, PG, SCIF_PROT_READ | SCIF_PROT_WRITE, 0,
+			cn.client, 0);
+	EXPECT_NE(SCIF_MMAP_FAILED, (void *)map) TH_LOG("%s", strerror(errno));
+	if (map == SCIF_MMAP_FAILED)
+		return -1;
+	/* The first access, then the rounds: a live window gives no signal. */
+	sig = probe(map + 16, true);
+	EXPECT_EQ(0, sig);
+	e = (struct echo){ .ping = own, .pong = own + 8 };
+	EXPECT_EQ(0, pthread_create(&th, NULL, echo_fn, &e));
+	EXPECT_LT(0, ping_rounds(map, map + 8, ROUNDS));
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, e.ret);
+	EXPECT_EQ(0, scif_unregister(cn.server, 0, PG));
+	EXPECT_EQ(0, scif_munmap((void *)map, PG));
+	close(cn.client);
+	close(cn.server);
+	munmap((void *)own, PG);
+	return sig ? -1 : 0;
+}
+
+/*
+ * The loopback node failed, taken down and brought up again (the test
+ * build's hooks): connections of the new life map fresh windows and use
+ * them without SIGBUS, connection after connection (scif-bench mmap-lat's
+ * pattern: a new page registered at offset 0 each time).
+ */
+TEST(mapping_after_node_cycle_no_sigbus)
+{
+	char cmd[32];
+	int i;
+
+	if (access(SCIF_DBG "corrupt", W_OK) ||
+	    access(SCIF_DBG "node_test", W_OK))
+		SKIP(return, "not the test build (no %s hooks)", SCIF_DBG);
+	snprintf(cmd, sizeof(cmd), "count %u", local_node());
+	ASSERT_EQ(0, write_file(SCIF_DBG "corrupt", cmd));
+	ASSERT_EQ(0, node_state_is("failed"));
+	ASSERT_EQ(0, write_file(SCIF_DBG "node_test", "loopback down"));
+	ASSERT_EQ(0, node_state_is("absent"));
+	ASSERT_EQ(0, write_file(SCIF_DBG "node_test", "loopback up"));
+	ASSERT_EQ(0, node_state_is("online"));
+	for (i = 0; i < CYCLE_CONNS; i++)
+		ASSERT_EQ(0, fresh_window_round(_metadata)) TH_LOG("round %d", i);
+}
+
 TEST_HARNESS_MAIN
