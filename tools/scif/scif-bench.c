@@ -391,6 +391,13 @@ static int mmap_pong(struct conn *c, uint64_t base, uint64_t count)
 			break;
 		raw_store(&m, RAW_PONG, base + i);
 	}
+	/*
+	 * Unregistering revokes the client's mapping (mmap.rst), and the
+	 * client may not have loaded the last answer yet: keep the window
+	 * until the client says it has unmapped it.
+	 */
+	if (i > count && conn_recv(c, &ok, sizeof(ok)))
+		i = 0;
 	scif_unregister(c->fd, 0, RAW_DATA);
 out:
 	if (page != MAP_FAILED)
@@ -1214,6 +1221,12 @@ static int bench_pingpong_8(const struct target *tg, enum transport t)
 		}
 		if (i > warm)
 			rt[i - warm - 1] = now_us() - t0;
+	}
+	if (t == T_MMAP) {
+		/* The server keeps its window until this says it is unmapped. */
+		raw_close(&m);
+		m.va = NULL;
+		conn_send(&c, &ok, sizeof(ok));
 	}
 	finish(&c);
 	qsort(rt, iters, sizeof(*rt), cmp_double);
