@@ -96,7 +96,7 @@ collect "$out/dma/results.log" dma
 cluster() { # name nodes timeout list [EXTRA_LISTS...]
 	local name=$1 n=$2 t=$3 list=$4 j log
 	shift 4
-	EXTRA_LISTS="$*" sh "$top/qemu/mkinitramfs.sh" "$out/$name.cpio" \
+	EXTRA_MODULES=$extra EXTRA_LISTS="$*" sh "$top/qemu/mkinitramfs.sh" "$out/$name.cpio" \
 		"$out/lists/$list" "$BUILD/selftests" "${mods[@]}"
 	echo "coverage: $name"
 	# shellcheck disable=SC2086
