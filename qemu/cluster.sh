@@ -164,6 +164,8 @@ case ${BASH_REMATCH[2]} in [Gg]) mib=$((mib * 1024)) ;; esac
 if [ $((mib & (mib - 1))) -ne 0 ] || [ "$mib" -lt 64 ] || [ "$mib" -gt 8192 ]; then
 	bad "-m: RAM per node must be a power of two from 64M to 8G, not '$mem'"
 fi
+# The emulated NTB's full-reach window assumes offset == address.
+[ "$topo" = ivshmem ] || [ "$mib" -le 2048 ] || bad "-T $topo needs -m 2G or less"
 declare -a steps
 if [ -n "$steps_opt" ]; then
 	IFS=, read -r -a steps <<< "$steps_opt,"

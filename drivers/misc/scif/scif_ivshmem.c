@@ -1359,11 +1359,147 @@ static void scif_iv_sig_bad_addr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, aps[0].node, -1);
 }
 
+/* A q35 guest of 4 GiB: 2 GiB at 0, 2 GiB at 4 GiB, file offset 2 GiB. */
+static void scif_iv_kunit_q35(struct scif_iv_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->version = SCIF_IV_LAYOUT_VERSION;
+	l->nr = 2;
+	l->range[0].len = SZ_2G - SZ_1M;
+	l->range[1].gpa = SZ_4G;
+	l->range[1].offset = SZ_2G;
+	l->range[1].len = SZ_2G;
+}
+
+/* The good layout passes; addresses translate into the right range. */
+static void scif_iv_layout_good(struct kunit *test)
+{
+	struct scif_iv_layout raw, l;
+	u64 off = 0;
+
+	scif_iv_kunit_q35(&raw);
+	KUNIT_ASSERT_TRUE(test, scif_iv_layout_check(&raw, SZ_4G, &l));
+	KUNIT_EXPECT_TRUE(test, scif_iv_translate(&l, 0x1000, 8, &off));
+	KUNIT_EXPECT_EQ(test, off, 0x1000ULL);
+	KUNIT_EXPECT_TRUE(test, scif_iv_translate(&l, SZ_4G + 0x5000,
+						  PAGE_SIZE, &off));
+	KUNIT_EXPECT_EQ(test, off, SZ_2G + 0x5000ULL);
+	/* The last byte of the file, and no further. */
+	KUNIT_EXPECT_TRUE(test, scif_iv_translate(&l, SZ_4G + SZ_2G - 8, 8,
+						  &off));
+	KUNIT_EXPECT_EQ(test, off, SZ_4G - 8ULL);
+	KUNIT_EXPECT_FALSE(test, scif_iv_translate(&l, SZ_4G + SZ_2G - 8, 16,
+						   &off));
+	/* The PCI hole, a run across two ranges, wrapping: nothing. */
+	KUNIT_EXPECT_FALSE(test, scif_iv_translate(&l, SZ_2G + SZ_1G, 8, &off));
+	KUNIT_EXPECT_FALSE(test, scif_iv_translate(&l, SZ_2G - SZ_1M - 8,
+						   SZ_4G, &off));
+	KUNIT_EXPECT_FALSE(test, scif_iv_translate(&l, U64_MAX - 7, 16, &off));
+	/* Version 0 (a node without a layout): the identity over the file. */
+	memset(&raw, 0, sizeof(raw));
+	KUNIT_ASSERT_TRUE(test, scif_iv_layout_check(&raw, SZ_512M, &l));
+	KUNIT_EXPECT_TRUE(test, scif_iv_translate(&l, SZ_256M, 8, &off));
+	KUNIT_EXPECT_EQ(test, off, (u64)SZ_256M);
+	KUNIT_EXPECT_FALSE(test, scif_iv_translate(&l, SZ_512M, 8, &off));
+}
+
+/* One spoilt field: range @r (or the header, -1), field @f, value @v. */
+struct scif_iv_kunit_spoil {
+	int r;
+	int f;
+	u64 v;
+};
+
+static void scif_iv_kunit_set(struct scif_iv_layout *l,
+			      const struct scif_iv_kunit_spoil *sp)
+{
+	u64 *field;
+
+	if (sp->r < 0) {
+		if (sp->f)
+			l->nr = sp->v;
+		else
+			l->version = sp->v;
+		return;
+	}
+	field = sp->f == 0 ? &l->range[sp->r].gpa :
+		sp->f == 1 ? &l->range[sp->r].offset : &l->range[sp->r].len;
+	*field = sp->v;
+}
+
+/* Every way a peer can spoil its layout is refused. */
+static void scif_iv_layout_bad(struct kunit *test)
+{
+	static const struct scif_iv_kunit_spoil spoil[] = {
+		{ -1, 0, 2 }, { -1, 1, 0 }, { -1, 1, SCIF_IV_MAX_RANGES + 1 },
+		{ -1, 1, U32_MAX },
+		{ 1, 0, SZ_4G + 8 },			/* misaligned */
+		{ 0, 2, 0 },				/* empty */
+		{ 1, 0, SZ_1G },			/* overlapping */
+		{ 0, 0, 2 * SZ_4G },			/* unsorted by address */
+		{ 1, 1, 0 },				/* ... by offset */
+		{ 1, 2, SZ_2G + PAGE_SIZE },		/* past the file */
+		{ 1, 1, U64_MAX & PAGE_MASK },		/* wrapping */
+		{ 1, 2, (U64_MAX & PAGE_MASK) - SZ_2G },
+	};
+	struct scif_iv_layout raw, l;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(spoil); i++) {
+		scif_iv_kunit_q35(&raw);
+		scif_iv_kunit_set(&raw, &spoil[i]);
+		KUNIT_EXPECT_FALSE_MSG(test, scif_iv_layout_check(&raw, SZ_4G, &l),
+				       "spoilt layout %u", i);
+	}
+	/* A 4 GiB layout in a 2 GiB file; a file that is no whole page. */
+	scif_iv_kunit_q35(&raw);
+	KUNIT_EXPECT_FALSE(test, scif_iv_layout_check(&raw, SZ_2G, &l));
+	memset(&raw, 0, sizeof(raw));
+	KUNIT_EXPECT_FALSE(test, scif_iv_layout_check(&raw, 100, &l));
+}
+
+/*
+ * A node's signature above 4 GiB, found through its aperture at the
+ * offset its layout gives, and not where offset == address would be.
+ */
+static void scif_iv_sig_translated(struct kunit *test)
+{
+	struct scif_iv_aperture *aps = scif_iv_kunit_aps(test);
+	struct scif_iv_slot slot;
+
+	KUNIT_ASSERT_NOT_NULL(test, aps[1].va);
+	scif_iv_kunit_sig(&aps[1], 2 * PAGE_SIZE + 64, 4, 3,
+			  0x5eed5eed5eed5eedULL, &slot);
+	slot.sig_addr = SZ_4G + PAGE_SIZE + 64;
+	slot.layout.version = SCIF_IV_LAYOUT_VERSION;
+	slot.layout.nr = 2;
+	slot.layout.range[0].len = PAGE_SIZE;
+	slot.layout.range[1].gpa = SZ_4G;
+	slot.layout.range[1].offset = PAGE_SIZE;
+	slot.layout.range[1].len = 3 * PAGE_SIZE;
+	KUNIT_EXPECT_PTR_EQ(test, scif_iv_find_aperture(&slot, 4), &aps[1]);
+	aps[1].node = -1;
+	/* The same signature with no layout (offset == address): not found. */
+	memset(&slot.layout, 0, sizeof(slot.layout));
+	KUNIT_EXPECT_NULL(test, scif_iv_find_aperture(&slot, 4));
+	/* A layout that points past the aperture: not read, not found. */
+	slot.layout.version = SCIF_IV_LAYOUT_VERSION;
+	slot.layout.nr = 1;
+	slot.layout.range[0].gpa = SZ_4G;
+	slot.layout.range[0].offset = PAGE_SIZE;
+	slot.layout.range[0].len = SCIF_IV_KUNIT_SIZE;
+	KUNIT_EXPECT_NULL(test, scif_iv_find_aperture(&slot, 4));
+	KUNIT_EXPECT_EQ(test, aps[1].node, -1);
+}
+
 static struct kunit_case scif_iv_sig_cases[] = {
 	KUNIT_CASE(scif_iv_sig_unique),
 	KUNIT_CASE(scif_iv_sig_everywhere),
 	KUNIT_CASE(scif_iv_sig_other_node),
 	KUNIT_CASE(scif_iv_sig_bad_addr),
+	KUNIT_CASE(scif_iv_layout_good),
+	KUNIT_CASE(scif_iv_layout_bad),
+	KUNIT_CASE(scif_iv_sig_translated),
 	{}
 };
 
