@@ -8,8 +8,11 @@
 # kselftest-list.txt) is in ksft-frame/ next to this script, and its
 # scif/ directory is this one (make selftests checked that the files are
 # the same).  Prints the runner's TAP (one line per test; each test's
-# own output follows as "# " comments), then checks of the run itself.
-# Exit status 0 only if every check passed.
+# own output follows as "# " comments), then each test's own result
+# lines again as results of this step ("ok N TEST/CASE"), so that make
+# check counts every case as when the tests ran as steps of their own,
+# then checks of the run itself.  Exit status 0 only if every check
+# passed.
 here=$(cd "$(dirname "$0")" && pwd)
 frame=$here/ksft-frame
 run=/tmp/kselftest.$$
@@ -25,6 +28,17 @@ rc=$?
 secs=$(($(date +%s) - start))
 # The runner's lines, unchanged (parse-results.sh counts each ok line).
 cat "$out"
+
+# Each test's own result lines, named after the test.
+awk '
+/^# selftests: scif: / { t = $4; next }
+t != "" && /^# (not )?ok [0-9]+ / {
+	line = substr($0, 3); verdict = "ok"
+	if (line ~ /^not /) { verdict = "not ok"; line = substr(line, 5) }
+	sub(/^ok [0-9]+ (- )?/, "", line); sub(/^global\./, "", line)
+	print verdict " " ++n " " t "/" line
+}
+/^(not )?ok [0-9]+ selftests: scif: / { t = "" }' "$out"
 
 want=$(grep -c '^scif:' "$run/kselftest-list.txt")
 plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$out" | head -n 1)
