@@ -19,6 +19,13 @@ run=/tmp/kselftest.$$
 out=/tmp/kselftest.$$.out
 
 [ -x "$frame/run_kselftest.sh" ] || { echo "1..0 # SKIP no ksft-frame"; exit 4; }
+# The runner sends the tests' output to /dev/stdout, a link that udev
+# makes and the busybox guest's devtmpfs lacks: without it the output
+# would go to a new plain file of that name.
+if [ ! -L /dev/stdout ]; then
+	rm -f /dev/stdout
+	ln -s /proc/self/fd/1 /dev/stdout || exit 1
+fi
 start=$(date +%s)
 rm -rf "$run"
 mkdir -p "$run" && cp -r "$frame/." "$run/" && ln -s "$here" "$run/scif" || exit 1
