@@ -30,7 +30,10 @@ start=$(date +%s)
 rm -rf "$run"
 mkdir -p "$run" && cp -r "$frame/." "$run/" && ln -s "$here" "$run/scif" || exit 1
 # The scripts find scif-info and the other tools next to them.
-PATH=$here:$PATH "$run/run_kselftest.sh" -c scif < /dev/null > "$out" 2>&1
+# Appending: the runner opens /dev/stdout again for the tests' output,
+# which must land after its own lines, not over them.
+: > "$out"
+PATH=$here:$PATH "$run/run_kselftest.sh" -c scif < /dev/null >> "$out" 2>&1
 rc=$?
 secs=$(($(date +%s) - start))
 # The runner's lines, unchanged (parse-results.sh counts each ok line).
