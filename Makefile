@@ -94,13 +94,35 @@ test-modules: modules
 	$(MAKE) -C $(KDIR) M=$(MODDIR)/$(KAPI_DIR) W=1 $(STRICT_FLAGS) \
 		KBUILD_EXTRA_SYMBOLS=$(MODDIR)/Module.symvers modules
 
+# The selftests are a kselftest target (lib.mk).  The kernel's selftest
+# frame (lib.mk, the harness, the runner and its Makefile) is staged from
+# the installed linux-source under $(BUILD)/ksft, with scif/ linked to our
+# directory; the tests are built into $(BUILD)/selftests, then installed
+# the kernel's way (make TARGETS=scif install) into $(BUILD)/kselftest,
+# reusing that build ($(BUILD)/ksft-out/scif is a link to it).  The guest
+# gets $(BUILD)/selftests as /tests, and the frame of the install (run_
+# kselftest.sh, kselftest/, kselftest-list.txt) in /tests/ksft-frame, for
+# scif_kselftest.sh; the install's scif/ must be the same files.
+KSFT_FRAME := $(BUILD)/ksft/tools/testing/selftests
+KSFT_FILES := lib.mk kselftest_harness.h kselftest.h Makefile run_kselftest.sh \
+	      kselftest/runner.sh kselftest/prefix.pl kselftest/module.sh
+KSFT_MAKE := $(MAKE) KSFT_DIR=$(KSFT_FRAME) LIBSCIF=$(BUILD)/lib/libscif.a TOP=$(TOP)
 selftests:
-	@mkdir -p $(BUILD)/ksft-inc
-	cp $(KSRC)/tools/testing/selftests/kselftest_harness.h \
-	   $(KSRC)/tools/testing/selftests/kselftest.h $(BUILD)/ksft-inc/
-	$(MAKE) -C $(TOP)/tools/testing/selftests/scif \
-		KSFT_INC=$(BUILD)/ksft-inc OUTPUT=$(BUILD)/selftests \
-		LIBSCIF=$(BUILD)/lib/libscif.a
+	@mkdir -p $(KSFT_FRAME)/kselftest $(BUILD)/ksft/scripts $(BUILD)/ksft-out
+	cd $(KSRC)/tools/testing/selftests && cp $(KSFT_FILES) --parents $(KSFT_FRAME)/
+	cp $(KSRC)/scripts/subarch.include $(BUILD)/ksft/scripts/
+	ln -sfn $(TOP)/tools/testing/selftests/scif $(KSFT_FRAME)/scif
+	ln -sfn $(BUILD)/selftests $(BUILD)/ksft-out/scif
+	$(KSFT_MAKE) -C $(TOP)/tools/testing/selftests/scif OUTPUT=$(BUILD)/selftests
+	rm -rf $(BUILD)/kselftest
+	$(KSFT_MAKE) -s -C $(KSFT_FRAME) TARGETS=scif BUILD=$(BUILD)/ksft-out \
+		KSFT_INSTALL_PATH=$(BUILD)/kselftest install > /dev/null
+	cd $(BUILD)/kselftest/scif && for f in *; do \
+		cmp $$f $(BUILD)/selftests/$$f || exit 1; done
+	rm -rf $(BUILD)/selftests/ksft-frame
+	mkdir -p $(BUILD)/selftests/ksft-frame
+	cd $(BUILD)/kselftest && cp -r run_kselftest.sh kselftest kselftest-list.txt \
+		$(BUILD)/selftests/ksft-frame/
 
 lib:
 	$(MAKE) -C $(TOP)/tools/lib/scif OUTPUT=$(BUILD)/lib all check-symbols compat-check

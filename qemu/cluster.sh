@@ -14,8 +14,14 @@
 #   -o OUTDIR   logs: OUTDIR/cluster.log, OUTDIR/node<k>/{console,results,
 #               qemu}.log; a node's later lives (see "restart") write
 #               console.<count>.log and results.<count>.log
-#   -m MEM      RAM per node, a power of two from 64M to 2G (a number is in
-#               MiB; M and G suffixes); default 512M for 2 nodes, else 256M
+#   -m MEM      RAM per node, a power of two from 64M to 8G (a number is in
+#               MiB; M and G suffixes); default 512M for 2 nodes, else 256M.
+#               Above 2G a node has RAM above the 32-bit PCI hole, which
+#               is not at the file offset equal to its address (q35: the
+#               first 2 GiB of the file are below 4 GiB, the rest from
+#               4 GiB up); each node publishes that layout and its peers
+#               translate (Documentation/scif/ivshmem.rst).  Every node
+#               maps every other node's RAM as a BAR of that size.
 #   -t TIMEOUT  seconds before the nodes still running are killed (900)
 #   -a ARGS     appended to every node's kernel command line
 #   -s LISTS    comma-separated step lists, one per node (or one for all):
@@ -55,7 +61,8 @@
 # server (started first, with -n N -v N -s 1M) makes doorbell.shm and
 # node<k>.sock there.  Node k's QEMU has its RAM in node<k>.ram, one
 # ivshmem-plain device per other node j whose BAR2 is node<j>.ram (the
-# aperture to j: guest-physical address P of j is BAR2 + P), and one
+# aperture to j: guest-physical address P of j below 4 GiB is BAR2 + P,
+# above it BAR2 + P - 2 GiB on a node of more than 2 GiB), and one
 # ivshmem-doorbell device on node<k>.sock (IVPosition k, N vectors:
 # vector j can mean "from node j").  Kernel command line: the one of
 # run-vm.sh plus scif.node=<k> scif.nodes=<N> [scif.steps=<LISTk>]
@@ -152,11 +159,13 @@ esac
 [[ $mem =~ ^([1-9][0-9]*)([MmGg]?)$ ]] || bad "-m: bad size '$mem'"
 mib=${BASH_REMATCH[1]}
 case ${BASH_REMATCH[2]} in [Gg]) mib=$((mib * 1024)) ;; esac
-# A power of two (ivshmem BARs must be) and at most 2 GiB, so that all of
-# a node's RAM lies below the PCI hole and guest-physical == file offset.
-if [ $((mib & (mib - 1))) -ne 0 ] || [ "$mib" -lt 64 ] || [ "$mib" -gt 2048 ]; then
-	bad "-m: RAM per node must be a power of two from 64M to 2G, not '$mem'"
+# A power of two (ivshmem BARs must be); at most 8 GiB (the host's
+# memory: the files are sparse, but a guest may fill its RAM).
+if [ $((mib & (mib - 1))) -ne 0 ] || [ "$mib" -lt 64 ] || [ "$mib" -gt 8192 ]; then
+	bad "-m: RAM per node must be a power of two from 64M to 8G, not '$mem'"
 fi
+# The emulated NTB's full-reach window assumes offset == address.
+[ "$topo" = ivshmem ] || [ "$mib" -le 2048 ] || bad "-T $topo needs -m 2G or less"
 declare -a steps
 if [ -n "$steps_opt" ]; then
 	IFS=, read -r -a steps <<< "$steps_opt,"

@@ -70,7 +70,7 @@ vm_run() { # kernel-name
 }
 
 cluster_run() { # kernel-name nodes
-	local k=$1 n=$2 kdir image rel moddir cdir j lists
+	local k=$1 n=$2 kdir image rel moddir cdir j lists mem
 	local sd=$top/tools/testing/selftests/scif
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
@@ -89,9 +89,13 @@ cluster_run() { # kernel-name nodes
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/cluster-steps" \
 		"$BUILD/selftests" "$moddir/drivers/misc/scif/scif.ko" \
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
-	echo "check: booting a $n-node cluster of $k ($rel)"
+	# 2 nodes of 4 GiB: RAM above the PCI hole, translated by the layout
+	# each node publishes (scif_highmem_cluster_test; ivshmem.rst).
+	mem=512M
+	[ "$n" -eq 2 ] && mem=4G
+	echo "check: booting a $n-node cluster of $k ($rel), $mem each"
 	bash "$top/qemu/cluster.sh" -n "$n" -k "$image" -i "$cdir.cpio" \
-		-o "$cdir" -m 512M -t 900 -R -s "$lists" -S "$BUILD/qemu/ivshmem-server" \
+		-o "$cdir" -m "$mem" -t 900 -R -s "$lists" -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: $n-node cluster of $k: launcher reported failure"
 	for j in $(seq 0 $((n - 1))); do

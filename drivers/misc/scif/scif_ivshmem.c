@@ -57,6 +57,9 @@
 #define SCIF_IV_TABLE_VERSION	1
 /* The slots follow the table header, a page of its own. */
 #define SCIF_IV_SLOTS_OFF	4096
+/* A node's RAM layout: at most this many ranges, in this version. */
+#define SCIF_IV_MAX_RANGES	8
+#define SCIF_IV_LAYOUT_VERSION	1
 
 static unsigned int hb_interval_ms = 100;
 module_param(hb_interval_ms, uint, 0444);
@@ -66,6 +69,11 @@ static unsigned int hb_timeout_ms = 1000;
 module_param(hb_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(hb_timeout_ms,
 		 "Milliseconds without a heartbeat after which a node is lost (default 1000)");
+
+static unsigned long ram_below_4g = SZ_2G;
+module_param(ram_below_4g, ulong, 0444);
+MODULE_PARM_DESC(ram_below_4g,
+		 "Bytes at the start of this VM's RAM file that sit below 4 GiB when it has RAM above 4 GiB (q35: 2 GiB, the default)");
 
 static char *devices;
 module_param(devices, charp, 0444);
@@ -113,6 +121,38 @@ struct scif_iv_sig {
 };
 
 /**
+ * struct scif_iv_range - guest-physical addresses backed by a memory file
+ * @gpa: the first guest-physical address
+ * @offset: where @gpa is in the node's RAM file (and so in its aperture)
+ * @len: bytes
+ */
+struct scif_iv_range {
+	u64 gpa;
+	u64 offset;
+	u64 len;
+};
+
+/**
+ * struct scif_iv_layout - where a node's RAM is in its memory file
+ * @version: SCIF_IV_LAYOUT_VERSION; 0 (a node that publishes none) means
+ *	guest-physical address == file offset
+ * @nr: ranges in use, 1 to SCIF_IV_MAX_RANGES
+ * @range: sorted by @gpa and by @offset, neither overlapping, all page
+ *	aligned and inside the file
+ *
+ * Published by each node in its slot before it goes up, and read by the
+ * others, which translate the addresses it gives them (its signature,
+ * its queues, its windows) into offsets in their aperture onto it.  On
+ * q35 a guest with more than 2 GiB has its RAM above 4 GiB at file
+ * offset 2 GiB, not at its address.  See scif_iv_layout_check().
+ */
+struct scif_iv_layout {
+	u32 version;
+	u32 nr;
+	struct scif_iv_range range[SCIF_IV_MAX_RANGES];
+};
+
+/**
  * struct scif_iv_slot - one node's entry in the bootstrap table
  * @magic: SCIF_IV_MAGIC once the slot is valid
  * @generation: incremented each time the node's driver starts
@@ -121,6 +161,8 @@ struct scif_iv_sig {
  * @sig_addr: address, in the node's RAM, of its signature
  * @sig_value: the signature
  * @qp_addr: where the node's inbound queue for each peer lives, or 0
+ * @layout: the node's RAM layout (all addresses above are guest-physical
+ *	addresses of the node, translated by it)
  */
 struct scif_iv_slot {
 	u64 magic;
@@ -130,6 +172,7 @@ struct scif_iv_slot {
 	u64 sig_addr;
 	u64 sig_value;
 	u64 qp_addr[SCIF_IV_MAX_NODES];
+	struct scif_iv_layout layout;
 };
 
 static_assert(sizeof(struct scif_iv_slot) <= SCIF_IV_SLOT_SIZE);
@@ -163,6 +206,9 @@ struct scif_iv;
  * @qp: the queue address the core was given for it (by peer_qp)
  * @heartbeat: its heartbeat as last read
  * @seen: jiffies when @heartbeat last moved
+ * @raw: its slot's layout as it was brought up with (to notice change)
+ * @layout: @raw checked against @ap (scif_iv_layout_check()): what every
+ *	address it gives is translated with
  *
  * Used by the heartbeat work only (and @ap, @qp by the bus operations
  * while the node is up).  It is the node's context for the core
@@ -182,8 +228,15 @@ struct scif_iv_peer {
 	u64 qp;
 	u64 heartbeat;
 	unsigned long seen;
+	struct scif_iv_layout raw;
+	struct scif_iv_layout layout;
 };
 
+/*
+ * struct scif_iv - the doorbell device, one per node.  @layout (this
+ * node's RAM layout, scif_iv_local_layout()) is set at probe and read
+ * only after.
+ */
 struct scif_iv {
 	struct scif_hw_dev hw;
 	struct pci_dev *pdev;
@@ -192,6 +245,7 @@ struct scif_iv {
 	u16 self;
 	int nr_vectors;
 	struct scif_iv_sig *sig;
+	struct scif_iv_layout layout;
 	struct delayed_work hb_work;
 	struct dentry *debugfs;
 	struct scif_iv_peer peers[SCIF_IV_MAX_NODES];
@@ -225,14 +279,81 @@ static u16 scif_iv_node(struct scif_iv_peer *peer)
 	return peer - peer->iv->peers;
 }
 
-/* Whether @peer's aperture reaches @len bytes at its address @addr. */
+/*
+ * Check the layout @raw, a copy of what a peer wrote in its slot (it
+ * may change the slot meanwhile), against @size, the size of the file
+ * behind the aperture onto it; the checked layout goes to @out.  Version
+ * 0, a node that publishes none, stands for guest-physical address ==
+ * file offset over the whole file.  Each range must be non-empty and
+ * page aligned; the ranges must be sorted by address and by offset,
+ * overlap in neither, and lie inside the file.
+ */
+static bool scif_iv_layout_check(const struct scif_iv_layout *raw, u64 size,
+				 struct scif_iv_layout *out)
+{
+	u64 gpa_end = 0, off_end = 0, e1, e2;
+	const struct scif_iv_range *r;
+	u32 i;
+
+	memset(out, 0, sizeof(*out));
+	out->version = SCIF_IV_LAYOUT_VERSION;
+	if (!raw->version) {
+		out->nr = 1;
+		out->range[0].len = size;
+		return size && PAGE_ALIGNED(size);
+	}
+	if (raw->version != SCIF_IV_LAYOUT_VERSION || !raw->nr ||
+	    raw->nr > SCIF_IV_MAX_RANGES)
+		return false;
+	for (i = 0; i < raw->nr; i++) {
+		r = &raw->range[i];
+		if (!r->len || !PAGE_ALIGNED(r->gpa | r->offset | r->len) ||
+		    check_add_overflow(r->gpa, r->len, &e1) ||
+		    check_add_overflow(r->offset, r->len, &e2) ||
+		    e2 > size || (i && (r->gpa < gpa_end || r->offset < off_end)))
+			return false;
+		gpa_end = e1;
+		off_end = e2;
+		out->range[i] = *r;
+	}
+	out->nr = raw->nr;
+	return true;
+}
+
+/*
+ * Where, in a node's file, the @len bytes at its address @addr are, by
+ * its checked layout @l: in *@off; false if no one range holds them all.
+ */
+static bool scif_iv_translate(const struct scif_iv_layout *l, u64 addr,
+			      u64 len, u64 *off)
+{
+	const struct scif_iv_range *r;
+	u64 end;
+	u32 i;
+
+	if (check_add_overflow(addr, len, &end))
+		return false;
+	for (i = 0; i < l->nr && i < SCIF_IV_MAX_RANGES; i++) {
+		r = &l->range[i];
+		if (addr >= r->gpa && end <= r->gpa + r->len) {
+			*off = addr - r->gpa + r->offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether @peer's aperture reaches @len bytes at its address @addr, and
+ * where in the aperture (*@off) they are.
+ */
 static struct scif_iv_aperture *scif_iv_reach(struct scif_iv_peer *peer,
-					      u64 addr, size_t len)
+					      u64 addr, size_t len, u64 *off)
 {
 	struct scif_iv_aperture *ap = peer->ap;
-	u64 end;
 
-	if (!ap || check_add_overflow(addr, (u64)len, &end) || end > ap->size)
+	if (!ap || !scif_iv_translate(&peer->layout, addr, len, off) ||
+	    *off + len > ap->size)
 		return NULL;
 	return ap;
 }
@@ -240,20 +361,27 @@ static struct scif_iv_aperture *scif_iv_reach(struct scif_iv_peer *peer,
 static void *scif_iv_map_peer(struct scif_hw_dev *hw, void *ctx, u64 addr,
 			      size_t len)
 {
-	struct scif_iv_aperture *ap = scif_iv_reach(ctx, addr, len);
+	struct scif_iv_aperture *ap;
+	u64 off;
 
-	return ap ? ap->va + addr : ERR_PTR(-EINVAL);
+	ap = scif_iv_reach(ctx, addr, len, &off);
+	return ap ? ap->va + off : ERR_PTR(-EINVAL);
 }
 
-/* The aperture is a BAR: the peer's address @addr is at BAR + @addr. */
+/*
+ * The aperture is a BAR onto the peer's RAM file: the peer's address
+ * @addr is at BAR + its offset in that file (by the peer's layout).
+ */
 static int scif_iv_peer_phys(struct scif_hw_dev *hw, void *ctx, u64 addr,
 			     size_t len, phys_addr_t *phys)
 {
-	struct scif_iv_aperture *ap = scif_iv_reach(ctx, addr, len);
+	struct scif_iv_aperture *ap;
+	u64 off;
 
+	ap = scif_iv_reach(ctx, addr, len, &off);
 	if (!ap)
 		return -EINVAL;
-	*phys = ap->phys + addr;
+	*phys = ap->phys + off;
 	return 0;
 }
 
@@ -264,18 +392,16 @@ static void scif_iv_unmap_peer(struct scif_hw_dev *hw, void *ctx, void *va,
 
 /*
  * A peer reaches this node's RAM through its aperture onto our memory
- * file, which it shows at file offsets.  q35 places RAM below the 32-bit
- * PCI hole at its file offset, so a physical address is the offset the
- * peer uses; RAM above 4 GiB (a larger guest) is elsewhere in the file,
- * and anything else is not in the file at all: both refused.
+ * file, and translates the physical addresses we give it into offsets
+ * in that file by the layout we publish (scif_iv_local_layout()).  So
+ * only RAM inside one range of that layout can be given out.
  */
 static int scif_iv_map_local(struct scif_hw_dev *hw, void *ctx,
 			     phys_addr_t phys, size_t len, u64 *addr)
 {
-	u64 end;
+	u64 off;
 
-	if (!len || check_add_overflow((u64)phys, (u64)len, &end) ||
-	    end > SZ_4G ||
+	if (!len || !scif_iv_translate(&to_iv(hw)->layout, phys, len, &off) ||
 	    region_intersects(phys, len, IORESOURCE_SYSTEM_RAM,
 			      IORES_DESC_NONE) != REGION_INTERSECTS)
 		return -EINVAL;
@@ -304,11 +430,10 @@ static u64 scif_iv_peer_qp(struct scif_hw_dev *hw, void *ctx)
 {
 	struct scif_iv *iv = to_iv(hw);
 	struct scif_iv_peer *peer = ctx;
-	struct scif_iv_aperture *ap = peer->ap;
-	u64 addr;
+	u64 addr, off;
 
 	addr = READ_ONCE(scif_iv_slot(iv, scif_iv_node(peer))->qp_addr[iv->self]);
-	if (!ap || !PAGE_ALIGNED(addr) || addr >= ap->size)
+	if (!PAGE_ALIGNED(addr) || !scif_iv_reach(peer, addr, PAGE_SIZE, &off))
 		addr = 0;
 	peer->qp = addr;
 	return addr;
@@ -343,18 +468,24 @@ static irqreturn_t scif_iv_irq(int irq, void *data)
 }
 
 /*
- * Whether @ap shows, at @addr, the signature of @node's life @gen with
- * @value.  Everything read is the peer's; reads stay inside the aperture.
+ * Whether @ap shows, at @addr (translated by the layout @raw, checked
+ * first against @ap), the signature of @node's life @gen with @value.
+ * Everything read is the peer's; reads stay inside the aperture.
  */
-static bool scif_iv_sig_at(struct scif_iv_aperture *ap, u16 node, u32 gen,
+static bool scif_iv_sig_at(struct scif_iv_aperture *ap,
+			   const struct scif_iv_layout *raw, u16 node, u32 gen,
 			   u64 addr, u64 value)
 {
+	struct scif_iv_layout l;
 	struct scif_iv_sig sig;
+	u64 off;
 
 	if (!ap || !value || !IS_ALIGNED(addr, sizeof(u64)) ||
-	    ap->size < sizeof(sig) || addr > ap->size - sizeof(sig))
+	    !scif_iv_layout_check(raw, ap->size, &l) ||
+	    !scif_iv_translate(&l, addr, sizeof(sig), &off) ||
+	    off + sizeof(sig) > ap->size)
 		return false;
-	memcpy(&sig, ap->va + addr, sizeof(sig));
+	memcpy(&sig, ap->va + off, sizeof(sig));
 	return sig.magic == SCIF_IV_SIG_MAGIC && sig.node == node &&
 	       sig.generation == gen && sig.value == value;
 }
@@ -371,11 +502,13 @@ static struct scif_iv_aperture *scif_iv_find_aperture(struct scif_iv_slot *slot,
 	u64 addr = READ_ONCE(slot->sig_addr), want = READ_ONCE(slot->sig_value);
 	u32 gen = READ_ONCE(slot->generation);
 	struct scif_iv_aperture *ap, *found = NULL;
+	struct scif_iv_layout raw;
 	int seen = 0;
 
+	memcpy(&raw, &slot->layout, sizeof(raw));
 	mutex_lock(&scif_iv_lock);
 	list_for_each_entry(ap, &scif_iv_apertures, list) {
-		if (!scif_iv_sig_at(ap, node, gen, addr, want))
+		if (!scif_iv_sig_at(ap, &raw, node, gen, addr, want))
 			continue;
 		seen++;
 		found = ap;
@@ -471,6 +604,7 @@ struct scif_iv_view {
 	u64 sig_addr;
 	u64 sig_value;
 	u64 qp;
+	struct scif_iv_layout layout;
 };
 
 static void scif_iv_read_slot(struct scif_iv *iv, u16 node,
@@ -484,6 +618,7 @@ static void scif_iv_read_slot(struct scif_iv *iv, u16 node,
 	v->sig_addr = READ_ONCE(slot->sig_addr);
 	v->sig_value = READ_ONCE(slot->sig_value);
 	v->qp = READ_ONCE(slot->qp_addr[iv->self]);
+	memcpy(&v->layout, &slot->layout, sizeof(v->layout));
 }
 
 /* What is wrong with the slot of a peer that is up, or NULL. */
@@ -498,6 +633,8 @@ static const char *scif_iv_slot_changed(struct scif_iv_peer *peer,
 		return "signature changed";
 	if (v->qp != peer->qp)
 		return "queue address changed";
+	if (memcmp(&v->layout, &peer->raw, sizeof(peer->raw)))
+		return "RAM layout changed";
 	return NULL;
 }
 
@@ -518,8 +655,8 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 	}
 	/* A restart shows a new signature, found where the slot says. */
 	if (v->magic == SCIF_IV_MAGIC && v->sig_value != peer->sig_value &&
-	    scif_iv_sig_at(peer->ap, node, v->generation, v->sig_addr,
-			   v->sig_value)) {
+	    scif_iv_sig_at(peer->ap, &v->layout, node, v->generation,
+			   v->sig_addr, v->sig_value)) {
 		scif_iv_peer_down(iv, node, "restarted");
 		return;
 	}
@@ -589,11 +726,14 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 	peer->stale = false;
 	if (!peer->ap)
 		peer->ap = scif_iv_find_aperture(slot, node);
-	if (!scif_iv_sig_at(peer->ap, node, v.generation, v.sig_addr,
-			    v.sig_value)) {
+	if (!scif_iv_sig_at(peer->ap, &v.layout, node, v.generation,
+			    v.sig_addr, v.sig_value)) {
 		scif_iv_want_apertures(iv);
 		return;
 	}
+	/* Checked by scif_iv_sig_at(); what the bus operations translate by. */
+	peer->raw = v.layout;
+	scif_iv_layout_check(&peer->raw, peer->ap->size, &peer->layout);
 	err = scif_hw_node_up(&iv->hw, node, peer);
 	peer->pending = err == -EAGAIN;
 	if (err)
@@ -638,6 +778,7 @@ static void scif_iv_claim_slot(struct scif_iv *iv)
 	iv->sig->value = get_random_u64() | 1;
 	me->sig_addr = virt_to_phys(iv->sig);
 	me->sig_value = iv->sig->value;
+	memcpy(&me->layout, &iv->layout, sizeof(me->layout));
 	me->generation = gen;
 	me->magic = SCIF_IV_MAGIC;
 	wmb();	/* ... and the new contents before it is up again */
@@ -799,6 +940,66 @@ static int scif_iv_map_table(struct scif_iv *iv)
 	return iv->regs ? 0 : -ENOMEM;
 }
 
+/* The highest ends of this node's System RAM below and above 4 GiB. */
+struct scif_iv_ram {
+	u64 low_end;
+	u64 high_end;
+};
+
+static int scif_iv_ram_cb(struct resource *res, void *arg)
+{
+	struct scif_iv_ram *ram = arg;
+	u64 end = (u64)res->end + 1;
+
+	if (end <= SZ_4G)
+		ram->low_end = max(ram->low_end, end);
+	else
+		ram->high_end = max(ram->high_end, end);
+	return 0;
+}
+
+/*
+ * This node's RAM layout, which it publishes for its peers to translate
+ * by.  QEMU puts a guest's RAM in its file in one piece: what is below
+ * the 32-bit PCI hole at its own address, the rest from 4 GiB up right
+ * after it in the file.  How much is below is the machine's choice
+ * (q35: all of it up to 2.75 GiB of RAM, else 2 GiB), which the guest
+ * cannot read: ram_below_4g says it when there is RAM above 4 GiB.  A
+ * wrong value is caught by the peers: the signature is then not where
+ * the layout says, and this node is never brought up.
+ */
+static int scif_iv_local_layout(struct scif_iv *iv)
+{
+	struct scif_iv_layout *l = &iv->layout;
+	struct scif_iv_ram ram = { 0, 0 };
+	u64 low;
+
+	walk_iomem_res_desc(IORES_DESC_NONE, IORESOURCE_SYSTEM_RAM, 0,
+			    U64_MAX, &ram, scif_iv_ram_cb);
+	low = PAGE_ALIGN(ram.low_end);
+	memset(l, 0, sizeof(*l));
+	l->version = SCIF_IV_LAYOUT_VERSION;
+	l->nr = 1;
+	l->range[0].len = low;
+	if (!low)
+		return -ENODEV;
+	if (!ram.high_end)
+		return 0;
+	if (!PAGE_ALIGNED(ram_below_4g) || ram_below_4g < low ||
+	    ram_below_4g > SZ_4G) {
+		dev_err(&iv->pdev->dev, "ram_below_4g=%lu: not page aligned, or not between %llu and 4 GiB\n",
+			ram_below_4g, low);
+		return -EINVAL;
+	}
+	l->range[1].gpa = SZ_4G;
+	l->range[1].offset = ram_below_4g;
+	l->range[1].len = PAGE_ALIGN(ram.high_end) - SZ_4G;
+	l->nr = 2;
+	dev_info(&iv->pdev->dev, "RAM: %llu MiB at 0, %llu MiB at 4 GiB (file offset %lu MiB)\n",
+		 low >> 20, l->range[1].len >> 20, ram_below_4g >> 20);
+	return 0;
+}
+
 static int scif_iv_probe_doorbell(struct pci_dev *pdev)
 {
 	struct scif_iv *iv;
@@ -826,6 +1027,9 @@ static int scif_iv_probe_doorbell(struct pci_dev *pdev)
 	if (pos >= SCIF_IV_MAX_NODES)
 		return -EINVAL;
 	iv->self = pos;
+	err = scif_iv_local_layout(iv);
+	if (err)
+		return err;
 	iv->sig = (struct scif_iv_sig *)get_zeroed_page(GFP_KERNEL);
 	if (!iv->sig)
 		return -ENOMEM;
@@ -887,8 +1091,8 @@ static bool scif_iv_aperture_proven(struct scif_iv_aperture *ap)
 			continue;
 		scif_iv_read_slot(iv, node, &v);
 		if (v.magic == SCIF_IV_MAGIC && v.up &&
-		    scif_iv_sig_at(ap, node, v.generation, v.sig_addr,
-				   v.sig_value))
+		    scif_iv_sig_at(ap, &v.layout, node, v.generation,
+				   v.sig_addr, v.sig_value))
 			return true;
 	}
 	return false;
@@ -1155,11 +1359,147 @@ static void scif_iv_sig_bad_addr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, aps[0].node, -1);
 }
 
+/* A q35 guest of 4 GiB: 2 GiB at 0, 2 GiB at 4 GiB, file offset 2 GiB. */
+static void scif_iv_kunit_q35(struct scif_iv_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->version = SCIF_IV_LAYOUT_VERSION;
+	l->nr = 2;
+	l->range[0].len = SZ_2G - SZ_1M;
+	l->range[1].gpa = SZ_4G;
+	l->range[1].offset = SZ_2G;
+	l->range[1].len = SZ_2G;
+}
+
+/* The good layout passes; addresses translate into the right range. */
+static void scif_iv_layout_good(struct kunit *test)
+{
+	struct scif_iv_layout raw, l;
+	u64 off = 0;
+
+	scif_iv_kunit_q35(&raw);
+	KUNIT_ASSERT_TRUE(test, scif_iv_layout_check(&raw, SZ_4G, &l));
+	KUNIT_EXPECT_TRUE(test, scif_iv_translate(&l, 0x1000, 8, &off));
+	KUNIT_EXPECT_EQ(test, off, 0x1000ULL);
+	KUNIT_EXPECT_TRUE(test, scif_iv_translate(&l, SZ_4G + 0x5000,
+						  PAGE_SIZE, &off));
+	KUNIT_EXPECT_EQ(test, off, SZ_2G + 0x5000ULL);
+	/* The last byte of the file, and no further. */
+	KUNIT_EXPECT_TRUE(test, scif_iv_translate(&l, SZ_4G + SZ_2G - 8, 8,
+						  &off));
+	KUNIT_EXPECT_EQ(test, off, SZ_4G - 8ULL);
+	KUNIT_EXPECT_FALSE(test, scif_iv_translate(&l, SZ_4G + SZ_2G - 8, 16,
+						   &off));
+	/* The PCI hole, a run across two ranges, wrapping: nothing. */
+	KUNIT_EXPECT_FALSE(test, scif_iv_translate(&l, SZ_2G + SZ_1G, 8, &off));
+	KUNIT_EXPECT_FALSE(test, scif_iv_translate(&l, SZ_2G - SZ_1M - 8,
+						   SZ_4G, &off));
+	KUNIT_EXPECT_FALSE(test, scif_iv_translate(&l, U64_MAX - 7, 16, &off));
+	/* Version 0 (a node without a layout): the identity over the file. */
+	memset(&raw, 0, sizeof(raw));
+	KUNIT_ASSERT_TRUE(test, scif_iv_layout_check(&raw, SZ_512M, &l));
+	KUNIT_EXPECT_TRUE(test, scif_iv_translate(&l, SZ_256M, 8, &off));
+	KUNIT_EXPECT_EQ(test, off, (u64)SZ_256M);
+	KUNIT_EXPECT_FALSE(test, scif_iv_translate(&l, SZ_512M, 8, &off));
+}
+
+/* One spoilt field: range @r (or the header, -1), field @f, value @v. */
+struct scif_iv_kunit_spoil {
+	int r;
+	int f;
+	u64 v;
+};
+
+static void scif_iv_kunit_set(struct scif_iv_layout *l,
+			      const struct scif_iv_kunit_spoil *sp)
+{
+	u64 *field;
+
+	if (sp->r < 0) {
+		if (sp->f)
+			l->nr = sp->v;
+		else
+			l->version = sp->v;
+		return;
+	}
+	field = sp->f == 0 ? &l->range[sp->r].gpa :
+		sp->f == 1 ? &l->range[sp->r].offset : &l->range[sp->r].len;
+	*field = sp->v;
+}
+
+/* Every way a peer can spoil its layout is refused. */
+static void scif_iv_layout_bad(struct kunit *test)
+{
+	static const struct scif_iv_kunit_spoil spoil[] = {
+		{ -1, 0, 2 }, { -1, 1, 0 }, { -1, 1, SCIF_IV_MAX_RANGES + 1 },
+		{ -1, 1, U32_MAX },
+		{ 1, 0, SZ_4G + 8 },			/* misaligned */
+		{ 0, 2, 0 },				/* empty */
+		{ 1, 0, SZ_1G },			/* overlapping */
+		{ 0, 0, 2 * SZ_4G },			/* unsorted by address */
+		{ 1, 1, 0 },				/* ... by offset */
+		{ 1, 2, SZ_2G + PAGE_SIZE },		/* past the file */
+		{ 1, 1, U64_MAX & PAGE_MASK },		/* wrapping */
+		{ 1, 2, (U64_MAX & PAGE_MASK) - SZ_2G },
+	};
+	struct scif_iv_layout raw, l;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(spoil); i++) {
+		scif_iv_kunit_q35(&raw);
+		scif_iv_kunit_set(&raw, &spoil[i]);
+		KUNIT_EXPECT_FALSE_MSG(test, scif_iv_layout_check(&raw, SZ_4G, &l),
+				       "spoilt layout %u", i);
+	}
+	/* A 4 GiB layout in a 2 GiB file; a file that is no whole page. */
+	scif_iv_kunit_q35(&raw);
+	KUNIT_EXPECT_FALSE(test, scif_iv_layout_check(&raw, SZ_2G, &l));
+	memset(&raw, 0, sizeof(raw));
+	KUNIT_EXPECT_FALSE(test, scif_iv_layout_check(&raw, 100, &l));
+}
+
+/*
+ * A node's signature above 4 GiB, found through its aperture at the
+ * offset its layout gives, and not where offset == address would be.
+ */
+static void scif_iv_sig_translated(struct kunit *test)
+{
+	struct scif_iv_aperture *aps = scif_iv_kunit_aps(test);
+	struct scif_iv_slot slot;
+
+	KUNIT_ASSERT_NOT_NULL(test, aps[1].va);
+	scif_iv_kunit_sig(&aps[1], 2 * PAGE_SIZE + 64, 4, 3,
+			  0x5eed5eed5eed5eedULL, &slot);
+	slot.sig_addr = SZ_4G + PAGE_SIZE + 64;
+	slot.layout.version = SCIF_IV_LAYOUT_VERSION;
+	slot.layout.nr = 2;
+	slot.layout.range[0].len = PAGE_SIZE;
+	slot.layout.range[1].gpa = SZ_4G;
+	slot.layout.range[1].offset = PAGE_SIZE;
+	slot.layout.range[1].len = 3 * PAGE_SIZE;
+	KUNIT_EXPECT_PTR_EQ(test, scif_iv_find_aperture(&slot, 4), &aps[1]);
+	aps[1].node = -1;
+	/* The same signature with no layout (offset == address): not found. */
+	memset(&slot.layout, 0, sizeof(slot.layout));
+	KUNIT_EXPECT_NULL(test, scif_iv_find_aperture(&slot, 4));
+	/* A layout that points past the aperture: not read, not found. */
+	slot.layout.version = SCIF_IV_LAYOUT_VERSION;
+	slot.layout.nr = 1;
+	slot.layout.range[0].gpa = SZ_4G;
+	slot.layout.range[0].offset = PAGE_SIZE;
+	slot.layout.range[0].len = SCIF_IV_KUNIT_SIZE;
+	KUNIT_EXPECT_NULL(test, scif_iv_find_aperture(&slot, 4));
+	KUNIT_EXPECT_EQ(test, aps[1].node, -1);
+}
+
 static struct kunit_case scif_iv_sig_cases[] = {
 	KUNIT_CASE(scif_iv_sig_unique),
 	KUNIT_CASE(scif_iv_sig_everywhere),
 	KUNIT_CASE(scif_iv_sig_other_node),
 	KUNIT_CASE(scif_iv_sig_bad_addr),
+	KUNIT_CASE(scif_iv_layout_good),
+	KUNIT_CASE(scif_iv_layout_bad),
+	KUNIT_CASE(scif_iv_sig_translated),
 	{}
 };
 
