@@ -59,7 +59,7 @@ check versions-agree versions_agree
 
 every_param() {
 	local p bad=0
-	for p in $(grep -rhoE 'module_param(_named)?\([a-z_]+' "$top/drivers" |
+	for p in $(grep -rhoE 'module_param(_named)?\([a-z0-9_]+' "$top/drivers" |
 			sed 's/.*(//' | sort -u); do
 		grep -qE "(^#?options [a-z_]+ $p=|(^|[ ,])$p([ ,]|$))" \
 			"$top/packaging/scif.modprobe.conf" ||
