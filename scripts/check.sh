@@ -90,9 +90,11 @@ cluster_run() { # kernel-name nodes
 		"$BUILD/selftests" "$moddir/drivers/misc/scif/scif.ko" \
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
 	# 2 nodes of 4 GiB: RAM above the PCI hole, translated by the layout
-	# each node publishes (scif_highmem_cluster_test; ivshmem.rst).
+	# each node publishes (scif_highmem_cluster_test; ivshmem.rst).  Not
+	# on the debug kernel yet: there (KASAN, kmemleak) a 4 GiB node
+	# stalled past the heartbeat timeout (testing.rst, "Open").
 	mem=512M
-	[ "$n" -eq 2 ] && mem=4G
+	[ "$n" -eq 2 ] && [ "$k" != debug ] && mem=4G
 	echo "check: booting a $n-node cluster of $k ($rel), $mem each"
 	bash "$top/qemu/cluster.sh" -n "$n" -k "$image" -i "$cdir.cpio" \
 		-o "$cdir" -m "$mem" -t 900 -R -s "$lists" -S "$BUILD/qemu/ivshmem-server" \
