@@ -64,8 +64,7 @@ vm_run() { # kernel-name
 	# 2G: scif_rma_test registers 1 GiB of windows.
 	SCIF_VM_MEM=2G sh "$top/qemu/run-vm.sh" "$image" "$vmdir.cpio" "$vmdir" ||
 		echo "check: $k guest exited with status $?"
-	sh "$top/qemu/parse-results.sh" "$vmdir/results.log" "$k" |
-		while read -r verdict name; do record "$verdict" "$name"; done
+	guest_results "$vmdir/results.log" "$k"
 	run_test "$k/kernel-log-clean" bash "$top/qemu/check-log.sh" "$vmdir/console.log"
 }
 
@@ -101,9 +100,7 @@ cluster_run() { # kernel-name nodes
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: $n-node cluster of $k: launcher reported failure"
 	for j in $(seq 0 $((n - 1))); do
-		sh "$top/qemu/parse-results.sh" "$cdir/node$j/results.log" \
-			"$k/cluster$n/node$j" |
-			while read -r verdict name; do record "$verdict" "$name"; done
+		guest_results "$cdir/node$j/results.log" "$k/cluster$n/node$j"
 		run_test "$k/cluster$n/node$j/kernel-log-clean" \
 			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
 	done
@@ -129,12 +126,9 @@ node_loss_run() { # kernel-name
 		-t 600 -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: node-loss cluster of $k: launcher reported failure"
-	sh "$top/qemu/parse-results.sh" "$cdir/node0/results.log" "$k/node-loss/node0" |
-		while read -r verdict name; do record "$verdict" "$name"; done
+	guest_results "$cdir/node0/results.log" "$k/node-loss/node0"
 	last=$(ls "$cdir/node1"/results.*.log 2>/dev/null | sort -V | tail -n 1)
-	sh "$top/qemu/parse-results.sh" "${last:-$cdir/node1/results.log}" \
-		"$k/node-loss/node1-last-life" |
-		while read -r verdict name; do record "$verdict" "$name"; done
+	guest_results "${last:-$cdir/node1/results.log}" "$k/node-loss/node1-last-life"
 	for log in "$cdir"/node*/console*.log; do
 		run_test "$k/node-loss/$(basename "$(dirname "$log")")/$(basename "$log" .log)-clean" \
 			bash "$top/qemu/check-log.sh" "$log"
@@ -164,9 +158,7 @@ corrupt_run() { # kernel-name
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: corrupt cluster of $k: launcher reported failure"
 	for j in 0 1 2; do
-		sh "$top/qemu/parse-results.sh" "$cdir/node$j/results.log" \
-			"$k/corrupt/node$j" |
-			while read -r verdict name; do record "$verdict" "$name"; done
+		guest_results "$cdir/node$j/results.log" "$k/corrupt/node$j"
 		run_test "$k/corrupt/node$j/kernel-log-clean" \
 			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
 	done
@@ -195,8 +187,7 @@ dma_run() { # kernel-name
 	echo "check: booting $k with a software DMA provider"
 	SCIF_VM_MEM=2G sh "$top/qemu/run-vm.sh" "$image" "$vmdir.cpio" "$vmdir" ||
 		echo "check: $k DMA guest exited with status $?"
-	sh "$top/qemu/parse-results.sh" "$vmdir/results.log" "$k/dma" |
-		while read -r verdict name; do record "$verdict" "$name"; done
+	guest_results "$vmdir/results.log" "$k/dma"
 	run_test "$k/dma/kernel-log-clean" bash "$top/qemu/check-log.sh" "$vmdir/console.log"
 
 	[ -n "$CLUSTERS" ] || return
@@ -212,9 +203,7 @@ dma_run() { # kernel-name
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: DMA cluster of $k: launcher reported failure"
 	for j in 0 1; do
-		sh "$top/qemu/parse-results.sh" "$cdir/node$j/results.log" \
-			"$k/dma-cluster/node$j" |
-			while read -r verdict name; do record "$verdict" "$name"; done
+		guest_results "$cdir/node$j/results.log" "$k/dma-cluster/node$j"
 		run_test "$k/dma-cluster/node$j/kernel-log-clean" \
 			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
 	done

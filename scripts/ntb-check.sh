@@ -70,8 +70,7 @@ ntb_run() { # kernel-name
 	bash "$top/qemu/ntb-vm.sh" -k "$image" -i "$ntb/initrd.cpio" -o "$vmdir" \
 		-t 400 -S "$BUILD/qemu/ivshmem-server" > "$vmdir.log" 2>&1 ||
 		echo "check: ntb VM of $k: launcher reported failure"
-	sh "$top/qemu/parse-results.sh" "$vmdir/results.log" "$k/ntb" |
-		while read -r verdict name; do record "$verdict" "$name"; done
+	guest_results "$vmdir/results.log" "$k/ntb"
 	run_test "$k/ntb/kernel-log-clean" bash "$top/qemu/check-log.sh" "$vmdir/console.log"
 
 	[ -n "$CLUSTERS" ] || return 0
@@ -93,9 +92,7 @@ ntb_run() { # kernel-name
 		-S "$BUILD/qemu/ivshmem-server" > "$vmdir.log" 2>&1 ||
 		echo "check: ntb_netdev VMs of $k: launcher reported failure"
 	for j in 0 1; do
-		sh "$top/qemu/parse-results.sh" "$vmdir/node$j/results.log" \
-			"$k/ntb-netdev/node$j" |
-			while read -r verdict name; do record "$verdict" "$name"; done
+		guest_results "$vmdir/node$j/results.log" "$k/ntb-netdev/node$j"
 		run_test "$k/ntb-netdev/node$j/kernel-log-clean" \
 			bash "$top/qemu/check-log.sh" "$vmdir/node$j/console.log"
 	done

@@ -97,12 +97,9 @@ cluster() { # name lists [topology]
 		-o "$cdir" -m 512M -t 600 -s "$lists" \
 		-S "$BUILD/qemu/ivshmem-server" > "$cdir/launcher.log" 2>&1 ||
 		echo "scif-ntb: $name: launcher reported failure" >&2
-	sh "$top/qemu/parse-results.sh" "$cdir/node0/results.log" "$k/ntb-$name/node0" |
-		while read -r verdict n; do record "$verdict" "$n"; done
+	guest_results "$cdir/node0/results.log" "$k/ntb-$name/node0"
 	last=$(ls "$cdir/node1"/results.*.log 2>/dev/null | sort -V | tail -n 1)
-	sh "$top/qemu/parse-results.sh" "${last:-$cdir/node1/results.log}" \
-		"$k/ntb-$name/node1" |
-		while read -r verdict n; do record "$verdict" "$n"; done
+	guest_results "${last:-$cdir/node1/results.log}" "$k/ntb-$name/node1"
 	for log in "$cdir"/node*/console*.log; do
 		j=$(basename "$(dirname "$log")")
 		run_test "$k/ntb-$name/$j/$(basename "$log" .log)-clean" \

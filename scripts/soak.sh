@@ -31,6 +31,10 @@ for n in $NODES; do
 	[[ $n =~ ^[2-8]$ ]] || { echo "soak: NODES: '$n' is not 2..8" >&2; exit 2; }
 done
 
+# shellcheck source=scripts/check-lib.sh
+. "$top/scripts/check-lib.sh"
+
+# Quieter than check-lib.sh's: a soak records thousands of passes.
 record() { # PASS|FAIL|SKIP name
 	echo "$1 $2" >> "$results"
 	[ "$1" = PASS ] || echo "$1 $2"
@@ -71,9 +75,7 @@ for n in $NODES; do
 		res=$cdir/node$j/results.log
 		[ "$j" -ne 1 ] ||
 			res=$(ls "$cdir/node1"/results*.log 2>/dev/null | sort -V | tail -n 1)
-		sh "$top/qemu/parse-results.sh" "${res:-$cdir/node$j/results.log}" \
-			"$KERNEL/soak$n/node$j" |
-			while read -r verdict name; do record "$verdict" "$name"; done
+		guest_results "${res:-$cdir/node$j/results.log}" "$KERNEL/soak$n/node$j"
 	done
 	for log in "$cdir"/node*/console*.log; do
 		name=$KERNEL/soak$n/$(basename "$(dirname "$log")")/$(basename "$log" .log)-clean

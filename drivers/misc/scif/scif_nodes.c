@@ -41,6 +41,14 @@ struct scif_reply {
  */
 #define SCIF_REPLY_HIGH		256
 #define SCIF_REPLY_MAX		4096
+/*
+ * Room in a node's queue that only replies may take: a request goes
+ * while more than this is free.  Replies are what lets the peer take
+ * more requests; stuck behind ours, both sides (or the loopback node,
+ * whose queue carries both) would wait for each other until the stall
+ * timeout failed the node.
+ */
+#define SCIF_REPLY_ROOM		(64 * sizeof(struct scif_msg))
 
 static unsigned int node_stall_ms = 10000;
 module_param(node_stall_ms, uint, 0644);
@@ -95,33 +103,45 @@ static bool scif_node_tx_stalled(struct scif_node *node)
 	return true;
 }
 
-static bool scif_node_tx_ready(struct scif_node *node)
+static bool scif_node_tx_ready(struct scif_node *node, u32 need)
 {
-	return !READ_ONCE(node->online) ||
-	       scif_rb_tx_room(&node->rb) >= sizeof(struct scif_msg);
+	return !READ_ONCE(node->online) || scif_rb_tx_room(&node->rb) >= need;
 }
 
-/**
- * scif_node_send() - send a node message
- * @node: the destination node
- * @msg: the message
- *
- * Sleeps while the peer's queue is full.  Only a fatal signal or the
- * loss of the node ends the wait early; a read count from the peer that
- * makes no sense is a protocol error, which takes the node offline.
- *
- * Context: process context; takes @node->tx_mutex.
- * Return: 0, -ENODEV if the node is gone, or -EINTR.
+/*
+ * reply_work waits for room: rx_work must not pause for the replies it
+ * queues (scif_node_rx_throttle()), or on the loopback node, or between
+ * two nodes both paused, nothing would ever make that room.
  */
-int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
+static void scif_node_reply_waits(struct scif_node *node, bool waits)
 {
+	bool resume;
+
+	spin_lock(&node->reply_lock);
+	node->reply_waiting = waits;
+	resume = waits && node->rx_throttled;
+	if (resume)
+		node->rx_throttled = false;
+	spin_unlock(&node->reply_lock);
+	if (resume)
+		queue_work(scif_info.wq, &node->rx_work);
+}
+
+/*
+ * Send @msg once @need bytes are free in the peer's queue (see
+ * scif_node_send()); @reply: from reply_work, which may take the room
+ * kept for replies.
+ */
+static int __scif_node_send(struct scif_node *node, const struct scif_msg *msg,
+			    bool reply)
+{
+	u32 need = sizeof(*msg) + (reply ? 0 : SCIF_REPLY_ROOM);
 	struct kvec kv = { .iov_base = (void *)msg, .iov_len = sizeof(*msg) };
 	struct iov_iter iter;
 	int err = 0;
 
 	mutex_lock(&node->tx_mutex);
-	while (READ_ONCE(node->online) &&
-	       scif_rb_tx_room(&node->rb) < sizeof(*msg)) {
+	while (READ_ONCE(node->online) && scif_rb_tx_room(&node->rb) < need) {
 		if (scif_rb_tx_broken(&node->rb) || scif_node_tx_stalled(node)) {
 			scif_node_protocol_error(node);
 			err = -ENODEV;
@@ -131,12 +151,16 @@ int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
 		WRITE_ONCE(node->rb.remote->rx_waiting, 1);
 		/* The flag must be visible before we look at the room again. */
 		mb();
-		if (scif_rb_tx_room(&node->rb) >= sizeof(*msg))
+		if (scif_rb_tx_room(&node->rb) >= need)
 			break;
 		mutex_unlock(&node->tx_mutex);
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		wait_event_timeout(node->tx_wq, scif_node_tx_ready(node),
+		if (fatal_signal_pending(current)) {
+			err = -EINTR;
+			goto out_unlocked;
+		}
+		if (reply)
+			scif_node_reply_waits(node, true);
+		wait_event_timeout(node->tx_wq, scif_node_tx_ready(node, need),
 				   SCIF_TX_RECHECK);
 		mutex_lock(&node->tx_mutex);
 	}
@@ -151,7 +175,28 @@ int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
 	node->hw->ops->ring(node->hw, node->hw_ctx);
 out:
 	mutex_unlock(&node->tx_mutex);
+out_unlocked:
+	if (reply)
+		scif_node_reply_waits(node, false);
 	return err;
+}
+
+/**
+ * scif_node_send() - send a node message
+ * @node: the destination node
+ * @msg: the message
+ *
+ * Sleeps while the peer's queue is full, or nearly: the last
+ * SCIF_REPLY_ROOM bytes are kept for replies.  Only a fatal signal or the
+ * loss of the node ends the wait early; a read count from the peer that
+ * makes no sense is a protocol error, which takes the node offline.
+ *
+ * Context: process context; takes @node->tx_mutex.
+ * Return: 0, -ENODEV if the node is gone, or -EINTR.
+ */
+int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
+{
+	return __scif_node_send(node, msg, false);
 }
 
 /**
@@ -215,7 +260,7 @@ static void scif_node_reply_work(struct work_struct *work)
 			queue_work(scif_info.wq, &node->rx_work);
 		if (!r)
 			return;
-		scif_node_send(node, &r->msg);
+		__scif_node_send(node, &r->msg, true);
 		kfree(r);
 		cond_resched();
 	}
@@ -241,7 +286,7 @@ static bool scif_node_rx_throttle(struct scif_node *node)
 	bool stop;
 
 	spin_lock(&node->reply_lock);
-	stop = node->nr_replies >= SCIF_REPLY_HIGH;
+	stop = node->nr_replies >= SCIF_REPLY_HIGH && !node->reply_waiting;
 	if (stop)
 		node->rx_throttled = true;
 	spin_unlock(&node->reply_lock);

@@ -44,10 +44,13 @@
  * node's rx_work, which hands each to its handler through the router's
  * table (scif_nodemsg.c) and never waits for anything remote: replies
  * it must send are queued to reply_work.  That queue is bounded
- * (rx_work pauses while it is long; a node that lets it overflow is
- * failed), and rx_work requeues itself after a budget of messages.
- * Senders in process context sleep while the peer's queue is full; a
- * node that leaves it full for node_stall_ms is failed (scif_nodes.c).
+ * (rx_work pauses while it is long, unless reply_work itself waits for
+ * room; a node that lets it overflow is failed), and rx_work requeues
+ * itself after a budget of messages.  Senders in process context sleep
+ * while the peer's queue is full; the last SCIF_REPLY_ROOM bytes of it
+ * are for replies, so that requests never hold back the replies that
+ * drain them.  A node that leaves its queue full for node_stall_ms is
+ * failed (scif_nodes.c).
  *
  * The bus of a node (scif_node.hw) goes with the node: it is cleared on
  * node down, and whoever found the node online earlier reaches the bus
@@ -279,6 +282,8 @@ struct scif_stats {
  * @max_replies: most replies ever queued at once, for debugfs
  * @rx_throttled: @rx_work stopped taking messages because @replies is
  *	long; @reply_work requeues it
+ * @reply_waiting: @reply_work waits for room in the peer's queue; @rx_work
+ *	does not pause meanwhile (the room may have to come from it)
  * @tx_full_since: jiffies (| 1) since senders found the peer's queue
  *	full, 0 when it had room; under @tx_mutex
  * @stall_reported: the node was taken offline for leaving its queue
@@ -325,12 +330,16 @@ struct scif_node {
 	wait_queue_head_t tx_wq;
 	struct work_struct rx_work;
 
-	/* reply_lock protects replies, nr_replies, max_replies, rx_throttled */
+	/*
+	 * reply_lock protects replies, nr_replies, max_replies, rx_throttled
+	 * and reply_waiting
+	 */
 	spinlock_t reply_lock;
 	struct list_head replies;
 	unsigned int nr_replies;
 	unsigned int max_replies;
 	bool rx_throttled;
+	bool reply_waiting;
 	struct work_struct reply_work;
 
 	unsigned long tx_full_since;

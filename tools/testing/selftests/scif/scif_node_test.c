@@ -11,7 +11,8 @@
  * - a node that leaves its queue full is taken offline after
  *   node_stall_ms and the blocked sender gets ENODEV (defect 4);
  * - replies that cannot be sent stop the receive work at a bound
- *   instead of piling up (defect 4).
+ *   instead of piling up (defect 4), but replies that wait for room in
+ *   a full queue never stop what would make that room.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -128,8 +129,11 @@ TEST_F(node, stalled_node_goes_offline)
 	ASSERT_LE(0, stalls);
 	ASSERT_EQ(0, write_file(STALL_PARAM, "1000"));
 	ASSERT_EQ(0, node_test("hold %u 1", self->self));
-	/* 1000 messages of 64 bytes nearly fill the 64 KiB ring ... */
-	snprintf(cmd, sizeof(cmd), "msgs %u 1000", self->self);
+	/*
+	 * 900 messages of 64 bytes nearly fill the 64 KiB ring (requests
+	 * leave its last 64 slots to replies) ...
+	 */
+	snprintf(cmd, sizeof(cmd), "msgs %u 900", self->self);
 	EXPECT_EQ(0, write_file(CORRUPT, cmd));
 	/* ... and these cannot all go. */
 	snprintf(cmd, sizeof(cmd), "msgs %u 100", self->self);
@@ -190,6 +194,49 @@ TEST_F(node, replies_are_bounded)
 	ASSERT_EQ(0, node_test("hold %u 0", self->self));
 	EXPECT_EQ(0, connect_works());
 	EXPECT_GE(REPLY_HIGH, stat_value(name));
+}
+
+/*
+ * Replies get through a queue that requests filled: the loopback node's
+ * queue carries both, so with the receive work paused for its replies
+ * (REPLY_HIGH of them, reply_work held) and the queue filled behind
+ * them, nothing could drain it any more and the node was failed as
+ * stalled (CI, under host load: the close of a thousand connections).
+ * The last 64 slots are the replies' and the receive work goes on while
+ * replies wait for room.
+ */
+TEST_F(node, replies_get_through_a_full_queue)
+{
+	long failures, stalls;
+	char cmd[64];
+	int status;
+	pid_t filler;
+
+	loopback_back();
+	ASSERT_EQ(0, write_file(STALL_PARAM, "2000"));
+	failures = stat_value("node_failures");
+	stalls = stat_value("node_stalls");
+	ASSERT_LE(0, failures);
+	ASSERT_EQ(0, node_test("hold %u 2", self->self));
+	/* The receive work pauses at REPLY_HIGH; the rest stays queued ... */
+	ASSERT_EQ(0, node_test("flood %u 800", self->self));
+	usleep(500 * 1000);
+	/* ... and a sender fills the queue (or waits at the replies' room). */
+	snprintf(cmd, sizeof(cmd), "msgs %u 480", self->self);
+	filler = fork();
+	ASSERT_LE(0, filler);
+	if (!filler)
+		_exit(write_file(CORRUPT, cmd) ? 1 : 0);
+	usleep(500 * 1000);
+	ASSERT_EQ(0, node_test("hold %u 0", self->self));
+	/* Twice the stall timeout: a stuck queue fails the node by then. */
+	sleep(4);
+	EXPECT_EQ(failures, stat_value("node_failures"));
+	EXPECT_EQ(stalls, stat_value("node_stalls"));
+	ASSERT_EQ(filler, waitpid(filler, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the sender's messages did not all go");
+	EXPECT_EQ(0, connect_works());
 }
 
 /* Defect 6: connect finds the node online, sleeps, the node goes. */
