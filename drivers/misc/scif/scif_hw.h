@@ -11,10 +11,12 @@
  * a context pointer that the core hands back to every per-node operation,
  * and incoming doorbells with scif_hw_doorbell().  A bus that watches
  * its peers' heartbeats reports each one it sees with
- * scif_hw_node_heartbeat() (optional; sysfs shows the age).  A node that is alive
- * but whose bootstrap data turned invalid is reported with
- * scif_hw_node_failed(); it stays offline until the backend reports it
- * down (it restarted or died).  Backends know nothing of endpoints, rings
+ * scif_hw_node_heartbeat() (optional; sysfs shows the age).  A node that
+ * may be alive and still reach this node's memory, but whose bootstrap
+ * data turned invalid or that went silent, is reported with
+ * scif_hw_node_failed(); it stays offline, with what it may write into
+ * kept, until the backend reports it down (it restarted, left, or can no
+ * longer reach us).  Backends know nothing of endpoints, rings
  * or windows; the core's node layer is the only user of these operations.
  */
 #ifndef _SCIF_HW_H_

@@ -14,9 +14,12 @@
  *   PCI enumeration order means nothing.
  * - Doorbells are MSI-X vectors: a node rings peer p on the vector equal
  *   to its own id, so vector j means "node j rang".
- * - Peers are watched by heartbeat: a peer whose heartbeat stops for
- *   hb_timeout_ms, or that restarted (new generation and signature), is
- *   reported lost; one that beats again is brought up again.
+ * - Peers are watched by heartbeat: a peer that restarted (new
+ *   generation and signature) or left is reported lost; one whose
+ *   heartbeat stops for hb_timeout_ms is reported failed (it may only be
+ *   stalled, and still write into our memory) and lost once it
+ *   restarts, leaves or takes back its queue for us; a peer that beats
+ *   again after it was lost is brought up again.
  * - A peer that is up but whose slot no longer matches what it was
  *   brought up with (magic, generation, signature, queue address) is
  *   alive and misbehaving: it is reported failed (scif_hw_node_failed())
@@ -638,6 +641,33 @@ static const char *scif_iv_slot_changed(struct scif_iv_peer *peer,
 	return NULL;
 }
 
+/*
+ * A peer that is up stopped beating.  If its slot still says it is up,
+ * in the generation we know, it may only be stalled (a busy host, a
+ * paused VM) and go on writing into our memory when it wakes up: no bus
+ * can take its view of our RAM away.  It is failed then, which resets
+ * its connections but keeps what it may write into, until it restarts,
+ * leaves or drops us (scif_iv_check_peer()), or this driver goes.
+ * Return: true if the caller should go on looking at the slot.
+ */
+static bool scif_iv_peer_silent(struct scif_iv *iv, u16 node,
+				const struct scif_iv_view *v)
+{
+	struct scif_iv_peer *peer = &iv->peers[node];
+
+	if (v->magic != SCIF_IV_MAGIC || !v->up ||
+	    v->generation != peer->generation) {
+		scif_iv_peer_down(iv, node, "no heartbeat");
+		return false;
+	}
+	if (!peer->failed) {
+		peer->failed = true;
+		dev_info(&iv->pdev->dev, "node %u lost: no heartbeat\n", node);
+		scif_hw_node_failed(&iv->hw, node, "stopped beating");
+	}
+	return true;
+}
+
 /* A peer that is up (or failed): lost, restarted, misbehaving or fine. */
 static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 			       const struct scif_iv_view *v, bool fresh)
@@ -645,10 +675,8 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 	struct scif_iv_peer *peer = &iv->peers[node];
 	const char *why;
 
-	if (!fresh) {
-		scif_iv_peer_down(iv, node, "no heartbeat");
+	if (!fresh && !scif_iv_peer_silent(iv, node, v))
 		return;
-	}
 	if (v->magic == SCIF_IV_MAGIC && !v->up) {
 		scif_iv_peer_down(iv, node, "left");
 		return;
@@ -666,8 +694,6 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 	 */
 	if (!READ_ONCE(scif_iv_slot(iv, iv->self)->qp_addr[node]))
 		peer->failed = true;
-	if (peer->failed)
-		return;
 	/*
 	 * It took its queue for us back: it dropped us (a protocol error,
 	 * or it lost us) and no longer touches our memory.
@@ -676,6 +702,8 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 		scif_iv_peer_down(iv, node, "it dropped this node");
 		return;
 	}
+	if (peer->failed)
+		return;
 	why = scif_iv_slot_changed(peer, v);
 	if (why) {
 		peer->failed = true;

@@ -1082,14 +1082,18 @@ void scif_node_protocol_error(struct scif_node *node)
 }
 
 /**
- * scif_hw_node_failed() - a bus finds a live node's bootstrap data invalid
+ * scif_hw_node_failed() - a bus finds a node that may still be alive unfit
  * @hw: the bus
  * @node: the node's id
  * @why: what was wrong, for the kernel log
  *
- * The node is taken offline as for a protocol error: endpoints connected
- * to it are reset, new operations get -ENODEV, and it stays offline
- * until the bus calls scif_hw_node_down() (it restarted or died).
+ * For a node whose bootstrap data turned invalid, or that went silent
+ * without the bus being able to tell that it no longer writes into this
+ * node's memory (a stalled peer that still reaches our RAM).  The node
+ * is taken offline as for a protocol error: endpoints connected to it
+ * are reset, new operations get -ENODEV, what it may write into stays,
+ * and it stays offline until the bus calls scif_hw_node_down() (it
+ * restarted, left, or can no longer reach us).
  *
  * Context: process context; may sleep.
  */
