@@ -77,9 +77,12 @@
 #   scif-cluster: restart <j>   boot node j again (it must not be running)
 #                               with the same RAM file and socket, the
 #                               same arguments plus scif.restart=<count>
+#   scif-cluster: pause <j>     SIGSTOP node j's QEMU (a machine that
+#                               stalls: its memory and devices stay)
+#   scif-cluster: resume <j>    SIGCONT it
 #   scif-cluster: log <text>    copy <text> into cluster.log
-# and the launcher answers kill and restart on the same node's ttyS2 with
-#   scif-cluster-ack: <kill|restart> <j> ok|error
+# and the launcher answers each but log on the same node's ttyS2 with
+#   scif-cluster-ack: <kill|restart|pause|resume> <j> ok|error
 # once done (the node j being dead, or its new QEMU started).  Inside the
 # guest, init.sh provides /bin/scif-cluster for this (see there).
 #
@@ -236,7 +239,8 @@ done
 
 stop_pid() { # pid...: SIGTERM, up to 5 s, then SIGKILL; reap
 	local p i left
-	for p in "$@"; do kill -TERM "$p" 2> /dev/null; done
+	# (SIGCONT: a node paused on request cannot act on SIGTERM.)
+	for p in "$@"; do kill -TERM "$p" 2> /dev/null; kill -CONT "$p" 2> /dev/null; done
 	for ((i = 0; i < 50; i++)); do
 		left=
 		for p in "$@"; do kill -0 "$p" 2> /dev/null && left=1; done
@@ -488,7 +492,7 @@ request() { # from request [arg...]
 	log)
 		log "node $from says: ${rest#log }"
 		return ;;
-	kill|restart)
+	kill|restart|pause|resume)
 		if ! [[ $j =~ ^[0-9]+$ ]] || [ "$j" -ge "$nodes" ] || [ $# -ne 2 ]; then
 			log "node $from: bad request '$rest'"
 			ack "$from" "$req" "$j" error
@@ -500,7 +504,20 @@ request() { # from request [arg...]
 		return ;;
 	esac
 	reap
-	if [ "$req" = kill ]; then
+	if [ "$req" = pause ] || [ "$req" = resume ]; then
+		if [ "${state[j]}" != running ]; then
+			log "node $from: $req $j refused, node $j is not running"
+			ack "$from" "$req" "$j" error
+			return
+		fi
+		if [ "$req" = pause ]; then
+			kill -STOP "${pid[j]}"
+		else
+			kill -CONT "${pid[j]}"
+		fi
+		log "node $j: ${req}d (SIG$([ "$req" = pause ] && echo STOP || echo CONT)) at node $from's request"
+		ack "$from" "$req" "$j" ok
+	elif [ "$req" = kill ]; then
 		if [ "${state[j]}" != running ]; then
 			log "node $from: kill $j refused, node $j is not running"
 			ack "$from" kill "$j" error

@@ -8,7 +8,8 @@
 #   ttyS1            test output framed by scif-test-begin/-end lines,
 #                    then scif-run-complete, for the host's result parser
 # A step is a program in /tests, or one of the words "insmod" (load the
-# modules named in /modules/order) and "rmmod" (unload them in reverse);
+# modules named in /modules/order, each but scif.ko with the NAME.PARAM=
+# VALUE words of the kernel command line) and "rmmod" (unload them in reverse);
 # see run_step for variables and arguments.
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/tests
@@ -35,7 +36,9 @@ taint_before=$(cat /proc/sys/kernel/tainted)
 # channel (raw mode, one request per line) and /bin/scif-cluster uses it:
 #   scif-cluster kill J      the launcher SIGKILLs node J's QEMU
 #   scif-cluster restart J   the launcher boots node J again
-#                            (both wait for the launcher's answer, up to
+#   scif-cluster pause J     the launcher SIGSTOPs node J's QEMU
+#   scif-cluster resume J    ... and SIGCONTs it
+#                            (all four wait for the launcher's answer, up to
 #                            $SCIF_CLUSTER_WAIT seconds (60); exit 0 if done)
 #   scif-cluster log TEXT    TEXT goes to the host's cluster.log
 list=/tests/list
@@ -68,7 +71,7 @@ if [ -n "${SCIF_NODES:-}" ]; then
 	stty -F "$SCIF_CONTROL" raw -echo
 	cat > /bin/scif-cluster <<-'EOF'
 	#!/bin/sh
-	# scif-cluster kill|restart J, or scif-cluster log TEXT (see /init)
+	# scif-cluster kill|restart|pause|resume J, or scif-cluster log TEXT (see /init)
 	exec 9<> "$SCIF_CONTROL" || exit 1
 	stty raw -echo <&9
 	echo "scif-cluster: $*" >&9
@@ -85,9 +88,22 @@ if [ -n "${SCIF_NODES:-}" ]; then
 fi
 # ---- end of the cluster block
 
+# A module's parameters from the kernel command line (NAME.PARAM=VALUE),
+# as modprobe would pass them; not for scif.ko, whose scif.* words on the
+# command line are this script's own.
+module_params() { # module name
+	[ "$1" = scif ] && return
+	for arg in $(cat /proc/cmdline); do
+		case "$arg" in
+		"$1".*=*) echo "${arg#"$1".}" ;;
+		esac
+	done
+}
+
 load_modules() {
 	for m in $(cat /modules/order); do
-		insmod "/modules/$m" || return 1
+		# shellcheck disable=SC2046 # one word per parameter
+		insmod "/modules/$m" $(module_params "${m%.ko}") || return 1
 	done
 }
 

@@ -197,11 +197,12 @@ struct scif_iv;
  * @ap: the aperture that reaches it, once identified
  * @up: reported up to the core
  * @pending: scif_hw_node_up() said -EAGAIN; our half is published
- * @failed: reported failed to the core (its slot went bad while up)
- * @stale: reported lost while alive (its heartbeat stalled, or it
- *	dropped us): the queue it published for us in that life is not to
- *	be used again, so it is brought up again only once it took that
- *	queue back (qp_addr 0) or restarted
+ * @failed: reported failed to the core (its slot went bad, or it went
+ *	silent, while up)
+ * @stale: reported lost while its slot may still show the queue it
+ *	published for us in that life, which is not to be used again: it
+ *	is brought up again only once it took that queue back (qp_addr 0)
+ *	or restarted (not set when it was lost for taking it back)
  * @stale_gen: the generation that was reported lost
  * @generation: the generation it was brought up with
  * @sig_addr: the signature address it was brought up with
@@ -700,6 +701,12 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 	 */
 	if (v->magic == SCIF_IV_MAGIC && !v->qp && peer->qp) {
 		scif_iv_peer_down(iv, node, "it dropped this node");
+		/*
+		 * Nothing stale to wait for: its queue for us is gone already,
+		 * and the next one it publishes is for the new life (which may
+		 * come before our next look at its slot).
+		 */
+		peer->stale = false;
 		return;
 	}
 	if (peer->failed)

@@ -8,8 +8,9 @@
  * waits on its own RMAs into node 1 and on node 1's RMAs into node 0
  * (a mark of the peer, waited for by message) end too, that a new
  * connect gets ENODEV and that the node list no longer has node 1; then
- * has node 1 restarted and waits for it to rejoin.  At the end it checks
- * a fresh connection works and tells node 1 to quit.
+ * has node 1 restarted and waits for it to rejoin.  Then node 1 stalls
+ * instead (stall_round()).  At the end it checks a fresh connection
+ * works and tells node 1 to quit.
  *
  * Node 0 prints TAP; node 1 prints one line when it quits.
  */
@@ -307,19 +308,87 @@ static int run_round(int round)
 	return 0;
 }
 
+/* pinned_pages of <debugfs>/scif/rma, or -1. */
+static long pinned_pages(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/scif/rma", "r");
+	char buf[2048], *p;
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strstr(buf, "pinned_pages");
+	return p ? atol(p + strlen("pinned_pages") + 1) : -1;
+}
+
+static long pinned_settles_at(long want, int ms)
+{
+	long end = now_ms() + ms, n;
+
+	while ((n = pinned_pages()) != want && now_ms() < end)
+		usleep(100 * 1000);
+	return n;
+}
+
+/*
+ * Node 1 stalls (its VM stopped, as a machine that hangs) past the
+ * heartbeat timeout while it writes into a window of ours.  It is
+ * failed: our connection to it is reset at once, but the window it
+ * writes into stays pinned after we close it, for it may still finish
+ * that write, until node 1 wakes up, finds that we dropped it and lets
+ * us go.  Then the pages are released and node 1 rejoins.
+ */
+static void stall_round(int round)
+{
+	char buf[BLOCK] = "ping";
+	long base, held;
+	scif_epd_t epd;
+
+	check(wait_nodes(2, 60000) == 2, "node_1_online%s", round, "");
+	base = pinned_pages();
+	epd = fence_conn();
+	check(epd >= 0 && base >= 0, "node_1_writes_into_our_window%s", round,
+	      "");
+	if (epd < 0)
+		return;
+	held = pinned_pages();
+	check(held >= base + FENCE_WIN / 4096, "window_pinned%s", round, "");
+	check(system("scif-cluster pause 1") == 0, "node_1_paused%s", round, "");
+	check(wait_nodes(1, 10000) == 1, "node_1_failed_while_paused%s", round,
+	      "");
+	check(scif_send(epd, buf, BLOCK, 0) < 0 && errno == ECONNRESET,
+	      "connection_reset%s", round, "");
+	scif_close(epd);
+	sleep(1);
+	printf("# stall: pinned %ld before, %ld with the window, %ld now\n",
+	       base, held, pinned_pages());
+	check(pinned_pages() >= held, "window_stays_pinned_while_node_1_may_write%s",
+	      round, "");
+	check(system("scif-cluster resume 1") == 0, "node_1_resumed%s", round,
+	      "");
+	check(wait_nodes(2, 60000) == 2, "node_1_rejoined_after_the_stall%s",
+	      round, "");
+	check(pinned_settles_at(base, 10000) == base,
+	      "window_released_once_node_1_let_go%s", round, "");
+}
+
 static int drive(void)
 {
 	char msg[BLOCK] = "QUIT";
 	int round, epd;
 
-	printf("TAP version 13\n1..%d\n", ROUNDS * 12 + 2);
+	printf("TAP version 13\n1..%d\n", ROUNDS * 12 + 10 + 2);
 	for (round = 1; round <= ROUNDS; round++)
 		if (run_round(round))
 			return 1;
-	check(wait_nodes(2, 60000) == 2, "node_1_rejoined%s", ROUNDS + 1, "");
+	stall_round(ROUNDS + 1);
+	check(wait_nodes(2, 60000) == 2, "node_1_rejoined%s", ROUNDS + 2, "");
 	epd = connect_to(1, 50);
 	check(epd >= 0 && scif_send(epd, msg, BLOCK, SCIF_SEND_BLOCK) == BLOCK,
-	      "new_connection_works%s", ROUNDS + 1, "");
+	      "new_connection_works%s", ROUNDS + 2, "");
 	scif_close(epd);
 	return 0;
 }
