@@ -8,7 +8,8 @@
 #            IVPosition = its node id) and one aperture (BARs 0 and 2, BAR2
 #            = the node's RAM size); a write through a node's aperture shows
 #            up in the other node's physical memory; -s selects the lists
-#   restart  node 0 has node 1 killed, checks it is dead, has it restarted
+#   restart  node 0 has node 1 paused and resumed (it stops counting, then
+#            counts again), killed, checks it is dead, has it restarted
 #            and sees its second life (scif.restart=1) complete
 #   sigkill  SIGKILL to the launcher: QEMU, server and readers still die,
 #            and the next launcher removes the directory it left
@@ -167,6 +168,16 @@ c1=$(word $((DB + 4)))
 sleep 1
 c2=$(word $((DB + 4)))
 check "node 1 counts while alive ($c1, $c2)" [ "$c1" -ne "$c2" ]
+check "scif-cluster pause 1 is acknowledged" scif-cluster pause 1
+c1=$(word $((DB + 4)))
+sleep 1
+c2=$(word $((DB + 4)))
+check "node 1 does not count while paused ($c1, $c2)" [ "$c1" -eq "$c2" ]
+check "scif-cluster resume 1 is acknowledged" scif-cluster resume 1
+sleep 1
+c3=$(word $((DB + 4)))
+check "node 1 counts again once resumed ($c2, $c3)" [ "$c2" -ne "$c3" ]
+check "scif-cluster pause 5 (no such node) is refused" refused pause 5
 check "scif-cluster kill 1 is acknowledged" scif-cluster kill 1
 c1=$(word $((DB + 4)))
 sleep 1
@@ -174,6 +185,7 @@ c2=$(word $((DB + 4)))
 check "node 1 stopped counting ($c1, $c2)" [ "$c1" -eq "$c2" ]
 check "scif-cluster restart 0 (running) is refused" refused restart 0
 check "scif-cluster kill 5 (no such node) is refused" refused kill 5
+check "scif-cluster resume 1 (killed) is refused" refused resume 1
 check "scif-cluster restart 1 is acknowledged" scif-cluster restart 1
 check "node 1's second life is up" wait_word "$DB" 0xb2 120
 scif-cluster log "node 0 done"
