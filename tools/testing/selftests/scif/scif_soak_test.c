@@ -20,10 +20,12 @@
  * kill (just before it writes the request; other survivors: when node 0's
  * "kill" message reaches them, a few milliseconds later), so it includes
  * the launcher's reaction and the heartbeat timeout (hb_timeout_ms, 1000
- * on the ivshmem bus).  After the survivor closes everything it had with
- * the victim, <debugfs>/scif/rma must be back to its counts of before the
- * round (pinned pages, windows, remote windows).  Then node 0 has the
- * victim restarted and waits for it to rejoin.
+ * on the ivshmem bus).  Then node 0 has the victim restarted and waits
+ * for it to rejoin; every survivor, which closed everything it had with
+ * the victim, must then be back to its <debugfs>/scif/rma counts of
+ * before the round (pinned pages, windows, remote windows): not sooner,
+ * as what a silent node may still write into stays pinned until it
+ * restarts.
  *
  * With more than 2 nodes the survivors also talk to each other all along
  * (an echo stream with a window each way, RMAs both ways, bytes compared):
@@ -101,7 +103,8 @@ struct ctl {
 	int32_t ms[NR_KINDS];	/* from the kill to the error */
 	int32_t moving;		/* 0: everything moved before the kill */
 	int32_t hung;		/* a call on the victim never returned */
-	int32_t pinned_back;	/* 0: rma counts back to the round's start */
+	int32_t pinned_back;	/* 0: rma counts back to the round's start,
+				 * once the victim restarted (SETTLE) */
 	int64_t peer_blocks;	/* survivor traffic during the loss */
 	int32_t peer_err;	/* first error of the survivor traffic */
 	struct memfig before, after;
@@ -550,7 +553,6 @@ static int worker_join(struct worker *w, long t_kill, int want1, int want2,
 static int vload_finish(struct vload *v, long t_kill, struct ctl *c)
 {
 	struct scif_port_id dst = { .node = VICTIM, .port = VPORT };
-	struct rma_counts now;
 	int hung = 0, i, r;
 	scif_epd_t epd;
 
@@ -596,12 +598,25 @@ static int vload_finish(struct vload *v, long t_kill, struct ctl *c)
 	}
 	free(v->rma_buf);
 	free(v->fence_buf);
-	c->pinned_back = rma_settle(&v->start, &now) ? 0 : EBUSY;
-	if (c->pinned_back)
-		printf("# node %u: rma counts %ld/%ld/%ld, were %ld/%ld/%ld\n",
-		       self, now.pinned, now.windows, now.rwindows,
-		       v->start.pinned, v->start.windows, v->start.rwindows);
 	return 0;
+}
+
+/*
+ * Once the victim has restarted: the rma counts must be back to the
+ * round's start.  Not before: a node that went silent may only be
+ * stalled, so what it wrote into stays pinned until it restarts
+ * (ivshmem.rst, "Node life").
+ */
+static int vload_settled(struct vload *v)
+{
+	struct rma_counts now;
+
+	if (rma_settle(&v->start, &now))
+		return 0;
+	printf("# node %u: rma counts %ld/%ld/%ld, were %ld/%ld/%ld\n",
+	       self, now.pinned, now.windows, now.rwindows,
+	       v->start.pinned, v->start.windows, v->start.rwindows);
+	return EBUSY;
 }
 
 /* ---- traffic between survivors ---- */
@@ -829,6 +844,11 @@ static int survivor(void)
 			set_cmd(&c, "DONE");
 			if (send_ctl(cep, &c))
 				return 1;
+		} else if (!strcmp(c.cmd, "SETTLE")) {
+			c.pinned_back = vload_settled(&v);
+			set_cmd(&c, "SETTLED");
+			if (send_ctl(cep, &c))
+				return 1;
 		} else if (!strcmp(c.cmd, "STOP")) {
 			speers_stop();
 			c.peer_err = speer_err();
@@ -978,8 +998,6 @@ static void round_rows(int round, uint16_t node, struct ctl *c, bool peers_ok)
 	}
 	tap(in_bound, "round_%d_node_%u_every_call_ended_within_%d_ms", round,
 	    node, BOUND_MS);
-	tap(!c->pinned_back, "round_%d_node_%u_rma_counts_back_after_close",
-	    round, node);
 	if (peers_ok)
 		tap(!c->peer_err && c->peer_blocks > 0,
 		    "round_%d_node_%u_survivor_traffic_moved_during_the_loss # %lld blocks%s%s",
@@ -1035,6 +1053,18 @@ static int run_round(int round)
 	tap(node_listed(VICTIM, true, 180000), "round_%d_victim_rejoined",
 	    round);
 	restart_ms[round - 1] = cluster_now_ms() - t_req;
+	if (ctl_all("SETTLE", round))
+		return -1;
+	tap(!vload_settled(&v),
+	    "round_%d_node_%u_rma_counts_back_once_the_victim_restarted",
+	    round, self);
+	for (i = 0; i < nr_c; i++) {
+		if (recv_ctl(cep[i], &c[i], "SETTLED"))
+			return -1;
+		tap(!c[i].pinned_back,
+		    "round_%d_node_%u_rma_counts_back_once_the_victim_restarted",
+		    round, cnode[i]);
+	}
 	printf("# round %d: victim back %d ms after the restart request; SUnreclaim %ld kB, pinned_pages %ld\n",
 	       round, restart_ms[round - 1],
 	       read_key("/proc/meminfo", "SUnreclaim"),
