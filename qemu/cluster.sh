@@ -193,6 +193,9 @@ command -v qemu-system-x86_64 > /dev/null || bad "qemu-system-x86_64 missing"
 # No LA57 and tsc=reliable: see run-vm.sh.
 accel=(-accel tcg -cpu "max,la57=off")
 clock=tsc=reliable
+# ... and the host's TSC rate, not a calibration a busy host can spoil.
+khz=$(sh "$top/qemu/host-tsc-khz.sh")
+[ -z "$khz" ] || clock="$clock tsc_early_khz=$khz"
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then
 		accel=(-accel kvm -cpu host)

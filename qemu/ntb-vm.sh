@@ -91,6 +91,9 @@ fi
 
 accel=(-accel tcg -cpu "max,la57=off")
 clock=tsc=reliable
+# ... and the host's TSC rate, not a calibration a busy host can spoil.
+khz=$(sh "$top/qemu/host-tsc-khz.sh")
+[ -z "$khz" ] || clock="$clock tsc_early_khz=$khz"
 if [ "${SCIF_ACCEL:-tcg}" = kvm ] && [ -w /dev/kvm ]; then
 	accel=(-accel kvm -cpu host)
 	clock=

@@ -36,6 +36,9 @@ mkdir -p "$outdir"
 # on 6.12).  The emulated TSC is one clock for every vCPU.
 accel="-accel tcg -cpu max,la57=off"
 clock=tsc=reliable
+# ... and the host's TSC rate, not a calibration a busy host can spoil.
+khz=$(sh "$(dirname "$0")/host-tsc-khz.sh")
+[ -z "$khz" ] || clock="$clock tsc_early_khz=$khz"
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then
 		accel="-accel kvm -cpu host"
