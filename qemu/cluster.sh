@@ -190,12 +190,9 @@ fi
 [ -x "$server" ] || bad "$server is not executable"
 command -v qemu-system-x86_64 > /dev/null || bad "qemu-system-x86_64 missing"
 
-# No LA57 and tsc=reliable: see run-vm.sh.
+# No LA57: see run-vm.sh; the clock: tcg-clock.sh.
 accel=(-accel tcg -cpu "max,la57=off")
-clock=tsc=reliable
-# ... and the host's TSC rate, not a calibration a busy host can spoil.
-khz=$(sh "$top/qemu/host-tsc-khz.sh")
-[ -z "$khz" ] || clock="$clock tsc_early_khz=$khz"
+clock=$(sh "$top/qemu/tcg-clock.sh")
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then
 		accel=(-accel kvm -cpu host)
@@ -484,7 +481,7 @@ ack() { # from request node status: answer a request on its node's ttyS2
 }
 
 request() { # from request [arg...]
-	local from=$1 req=${2:-} j=${3:-} rest
+	local from=$1 req=${2:-} j=${3:-} rest sig
 	shift
 	rest=$*
 	if ! [[ $from =~ ^[0-9]+$ ]] || [ "$from" -ge "$nodes" ]; then
@@ -513,12 +510,10 @@ request() { # from request [arg...]
 			ack "$from" "$req" "$j" error
 			return
 		fi
-		if [ "$req" = pause ]; then
-			kill -STOP "${pid[j]}"
-		else
-			kill -CONT "${pid[j]}"
-		fi
-		log "node $j: ${req}d (SIG$([ "$req" = pause ] && echo STOP || echo CONT)) at node $from's request"
+		sig=CONT
+		[ "$req" = pause ] && sig=STOP
+		kill -"$sig" "${pid[j]}"
+		log "node $j: ${req}d (SIG$sig) at node $from's request"
 		ack "$from" "$req" "$j" ok
 	elif [ "$req" = kill ]; then
 		if [ "${state[j]}" != running ]; then

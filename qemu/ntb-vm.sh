@@ -90,10 +90,7 @@ fi
 [ -x "$server" ] || { echo "ntb-vm: no $server (make -C qemu OUTPUT=build/qemu)" >&2; exit 2; }
 
 accel=(-accel tcg -cpu "max,la57=off")
-clock=tsc=reliable
-# ... and the host's TSC rate, not a calibration a busy host can spoil.
-khz=$(sh "$top/qemu/host-tsc-khz.sh")
-[ -z "$khz" ] || clock="$clock tsc_early_khz=$khz"
+clock=$(sh "$top/qemu/tcg-clock.sh")
 if [ "${SCIF_ACCEL:-tcg}" = kvm ] && [ -w /dev/kvm ]; then
 	accel=(-accel kvm -cpu host)
 	clock=

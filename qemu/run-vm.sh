@@ -30,15 +30,9 @@ mkdir -p "$outdir"
 # No LA57: 6.1 clears the CPU feature bits while it identifies the boot
 # CPU, so for a moment KASAN takes 5-level direct-map addresses for wild
 # ones and reports any interrupt that lands in that window.
-# tsc=reliable: under TCG on a busy host the clocksource watchdog finds
-# the TSC "skewed" and switches clocks at run time; the code patching that
-# follows races with the other vCPU's translated code (an int3 oops seen
-# on 6.12).  The emulated TSC is one clock for every vCPU.
+# The clock arguments: see tcg-clock.sh.
 accel="-accel tcg -cpu max,la57=off"
-clock=tsc=reliable
-# ... and the host's TSC rate, not a calibration a busy host can spoil.
-khz=$(sh "$(dirname "$0")/host-tsc-khz.sh")
-[ -z "$khz" ] || clock="$clock tsc_early_khz=$khz"
+clock=$(sh "$(dirname "$0")/tcg-clock.sh")
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then
 		accel="-accel kvm -cpu host"
