@@ -9,14 +9,17 @@
 # $CLUSTERS (default "2 4"), the DMA runs (the copy engine on a software
 # DMA provider) and the emulated NTB's runs (scripts/ntb-check.sh: the
 # upstream ntb_test.sh in one VM, ntb_transport + ntb_netdev between
-# two), whose kernel logs must be clean.  Ends with the line
-# "N passed, N failed, N skipped"; exits non-zero if anything failed.
+# two) and SCIF over that NTB (scripts/scif-ntb-check.sh, the runs of
+# $SCIF_NTB_RUNS), whose kernel logs must be clean.  Each stage prints
+# how long it took.  Ends with the line "N passed, N failed, N skipped";
+# exits non-zero if anything failed.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$top/build}
 KERNELS=${KERNELS:-6.1 6.12 debug}
 CLUSTERS=${CLUSTERS-2 4}
+SCIF_NTB_RUNS=${SCIF_NTB_RUNS-windows full node-loss corrupt}
 out=$BUILD/check
 results=$out/results.txt
 
@@ -211,6 +214,25 @@ dma_run() { # kernel-name
 	done
 }
 
+# SCIF over the emulated NTB (scripts/scif-ntb-check.sh prints its own
+# result lines; they join ours), after ntb_run built ntb.ko for KERNEL.
+scif_ntb_run() { # kernel-name
+	local k=$1
+	[ -n "$CLUSTERS" ] && [ -n "$SCIF_NTB_RUNS" ] || return 0
+	echo "check: SCIF over the emulated NTB, $k: $SCIF_NTB_RUNS"
+	# shellcheck disable=SC2086 # the runs are words
+	bash "$top/scripts/scif-ntb-check.sh" "$k" $SCIF_NTB_RUNS |
+		grep -v '^[0-9]* passed, '
+	cat "$BUILD/scif-ntb/$k/results.txt" >> "$results"
+}
+
+timed() { # command...: run it, then say how long it took
+	local t0
+	t0=$(date +%s)
+	"$@"
+	echo "check: $1 ${2:-} took $(( $(date +%s) - t0 )) s"
+}
+
 mkdir -p "$out"
 : > "$results"
 start=$(date +%s)
@@ -235,17 +257,18 @@ host_tap_tests vm-config "$top/scripts/test-vm-config.sh" "$BUILD/vm-config"
 # The launcher's own tests (kill/restart, cleanup on every exit path).
 [ -n "$CLUSTERS" ] && host_tap_tests cluster-launcher "$top/qemu/tests/test-cluster.sh"
 for k in $KERNELS; do
-	vm_run "$k"
+	timed vm_run "$k"
 	# The .debs of the packaging tests, installed in a guest (issue 15).
 	[ "$k" = debug ] ||
-		host_tap_tests debs "$top/scripts/test-debs-guest.sh" "$k" "$BUILD/packaging" "$out/debs-$k"
+		timed host_tap_tests debs "$top/scripts/test-debs-guest.sh" "$k" "$BUILD/packaging" "$out/debs-$k"
 	for n in $CLUSTERS; do
-		cluster_run "$k" "$n"
+		timed cluster_run "$k" "$n"
 	done
-	[ -n "$CLUSTERS" ] && node_loss_run "$k"
-	[ -n "$CLUSTERS" ] && corrupt_run "$k"
-	dma_run "$k"
-	ntb_run "$k"
+	[ -n "$CLUSTERS" ] && timed node_loss_run "$k"
+	[ -n "$CLUSTERS" ] && timed corrupt_run "$k"
+	timed dma_run "$k"
+	timed ntb_run "$k"
+	timed scif_ntb_run "$k"
 done
 
 passed=$(grep -c '^PASS' "$results")

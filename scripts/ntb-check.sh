@@ -74,12 +74,6 @@ ntb_run() { # kernel-name
 	run_test "$k/ntb/kernel-log-clean" bash "$top/qemu/check-log.sh" "$vmdir/console.log"
 
 	[ -n "$CLUSTERS" ] || return 0
-	# Open (testing.rst): on the debug kernel ntb-fullreach's read-back
-	# through window 2 once compared unequal (2026-11-26).
-	if [ "$k" = debug ]; then
-		record SKIP "$k/ntb-netdev (open: the full-reach read-back on the debug kernel)"
-		return 0
-	fi
 	if [ ! -e "$ntb/ntb_netdev.ko" ]; then
 		record SKIP "$k/ntb-netdev (no networking in this kernel)"
 		return 0

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ntb-ram-page hold EXPECTED TIMEOUT
+ * ntb-ram-page hold EXPECTED TIMEOUT [RELEASE]
  * ntb-ram-page put FILE OFFSET SRC
  * ntb-ram-page get FILE OFFSET DST
  *
@@ -12,7 +12,9 @@
  * the file EXPECTED (at most one page), which the peer writes there through
  * its full-reach window, looking every 100 ms for at most TIMEOUT seconds.
  * Exit status 0 when the page shows it, 1 on a timeout (the page's first
- * bytes are printed) or an error.
+ * bytes are printed) or an error.  With RELEASE, the page is kept after
+ * the match until the file RELEASE exists (the peer may still be reading
+ * it back), within the same TIMEOUT.
  *
  * put, get: copy a page (at most) from SRC into FILE at byte OFFSET, or a
  * page of FILE at OFFSET into DST, with pwrite()/pread(): ntb_tool's
@@ -82,7 +84,8 @@ static int copy(int put, const char *file, const char *offset,
 	return 0;
 }
 
-static int hold(const char *expected, const char *timeout)
+static int hold(const char *expected, const char *timeout,
+		const char *release)
 {
 	static const struct timespec tick = { 0, 100 * 1000 * 1000 };
 	char want[PAGE];
@@ -119,11 +122,16 @@ static int hold(const char *expected, const char *timeout)
 	for (; ticks >= 0; ticks--) {
 		for (i = 0; i < n && page[i] == (unsigned char)want[i]; i++)
 			;
-		if (i == n) {
-			printf("match: %zd bytes\n", n);
-			return 0;
-		}
+		if (i == n)
+			break;
 		nanosleep(&tick, NULL);
+	}
+	if (ticks >= 0) {
+		printf("match: %zd bytes\n", n);
+		fflush(stdout);
+		while (release && access(release, F_OK) && ticks-- > 0)
+			nanosleep(&tick, NULL);
+		return 0;
 	}
 	printf("timeout; the page begins:");
 	for (i = 0; i < 32; i++)
@@ -134,14 +142,14 @@ static int hold(const char *expected, const char *timeout)
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], "hold"))
-		return hold(argv[2], argv[3]);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "hold"))
+		return hold(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if (argc == 5 && !strcmp(argv[1], "put"))
 		return copy(1, argv[2], argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "get"))
 		return copy(0, argv[2], argv[3], argv[4]);
 	fprintf(stderr,
-		"usage: %s hold EXPECTED TIMEOUT | put FILE OFFSET SRC | get FILE OFFSET DST\n",
+		"usage: %s hold EXPECTED TIMEOUT [RELEASE] | put FILE OFFSET SRC | get FILE OFFSET DST\n",
 		argv[0]);
 	return 2;
 }

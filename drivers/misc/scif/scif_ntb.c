@@ -23,10 +23,12 @@
  * - Node up and down: the poll work follows the link state and the
  *   peer's scratchpads.  A new generation is a new life of the peer
  *   (restart, reload, or it dropped us): the node is reported down and
- *   brought up again.  Whenever this side drops the peer for another
- *   reason (link down, the peer took its queue back), it draws a new
- *   generation of its own, so that the peer notices too; the peer's old
- *   generation is never used again.
+ *   brought up again.  When this side drops the peer for a reason of its
+ *   own (link down, a record that stays invalid), it draws a new
+ *   generation, so that the peer notices too; when the peer took its
+ *   queue back (its core dropped us for an error), it does not, and the
+ *   two stay apart until one of them starts a new life.  A generation
+ *   that was dropped is never used again.
  *
  * Everything read from a scratchpad or through a window is written by
  * the peer and checked before use.
@@ -661,9 +663,14 @@ static void scif_ntb_check_up(struct scif_ntb *sn, const struct scif_ntb_info *i
 {
 	if (in->qp == sn->qp || sn->failed)
 		return;
+	/*
+	 * It took its queue back in the same life: its core dropped us on
+	 * purpose (a protocol error) and wants us apart until one side
+	 * starts a new life, so no new generation of ours.
+	 */
 	if (!in->qp) {
 		dev_info(sn->hw.dev, "node %u dropped us\n", sn->node);
-		scif_ntb_drop(sn, true);
+		scif_ntb_drop(sn, false);
 		return;
 	}
 	sn->failed = true;
