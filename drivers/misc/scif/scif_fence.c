@@ -219,25 +219,10 @@ static int scif_fence_ask(struct scif_endpt *ep, struct scif_msg *msg,
 	return scif_rma_conn_err(ep) ?: -ECONNRESET;
 }
 
-/* The errors a peer may answer with; anything else is bogus. */
-static int scif_fence_peer_errno(u64 e)
-{
-	switch (e) {
-	case 0:
-	case EINVAL:
-	case ENXIO:
-	case EACCES:
-	case ENOMEM:
-	case ECONNRESET:
-	case ENODEV:
-		return -(int)e;
-	case ENOTCONN:
-		/* the peer's endpoint is closing: the connection is going */
-		return -ECONNRESET;
-	default:
-		return -EPROTO;
-	}
-}
+/* What a peer may answer a fence request with (scif_nodemsg_errno()). */
+static const int scif_fence_answers[] = {
+	EINVAL, ENXIO, EACCES, ENOMEM, ECONNRESET, ENODEV, ENOTCONN, 0
+};
 
 static void scif_fence_handle_ack(const struct scif_msg *msg,
 				  struct scif_endpt *ep)
@@ -249,7 +234,7 @@ static void scif_fence_handle_ack(const struct scif_msg *msg,
 		if (req->id != msg->arg[0] || req->done)
 			continue;
 		req->val = msg->arg[1];
-		req->err = scif_fence_peer_errno(msg->arg[2]);
+		req->err = scif_nodemsg_errno(msg->arg[2], true, scif_fence_answers);
 		WRITE_ONCE(req->done, true);
 		break;
 	}

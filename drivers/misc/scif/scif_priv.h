@@ -739,6 +739,7 @@ int scif_msg_corrupt_rings(u16 port);
 #endif
 
 /* scif_nodemsg.c */
+int scif_nodemsg_errno(u64 e, bool success, const int *allowed);
 void scif_nodemsg_dispatch(struct scif_node *node, const struct scif_msg *msg);
 
 /* scif_fd.c */

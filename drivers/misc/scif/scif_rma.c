@@ -501,24 +501,10 @@ static void scif_stage_put(struct scif_stage *st)
 	up(&scif_stage_sem);
 }
 
-/* The errors a peer may answer a STAGE_* request with; others are bogus. */
-static int scif_stage_peer_errno(u64 e)
-{
-	switch (e) {
-	case 0:
-		return 0;
-	case ENXIO:
-	case EACCES:
-	case ENOMEM:
-	case ECONNRESET:
-	case ENODEV:
-		return -(int)e;
-	case ENOTCONN:
-		return -ECONNRESET;
-	default:
-		return -EPROTO;
-	}
-}
+/* What a peer may answer a STAGE_* request with (scif_nodemsg_errno()). */
+static const int scif_stage_answers[] = {
+	ENXIO, EACCES, ENOMEM, ECONNRESET, ENODEV, ENOTCONN, 0
+};
 
 static bool scif_stage_answered(struct scif_endpt *ep,
 				const struct scif_stage_req *req)
@@ -1666,7 +1652,8 @@ void scif_rma_stage_handle_msg(struct scif_node *node,
 		spin_lock(&ep->rma.stage_lock);
 		list_for_each_entry(req, &ep->rma.stage_reqs, link) {
 			if (req->id == msg->arg[0] && !req->done) {
-				req->err = scif_stage_peer_errno(msg->arg[2]);
+				req->err = scif_nodemsg_errno(msg->arg[2], true,
+							      scif_stage_answers);
 				req->done = true;
 				break;
 			}

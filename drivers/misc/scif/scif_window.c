@@ -996,22 +996,10 @@ static void scif_window_handle_unregister(struct scif_node *node,
 	scif_node_reply(node, &reply);
 }
 
-/* The errors a peer may give for refusing a window; others are bogus. */
-static int scif_window_peer_errno(u64 e)
-{
-	switch (e) {
-	case ENOMEM:
-	case EAGAIN:
-	case ECONNRESET:
-	case ENODEV:
-		return -(int)e;
-	case ENOTCONN:
-		/* the peer's endpoint is closing: the connection is going */
-		return -ECONNRESET;
-	default:
-		return -EPROTO;
-	}
-}
+/* Why a peer may refuse a window (scif_nodemsg_errno()). */
+static const int scif_window_refusals[] = {
+	ENOMEM, EAGAIN, ECONNRESET, ENODEV, ENOTCONN, 0
+};
 
 /* A local window named by an acknowledgment, in state @state. */
 static struct scif_window *scif_window_acked(struct scif_endpt *ep,
@@ -1043,7 +1031,8 @@ static void scif_window_handle_register_ack(struct scif_node *node,
 		goto out;
 	scif_window_free_xfer(w);
 	if (msg->arg[2]) {
-		scif_window_unlink(ep, w, scif_window_peer_errno(msg->arg[2]));
+		scif_window_unlink(ep, w, scif_nodemsg_errno(msg->arg[2], false,
+							     scif_window_refusals));
 		dead = w;
 	} else if (w->abandoned) {
 		w->state = SCIF_WIN_UNREGISTERING;
