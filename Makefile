@@ -33,6 +33,9 @@
 #                    scif-bench, the examples' sources, and the samples
 #                    of packaging/: udev rule, modprobe.d, modules-load.d
 #                    (under SYSCONFDIR, /etc; UDEVRULESDIR, /etc/udev/rules.d)
+#   make test-libvirt  the user guide's libvirt domains for a 2-node
+#                    cluster, started under libvirtd (installs libvirt;
+#                    TCG; not part of check: Documentation/scif/testing.rst)
 #   make clean       remove $(BUILD)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -216,8 +219,13 @@ test-realvm:
 test-vm-config:
 	bash $(TOP)/scripts/test-vm-config.sh $(BUILD)/vm-config
 
+# The user guide's libvirt domains under a running libvirtd: two nodes
+# talk SCIF (scripts/test-libvirt.sh; needs root; holds the QEMU lock).
+test-libvirt:
+	BUILD=$(BUILD) bash $(TOP)/scripts/test-libvirt.sh $(BUILD)/libvirt
+
 clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps modules modules_install install-user install ntb-modules ntb-check test-modules lib selftests lint check demo bench \
-	coverage soak fuzz peer-fuzz test-realvm test-vm-config clean
+	coverage soak fuzz peer-fuzz test-realvm test-vm-config test-libvirt clean

@@ -9,9 +9,12 @@
 #  - bad options are refused with status 2 and a message
 #  - the domain XML validates with virt-xml-validate (libvirt-clients;
 #    SKIP without it) for 2, 4 and 8 nodes, KVM, TCG and direct boot,
-#    and has one aperture per other node and the node's own socket
+#    and has one aperture per other node (at slot 0x10 + its number) and
+#    the node's own socket
 #  - the QEMU command line has the node's RAM file as its memory backend
 #    and one ivshmem-plain device per other node
+#  - -C: serial ports on files, in order, in the XML (valid, no pty) and
+#    on the QEMU command line
 #  - QEMU itself, started paused (-S, no guest code runs) from the
 #    generated command line with the generated server running, shows
 #    the devices (info pci) and its RAM in the node's file (info mtree);
@@ -52,7 +55,9 @@ bad_options() {
 		refused qemu && refused -A xen qemu 0 && refused -d rel/dir setup &&
 		refused -d '/a b' setup && refused -N '1x' libvirt 0 &&
 		refused -k /vmlinuz qemu 0 && refused frobnicate &&
-		refused -F vmdk qemu 0 && refused -n 3 libvirt 3
+		refused -F vmdk qemu 0 && refused -n 3 libvirt 3 &&
+		refused -C rel/con.log qemu 0 &&
+		refused -C /a -C /b -C /c -C /d -C /e libvirt 0
 }
 check bad-options bad_options
 
@@ -71,6 +76,11 @@ xml_all() {
 	for nn in 2 4 8; do
 		xml_ok "$nn" 0 && xml_ok "$nn" $((nn - 1)) -A tcg || return 1
 	done
+	# Aperture to node j at slot 0x10 + j of pcie.0 (libvirt's first
+	# root port takes slot 1).
+	"$cfg" -n 8 libvirt 0 > "$out/x8.xml" &&
+		[ "$(grep -c "value='ivshmem-plain,memdev=scifpeer\([1-7]\),bus=pcie.0,addr=0x1\1'/>" "$out/x8.xml")" -eq 7 ] ||
+		return 1
 	xml_ok 2 1 -A tcg -k /boot/vm -i /boot/in -a "root=LABEL=r console=ttyS0 x='<&>'" &&
 		grep -q "<cmdline>root=LABEL=r console=ttyS0 x='&lt;&amp;&gt;'</cmdline>" "$out/x.xml" &&
 		grep -q "<domain type='qemu'" "$out/x.xml"
@@ -96,6 +106,30 @@ cmdline_ok() {
 }
 check qemu-cmdline cmdline_ok
 
+serial_ok() { # -C: the node's files, ttyS0 then ttyS1
+	local f=$out/serial.xml a ports=()
+	local opts=(-A tcg -C /var/log/scif/con%k.log -C /var/log/scif/res%k.log)
+	"$cfg" "${opts[@]}" libvirt 1 > "$f" || return 1
+	if command -v virt-xml-validate > /dev/null; then
+		virt-xml-validate "$f" domain || return 1
+	fi
+	cat "$f"
+	[ "$(grep -c "<serial type='file'>" "$f")" -eq 2 ] &&
+		! grep -q "type='pty'" "$f" &&
+		[ "$(grep -A 2 "<serial type='file'>" "$f" | tr -d ' \n')" = \
+"<serialtype='file'><sourcepath='/var/log/scif/con1.log'/><targetport='0'/>--\
+<serialtype='file'><sourcepath='/var/log/scif/res1.log'/><targetport='1'/>" ] ||
+		return 1
+	eval "set -- $("$cfg" "${opts[@]}" qemu 1)" || return 1
+	while [ $# -gt 1 ]; do
+		[ "$1" != -serial ] || ports+=("$2")
+		shift
+	done
+	echo "QEMU: ${ports[*]}"
+	[ "${ports[*]}" = "file:/var/log/scif/con1.log file:/var/log/scif/res1.log" ]
+}
+check serial-files serial_ok
+
 # ---- QEMU, paused ----
 shm=/dev/shm/scif-vmcfg-$$
 srv=
@@ -114,7 +148,7 @@ monitor() { # commands, then the QEMU command line: its monitor's answers
 }
 
 qemu_paused() {
-	local opts=(-n 2 -m 64 -A tcg -d "$shm" -D "$out/disk%k.qcow2")
+	local opts=(-n 2 -m 64 -A tcg -d "$shm" -D "$out/disk%k.qcow2" -C "$out/con%k.log")
 	make -s -C "$top/qemu" OUTPUT="$out/qemu" || return 1
 	qemu-img create -q -f qcow2 "$out/disk0.qcow2" 64M || return 1
 	eval "$("$cfg" "${opts[@]}" setup)" || return 1
@@ -128,8 +162,10 @@ qemu_paused() {
 	monitor $'info pci\ninfo mtree -f' "$@" > "$out/monitor.txt"
 	cat "$out/monitor.txt"
 	# Node 0 of 2: one aperture and the doorbell device, both 1af4:1110.
+	# -C: QEMU made the console's file.
 	[ "$(grep -c 'PCI device 1af4:1110$' "$out/monitor.txt")" -eq 2 ] &&
-		grep -q '(prio 0, ram): ram0$' "$out/monitor.txt"
+		grep -q '(prio 0, ram): ram0$' "$out/monitor.txt" &&
+		[ -e "$out/con0.log" ]
 }
 
 libvirt_override() {
