@@ -254,7 +254,7 @@ add "$tmp/perfdma" "ntb_perf with DMA, software provider (chunk size)"
 add "$tmp/tcpntb" "TCP over ntb_netdev (scif-bench)"
 add "$tmp/netdev" "TCP over ntb_netdev, iperf3" "points pointsize 2"
 [ "$ntb" = 0 ] || plot "$dir/ntb.png" "SCIF over the emulated NTB, ntb_perf and ntb_netdev (QEMU, TCG)" "MB/s" \
-	"set key top left font ',9'"
+	"set key bottom right font ',9'"
 items=
 
 series 2vm lat scif 7 > "$tmp/lscif2"
