@@ -242,7 +242,8 @@ add "$tmp/rmafull" "NTB: SCIF RMA writeto, CPU, full-reach window (2 VMs)"
 add "$tmp/rmastage" "NTB: SCIF RMA writeto, CPU, 4 MiB windows, staged (2 VMs)"
 add "$tmp/perfcpu" "NTB: ntb_perf by CPU (chunk size)"
 add "$tmp/netdev" "NTB: TCP over ntb_netdev, iperf3 (2 VMs)" "points pointsize 2"
-plot "$dir/bandwidth.png" "Bandwidth between two QEMU VMs (TCG), and the in-VM memcpy ceiling" "MB/s"
+plot "$dir/bandwidth.png" "Bandwidth between two QEMU VMs (TCG), and the in-VM memcpy ceiling" "MB/s" \
+	"set terminal pngcairo size 900,680 noenhanced; set key font ',9'"
 
 add "$tmp/rmacpu2" "SCIF RMA writeto, CPU, over ivshmem"
 add "$tmp/rmafull" "SCIF RMA writeto, CPU, NTB full-reach window"
