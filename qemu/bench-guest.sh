@@ -10,6 +10,12 @@
 #                           the shared ivshmem device used raw
 #   bench-guest.sh single   one VM: SCIF to itself, TCP over loopback,
 #                           AF_UNIX, and memcpy
+#   bench-guest.sh ntb-client  node 0 of a 2-node cluster joined by the
+#                           emulated NTB (scripts/bench-ntb.sh): the SCIF
+#                           modes to node 1 (latency, messaging, connections,
+#                           RMA), tagged $SCIF_BENCH_SETUP (default ntb);
+#                           with SCIF_BENCH_MMAP=1 (a full-reach window)
+#                           the mapped-window round trip too
 # Figures go out as "bench: SETUP,<CSV row>" lines (SETUP 2vm or 1vm).
 # When the initramfs carries the test build's software DMA provider
 # (/modules/extra/scif_soft_dma.ko), the client and the single VM then
@@ -73,6 +79,17 @@ client)
 	fi
 	scif-bench -n 1 stop
 	;;
+ntb-client)
+	setup=${SCIF_BENCH_SETUP:-ntb}
+	wait_server -n 1 || exit 1
+	# One run per mode: a mode that fails does not cost the others.
+	for mode in lat bw connect rma; do
+		measure "$setup" -n 1 "$mode"
+	done
+	# Without a full-reach window no window maps the peer's pages.
+	[ "${SCIF_BENCH_MMAP:-0}" = 0 ] || measure "$setup" -n 1 mmap-lat
+	scif-bench -n 1 stop
+	;;
 single)
 	scif-bench serve 2> /dev/null &
 	server=$!
@@ -93,7 +110,7 @@ single)
 	fi
 	;;
 *)
-	echo "usage: $0 serve|client|single" >&2
+	echo "usage: $0 serve|client|ntb-client|single" >&2
 	exit 2
 	;;
 esac

@@ -3,7 +3,9 @@
 #
 # bench-report.sh DIR: from DIR/results.csv (scripts/bench.sh), print the
 # figures as tables and the ratios the project tracks, and draw
-# DIR/bandwidth.png and DIR/latency.png with gnuplot (if installed).
+# DIR/bandwidth.png and DIR/latency.png with gnuplot (if installed), and
+# DIR/ntb.png when the NTB part ran (scripts/bench-ntb.sh).  A figure a
+# run did not measure is left out (n/a in the tables).
 set -eu
 
 dir=$1
@@ -20,27 +22,29 @@ value() {
 ratio() {
 	if [ -n "$2" ] && [ -n "$3" ]; then
 		awk -v n="$1" -v a="$2" -v b="$3" \
-			'BEGIN { if (b > 0) printf "  %-44s %8.2f\n", n, a / b }'
+			'BEGIN { if (b > 0) printf "  %-62s %8.2f\n", n, a / b }'
 	else
-		printf '  %-44s %8s\n' "$1" "n/a"
+		printf '  %-62s %8s\n' "$1" "n/a"
 	fi
 }
 
 echo "Latency (round trip, microseconds)"
 awk -F, 'NR > 1 && $2 == "lat" {
-	printf "  %-4s %-5s %6d B   min %9.1f   median %9.1f   p99 %9.1f\n",
+	printf "  %-9s %-5s %6d B   min %9.1f   median %9.1f   p99 %9.1f\n",
 		$1, $3, $4, $6, $7, $8 }' "$csv"
 echo
 echo "Bandwidth (MB/s) and connection rate (per second)"
 awk -F, 'NR > 1 && ($2 == "bw" || $2 == "memcpy" || $2 == "copy64" || $2 ~ /^raw-/) {
-	printf "  %-4s %-7s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
+	printf "  %-9s %-7s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
 	NR > 1 && $2 ~ /^v?(writeto|readfrom)(-c)?$/ {
-	printf "  %-7s %-11s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
+	printf "  %-9s %-11s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
+	NR > 1 && $2 == "perf" {
+	printf "  %-9s ntb_perf %-5s %9d B chunks %10.1f MB/s\n", $1, $3, $4, $9 }
 	NR > 1 && $2 == "reg" {
-	printf "  %-4s register %-7s %9d B   %10.1f us median, %8.1f us/MiB\n",
+	printf "  %-9s register %-7s %9d B   %10.1f us median, %8.1f us/MiB\n",
 		$1, $3, $4, $7, $7 * 1048576 / $4 }
 	NR > 1 && $2 == "connect" {
-	printf "  %-4s connect %-5s              %10.1f /s\n", $1, $3, $9 }' "$csv"
+	printf "  %-9s connect %-5s              %10.1f /s\n", $1, $3, $9 }' "$csv"
 echo
 echo "Ratios (between the two VMs unless noted)"
 ratio "SCIF / TCP bandwidth, 1 MiB messages" \
@@ -88,6 +92,96 @@ per_mib() { # SETUP VIA-PATTERN: microseconds per MiB, or empty
 ratio "register, per MiB: 4 KiB pages / huge pages" \
 	"$(per_mib 2vm '^4k$')" "$(per_mib 2vm '^(hugetlb|thp)$')"
 
+# The NTB part: SCIF over the emulated NTB (full-reach window, and the
+# 4 MiB windows only, staged) beside SCIF over ivshmem, and the upstream
+# figures on the same NTB.
+ntb=0
+awk -F, '$1 ~ /^ntb-/ { f = 1 } END { exit !f }' "$csv" && ntb=1
+if [ "$ntb" = 1 ]; then
+	echo
+	echo "SCIF over NTB beside SCIF over ivshmem (two VMs; MB/s unless noted)"
+	printf '  %-36s %10s %10s %10s\n' "" "ivshmem" "NTB full" "NTB 4 MiB"
+	cell() { # SETUP MODE VIA SIZE COLUMN
+		v=$(value "$@")
+		if [ -n "$v" ]; then printf ' %10.1f' "$v"; else printf ' %10s' n/a; fi
+	}
+	line() { # NAME MODE VIA SIZE COLUMN: the three setups
+		printf '  %-36s' "$1"
+		shift
+		cell 2vm "$@"
+		cell ntb-full "$@"
+		cell ntb-stage "$@"
+		echo
+	}
+	line "round trip 8 B, median us" lat scif 8 7
+	line "round trip 1 KiB, median us" lat scif 1024 7
+	line "mapped window round trip 8 B, us" lat mmap 8 7
+	line "messages of 64 B" bw scif 64 9
+	line "messages of 1 MiB" bw scif 1048576 9
+	line "connections per second" connect scif 0 9
+	line "writeto (CPU), 4 KiB" writeto cpu 4096 9
+	line "writeto (CPU), 1 MiB" writeto cpu 1048576 9
+	line "writeto (CPU), 16 MiB" writeto cpu 16777216 9
+	line "writeto (engine, sync), 1 MiB" writeto eng 1048576 9
+	line "writeto (engine, async), 1 MiB" writeto eng-a 1048576 9
+	line "readfrom (CPU), 1 MiB" readfrom cpu 1048576 9
+	line "vwriteto (CPU), 1 MiB" vwriteto cpu 1048576 9
+	line "vreadfrom (CPU), 1 MiB" vreadfrom cpu 1048576 9
+	echo
+	echo "The upstream figures on the same emulated NTB (MB/s)"
+	for pv in cpu dma; do
+		printf '  %-36s' "ntb_perf ($pv), 4 KiB / 1 MiB chunks"
+		cell ntb-perf perf "$pv" 4096 9
+		cell ntb-perf perf "$pv" 1048576 9
+		echo
+	done
+	printf '  %-36s' "TCP over ntb_netdev, iperf3"
+	cell ntb-net bw iperf3 131072 9
+	echo
+	printf '  %-36s' "TCP over ntb_netdev, 64 B / 1 MiB msgs"
+	cell ntb-net bw tcp 64 9
+	cell ntb-net bw tcp 1048576 9
+	echo
+	printf '  %-36s' "TCP over ntb_netdev, round trip 8 B"
+	cell ntb-net lat tcp 8 7
+	echo "  us (median)"
+	printf '  %-36s' "TCP over virtio-net, 64 B / 1 MiB msgs"
+	cell 2vm bw tcp 64 9
+	cell 2vm bw tcp 1048576 9
+	echo
+	printf '  %-36s' "TCP over virtio-net, round trip 8 B"
+	cell 2vm lat tcp 8 7
+	echo "  us (median)"
+	echo
+	echo "Ratios (NTB)"
+	ratio "NTB full reach / ivshmem: writeto (CPU), 1 MiB" \
+		"$(value ntb-full writeto cpu 1048576 9)" "$(value 2vm writeto cpu 1048576 9)"
+	ratio "NTB full reach / ivshmem: round trip 8 B" \
+		"$(value ntb-full lat scif 8 7)" "$(value 2vm lat scif 8 7)"
+	ratio "NTB full reach / ivshmem: messages of 1 MiB" \
+		"$(value ntb-full bw scif 1048576 9)" "$(value 2vm bw scif 1048576 9)"
+	ratio "NTB 4 MiB windows (staged) / full reach: writeto (CPU), 1 MiB" \
+		"$(value ntb-stage writeto cpu 1048576 9)" "$(value ntb-full writeto cpu 1048576 9)"
+	ratio "NTB 4 MiB windows (staged) / full reach: readfrom (CPU), 1 MiB" \
+		"$(value ntb-stage readfrom cpu 1048576 9)" "$(value ntb-full readfrom cpu 1048576 9)"
+	ratio "NTB full reach: writeto (CPU) / ntb_perf (CPU), 1 MiB" \
+		"$(value ntb-full writeto cpu 1048576 9)" "$(value ntb-perf perf cpu 1048576 9)"
+	ratio "NTB full reach: writeto (CPU) / ntb_perf (CPU), 4 KiB" \
+		"$(value ntb-full writeto cpu 4096 9)" "$(value ntb-perf perf cpu 4096 9)"
+	ratio "NTB: SCIF / TCP over ntb_netdev, messages of 1 MiB" \
+		"$(value ntb-full bw scif 1048576 9)" "$(value ntb-net bw tcp 1048576 9)"
+	ratio "NTB: TCP over ntb_netdev / SCIF round trip, 8 B (median)" \
+		"$(value ntb-net lat tcp 8 7)" "$(value ntb-full lat scif 8 7)"
+	ratio "NTB: SCIF messages of 1 MiB / iperf3 over ntb_netdev" \
+		"$(value ntb-full bw scif 1048576 9)" "$(value ntb-net bw iperf3 131072 9)"
+	ratio "NTB full reach: writeto (CPU) 1 MiB / iperf3 over ntb_netdev" \
+		"$(value ntb-full writeto cpu 1048576 9)" "$(value ntb-net bw iperf3 131072 9)"
+	ratio "TCP over ntb_netdev / over virtio-net, messages of 1 MiB" \
+		"$(value ntb-net bw tcp 1048576 9)" "$(value 2vm bw tcp 1048576 9)"
+	ratio "ntb_perf with DMA / by CPU, 1 MiB chunks (software DMA)" \
+		"$(value ntb-perf perf dma 1048576 9)" "$(value ntb-perf perf cpu 1048576 9)"
+fi
+
 command -v gnuplot > /dev/null || { echo "bench-report: no gnuplot, no plots" >&2; exit 0; }
 series() { # SETUP MODE VIA COLUMN: "size value" lines
 	awk -F, -v s="$1" -v m="$2" -v v="$3" -v c="$4" \
@@ -95,14 +189,75 @@ series() { # SETUP MODE VIA COLUMN: "size value" lines
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-series 2vm bw scif 9 > "$tmp/scif2"
-series 2vm bw tcp 9 > "$tmp/tcp2"
-series 1vm bw scif 9 > "$tmp/scif1"
+# add FILE TITLE [STYLE]: a plot item for FILE's series, if it has points.
+items=
+add() {
+	[ -s "$1" ] || return 0
+	items="$items${items:+, }\"$1\" with ${3:-linespoints} title \"$2\""
+}
+# plot OUTPUT TITLE YLABEL: the items added since the last plot.
+plot() {
+	[ -n "$items" ] || { echo "bench-report: nothing to plot in $1" >&2; return 0; }
+	gnuplot <<-EOF
+	set terminal pngcairo size 900,560 noenhanced
+	set logscale xy 2
+	set grid
+	set key bottom right
+	set xlabel "transfer size (bytes)"
+	set format x "%.0b%BB"
+	${4:-}
+	set output "$1"
+	set title "$2"
+	set ylabel "$3"
+	plot $items
+	EOF
+	echo "$1" >> "$tmp/plots"
+	items=
+}
 series 2vm memcpy - 9 > "$tmp/memcpy"
 series 2vm copy64 - 9 > "$tmp/copy64"
 series 2vm raw-wr raw 9 > "$tmp/rawwr"
 series 2vm writeto eng 9 > "$tmp/rma2"
 series 2vm vwriteto cpu 9 > "$tmp/vrma2"
+series 2vm bw scif 9 > "$tmp/scif2"
+series 2vm bw tcp 9 > "$tmp/tcp2"
+series 1vm bw scif 9 > "$tmp/scif1"
+series ntb-full writeto cpu 9 > "$tmp/rmafull"
+series ntb-stage writeto cpu 9 > "$tmp/rmastage"
+series ntb-full bw scif 9 > "$tmp/scifntb"
+series ntb-perf perf cpu 9 > "$tmp/perfcpu"
+series ntb-perf perf dma 9 > "$tmp/perfdma"
+series ntb-net bw iperf3 9 > "$tmp/netdev"
+series ntb-net bw tcp 9 > "$tmp/tcpntb"
+series 2vm writeto cpu 9 > "$tmp/rmacpu2"
+add "$tmp/memcpy" "memcpy, libc (one VM)"
+add "$tmp/copy64" "copy by 8-byte moves (one VM)"
+add "$tmp/rawwr" "raw link, memcpy into it (2 VMs)"
+add "$tmp/rma2" "SCIF RMA writeto, engine (2 VMs)"
+add "$tmp/vrma2" "SCIF RMA vwriteto, CPU (2 VMs)"
+add "$tmp/scif2" "SCIF send/recv (2 VMs)"
+add "$tmp/tcp2" "TCP over virtio-net (2 VMs)"
+add "$tmp/scif1" "SCIF send/recv (one VM)"
+add "$tmp/rmafull" "NTB: SCIF RMA writeto, CPU, full-reach window (2 VMs)"
+add "$tmp/rmastage" "NTB: SCIF RMA writeto, CPU, 4 MiB windows, staged (2 VMs)"
+add "$tmp/perfcpu" "NTB: ntb_perf by CPU (chunk size)"
+add "$tmp/netdev" "NTB: TCP over ntb_netdev, iperf3 (2 VMs)" "points pointsize 2"
+plot "$dir/bandwidth.png" "Bandwidth between two QEMU VMs (TCG), and the in-VM memcpy ceiling" "MB/s" \
+	"set terminal pngcairo size 900,680 noenhanced; set key font ',9'"
+
+add "$tmp/rmacpu2" "SCIF RMA writeto, CPU, over ivshmem"
+add "$tmp/rmafull" "SCIF RMA writeto, CPU, NTB full-reach window"
+add "$tmp/rmastage" "SCIF RMA writeto, CPU, NTB 4 MiB windows (staged)"
+add "$tmp/scif2" "SCIF send/recv over ivshmem"
+add "$tmp/scifntb" "SCIF send/recv over NTB"
+add "$tmp/perfcpu" "ntb_perf by CPU (chunk size)"
+add "$tmp/perfdma" "ntb_perf with DMA, software provider (chunk size)"
+add "$tmp/tcpntb" "TCP over ntb_netdev (scif-bench)"
+add "$tmp/netdev" "TCP over ntb_netdev, iperf3" "points pointsize 2"
+[ "$ntb" = 0 ] || plot "$dir/ntb.png" "SCIF over the emulated NTB, ntb_perf and ntb_netdev (QEMU, TCG)" "MB/s" \
+	"set key bottom right font ',9'"
+items=
+
 series 2vm lat scif 7 > "$tmp/lscif2"
 series 2vm lat tcp 7 > "$tmp/ltcp2"
 series 1vm lat scif 7 > "$tmp/lscif1"
@@ -110,35 +265,21 @@ series 1vm lat tcp 7 > "$tmp/ltcp1"
 series 1vm lat unix 7 > "$tmp/lunix1"
 series 2vm lat mmap 7 > "$tmp/lmmap2"
 series 2vm lat raw 7 > "$tmp/lraw2"
-gnuplot <<EOF
-set terminal pngcairo size 900,560 noenhanced
-set logscale xy 2
-set grid
-set key bottom right
-set xlabel "transfer size (bytes)"
-set format x "%.0b%BB"
-set output "$dir/bandwidth.png"
-set ylabel "MB/s"
-set title "Bandwidth between two QEMU VMs (TCG), and the in-VM memcpy ceiling"
-plot "$tmp/memcpy" with linespoints title "memcpy, libc (one VM)", \
-     "$tmp/copy64" with linespoints title "copy by 8-byte moves (one VM)", \
-     "$tmp/rawwr" with linespoints title "raw link, memcpy into it (2 VMs)", \
-     "$tmp/rma2" with linespoints title "SCIF RMA writeto, engine (2 VMs)", \
-     "$tmp/vrma2" with linespoints title "SCIF RMA vwriteto, CPU (2 VMs)", \
-     "$tmp/scif2" with linespoints title "SCIF send/recv (2 VMs)", \
-     "$tmp/tcp2" with linespoints title "TCP over virtio-net (2 VMs)", \
-     "$tmp/scif1" with linespoints title "SCIF send/recv (one VM)"
-set output "$dir/latency.png"
-set ylabel "median round trip (us)"
-set logscale y 10
-set title "Message round trip"
-plot "$tmp/lscif2" with linespoints title "SCIF (2 VMs)", \
-     "$tmp/ltcp2" with linespoints title "TCP (2 VMs)", \
-     "$tmp/lscif1" with linespoints title "SCIF (one VM)", \
-     "$tmp/ltcp1" with linespoints title "TCP loopback (one VM)", \
-     "$tmp/lunix1" with linespoints title "AF_UNIX (one VM)", \
-     "$tmp/lmmap2" with points pointsize 2 title "8 B through a mapped window, scif_mmap (2 VMs)", \
-     "$tmp/lraw2" with points pointsize 2 title "8 B through the raw link (2 VMs)"
-EOF
+series ntb-full lat scif 7 > "$tmp/lntbfull"
+series ntb-stage lat scif 7 > "$tmp/lntbstage"
+series ntb-full lat mmap 7 > "$tmp/lntbmmap"
+series ntb-net lat tcp 7 > "$tmp/lntbtcp"
+add "$tmp/lscif2" "SCIF (2 VMs)"
+add "$tmp/ltcp2" "TCP (2 VMs)"
+add "$tmp/lscif1" "SCIF (one VM)"
+add "$tmp/ltcp1" "TCP loopback (one VM)"
+add "$tmp/lunix1" "AF_UNIX (one VM)"
+add "$tmp/lmmap2" "8 B through a mapped window, scif_mmap (2 VMs)" "points pointsize 2"
+add "$tmp/lraw2" "8 B through the raw link (2 VMs)" "points pointsize 2"
+add "$tmp/lntbfull" "SCIF over NTB, full-reach window (2 VMs)"
+add "$tmp/lntbstage" "SCIF over NTB, 4 MiB windows (2 VMs)"
+add "$tmp/lntbmmap" "8 B through a mapped window over NTB (2 VMs)" "points pointsize 2"
+add "$tmp/lntbtcp" "TCP over ntb_netdev (2 VMs)"
+plot "$dir/latency.png" "Message round trip" "median round trip (us)" "set logscale y 10"
 echo
-echo "Plots: $dir/bandwidth.png $dir/latency.png"
+echo "Plots: $(tr '\n' ' ' < "$tmp/plots" 2> /dev/null)"

@@ -8,11 +8,18 @@
 #     Ethernet link (cluster.sh -N): SCIF and TCP between the VMs, memcpy,
 #     and the link itself used raw from user space (cluster.sh -R);
 #   - in both, RMA again with the copy engine on the test build's
-#     software DMA provider (setups 1vm-dma and 2vm-dma).
+#     software DMA provider (setups 1vm-dma and 2vm-dma);
+#   - the NTB part (scripts/bench-ntb.sh): SCIF over the emulated NTB
+#     (scif_ntb) between two VMs, with the full-reach window and with the
+#     4 MiB windows only (setups ntb-full, ntb-stage), the upstream
+#     ntb_perf on the same device (ntb-perf) and TCP over ntb_netdev
+#     (ntb-net).
 # Results go to $BENCH_OUT (default build/bench): results.csv (every
 # figure), results.txt (the same as a table, with the ratios), and the
 # plots bandwidth.png and latency.png.  BENCH_QUICK=1 runs tiny sizes
-# (a smoke run: the figures mean nothing).
+# (a smoke run: the figures mean nothing).  BENCH_NTB=0 leaves the NTB
+# part out; BENCH_NTB=only runs nothing else (the report then has only
+# the NTB figures).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +27,11 @@ BUILD=${BUILD:-$top/build}
 out=${BENCH_OUT:-$BUILD/bench}
 args=
 [ "${BENCH_QUICK:-0}" = 0 ] || args=-q
+ntb=${BENCH_NTB:-1}
+case $ntb in
+0|1|only) ;;
+*) echo "bench: BENCH_NTB must be 0, 1 or only" >&2; exit 2 ;;
+esac
 
 say() { echo "bench: $*" >&2; }
 
@@ -50,27 +62,38 @@ done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 EXTRA_MODULES=$soft NET_MODULES=$net sh "$top/qemu/mkinitramfs.sh" "$out/bench.cpio" \
 	"$out/guest/bench-single" "$out/guest" "$mod/scif.ko" "$mod/scif_ivshmem.ko"
 
-say "one VM: SCIF loopback, TCP loopback, AF_UNIX, memcpy"
-SCIF_VM_TIMEOUT=1800 sh "$top/qemu/run-vm.sh" "$(sh "$top/scripts/kernels.sh" image "$rel")" \
-	"$out/bench.cpio" "$out/vm" || say "the VM exited with status $?"
-say "two VMs: SCIF over ivshmem, TCP over virtio-net, memcpy"
-bash "$top/qemu/cluster.sh" -n 2 -N -R -k "$(sh "$top/scripts/kernels.sh" image "$rel")" -i "$out/bench.cpio" \
-	-o "$out/cluster" -t 1800 -s bench-client,bench-serve \
-	-S "$BUILD/qemu/ivshmem-server" > "$out/cluster.log" 2>&1 ||
-	say "the cluster launcher reported a failure (see $out/cluster.log)"
+status=0
+if [ "$ntb" != only ]; then
+	say "one VM: SCIF loopback, TCP loopback, AF_UNIX, memcpy"
+	SCIF_VM_TIMEOUT=1800 sh "$top/qemu/run-vm.sh" "$(sh "$top/scripts/kernels.sh" image "$rel")" \
+		"$out/bench.cpio" "$out/vm" || say "the VM exited with status $?"
+	say "two VMs: SCIF over ivshmem, TCP over virtio-net, memcpy"
+	bash "$top/qemu/cluster.sh" -n 2 -N -R -k "$(sh "$top/scripts/kernels.sh" image "$rel")" -i "$out/bench.cpio" \
+		-o "$out/cluster" -t 1800 -s bench-client,bench-serve \
+		-S "$BUILD/qemu/ivshmem-server" > "$out/cluster.log" 2>&1 ||
+		say "the cluster launcher reported a failure (see $out/cluster.log)"
+fi
+if [ "$ntb" != 0 ]; then
+	say "the NTB part: SCIF over NTB, ntb_perf, TCP over ntb_netdev"
+	bash "$top/scripts/bench-ntb.sh" "$out" ||
+		{ say "the NTB part is incomplete (see $out/ntb)"; status=1; }
+fi
 
 csv=$out/results.csv
 echo "setup,mode,via,size,count,min_us,median_us,p99_us,rate" > "$csv"
-cat "$out/vm/results.log" "$out/cluster/node0/results.log" |
-	tr -d '\r' | sed -n 's/^bench: //p' >> "$csv"
-
-status=0
-for log in "$out/vm/console.log" "$out/cluster/node0/console.log" \
-	   "$out/cluster/node1/console.log"; do
-	bash "$top/qemu/check-log.sh" "$log" > /dev/null ||
-		{ say "kernel log not clean: $log"; status=1; }
-done
-# Every setup must have measured every mode it runs.
+if [ "$ntb" != only ]; then
+	cat "$out/vm/results.log" "$out/cluster/node0/results.log" |
+		tr -d '\r' | sed -n 's/^bench: //p' >> "$csv"
+	for log in "$out/vm/console.log" "$out/cluster/node0/console.log" \
+		   "$out/cluster/node1/console.log"; do
+		bash "$top/qemu/check-log.sh" "$log" > /dev/null ||
+			{ say "kernel log not clean: $log"; status=1; }
+	done
+fi
+[ "$ntb" = 0 ] || cat "$out/ntb/results.rows" >> "$csv" 2> /dev/null || true
+# Every setup must have measured every mode it runs (bench-ntb.sh checks
+# its own).
+[ "$ntb" = only ] ||
 for want in "1vm lat scif" "1vm bw tcp" "1vm lat unix" "1vm memcpy -" \
 	    "2vm lat scif" "2vm bw scif" "2vm lat tcp" "2vm bw tcp" "2vm connect scif" \
 	    "2vm lat raw" "2vm raw-wr raw" "2vm raw-rd raw" \

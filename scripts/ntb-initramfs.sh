@@ -5,7 +5,9 @@
 # The initramfs of the NTB tests: qemu/mkinitramfs.sh's (busybox, init.sh)
 # with the guest steps of qemu/ntb-guest/ (default list ntb-loopback-steps,
 # also ntb-net-steps, ntb-netdev-steps and ntb-fullreach-steps for
-# scif.steps=), the guest
+# scif.steps=, and the step lists named in $NTB_EXTRA_LISTS and programs
+# in $NTB_EXTRA_FILES: make bench's, scripts/bench-ntb.sh),
+# the guest
 # helper ntb-ram-page (qemu/ntb-guest/ntb-ram-page.c, built static here) and the upstream ntb_test.sh from
 # NTBDIR, plus a second cpio archive appended to it (the kernel unpacks
 # both) with what busybox lacks:
@@ -37,10 +39,13 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/tests" "$stage/extra/lib/modules/$rel/extra" "$stage/extra/bin"
 cp "$guest/ntb-selftest" "$guest/ntb-netdev" "$guest/ntb-fullreach" \
-	"$ntb/ntb_test.sh" "$stage/tests/"
+	"$guest/ntb-perf-bench" "$ntb/ntb_test.sh" "$stage/tests/"
+for f in ${NTB_EXTRA_FILES:-}; do
+	cp "$f" "$stage/tests/"
+done
 ${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$stage/tests/ntb-ram-page" \
 	"$guest/ntb-ram-page.c"
-EXTRA_LISTS="$guest/ntb-net-steps $guest/ntb-netdev-steps $guest/ntb-fullreach-steps" \
+EXTRA_LISTS="$guest/ntb-net-steps $guest/ntb-netdev-steps $guest/ntb-fullreach-steps ${NTB_EXTRA_LISTS:-}" \
 	sh "$top/qemu/mkinitramfs.sh" "$stage/base.cpio" \
 	"$guest/ntb-loopback-steps" "$stage/tests"
 
