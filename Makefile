@@ -10,7 +10,8 @@
 #   make lib         build libscif (shared, static, pkg-config) and check it
 #   make selftests   build the selftest programs
 #   make test-modules  scif.ko and the kernel-API test module
-#   make lint        checkpatch --strict on drivers/ and include/
+#   make lint        checkpatch --strict on drivers/ and include/, shellcheck
+#                    on the shell scripts (scripts/lint-shell.sh)
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a 2-node cluster of VMs and show them talk
 #   make bench       measure SCIF next to TCP, AF_UNIX and memcpy (build/bench)
@@ -174,6 +175,7 @@ lint:
 	cd $(TOP) && perl $(KSRC)/scripts/checkpatch.pl --no-tree --strict \
 		--typedefsfile scripts/checkpatch-typedefs \
 		--quiet --show-types -f $$(find drivers include -name '*.[ch]' | sort)
+	bash $(TOP)/scripts/lint-shell.sh
 
 check:
 	bash $(TOP)/scripts/check.sh

@@ -1,5 +1,6 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash
 #
 # /init of the test initramfs.  Runs the steps of /tests/list in order
 # and reports on two serial ports:
@@ -133,8 +134,11 @@ run_step() {
 	case "$name" in
 	insmod) load_modules; rc=$? ;;
 	rmmod) unload_modules; rc=$? ;;
-	# shellcheck disable=SC2086 # $vars are words: VAR=value ...
-	*) (cd /tests && env $vars timeout "$step_timeout" "./$name" "$@") 2>&1; rc=$? ;;
+	*)
+		# shellcheck disable=SC2086 # $vars are words: VAR=value ...
+		(cd /tests && env $vars timeout "$step_timeout" "./$name" "$@") 2>&1
+		rc=$?
+		;;
 	esac
 	echo "scif-test-end: $name rc=$rc"
 }

@@ -153,6 +153,7 @@ boot() { # logdir append port-devices...
 }
 
 if [ "$two" = 0 ]; then
+	# shellcheck disable=SC2046 # port prints options: words
 	boot "$outdir" "$append" $(port 0 0x10) $(port 1 0x11)
 	logs=("$outdir")
 else

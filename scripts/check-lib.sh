@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
+# shellcheck disable=SC2154 # $results, $out, $top: set by the caller
 #
 # What the test scripts share (scripts/check.sh, ntb-check-standalone.sh):
 # record and run_test, which write one result line per test into

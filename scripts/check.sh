@@ -246,7 +246,7 @@ sh "$top/scripts/kernel-source.sh" > /dev/null || { echo "0 passed, 1 failed"; e
 # Packaging (issue 15): dkms, debhelper, lintian for test-packaging.sh.
 sh "$top/scripts/pkg-deps.sh" || { echo "check: installing packaging tools failed"; echo "0 passed, 1 failed"; exit 1; }
 
-run_test lint/checkpatch make -s -C "$top" lint
+run_test lint/checkpatch-and-shellcheck make -s -C "$top" lint
 run_test lint/uapi-header-c90 uapi_c90
 host_tap_tests logcheck "$top/qemu/tests/test-check-log.sh"
 host_tap_tests parse-results "$top/qemu/tests/test-parse-results.sh"

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
+# shellcheck disable=SC2154 # $top, $out, $BUILD, $CLUSTERS: check.sh's
 #
 # The NTB part of make check, sourced by scripts/check.sh (called for
 # every kernel, after the DMA runs) and scripts/ntb-check-standalone.sh
@@ -35,7 +36,6 @@
 
 ntb_run() { # kernel-name
 	local k=$1 kdir image rel ntb vmdir j conf soft
-	local guest=$top/qemu/ntb-guest
 	if [ "$k" = debug ] &&
 	   [ ! -e "${SCIF_CACHE:-/var/cache/scif}/debug-6.1/arch/x86/boot/bzImage" ]; then
 		record SKIP "$k/ntb (the debug kernel is not built)"

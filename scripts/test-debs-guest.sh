@@ -40,7 +40,7 @@ for p in libscif0 scif-tools scif-dkms; do
 	dpkg-deb -x "$pkgout/debs/${p}_${version}"_*.deb "$root" || die "unpack-$p"
 done
 dpkg-deb -x "$pkgout/debs/libscif-dev_${version}"_*.deb "$out/dev" || die "unpack-libscif-dev"
-rm -rf "$root/usr/src" "$root/usr/share"
+rm -rf "${root:?}/usr/src" "${root:?}/usr/share"
 # As "dkms install" puts them, decompressed for busybox's insmod.
 for m in "$pkgout/dkms-$k/built"/scif*.ko*; do
 	case "$m" in

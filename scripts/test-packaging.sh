@@ -174,8 +174,8 @@ check debs-unpacked-build-and-link unpacked_works
 
 # DKMS on the packaged source (the tree's own if the packages failed).
 dkms_cycle() { # kernel-name
-	local kdir image rel t=$out/dkms-$1 src ko
-	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$1") || return 1
+	local kdir rel t=$out/dkms-$1 src ko
+	read -r kdir _ rel < <(sh "$top/scripts/kernels.sh" resolve "$1") || return 1
 	src=$t/src
 	mkdir -p "$src" "$t/tree" "$t/lib/modules/$rel"
 	if [ -d "$root/usr/src/scif-$version" ]; then
