@@ -422,8 +422,10 @@ static void scif_conn_unmap_remote(struct scif_endpt *ep, bool disconnect)
 	spin_unlock(&ep->lock);
 	mutex_unlock(&ep->send_mutex);
 	mutex_unlock(&ep->recv_mutex);
-	if (remote)
+	if (remote) {
+		scif_fp_revoke(ep);
 		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
+	}
 }
 
 static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
@@ -457,6 +459,7 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 	ep->peer = req->peer;
 	ep->peer_handle = req->peer_handle;
 	ep->rb.remote = remote;
+	ep->rb.remote_addr = req->addr;
 	ep->rb.tx_size = req->size;
 	ep->state = SCIF_EPD_CONNECTED;
 	spin_unlock(&ep->lock);
@@ -857,6 +860,7 @@ void scif_conn_handle_accept(struct scif_node *node,
 	spin_lock(&ep->lock);
 	if (ep->state == SCIF_EPD_CONNECTING && !IS_ERR(remote)) {
 		ep->rb.remote = remote;
+		ep->rb.remote_addr = msg->arg[0];
 		ep->rb.tx_size = msg->arg[1];
 		ep->peer_handle = msg->src;
 		ep->state = SCIF_EPD_CONNECTED;
@@ -1021,8 +1025,10 @@ void scif_conn_ring_broken(struct scif_endpt *ep)
 	atomic_inc(&scif_info.ring_failures);
 	pr_warn_ratelimited("node %u broke the ring of endpoint %#llx: connection reset\n",
 			    ep->node->id, ep->handle);
-	if (remote)
+	if (remote) {
+		scif_fp_revoke(ep);
 		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
+	}
 	wake_up_all(&ep->wq);
 	/* Ours stay until the peer acknowledges, as on a close. */
 	scif_epd_parts_teardown(ep, false, -ECONNRESET);

@@ -108,6 +108,9 @@ void scif_epd_uncount(struct scif_endpt *ep)
  *                                                scif_cache_destroy()
  *   fences                     scif_fence.c      scif_fence_epd_*()
  *   mappings of peer windows   scif_mmap.c       scif_mmap_epd_init()
+ *   user-space data path       scif_fp.c         scif_fp_init(),
+ *                                                scif_fp_revoke(),
+ *                                                scif_fp_destroy()
  *
  * Each file sets up and tears down only its own part.
  */
@@ -118,6 +121,7 @@ static void scif_epd_parts_init(struct scif_endpt *ep)
 	scif_cache_epd_init(ep);
 	scif_fence_epd_init(ep);
 	scif_mmap_epd_init(ep);
+	scif_fp_init(ep);
 }
 
 /**
@@ -166,6 +170,7 @@ static void scif_epd_parts_destroy(struct scif_endpt *ep)
 	scif_cache_destroy(ep);
 	scif_epd_parts_teardown(ep, true, -ECONNRESET);
 	scif_window_epd_destroy(ep);
+	scif_fp_destroy(ep);
 }
 
 static void scif_epd_free_work(struct work_struct *work)
@@ -325,8 +330,10 @@ static void scif_epd_lose_peer(struct scif_endpt *ep, bool hold)
 	mutex_unlock(&ep->send_mutex);
 	mutex_unlock(&ep->recv_mutex);
 
-	if (remote)
+	if (remote) {
+		scif_fp_revoke(ep);
 		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
+	}
 	/*
 	 * The peer's windows go.  Ours go too if the peer is gone; a peer
 	 * held for a protocol error may still write into them, so they

@@ -10,6 +10,7 @@
  * layout there, and without a .compat_ioctl their ioctls fail with ENOTTY.
  */
 #include <linux/capability.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/scif.h>
@@ -264,6 +265,27 @@ scif_fd_ioctl_fence_signal(struct scif_endpt *ep,
 				     req.rval, req.flags);
 }
 
+/* The file is installed only once the caller has its descriptor. */
+static long scif_fd_ioctl_fp_open(struct scif_endpt *ep,
+				  struct scifioctl_fp __user *uarg)
+{
+	struct scifioctl_fp req;
+	struct file *fp;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	fp = scif_fp_open(ep, &req);
+	if (IS_ERR(fp))
+		return PTR_ERR(fp);
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		fput(fp);
+		put_unused_fd(req.fd);
+		return -EFAULT;
+	}
+	fd_install(req.fd, fp);
+	return 0;
+}
+
 static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	struct scif_endpt *ep = f->private_data;
@@ -302,6 +324,10 @@ static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return scif_epd_fence_wait(ep, (int)arg);
 	case SCIF_FENCE_SIGNAL:
 		return scif_fd_ioctl_fence_signal(ep, uarg);
+	case SCIF_FP_OPEN:
+		return scif_fd_ioctl_fp_open(ep, uarg);
+	case SCIF_FP_NOTIFY:
+		return scif_epd_fp_notify(ep, (int)arg);
 	}
 	return -ENOTTY;
 }

@@ -496,6 +496,38 @@ int scif_mmap_file_open(struct file *f, struct scif_endpt *ep)
 }
 
 /**
+ * scif_mmap_alloc_inode() - an inode of the driver's own filesystem
+ *
+ * Gives a file an address_space of its own (see scif_fp.c).
+ *
+ * Context: process context.
+ * Return: the inode, or an ERR_PTR().
+ */
+struct inode *scif_mmap_alloc_inode(void)
+{
+	if (scif_fail_alloc())
+		return ERR_PTR(-ENOMEM);
+	return alloc_anon_inode(scif_mnt->mnt_sb);
+}
+
+/**
+ * scif_mmap_alloc_file() - a read-write file of an inode of the driver's
+ *	filesystem
+ * @inode: from scif_mmap_alloc_inode(); the file takes over a reference
+ *	to it on success
+ * @name: its name, for /proc/<pid>/maps
+ * @fops: its operations
+ *
+ * Context: process context.
+ * Return: the file, or an ERR_PTR() (the caller keeps its reference).
+ */
+struct file *scif_mmap_alloc_file(struct inode *inode, const char *name,
+				  const struct file_operations *fops)
+{
+	return alloc_file_pseudo(inode, scif_mnt, name, O_RDWR, fops);
+}
+
+/**
  * scif_mmap_file_release() - the endpoint's file is closing
  * @ep: its endpoint; no VMA maps the file any more
  */

@@ -7,6 +7,7 @@
 #ifndef _SCIF_MMAP_H_
 #define _SCIF_MMAP_H_
 
+#include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 
@@ -42,5 +43,8 @@ int scif_mmap_file_open(struct file *f, struct scif_endpt *ep);
 void scif_mmap_file_release(struct scif_endpt *ep);
 int scif_mmap(struct file *f, struct vm_area_struct *vma);
 void scif_mmap_revoke(struct scif_endpt *ep, struct scif_rwindow *rw);
+struct inode *scif_mmap_alloc_inode(void);
+struct file *scif_mmap_alloc_file(struct inode *inode, const char *name,
+				  const struct file_operations *fops);
 
 #endif /* _SCIF_MMAP_H_ */

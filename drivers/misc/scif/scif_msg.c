@@ -90,10 +90,32 @@ static int scif_msg_tx_state(struct scif_endpt *ep)
 	}
 }
 
+/*
+ * The endpoint's counts: once it has a user-space data path, those of its
+ * counter page (scif_fp.c), which a round loads into ep->rb under the
+ * data mutex and stores back.  Read without the mutex, for a hint only.
+ */
+static u32 scif_msg_tx_write(struct scif_endpt *ep)
+{
+	struct scif_fp_ctl *ctl = scif_fp_ctl(ep);
+
+	return ctl ? READ_ONCE(ctl->tx_write) : ep->rb.tx_write;
+}
+
+static u32 scif_msg_rx_read(struct scif_endpt *ep)
+{
+	struct scif_fp_ctl *ctl = scif_fp_ctl(ep);
+
+	return ctl ? READ_ONCE(ctl->rx_read) : ep->rb.rx_read;
+}
+
 static bool scif_msg_send_ready(struct scif_endpt *ep)
 {
+	u32 tx_write = scif_msg_tx_write(ep);
+
 	return READ_ONCE(ep->state) != SCIF_EPD_CONNECTED ||
-	       scif_rb_tx_room(&ep->rb) || scif_rb_tx_broken(&ep->rb);
+	       scif_rb_tx_room_at(&ep->rb, tx_write) ||
+	       scif_rb_tx_broken_at(&ep->rb, tx_write);
 }
 
 /* scif_msg_send_ready() for a sender about to sleep: asks for SPACE first. */
@@ -104,26 +126,65 @@ static bool scif_msg_send_ready_or_ask(struct scif_endpt *ep)
 }
 
 /*
- * One round of sending: what fits now.  Returns bytes sent or -errno.
- * The call is counted as a message in its first round that moves data
- * (*@counted false until then).
+ * Take a side of the user-space data path for a round, if the endpoint
+ * has one: its lock word, then its count into ep->rb (*@count), and what
+ * user space counted.  Under the side's data mutex.  Returns the counter
+ * page, NULL without one, or ERR_PTR(-EBUSY) while user space holds it.
+ */
+static struct scif_fp_ctl *scif_msg_fp_take(struct scif_endpt *ep, bool tx,
+					    u32 *count)
+{
+	struct scif_fp_ctl *ctl = scif_fp_ctl(ep);
+
+	if (!ctl)
+		return NULL;
+	if (!scif_fp_trylock(tx ? &ctl->tx_lock : &ctl->rx_lock))
+		return ERR_PTR(-EBUSY);
+	*count = tx ? READ_ONCE(ctl->tx_write) : READ_ONCE(ctl->rx_read);
+	scif_fp_fold(ep, tx);
+	return ctl;
+}
+
+/* Undo scif_msg_fp_take(), storing the count back. */
+static void scif_msg_fp_give(struct scif_fp_ctl *ctl, bool tx, u32 count)
+{
+	if (!ctl)
+		return;
+	if (tx) {
+		WRITE_ONCE(ctl->tx_write, count);
+		scif_fp_unlock(&ctl->tx_lock);
+	} else {
+		WRITE_ONCE(ctl->rx_read, count);
+		scif_fp_unlock(&ctl->rx_lock);
+	}
+}
+
+/*
+ * One round of sending: what fits now.  Returns bytes sent or -errno
+ * (-EBUSY: user space holds the data path, try again).  The call is
+ * counted as a message in its first round that moves data (*@counted
+ * false until then).
  */
 static ssize_t scif_msg_send_some(struct scif_endpt *ep, struct iov_iter *from,
 				  bool *counted)
 {
-	size_t count, want, sent;
+	size_t count, want = 0, sent = 0;
+	struct scif_fp_ctl *ctl;
+	bool broken = false;
 	int err;
 
 	mutex_lock(&ep->send_mutex);
-	err = scif_msg_tx_state(ep);
-	if (err) {
+	ctl = scif_msg_fp_take(ep, true, &ep->rb.tx_write);
+	if (IS_ERR(ctl)) {
 		mutex_unlock(&ep->send_mutex);
-		return err;
+		return PTR_ERR(ctl);
 	}
+	err = scif_msg_tx_state(ep);
+	if (err)
+		goto out;
 	if (scif_rb_tx_broken(&ep->rb)) {
-		mutex_unlock(&ep->send_mutex);
-		scif_conn_ring_broken(ep);
-		return -ECONNRESET;
+		broken = true;
+		goto out;
 	}
 	count = iov_iter_count(from);
 	iov_iter_truncate(from, SCIF_XFER_PIECE(ep->rb.tx_size));
@@ -136,7 +197,15 @@ static ssize_t scif_msg_send_some(struct scif_endpt *ep, struct iov_iter *from,
 		scif_node_count_tx(ep->node, sent, !*counted);
 		*counted = true;
 	}
+out:
+	scif_msg_fp_give(ctl, true, ep->rb.tx_write);
 	mutex_unlock(&ep->send_mutex);
+	if (broken) {
+		scif_conn_ring_broken(ep);
+		return -ECONNRESET;
+	}
+	if (err)
+		return err;
 
 	/* The count is out; does the peer wait for it (see scif_proto.h)? */
 	mb();
@@ -150,7 +219,8 @@ static bool scif_msg_recv_ready(struct scif_endpt *ep)
 	u32 avail = 0;
 
 	return READ_ONCE(ep->state) != SCIF_EPD_CONNECTED ||
-	       scif_rb_rx_avail(&ep->rb, &avail) || avail;
+	       scif_rb_rx_avail_at(&ep->rb, scif_msg_rx_read(ep), &avail) ||
+	       avail;
 }
 
 /* scif_msg_recv_ready() for a receiver about to sleep: asks for DATA first. */
@@ -167,19 +237,25 @@ static ssize_t scif_msg_recv_some(struct scif_endpt *ep, struct iov_iter *to,
 				  bool *counted)
 {
 	enum scif_epd_state state;
-	size_t count, want, got;
-	u32 avail;
+	size_t count, want = 0, got = 0;
+	struct scif_fp_ctl *ctl;
+	u32 avail = 0;
+	int err = 0;
 
 	mutex_lock(&ep->recv_mutex);
+	ctl = scif_msg_fp_take(ep, false, &ep->rb.rx_read);
+	if (IS_ERR(ctl)) {
+		mutex_unlock(&ep->recv_mutex);
+		return PTR_ERR(ctl);
+	}
 	state = READ_ONCE(ep->state);
 	if (state != SCIF_EPD_CONNECTED && state != SCIF_EPD_DISCONNECTED) {
-		mutex_unlock(&ep->recv_mutex);
-		return -ENOTCONN;
+		err = -ENOTCONN;
+		goto out;
 	}
 	if (scif_rb_rx_avail(&ep->rb, &avail)) {
-		mutex_unlock(&ep->recv_mutex);
-		scif_conn_ring_broken(ep);	/* the peer broke the ring */
-		return -ECONNRESET;
+		err = -EPROTO;	/* the peer broke the ring */
+		goto out;
 	}
 	count = iov_iter_count(to);
 	iov_iter_truncate(to, SCIF_XFER_PIECE(ep->rb.rx_size));
@@ -192,7 +268,15 @@ static ssize_t scif_msg_recv_some(struct scif_endpt *ep, struct iov_iter *to,
 		scif_node_count_rx(ep->node, got, !*counted);
 		*counted = true;
 	}
+out:
+	scif_msg_fp_give(ctl, false, ep->rb.rx_read);
 	mutex_unlock(&ep->recv_mutex);
+	if (err == -EPROTO) {
+		scif_conn_ring_broken(ep);
+		return -ECONNRESET;
+	}
+	if (err)
+		return err;
 
 	if (!avail && state == SCIF_EPD_DISCONNECTED)
 		return -ECONNRESET;
@@ -249,6 +333,18 @@ static int scif_msg_xfer(struct scif_endpt *ep, struct iov_iter *iter,
 
 	for (;;) {
 		n = round(ep, iter, &counted);
+		if (n == -EBUSY) {
+			/* User space holds the data path: a moment, then again. */
+			n = 0;
+			if (!block)
+				break;
+			if (signal_pending(current)) {
+				n = -ERESTARTSYS;
+				break;
+			}
+			schedule_timeout_interruptible(1);
+			continue;
+		}
 		if (n < 0)
 			break;
 		total += n;
@@ -341,11 +437,12 @@ __poll_t scif_msg_poll_mask(struct scif_endpt *ep)
 			WRITE_ONCE(ep->rb.remote->rx_waiting, 1);
 			mb();	/* the flags, then the ring counts */
 		}
-		if (scif_rb_rx_avail(&ep->rb, &avail) || avail)
+		if (scif_rb_rx_avail_at(&ep->rb, scif_msg_rx_read(ep), &avail) ||
+		    avail)
 			mask |= EPOLLIN | EPOLLRDNORM;
 		if (ep->state == SCIF_EPD_DISCONNECTED)
 			mask |= EPOLLHUP | EPOLLERR;
-		else if (scif_rb_tx_room(&ep->rb))
+		else if (scif_rb_tx_room_at(&ep->rb, scif_msg_tx_write(ep)))
 			mask |= EPOLLOUT | EPOLLWRNORM;
 		break;
 	case SCIF_EPD_BOUND:
@@ -357,6 +454,43 @@ __poll_t scif_msg_poll_mask(struct scif_endpt *ep)
 	}
 	spin_unlock(&ep->lock);
 	return mask;
+}
+
+/**
+ * scif_epd_fp_notify() - SCIF_FP_NOTIFY: user space moved data the peer
+ *	waits for
+ * @ep: the endpoint
+ * @what: SCIF_FP_NOTIFY_DATA after sending, SCIF_FP_NOTIFY_SPACE after
+ *	receiving
+ *
+ * The message goes only if the peer asked for it (its flag in our half),
+ * as after a round of the kernel's own.  What user space counted is
+ * added to the endpoint's counters.
+ *
+ * Context: process context; takes the side's data mutex.
+ * Return: 0; -EINVAL for @what; -ENOTCONN or -ECONNRESET if the
+ * endpoint is not connected.
+ */
+int scif_epd_fp_notify(struct scif_endpt *ep, int what)
+{
+	bool data = what == SCIF_FP_NOTIFY_DATA;
+	struct mutex *m = data ? &ep->send_mutex : &ep->recv_mutex;
+	int err;
+
+	if (what != SCIF_FP_NOTIFY_DATA && what != SCIF_FP_NOTIFY_SPACE)
+		return -EINVAL;
+	mutex_lock(m);
+	scif_fp_fold(ep, data);
+	err = scif_msg_tx_state(ep);
+	mutex_unlock(m);
+	if (err)
+		return err;
+	/* User space published its count before this call. */
+	mb();
+	if (data ? READ_ONCE(ep->rb.local->tx_wanted) :
+		   READ_ONCE(ep->rb.local->rx_waiting))
+		scif_msg_notify(ep, data ? SCIF_MSG_DATA : SCIF_MSG_SPACE);
+	return 0;
 }
 
 #ifdef SCIF_TEST_HOOKS

@@ -179,6 +179,7 @@
  * @area_pinned: @local holds a reference to @area_hw's module (every
  *	area but a node queue pair's, which goes with its node)
  * @remote: the peer's half, mapped; NULL when not (or no longer) mapped
+ * @remote_addr: where the peer published its half (connections only)
  * @rx_size: size of local->rx_data
  * @tx_size: size of remote->rx_data
  * @tx_write: bytes we have put into remote->rx_data
@@ -199,6 +200,7 @@ struct scif_rb {
 	phys_addr_t area_phys;
 	bool area_pinned;
 	struct scif_qp_shm *remote;
+	u64 remote_addr;
 	u32 rx_size;
 	u32 tx_size;
 	u32 tx_write;
@@ -413,6 +415,49 @@ struct scif_conreq {
 };
 
 /**
+ * struct scif_epd_fp - an endpoint's user-space data path (scif_fp.c)
+ * @ctl: the counter page once SCIF_FP_OPEN made it (never unset while
+ *	files map it), NULL before: set under both data mutexes, read with
+ *	smp_load_acquire(); from then on its tx_write and rx_read are the
+ *	endpoint's counts (struct scif_rb's are loaded from it and stored
+ *	back by each round of the kernel's data path)
+ * @ctl_page: the page of @ctl
+ * @dummy: a zeroed page that stands for the peer's half once revoked
+ * @inode: the address_space shared by the endpoint's fast-path files
+ * @lock: protects @live; taken by the fault handler (under mmap_lock or
+ *	the VMA lock) and by revocation, with nothing nested in it but the
+ *	page table locks
+ * @live: the peer's half may be inserted into processes
+ * @wc: map the peer's half write-combined, as the bus asks
+ * @local_pfn: the first page frame of our half (struct scif_rb.local)
+ * @nr_local: its pages
+ * @remote_pfn: the first page frame of the peer's half, as the bus
+ *	reaches it
+ * @nr_remote: its pages
+ * @tx_seen: user space's tx_bytes, tx_msgs already counted (send_mutex)
+ * @rx_seen: rx_bytes, rx_msgs already counted (recv_mutex)
+ *
+ * Everything but @ctl, @live and the counts is set once, under ctl_mutex,
+ * before @ctl.
+ */
+struct scif_epd_fp {
+	struct scif_fp_ctl *ctl;
+	struct page *ctl_page;
+	struct page *dummy;
+	struct inode *inode;
+	/* lock protects live */
+	struct mutex lock;
+	bool live;
+	bool wc;
+	unsigned long local_pfn;
+	unsigned long nr_local;
+	unsigned long remote_pfn;
+	unsigned long nr_remote;
+	u64 tx_seen[2];
+	u64 rx_seen[2];
+};
+
+/**
  * struct scif_endpt - one SCIF endpoint
  * @ref: see the implementation notes
  * @rcu: frees the endpoint after lookups that may still see it
@@ -460,6 +505,7 @@ struct scif_conreq {
  * @count_until_free: closed, but counted until destroyed (see the notes)
  * @rma: registered memory: windows, ours and the peer's (own lock)
  * @mmap: mappings of the peer's windows into processes (own lock)
+ * @fp: the user-space data path (own lock)
  * @stats: traffic counters: tx_* under @send_mutex, rx_* under
  *	@recv_mutex; rma_* and errors under @lock (read by debugfs and the
  *	close tracepoint without the mutexes: a reader may see a count a
@@ -509,8 +555,16 @@ struct scif_endpt {
 
 	struct scif_epd_rma rma;
 	struct scif_epd_mmap mmap;
+	struct scif_epd_fp fp;
 	struct scif_stats stats;
 };
+
+/* The counter page of @ep's user-space data path (scif_fp.c), or NULL. */
+static inline struct scif_fp_ctl *scif_fp_ctl(struct scif_endpt *ep)
+{
+	/* Pairs with the release in scif_fp_enable(): the counts are set. */
+	return smp_load_acquire(&ep->fp.ctl);
+}
 
 /**
  * struct scif_info - state global to the driver
@@ -589,8 +643,11 @@ extern unsigned int scif_busy_poll_us;
 struct scif_qp_shm *scif_qp_alloc_gfp(u32 rx_size, gfp_t gfp);
 void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size);
 u32 scif_rb_tx_room(const struct scif_rb *rb);
+u32 scif_rb_tx_room_at(const struct scif_rb *rb, u32 tx_write);
 bool scif_rb_tx_broken(const struct scif_rb *rb);
+bool scif_rb_tx_broken_at(const struct scif_rb *rb, u32 tx_write);
 int scif_rb_rx_avail(const struct scif_rb *rb, u32 *avail);
+int scif_rb_rx_avail_at(const struct scif_rb *rb, u32 rx_read, u32 *avail);
 size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from);
 size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to);
 
@@ -621,22 +678,20 @@ void scif_node_stats_sum(struct scif_node *node, struct scif_stats *sum);
 
 /*
  * Count on a node (per CPU: any context, no lock): @bytes sent or
- * received, a message if @msg; an RMA of @bytes; an error.
+ * received in @msgs messages; an RMA of @bytes; an error.
  */
 static inline void scif_node_count_tx(struct scif_node *node, u64 bytes,
-				      bool msg)
+				      u64 msgs)
 {
 	this_cpu_add(node->stats->tx_bytes, bytes);
-	if (msg)
-		this_cpu_inc(node->stats->tx_msgs);
+	this_cpu_add(node->stats->tx_msgs, msgs);
 }
 
 static inline void scif_node_count_rx(struct scif_node *node, u64 bytes,
-				      bool msg)
+				      u64 msgs)
 {
 	this_cpu_add(node->stats->rx_bytes, bytes);
-	if (msg)
-		this_cpu_inc(node->stats->rx_msgs);
+	this_cpu_add(node->stats->rx_msgs, msgs);
 }
 
 static inline void scif_node_count_rma(struct scif_node *node, u64 bytes)
@@ -734,9 +789,19 @@ int scif_epd_recv(struct scif_endpt *ep, struct iov_iter *to, int flags);
 void scif_msg_handle_notify(struct scif_node *node, const struct scif_msg *msg,
 			    struct scif_endpt *ep);
 __poll_t scif_msg_poll_mask(struct scif_endpt *ep);
+int scif_epd_fp_notify(struct scif_endpt *ep, int what);
 #ifdef SCIF_TEST_HOOKS
 int scif_msg_corrupt_rings(u16 port);
 #endif
+
+/* scif_fp.c */
+bool scif_fp_trylock(u32 *lock);
+void scif_fp_unlock(u32 *lock);
+struct file *scif_fp_open(struct scif_endpt *ep, struct scifioctl_fp *arg);
+void scif_fp_revoke(struct scif_endpt *ep);
+void scif_fp_fold(struct scif_endpt *ep, bool tx);
+void scif_fp_init(struct scif_endpt *ep);
+void scif_fp_destroy(struct scif_endpt *ep);
 
 /* scif_nodemsg.c */
 int scif_nodemsg_errno(u64 e, bool success, const int *allowed);

@@ -49,6 +49,25 @@ void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size)
 }
 
 /**
+ * scif_rb_tx_room_at() - bytes that can be sent, for a given write count
+ * @rb: the ring
+ * @tx_write: this side's write count (rb->tx_write, or the user-space
+ *	data path's)
+ *
+ * Return: free bytes in the peer's ring; 0 if the peer is not mapped or
+ * the counts make no sense.
+ */
+u32 scif_rb_tx_room_at(const struct scif_rb *rb, u32 tx_write)
+{
+	u32 used;
+
+	if (!rb->remote)
+		return 0;
+	used = tx_write - READ_ONCE(rb->local->tx_read);
+	return used > rb->tx_size ? 0 : rb->tx_size - used;
+}
+
+/**
  * scif_rb_tx_room() - bytes that can be sent now
  * @rb: the ring
  *
@@ -57,15 +76,24 @@ void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size)
  */
 u32 scif_rb_tx_room(const struct scif_rb *rb)
 {
-	u32 used;
-
-	if (!rb->remote)
-		return 0;
-	used = rb->tx_write - READ_ONCE(rb->local->tx_read);
-	return used > rb->tx_size ? 0 : rb->tx_size - used;
+	return scif_rb_tx_room_at(rb, rb->tx_write);
 }
 
 SCIF_EXPORT_IF_KUNIT(scif_rb_tx_room);
+
+/**
+ * scif_rb_tx_broken_at() - whether the counts of the transmit side make
+ *	no sense
+ * @rb: the ring
+ * @tx_write: this side's write count
+ *
+ * Return: true if the peer claims to have read bytes never sent.
+ */
+bool scif_rb_tx_broken_at(const struct scif_rb *rb, u32 tx_write)
+{
+	return rb->remote &&
+	       tx_write - READ_ONCE(rb->local->tx_read) > rb->tx_size;
+}
 
 /**
  * scif_rb_tx_broken() - whether the peer's read count makes no sense
@@ -75,11 +103,28 @@ SCIF_EXPORT_IF_KUNIT(scif_rb_tx_room);
  */
 bool scif_rb_tx_broken(const struct scif_rb *rb)
 {
-	return rb->remote &&
-	       rb->tx_write - READ_ONCE(rb->local->tx_read) > rb->tx_size;
+	return scif_rb_tx_broken_at(rb, rb->tx_write);
 }
 
 SCIF_EXPORT_IF_KUNIT(scif_rb_tx_broken);
+
+/**
+ * scif_rb_rx_avail_at() - bytes waiting, for a given read count
+ * @rb: the ring
+ * @rx_read: this side's read count
+ * @avail: receives the count
+ *
+ * Return: 0, or -EPROTO if the counts make no sense.
+ */
+int scif_rb_rx_avail_at(const struct scif_rb *rb, u32 rx_read, u32 *avail)
+{
+	u32 n = READ_ONCE(rb->local->rx_write) - rx_read;
+
+	if (n > rb->rx_size)
+		return -EPROTO;
+	*avail = n;
+	return 0;
+}
 
 /**
  * scif_rb_rx_avail() - bytes waiting to be received
@@ -90,12 +135,7 @@ SCIF_EXPORT_IF_KUNIT(scif_rb_tx_broken);
  */
 int scif_rb_rx_avail(const struct scif_rb *rb, u32 *avail)
 {
-	u32 n = READ_ONCE(rb->local->rx_write) - rb->rx_read;
-
-	if (n > rb->rx_size)
-		return -EPROTO;
-	*avail = n;
-	return 0;
+	return scif_rb_rx_avail_at(rb, rb->rx_read, avail);
 }
 
 SCIF_EXPORT_IF_KUNIT(scif_rb_rx_avail);

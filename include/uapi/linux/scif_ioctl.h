@@ -179,6 +179,107 @@ struct scifioctl_node_ids {
 };
 
 /*
+ * The user-space data path (an extension of this driver; the original
+ * driver had none).  Documentation/scif/fastpath.rst describes the
+ * protocol.  SCIF_FP_OPEN, on a connected endpoint, returns a new file
+ * whose mmap() offsets are:
+ *
+ *   SCIF_FP_CTL_OFF     one page, struct scif_fp_ctl, read-write
+ *   scifioctl_fp.local_off   this side's half of the queue pair
+ *			(struct scif_fp_half), read-only
+ *   scifioctl_fp.remote_off  the peer's half, read-write
+ *
+ * Every count in them is checked by the kernel as it checks a peer's.
+ */
+#define SCIF_FP_CTL_OFF		0
+
+/**
+ * struct scif_fp_half - the header of one side's half of a queue pair
+ * @rx_write: written by the peer: bytes it put into the ring
+ * @rx_waiting: written by the peer: it waits for room, send it
+ *	SCIF_FP_NOTIFY_SPACE after taking data out of the ring
+ * @tx_wanted: written by the peer: it waits for data, send it
+ *	SCIF_FP_NOTIFY_DATA after putting data into its ring
+ * @pad0: padding
+ * @tx_read: written by the peer: bytes it took out of its own ring
+ * @pad1: padding; the ring follows, scifioctl_fp.ring_off bytes from the
+ *	start of the half
+ */
+struct scif_fp_half {
+	__u32 rx_write;
+	__u32 rx_waiting;
+	__u32 tx_wanted;
+	__u8 pad0[52];
+	__u32 tx_read;
+	__u8 pad1[60];
+};
+
+/* scif_fp_ctl.state */
+#define SCIF_FP_LIVE		1
+
+/* scif_fp_ctl.tx_lock and rx_lock: the kernel's holder value. */
+#define SCIF_FP_KERNEL		0xffffffffU
+
+/**
+ * struct scif_fp_ctl - the counters an endpoint's data path shares with
+ *	user space
+ * @tx_write: bytes put into the peer's ring, under @tx_lock
+ * @tx_lock: 0, or the holder: a process id, or SCIF_FP_KERNEL
+ * @state: written by the kernel: SCIF_FP_LIVE while the peer's half is
+ *	mapped; 0 once it is not (use SCIF_SEND and SCIF_RECV then)
+ * @pad0: keeps the receive side on a cache line of its own
+ * @rx_read: bytes taken from our ring, under @rx_lock
+ * @rx_lock: as @tx_lock
+ * @pad1: cache line padding
+ * @tx_bytes: bytes sent by user space, counted by it
+ * @tx_msgs: its sends that moved data
+ * @rx_bytes: bytes received by user space
+ * @rx_msgs: its receives that moved data
+ */
+struct scif_fp_ctl {
+	__u32 tx_write;
+	__u32 tx_lock;
+	__u32 state;
+	__u32 pad0[13];
+	__u32 rx_read;
+	__u32 rx_lock;
+	__u32 pad1[14];
+	__u64 tx_bytes;
+	__u64 tx_msgs;
+	__u64 rx_bytes;
+	__u64 rx_msgs;
+};
+
+/**
+ * struct scifioctl_fp - SCIF_FP_OPEN argument
+ * @fd: out: the new file (O_CLOEXEC), to map and close
+ * @flags: in: 0
+ * @rx_size: out: size of our receive ring
+ * @tx_size: out: size of the peer's receive ring
+ * @ring_off: out: offset of the ring in a half (the size of its header)
+ * @local_off: out: mmap offset of our half
+ * @local_len: out: its length, in bytes, a multiple of the page size
+ * @remote_off: out: mmap offset of the peer's half
+ * @remote_len: out: its length
+ */
+struct scifioctl_fp {
+	__s32 fd;
+	__u32 flags;
+	__u32 rx_size;
+	__u32 tx_size;
+	__u32 ring_off;
+	__u32 reserved;
+	__u64 local_off;
+	__u64 local_len;
+	__u64 remote_off;
+	__u64 remote_len;
+};
+
+/* SCIF_FP_NOTIFY's argument: which message the peer asked for. */
+#define SCIF_FP_NOTIFY_DATA	1
+#define SCIF_FP_NOTIFY_SPACE	2
+
+/*
  * SCIF_BIND takes the address of the port, of which exactly 16 bits are
  * read and written; SCIF_LISTEN and SCIF_FENCE_WAIT take their value
  * (backlog, mark) as the ioctl argument itself.
@@ -200,5 +301,8 @@ struct scifioctl_node_ids {
 #define SCIF_FENCE_MARK		_IOWR('s', 15, struct scifioctl_fence_mark)
 #define SCIF_FENCE_WAIT		_IOWR('s', 16, __s32)
 #define SCIF_FENCE_SIGNAL	_IOWR('s', 17, struct scifioctl_fence_signal)
+/* Extensions: the user-space data path (not in the original driver). */
+#define SCIF_FP_OPEN		_IOWR('s', 32, struct scifioctl_fp)
+#define SCIF_FP_NOTIFY		_IOW('s', 33, __s32)
 
 #endif /* _UAPI_LINUX_SCIF_IOCTL_H */
