@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * libscif: thin wrappers over the ioctls, mmap and poll of /dev/scif.
+ * libscif: thin wrappers over the ioctls, mmap and poll of /dev/scif,
+ * and a data path for send and recv that mostly bypasses them (scif_fp.c).
  *
  * Policy (flag and range checks) is the kernel's; the library only turns
  * arguments into the ioctl structures and results back into return values.
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "scif.h"
+#include "scif_fp.h"
 
 #define SCIF_DEV	"/dev/scif"
 #define SCIF_EXPORT	__attribute__((visibility("default")))
@@ -48,11 +50,16 @@ static void close_keep_errno(int fd)
 
 SCIF_EXPORT scif_epd_t scif_open(void)
 {
-	return open(SCIF_DEV, O_RDWR | O_CLOEXEC);
+	int fd = open(SCIF_DEV, O_RDWR | O_CLOEXEC);
+
+	/* A descriptor closed with close(2) may come back as a new endpoint. */
+	scif_fp_forget(fd);
+	return fd;
 }
 
 SCIF_EXPORT int scif_close(scif_epd_t epd)
 {
+	scif_fp_forget(epd);
 	return close(epd);
 }
 
@@ -101,6 +108,7 @@ SCIF_EXPORT int scif_accept(scif_epd_t epd, struct scif_port_id *peer,
 		close_keep_errno(fd);
 		return -1;
 	}
+	scif_fp_forget(fd);
 	*peer = req.peer;
 	*newepd = fd;
 	return 0;
@@ -120,14 +128,25 @@ static int scif_msg(scif_epd_t epd, unsigned long req, void *msg, int len,
 	return m.out_len;
 }
 
-SCIF_EXPORT int scif_send(scif_epd_t epd, void *msg, int len, int flags)
+static int scif_ksend(int epd, void *msg, int len, int flags)
 {
 	return scif_msg(epd, SCIF_SEND, msg, len, flags);
 }
 
-SCIF_EXPORT int scif_recv(scif_epd_t epd, void *msg, int len, int flags)
+static int scif_krecv(int epd, void *msg, int len, int flags)
 {
 	return scif_msg(epd, SCIF_RECV, msg, len, flags);
+}
+
+/* Through the mapped rings where it can (scif_fp.c), else the kernel. */
+SCIF_EXPORT int scif_send(scif_epd_t epd, void *msg, int len, int flags)
+{
+	return scif_fp_send(epd, msg, len, flags, scif_ksend);
+}
+
+SCIF_EXPORT int scif_recv(scif_epd_t epd, void *msg, int len, int flags)
+{
+	return scif_fp_recv(epd, msg, len, flags, scif_krecv);
 }
 
 SCIF_EXPORT off_t scif_register(scif_epd_t epd, void *addr, size_t len,

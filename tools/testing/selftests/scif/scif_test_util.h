@@ -444,7 +444,7 @@ static inline int peer_open(void)
 static inline int ep_close(int fd)
 {
 	if (!ep_is_remote(fd))
-		return close(fd);
+		return scif_close(fd);
 	return agent_simple(RPC_CLOSE, fd, 0, 0, NULL);
 }
 

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * libscif: the user-space data path.
+ *
+ * On the first send or receive of a connected endpoint, the library asks
+ * the kernel for the endpoint's data path (SCIF_FP_OPEN) and maps its
+ * three parts: the counter page shared with the kernel, this side's half
+ * of the queue pair (read-only) and the peer's half, through the link.
+ * scif_send() then copies into the peer's ring and scif_recv() out of
+ * ours without a system call, following the kernel's ring protocol: the
+ * counts are published after the bytes, and the peer is sent the DATA or
+ * SPACE message it asked for before sleeping (SCIF_FP_NOTIFY).  What the
+ * rings cannot do now (sleeping for data or room, errors, a connection
+ * that went away) is left to SCIF_SEND and SCIF_RECV, which work on the
+ * same counts.
+ *
+ * Each side of the counter page has a lock word, taken for a round by
+ * the library (with the process id) and by the kernel; a round that finds
+ * it taken goes to the kernel, which waits for it.  So threads, forked
+ * processes (the mappings are shared) and the kernel's own calls take
+ * turns.  Once the connection goes, the kernel clears the page's state
+ * and the peer's half is replaced by a page of zeroes, so a round that
+ * raced with the disconnect writes into nothing and the next call gets
+ * the kernel's answer (ECONNRESET); no access ever faults.
+ *
+ * SCIF_FASTPATH=0 in the environment turns the data path off.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/scif_ioctl.h>
+
+#include "scif_fp.h"
+
+/* Endpoints by descriptor: FP_TOP blocks of FP_BLK entries. */
+#define FP_BLK		1024
+#define FP_TOP		1024
+/* The kernel cannot give this endpoint a data path: do not ask again. */
+#define FP_NONE		((struct fp *)1)
+/* Below mmap_min_addr's default: no buffer is ever there. */
+#define FP_MIN_ADDR	65536
+/* The most one round moves: a quarter of the ring, as the kernel does. */
+#define FP_PIECE(size)	((size) / 4)
+
+struct fp {
+	struct scif_fp_ctl *ctl;
+	const volatile struct scif_fp_half *local;
+	volatile struct scif_fp_half *remote;
+	const unsigned char *rx_ring;
+	unsigned char *tx_ring;
+	uint32_t rx_size;
+	uint32_t tx_size;
+	size_t local_len;
+	size_t remote_len;
+	int users;	/* calls using it; scif_fp_forget() waits for 0 */
+};
+
+static struct fp **fp_table[FP_TOP];
+static pthread_mutex_t fp_table_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t fp_once = PTHREAD_ONCE_INIT;
+static int fp_off;
+static unsigned int fp_spin_ns;
+static uint32_t fp_pid;
+
+static void fp_atfork_child(void)
+{
+	__atomic_store_n(&fp_pid, (uint32_t)getpid(), __ATOMIC_RELAXED);
+}
+
+static void fp_init(void)
+{
+	const char *env = getenv("SCIF_FASTPATH");
+
+	fp_off = env && !strcmp(env, "0");
+	/* Spinning only helps while the peer runs on another CPU. */
+	fp_spin_ns = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 20000 : 0;
+	fp_pid = getpid();
+	pthread_atfork(NULL, NULL, fp_atfork_child);
+}
+
+static struct fp **fp_slot(int epd, int create)
+{
+	unsigned int top = (unsigned int)epd / FP_BLK;
+	struct fp **blk;
+
+	if (epd < 0 || top >= FP_TOP)
+		return NULL;
+	blk = __atomic_load_n(&fp_table[top], __ATOMIC_ACQUIRE);
+	if (!blk && create) {
+		pthread_mutex_lock(&fp_table_lock);
+		blk = fp_table[top];
+		if (!blk) {
+			blk = calloc(FP_BLK, sizeof(*blk));
+			__atomic_store_n(&fp_table[top], blk, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&fp_table_lock);
+	}
+	return blk ? &blk[epd % FP_BLK] : NULL;
+}
+
+static void fp_unmap(struct fp *f)
+{
+	munmap(f->ctl, sysconf(_SC_PAGESIZE));
+	if (f->local)
+		munmap((void *)f->local, f->local_len);
+	if (f->remote)
+		munmap((void *)f->remote, f->remote_len);
+	free(f);
+}
+
+static void *fp_map(int fd, size_t len, int prot, uint64_t off)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Ask the kernel for @epd's data path; NULL if there is none (yet). */
+static struct fp *fp_open(int epd, int *never)
+{
+	struct scifioctl_fp req = { 0 };
+	struct fp *f;
+	int err;
+
+	if (ioctl(epd, SCIF_FP_OPEN, &req) < 0) {
+		/* Not connected yet: ask again later; otherwise never. */
+		*never = errno != ENOTCONN && errno != ENOMEM &&
+			 errno != EMFILE && errno != EINTR;
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (f) {
+		f->ctl = fp_map(req.fd, sysconf(_SC_PAGESIZE),
+				PROT_READ | PROT_WRITE, SCIF_FP_CTL_OFF);
+		f->local_len = req.local_len;
+		f->remote_len = req.remote_len;
+		f->local = fp_map(req.fd, req.local_len, PROT_READ,
+				  req.local_off);
+		f->remote = fp_map(req.fd, req.remote_len,
+				   PROT_READ | PROT_WRITE, req.remote_off);
+		f->rx_size = req.rx_size;
+		f->tx_size = req.tx_size;
+		f->rx_ring = (const unsigned char *)f->local + req.ring_off;
+		f->tx_ring = (unsigned char *)f->remote + req.ring_off;
+	}
+	err = errno;
+	close(req.fd);
+	if (f && (!f->ctl || !f->local || !f->remote)) {
+		if (f->ctl)
+			fp_unmap(f);
+		else
+			free(f);
+		f = NULL;
+	}
+	errno = err;
+	return f;
+}
+
+/* The data path of @epd with a use counted, or NULL. */
+static struct fp *fp_get(int epd)
+{
+	struct fp **slot, *f, *cur = NULL;
+	int never = 0;
+
+	pthread_once(&fp_once, fp_init);
+	if (fp_off)
+		return NULL;
+	slot = fp_slot(epd, 1);
+	if (!slot)
+		return NULL;
+	f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (!f) {
+		f = fp_open(epd, &never);
+		if (!f) {
+			if (never)
+				__atomic_compare_exchange_n(slot, &cur, FP_NONE,
+							    0, __ATOMIC_RELEASE,
+							    __ATOMIC_RELAXED);
+			return NULL;
+		}
+		if (!__atomic_compare_exchange_n(slot, &cur, f, 0,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			fp_unmap(f);	/* another thread was first */
+			f = cur;
+		}
+	}
+	if (f == FP_NONE)
+		return NULL;
+	__atomic_add_fetch(&f->users, 1, __ATOMIC_ACQUIRE);
+	/* Forgotten meanwhile (a close racing with this call)? */
+	if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != f) {
+		__atomic_sub_fetch(&f->users, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	return f;
+}
+
+static void fp_put(struct fp *f)
+{
+	__atomic_sub_fetch(&f->users, 1, __ATOMIC_RELEASE);
+}
+
+void scif_fp_forget(int epd)
+{
+	struct fp **slot = fp_slot(epd, 0), *f;
+
+	if (!slot)
+		return;
+	f = __atomic_exchange_n(slot, NULL, __ATOMIC_ACQ_REL);
+	if (!f || f == FP_NONE)
+		return;
+	while (__atomic_load_n(&f->users, __ATOMIC_ACQUIRE))
+		sched_yield();
+	fp_unmap(f);
+}
+
+static int fp_trylock(uint32_t *lock)
+{
+	uint32_t free_ = 0;
+
+	return __atomic_compare_exchange_n(lock, &free_,
+					   __atomic_load_n(&fp_pid,
+							   __ATOMIC_RELAXED),
+					   0, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+static void fp_unlock(uint32_t *lock)
+{
+	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+}
+
+static int fp_live(const struct fp *f)
+{
+	return __atomic_load_n(&f->ctl->state, __ATOMIC_ACQUIRE) ==
+	       SCIF_FP_LIVE;
+}
+
+enum fp_stop { FP_MOVED, FP_WAIT, FP_KERNEL };
+
+/*
+ * One round of sending, at most one piece.  FP_MOVED (*@n bytes),
+ * FP_WAIT (no room), FP_KERNEL (the kernel must answer: the lock is
+ * taken, the connection is not live, or the counts make no sense).
+ */
+static enum fp_stop fp_send_round(struct fp *f, const unsigned char *buf,
+				  size_t len, int first, size_t *n)
+{
+	struct scif_fp_ctl *c = f->ctl;
+	uint32_t w, used, pos;
+	size_t k, head;
+
+	if (!fp_live(f) || !fp_trylock(&c->tx_lock))
+		return FP_KERNEL;
+	w = c->tx_write;
+	used = w - __atomic_load_n(&f->local->tx_read, __ATOMIC_ACQUIRE);
+	if (!fp_live(f) || used > f->tx_size) {
+		fp_unlock(&c->tx_lock);
+		return FP_KERNEL;
+	}
+	k = f->tx_size - used;
+	if (k > len)
+		k = len;
+	if (k > FP_PIECE(f->tx_size))
+		k = FP_PIECE(f->tx_size);
+	if (!k) {
+		fp_unlock(&c->tx_lock);
+		return FP_WAIT;
+	}
+	pos = w & (f->tx_size - 1);
+	head = f->tx_size - pos < k ? f->tx_size - pos : k;
+	memcpy(f->tx_ring + pos, buf, head);
+	memcpy(f->tx_ring, buf + head, k - head);
+	/* The bytes land (write-combined too) before the count. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	c->tx_write = w + k;
+	__atomic_store_n(&f->remote->rx_write, w + k, __ATOMIC_RELEASE);
+	c->tx_bytes += k;
+	c->tx_msgs += first;
+	fp_unlock(&c->tx_lock);
+	*n = k;
+	return FP_MOVED;
+}
+
+/* One round of receiving, as fp_send_round() (FP_WAIT: nothing there). */
+static enum fp_stop fp_recv_round(struct fp *f, unsigned char *buf,
+				  size_t len, int first, size_t *n)
+{
+	struct scif_fp_ctl *c = f->ctl;
+	uint32_t r, avail, pos;
+	size_t k, head;
+
+	if (!fp_live(f) || !fp_trylock(&c->rx_lock))
+		return FP_KERNEL;
+	r = c->rx_read;
+	avail = __atomic_load_n(&f->local->rx_write, __ATOMIC_ACQUIRE) - r;
+	if (!fp_live(f) || avail > f->rx_size) {
+		fp_unlock(&c->rx_lock);
+		return FP_KERNEL;
+	}
+	k = avail < len ? avail : len;
+	if (k > FP_PIECE(f->rx_size))
+		k = FP_PIECE(f->rx_size);
+	if (!k) {
+		fp_unlock(&c->rx_lock);
+		return FP_WAIT;
+	}
+	pos = r & (f->rx_size - 1);
+	head = f->rx_size - pos < k ? f->rx_size - pos : k;
+	memcpy(buf, f->rx_ring + pos, head);
+	memcpy(buf + head, f->rx_ring, k - head);
+	/* Our reads are done before the peer may overwrite the bytes. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	c->rx_read = r + k;
+	__atomic_store_n(&f->remote->tx_read, r + k, __ATOMIC_RELEASE);
+	c->rx_bytes += k;
+	c->rx_msgs += first;
+	fp_unlock(&c->rx_lock);
+	*n = k;
+	return FP_MOVED;
+}
+
+/* Tell the peer, if it asked, that a round moved data. */
+static void fp_notify(int epd, const volatile uint32_t *wants, int what)
+{
+	/* Our count is out before we look at its flag (scif_proto.h). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (*wants)
+		ioctl(epd, SCIF_FP_NOTIFY, (long)what);
+}
+
+static uint64_t fp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/*
+ * Move data round by round until done, or until a round must wait (then,
+ * with @block, spin a little before leaving it to the kernel) or the
+ * kernel must answer.  Returns the bytes moved; *@kernel says whether
+ * the kernel is to do the rest.
+ */
+static size_t fp_xfer(int epd, struct fp *f, unsigned char *buf, size_t len,
+		      int block, int tx, int *kernel)
+{
+	uint64_t until = 0;
+	enum fp_stop stop;
+	size_t done = 0, n;
+
+	*kernel = 0;
+	while (done < len) {
+		stop = tx ? fp_send_round(f, buf + done, len - done, !done, &n) :
+			    fp_recv_round(f, buf + done, len - done, !done, &n);
+		if (stop == FP_MOVED) {
+			done += n;
+			if (tx)
+				fp_notify(epd, &f->local->tx_wanted,
+					  SCIF_FP_NOTIFY_DATA);
+			else
+				fp_notify(epd, &f->local->rx_waiting,
+					  SCIF_FP_NOTIFY_SPACE);
+			until = 0;
+			continue;
+		}
+		if (stop == FP_KERNEL) {
+			*kernel = !done || block;
+			break;
+		}
+		if (!block)
+			break;
+		if (!until)
+			until = fp_now_ns() + fp_spin_ns;
+		if (fp_now_ns() >= until) {
+			*kernel = 1;
+			break;
+		}
+	}
+	return done;
+}
+
+static int fp_msg(int epd, void *msg, int len, int flags, int tx,
+		  int (*kcall)(int, void *, int, int))
+{
+	struct fp *f;
+	size_t done;
+	int kernel, rest;
+
+	/*
+	 * Errors are the kernel's to report, and so is a buffer in the
+	 * page range no process may map (EFAULT); any other buffer the
+	 * process cannot access faults here, as memcpy() would.
+	 */
+	if (len <= 0 || (flags & ~SCIF_SEND_BLOCK) ||
+	    (uintptr_t)msg < FP_MIN_ADDR)
+		return kcall(epd, msg, len, flags);
+	f = fp_get(epd);
+	if (!f)
+		return kcall(epd, msg, len, flags);
+	done = fp_xfer(epd, f, msg, len, flags & SCIF_SEND_BLOCK, tx, &kernel);
+	fp_put(f);
+	if (!kernel)
+		return done;
+	rest = kcall(epd, (unsigned char *)msg + done, len - done, flags);
+	if (rest < 0)
+		return done ? (int)done : -1;
+	return done + rest;
+}
+
+int scif_fp_send(int epd, void *msg, int len, int flags,
+		 int (*kcall)(int, void *, int, int))
+{
+	return fp_msg(epd, msg, len, flags, 1, kcall);
+}
+
+int scif_fp_recv(int epd, void *msg, int len, int flags,
+		 int (*kcall)(int, void *, int, int))
+{
+	return fp_msg(epd, msg, len, flags, 0, kcall);
+}
