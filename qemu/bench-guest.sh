@@ -16,7 +16,8 @@
 #                           RMA), tagged $SCIF_BENCH_SETUP (default ntb);
 #                           with SCIF_BENCH_MMAP=1 (a full-reach window)
 #                           the mapped-window round trip too
-# Figures go out as "bench: SETUP,<CSV row>" lines (SETUP 2vm or 1vm).
+# Figures go out as "bench: SETUP,<CSV row>" lines (SETUP 2vm or 1vm;
+# 2vm-kpath and 1vm-kpath: the same with SCIF_FASTPATH=0 on both sides).
 # When the initramfs carries the test build's software DMA provider
 # (/modules/extra/scif_soft_dma.ko), the client and the single VM then
 # reload scif.ko on top of it and measure RMA again with the copy engine
@@ -44,6 +45,15 @@ measure() { # setup args...
 	$bench -f csv "$@" | sed -n "2,\$s/^/bench: $setup,/p"
 }
 
+# measure with libscif's user-space data path off (fastpath.rst).
+measure_kpath() { # setup args...
+	setup=$1
+	shift
+	echo "bench-progress: $setup $*" >&2
+	# shellcheck disable=SC2086 # $bench is a command with options
+	SCIF_FASTPATH=0 $bench -f csv "$@" | sed -n "2,\$s/^/bench: $setup,/p"
+}
+
 # scif-bench reg takes its huge pages from the hugetlb pool when there are
 # some: 40 pages of 2 MiB cover its largest size, 64 MiB.
 echo 40 > /proc/sys/vm/nr_hugepages 2> /dev/null
@@ -64,12 +74,17 @@ reload_with_dma() {
 
 case "$role" in
 serve)
+	# A second server without libscif's user-space data path, for the
+	# kernel-path figures (SETUP 2vm-kpath; fastpath.rst).
+	SCIF_FASTPATH=0 scif-bench serve -p 2301 2> /dev/null &
 	exec scif-bench serve
 	;;
 client)
 	wait_server -n 1 || exit 1
 	wait_server -t tcp -H 10.99.0.2 || exit 1
 	measure 2vm -n 1 lat bw connect rma reg
+	wait_server -n 1 -p 2301 &&
+		measure_kpath 2vm-kpath -n 1 -p 2301 lat bw
 	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
 	measure 2vm memcpy copy64
 	measure 2vm -n 1 raw-lat raw-bw mmap-lat
@@ -77,6 +92,7 @@ client)
 	if reload_with_dma && wait_server -n 1; then
 		measure 2vm-dma -n 1 rma
 	fi
+	scif-bench -n 1 -p 2301 stop
 	scif-bench -n 1 stop
 	;;
 ntb-client)
@@ -95,6 +111,13 @@ single)
 	server=$!
 	wait_server || exit 1
 	measure 1vm lat bw connect rma reg
+	SCIF_FASTPATH=0 scif-bench serve -p 2301 2> /dev/null &
+	kserver=$!
+	if wait_server -p 2301; then
+		measure_kpath 1vm-kpath -p 2301 lat bw
+		scif-bench -p 2301 stop
+	fi
+	wait $kserver
 	measure 1vm -t tcp lat bw connect
 	measure 1vm -t unix lat bw connect
 	measure 1vm memcpy copy64

@@ -57,6 +57,16 @@ ratio "SCIF / TCP connections per second" \
 	"$(value 2vm connect scif 0 9)" "$(value 2vm connect tcp 0 9)"
 ratio "SCIF message / raw link round trip, 8 B" \
 	"$(value 2vm lat scif 8 7)" "$(value 2vm lat raw 8 7)"
+ratio "SCIF message, kernel path / raw link round trip, 8 B" \
+	"$(value 2vm-kpath lat scif 8 7)" "$(value 2vm lat raw 8 7)"
+ratio "SCIF kernel path / user-space path round trip, 8 B" \
+	"$(value 2vm-kpath lat scif 8 7)" "$(value 2vm lat scif 8 7)"
+ratio "SCIF / TCP bandwidth, 64 B messages" \
+	"$(value 2vm bw scif 64 9)" "$(value 2vm bw tcp 64 9)"
+ratio "SCIF kernel path / TCP bandwidth, 64 B messages" \
+	"$(value 2vm-kpath bw scif 64 9)" "$(value 2vm bw tcp 64 9)"
+ratio "one VM: SCIF kernel path / user-space path round trip, 8 B" \
+	"$(value 1vm-kpath lat scif 8 7)" "$(value 1vm lat scif 8 7)"
 ratio "mmap / raw link round trip, 8 B" \
 	"$(value 2vm lat mmap 8 7)" "$(value 2vm lat raw 8 7)"
 ratio "raw link write / memcpy bandwidth, 1 MiB" \
