@@ -151,18 +151,6 @@ static const struct vm_operations_struct scif_fp_vm_ops = {
 	.fault = scif_fp_fault,
 };
 
-/* 6.3 made vm_flags read-only; Kbuild probes for the helpers. */
-static void scif_fp_vm_flags_mod(struct vm_area_struct *vma, vm_flags_t set,
-				 vm_flags_t clear)
-{
-#ifdef SCIF_HAVE_VM_FLAGS_SET
-	vm_flags_set(vma, set);
-	vm_flags_clear(vma, clear);
-#else
-	vma->vm_flags = (vma->vm_flags | set) & ~clear;
-#endif
-}
-
 /*
  * mmap() of a fast-path file: one of its three parts, or a piece of one;
  * shared, never executable, our half never writable.
@@ -194,8 +182,8 @@ static int scif_fp_mmap(struct file *f, struct vm_area_struct *vma)
 	}
 	if (first < lo || first >= hi || nr > hi - first)
 		return -EINVAL;
-	scif_fp_vm_flags_mod(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND |
-			     VM_DONTDUMP, clear);
+	scif_mmap_vm_flags_mod(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND |
+			       VM_DONTDUMP, clear);
 	if (lo == remote && fp->wc)
 		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
 	vma->vm_ops = &scif_fp_vm_ops;

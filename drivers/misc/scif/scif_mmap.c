@@ -95,9 +95,18 @@ struct scif_mmap {
 	struct scif_mmap_seg *segs;
 };
 
-/* 6.3 made vm_flags read-only; Kbuild probes for the helpers. */
-static void scif_mmap_vm_flags_mod(struct vm_area_struct *vma, vm_flags_t set,
-				   vm_flags_t clear)
+/**
+ * scif_mmap_vm_flags_mod() - set and clear flags of a VMA being mapped
+ * @vma: the VMA, in an mmap() handler
+ * @set: flags to set
+ * @clear: flags to clear
+ *
+ * 6.3 made vm_flags read-only; Kbuild probes for the helpers.
+ *
+ * Context: under mmap_lock (write), as mmap() handlers are.
+ */
+void scif_mmap_vm_flags_mod(struct vm_area_struct *vma, vm_flags_t set,
+			    vm_flags_t clear)
 {
 #ifdef SCIF_HAVE_VM_FLAGS_SET
 	vm_flags_set(vma, set);

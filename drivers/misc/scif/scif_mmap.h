@@ -43,6 +43,8 @@ int scif_mmap_file_open(struct file *f, struct scif_endpt *ep);
 void scif_mmap_file_release(struct scif_endpt *ep);
 int scif_mmap(struct file *f, struct vm_area_struct *vma);
 void scif_mmap_revoke(struct scif_endpt *ep, struct scif_rwindow *rw);
+void scif_mmap_vm_flags_mod(struct vm_area_struct *vma, vm_flags_t set,
+			    vm_flags_t clear);
 struct inode *scif_mmap_alloc_inode(void);
 struct file *scif_mmap_alloc_file(struct inode *inode, const char *name,
 				  const struct file_operations *fops);
