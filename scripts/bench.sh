@@ -96,7 +96,7 @@ fi
 [ "$ntb" = only ] ||
 for want in "1vm lat scif" "1vm bw tcp" "1vm lat unix" "1vm memcpy -" \
 	    "2vm lat scif" "2vm bw scif" "2vm lat tcp" "2vm bw tcp" "2vm connect scif" \
-	    "2vm lat raw" "2vm raw-wr raw" "2vm raw-rd raw" \
+	    "2vm lat raw" "2vm raw-wr raw" "2vm raw-rd raw" "2vm-kpath lat scif" \
 	    "1vm-dma writeto eng" "2vm-dma writeto eng"; do
 	set -- $want
 	awk -F, -v s="$1" -v m="$2" -v v="$3" \
