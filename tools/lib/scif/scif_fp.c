@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,19 +60,37 @@ struct fp {
 	uint32_t tx_size;
 	size_t local_len;
 	size_t remote_len;
-	int users;	/* calls using it; scif_fp_forget() waits for 0 */
 };
 
-static struct fp **fp_table[FP_TOP];
+/*
+ * A descriptor's entry.  The blocks are never freed, so a call counts
+ * itself in @users before it looks at @f, and scif_fp_forget() takes
+ * @f away, then waits for @users to drain before unmapping.
+ */
+struct fp_slot {
+	struct fp *f;
+	int users;
+};
+
+static struct fp_slot *fp_table[FP_TOP];
 static pthread_mutex_t fp_table_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t fp_once = PTHREAD_ONCE_INIT;
 static int fp_off;
 static unsigned int fp_spin_ns;
 static uint32_t fp_pid;
 
+/*
+ * The child has only the thread that forked: the uses other threads
+ * counted are not its own.
+ */
 static void fp_atfork_child(void)
 {
+	int t, i;
+
 	__atomic_store_n(&fp_pid, (uint32_t)getpid(), __ATOMIC_RELAXED);
+	for (t = 0; t < FP_TOP; t++)
+		for (i = 0; fp_table[t] && i < FP_BLK; i++)
+			fp_table[t][i].users = 0;
 }
 
 static void fp_init(void)
@@ -85,10 +104,10 @@ static void fp_init(void)
 	pthread_atfork(NULL, NULL, fp_atfork_child);
 }
 
-static struct fp **fp_slot(int epd, int create)
+static struct fp_slot *fp_slot(int epd, int create)
 {
 	unsigned int top = (unsigned int)epd / FP_BLK;
-	struct fp **blk;
+	struct fp_slot *blk;
 
 	if (epd < 0 || top >= FP_TOP)
 		return NULL;
@@ -163,11 +182,33 @@ static struct fp *fp_open(int epd, int *never)
 	return f;
 }
 
-/* The data path of @epd with a use counted, or NULL. */
-static struct fp *fp_get(int epd)
+/* Install a new data path for @epd in @slot, or take the one there. */
+static struct fp *fp_install(int epd, struct fp_slot *slot)
 {
-	struct fp **slot, *f, *cur = NULL;
+	struct fp *f, *cur = NULL;
 	int never = 0;
+
+	f = fp_open(epd, &never);
+	if (!f) {
+		if (never)
+			__atomic_compare_exchange_n(&slot->f, &cur, FP_NONE, 0,
+						    __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST);
+		return NULL;
+	}
+	if (!__atomic_compare_exchange_n(&slot->f, &cur, f, 0,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		fp_unmap(f);	/* another thread was first */
+		f = cur;
+	}
+	return f == FP_NONE ? NULL : f;
+}
+
+/* The data path of @epd, its use counted in *@slotp, or NULL. */
+static struct fp *fp_get(int epd, struct fp_slot **slotp)
+{
+	struct fp_slot *slot;
+	struct fp *f;
 
 	pthread_once(&fp_once, fp_init);
 	if (fp_off)
@@ -175,49 +216,35 @@ static struct fp *fp_get(int epd)
 	slot = fp_slot(epd, 1);
 	if (!slot)
 		return NULL;
-	f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-	if (!f) {
-		f = fp_open(epd, &never);
-		if (!f) {
-			if (never)
-				__atomic_compare_exchange_n(slot, &cur, FP_NONE,
-							    0, __ATOMIC_RELEASE,
-							    __ATOMIC_RELAXED);
-			return NULL;
-		}
-		if (!__atomic_compare_exchange_n(slot, &cur, f, 0,
-						 __ATOMIC_ACQ_REL,
-						 __ATOMIC_ACQUIRE)) {
-			fp_unmap(f);	/* another thread was first */
-			f = cur;
-		}
-	}
-	if (f == FP_NONE)
-		return NULL;
-	__atomic_add_fetch(&f->users, 1, __ATOMIC_ACQUIRE);
-	/* Forgotten meanwhile (a close racing with this call)? */
-	if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != f) {
-		__atomic_sub_fetch(&f->users, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&slot->users, 1, __ATOMIC_SEQ_CST);
+	f = __atomic_load_n(&slot->f, __ATOMIC_SEQ_CST);
+	if (!f)
+		f = fp_install(epd, slot);
+	if (!f || f == FP_NONE) {
+		__atomic_sub_fetch(&slot->users, 1, __ATOMIC_SEQ_CST);
 		return NULL;
 	}
+	*slotp = slot;
 	return f;
 }
 
-static void fp_put(struct fp *f)
+static void fp_put(struct fp_slot *slot)
 {
-	__atomic_sub_fetch(&f->users, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&slot->users, 1, __ATOMIC_SEQ_CST);
 }
 
 void scif_fp_forget(int epd)
 {
-	struct fp **slot = fp_slot(epd, 0), *f;
+	struct fp_slot *slot = fp_slot(epd, 0);
+	struct fp *f;
 
 	if (!slot)
 		return;
-	f = __atomic_exchange_n(slot, NULL, __ATOMIC_ACQ_REL);
+	f = __atomic_exchange_n(&slot->f, NULL, __ATOMIC_SEQ_CST);
 	if (!f || f == FP_NONE)
 		return;
-	while (__atomic_load_n(&f->users, __ATOMIC_ACQUIRE))
+	/* Calls that saw it finish with it first. */
+	while (__atomic_load_n(&slot->users, __ATOMIC_SEQ_CST))
 		sched_yield();
 	fp_unmap(f);
 }
@@ -392,6 +419,7 @@ static size_t fp_xfer(int epd, struct fp *f, unsigned char *buf, size_t len,
 static int fp_msg(int epd, void *msg, int len, int flags, int tx,
 		  int (*kcall)(int, void *, int, int))
 {
+	struct fp_slot *slot;
 	struct fp *f;
 	size_t done;
 	int kernel, rest;
@@ -404,11 +432,11 @@ static int fp_msg(int epd, void *msg, int len, int flags, int tx,
 	if (len <= 0 || (flags & ~SCIF_SEND_BLOCK) ||
 	    (uintptr_t)msg < FP_MIN_ADDR)
 		return kcall(epd, msg, len, flags);
-	f = fp_get(epd);
+	f = fp_get(epd, &slot);
 	if (!f)
 		return kcall(epd, msg, len, flags);
 	done = fp_xfer(epd, f, msg, len, flags & SCIF_SEND_BLOCK, tx, &kernel);
-	fp_put(f);
+	fp_put(slot);
 	if (!kernel)
 		return done;
 	rest = kcall(epd, (unsigned char *)msg + done, len - done, flags);
