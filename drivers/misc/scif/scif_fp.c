@@ -36,6 +36,7 @@
 #include <linux/fs.h>
 #include <linux/file.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/threads.h>
@@ -278,10 +279,13 @@ static struct file *scif_fp_new_file(struct scif_endpt *ep)
 {
 	struct file *f;
 
+	/* The file's release puts the module, as for a file opened by path. */
+	__module_get(THIS_MODULE);
 	ihold(ep->fp.inode);
 	f = scif_mmap_alloc_file(ep->fp.inode, "[scif-fp]", &scif_fp_fops);
 	if (IS_ERR(f)) {
 		iput(ep->fp.inode);
+		module_put(THIS_MODULE);
 		return f;
 	}
 	kref_get(&ep->ref);
