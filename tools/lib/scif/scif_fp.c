@@ -149,9 +149,12 @@ static struct fp *fp_open(int epd, int *never)
 	int err;
 
 	if (ioctl(epd, SCIF_FP_OPEN, &req) < 0) {
-		/* Not connected yet: ask again later; otherwise never. */
-		*never = errno != ENOTCONN && errno != ENOMEM &&
-			 errno != EMFILE && errno != EINTR;
+		/*
+		 * Never again for a bus that cannot, or a connection that
+		 * is gone; anything else (not connected yet, not an
+		 * endpoint, out of memory) may change.
+		 */
+		*never = errno == EOPNOTSUPP || errno == ECONNRESET;
 		return NULL;
 	}
 	f = calloc(1, sizeof(*f));

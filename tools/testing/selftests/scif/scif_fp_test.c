@@ -12,6 +12,7 @@
  * fastpath_mapped checks; the raw tests do not depend on it.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -230,7 +231,7 @@ TEST_F(pair, raw_rings_carry_data)
 	/* The kernel continues from the page's count. */
 	ASSERT_EQ(5, ksend(self->cn.client, "after", 5, SCIF_SEND_BLOCK));
 	EXPECT_EQ(w + 12, r.ctl->tx_write);
-	ASSERT_EQ(5, krecv(self->cn.server, in, sizeof(in), SCIF_RECV_BLOCK));
+	ASSERT_EQ(5, krecv(self->cn.server, in, 5, SCIF_RECV_BLOCK));
 	EXPECT_EQ(0, memcmp(in, "after", 5));
 	rawfp_close(&r);
 }
@@ -325,6 +326,8 @@ TEST_F(pair, revoked_half_never_faults)
 	EXPECT_NE(0, r.remote->rx_write);
 	scif_close(self->cn.server);
 	self->cn.server = -1;
+	/* The peer's close reaches this side asynchronously. */
+	ASSERT_EQ(POLLHUP, poll_one(self->cn.client, 0, 10000) & POLLHUP);
 	EXPECT_EQ(0, r.ctl->state);
 	EXPECT_EQ(0, r.remote->rx_write);
 	for (i = 0; i < 16; i++)
@@ -346,6 +349,7 @@ TEST_F(pair, data_outlives_peer_close)
 	ASSERT_EQ(100, scif_send(self->cn.server, out, 100, SCIF_SEND_BLOCK));
 	scif_close(self->cn.server);
 	self->cn.server = -1;
+	ASSERT_EQ(POLLHUP, poll_one(self->cn.client, 0, 10000) & POLLHUP);
 	ASSERT_EQ(100, scif_recv(self->cn.client, in, 100, SCIF_RECV_BLOCK));
 	EXPECT_EQ(0, memcmp(out, in, 100));
 	EXPECT_EQ(-1, scif_recv(self->cn.client, in, 1, 0));
@@ -451,6 +455,8 @@ TEST_F(pair, fork_shares_endpoint)
 	struct sender s = { self->cn.client, 1, EACH };
 	long counts[256] = { 0 };
 	char b[8] = "warm";
+	pthread_t t;
+	void *ret;
 	int status;
 	pid_t pid;
 
@@ -463,8 +469,11 @@ TEST_F(pair, fork_shares_endpoint)
 		s.val = 2;
 		_exit(send_fn(&s) ? 1 : 0);
 	}
-	EXPECT_EQ(NULL, send_fn(&s));
+	/* The parent sends from a thread and receives both streams. */
+	ASSERT_EQ(0, pthread_create(&t, NULL, send_fn, &s));
 	EXPECT_EQ(0, recv_count(self->cn.server, 2L * EACH, counts));
+	pthread_join(t, &ret);
+	EXPECT_EQ(NULL, ret);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	EXPECT_EQ(EACH, counts[1]);
