@@ -384,6 +384,26 @@ TEST_F(pair, library_and_kernel_interleave)
 	free(in);
 }
 
+/* A duplicated descriptor is the same endpoint: one byte stream. */
+TEST_F(pair, dup_shares_stream)
+{
+	char out[600], in[600];
+	int d = dup(self->cn.client), i;
+
+	ASSERT_LE(0, d);
+	fill_pattern(out, sizeof(out), 5);
+	for (i = 0; i < 6; i++)
+		ASSERT_EQ(100, scif_send(i % 2 ? d : self->cn.client,
+					 out + i * 100, 100, SCIF_SEND_BLOCK));
+	ASSERT_EQ(600, scif_recv(self->cn.server, in, 600, SCIF_RECV_BLOCK));
+	EXPECT_EQ(0, memcmp(out, in, 600));
+	/* Closing the duplicate leaves the endpoint to the original. */
+	EXPECT_EQ(0, scif_close(d));
+	ASSERT_EQ(100, scif_send(self->cn.client, out, 100, SCIF_SEND_BLOCK));
+	ASSERT_EQ(100, scif_recv(self->cn.server, in, 100, SCIF_RECV_BLOCK));
+	EXPECT_EQ(0, memcmp(out, in, 100));
+}
+
 struct sender {
 	int ep;
 	uint8_t val;
