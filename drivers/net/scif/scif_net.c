@@ -193,6 +193,13 @@ static void sn_tx_purge(struct sn_link *link)
 	netif_wake_queue(link->ndev);
 }
 
+static void sn_tx_wake(struct sn_link *link)
+{
+	if (netif_queue_stopped(link->ndev) &&
+	    skb_queue_len(&link->txq) < SN_TXQ_MAX / 2)
+		netif_wake_queue(link->ndev);
+}
+
 static void sn_tx_work(struct work_struct *work)
 {
 	struct sn_link *link = container_of(work, struct sn_link, tx_work);
@@ -212,12 +219,12 @@ static void sn_tx_work(struct work_struct *work)
 				     &link->stats.tx_bytes);
 		}
 		dev_kfree_skb_any(skb);
-		if (netif_queue_stopped(link->ndev) &&
-		    skb_queue_len(&link->txq) < SN_TXQ_MAX / 2)
-			netif_wake_queue(link->ndev);
+		sn_tx_wake(link);
 	}
 	if (!link->epd)
 		sn_tx_purge(link);
+	/* ndo_start_xmit queues this work after stopping the queue. */
+	sn_tx_wake(link);
 	mutex_unlock(&link->tx_mutex);
 }
 
