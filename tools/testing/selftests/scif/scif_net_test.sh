@@ -78,8 +78,8 @@ pings() {
 
 fetch_and_compare() { # tag
 	rm -f /tmp/blob
-	wget -q -T 30 -O /tmp/blob "http://$peer_ip/blob" &&
-		want=$(wget -q -T 10 -O - "http://$peer_ip/blob.sha256") &&
+	timeout 60 wget -q -O /tmp/blob "http://$peer_ip/blob" &&
+		want=$(timeout 20 wget -q -O - "http://$peer_ip/blob.sha256") &&
 		got=$(sha256sum /tmp/blob | cut -d ' ' -f 1) &&
 		echo "# $1: $(wc -c < /tmp/blob) bytes, sha256 $got" &&
 		[ "$(wc -c < /tmp/blob)" -eq 8388608 ] && [ "$got" = "$want" ]
@@ -117,7 +117,7 @@ serve() {
 	"$iperf" -s > /tmp/iperf3-server.log 2>&1 &
 	iperf_pid=$!
 	ok carrier_on wait_for 120 carrier_is 1
-	ok told_to_finish wait_for 500 wget -q -T 2 -O /dev/null "http://$peer_ip/done"
+	ok told_to_finish wait_for 500 timeout 5 wget -q -O /dev/null "http://$peer_ip/done"
 	touch "$www/ack"
 	ok peer_unload_takes_carrier_off wait_for 60 carrier_is 0
 	kill "$httpd_pid" "$iperf_pid"
@@ -162,7 +162,7 @@ kill_peer() {
 
 unload_under_traffic() {
 	touch "$www/done"
-	ok node_1_told_to_finish wait_for 30 wget -q -T 2 -O /dev/null "http://$peer_ip/ack"
+	ok node_1_told_to_finish wait_for 30 timeout 5 wget -q -O /dev/null "http://$peer_ip/ack"
 	kill "$httpd_pid"
 	"$iperf" -c "$peer_ip" -t 30 -P 2 > /tmp/iperf3-rmmod.log 2>&1 &
 	bg1=$!
