@@ -121,10 +121,12 @@ static DEFINE_MUTEX(sn_links_lock);
 static DECLARE_BITMAP(sn_online, SCIF_MAX_NODES);
 static u16 sn_self;
 static struct task_struct *sn_listener;
+static scif_epd_t sn_listen_epd;
 
-static bool sn_link_stopping(struct sn_link *link)
+/* @tx: asked by the send work, which is not the link thread. */
+static bool sn_link_stopping(struct sn_link *link, bool tx)
 {
-	return kthread_should_stop() || READ_ONCE(link->closing) ||
+	return (!tx && kthread_should_stop()) || READ_ONCE(link->closing) ||
 	       READ_ONCE(link->tx_failed) || READ_ONCE(link->pending) ||
 	       !test_bit(link->peer, sn_online);
 }
@@ -148,7 +150,7 @@ static int sn_xfer(struct sn_link *link, scif_epd_t epd, void *buf,
 		done += n;
 		if (n)
 			continue;
-		if (sn_link_stopping(link))
+		if (sn_link_stopping(link, tx))
 			return (may_stop && !done) ? -EAGAIN : -ECONNABORTED;
 		n = scif_poll(&pe, 1, SN_POLL_MS);
 		if (n < 0)
@@ -433,9 +435,6 @@ static int sn_link_thread(void *arg)
 		err = sn_rx_loop(link, epd);
 		sn_link_down(link, err);
 	}
-	epd = sn_take_pending(link);
-	if (epd)
-		scif_close(epd);
 	return 0;
 }
 
@@ -474,7 +473,6 @@ static int sn_listen_thread(void *arg)
 		if (!scif_accept(pe.epd, &peer, &epd, 0))
 			sn_hand_over(epd, peer.node);
 	}
-	scif_close(pe.epd);
 	return 0;
 }
 
@@ -496,6 +494,7 @@ static int sn_listen_start(void)
 		err = PTR_ERR(sn_listener);
 		goto fail;
 	}
+	sn_listen_epd = epd;
 	return 0;
 fail:
 	scif_close(epd);
@@ -604,8 +603,13 @@ free:
 static void sn_link_destroy(struct sn_link *link)
 {
 	struct net_device *ndev = link->ndev;
+	scif_epd_t epd;
 
+	/* The thread closes its connection; the listener may have left one. */
 	kthread_stop(link->thread);
+	epd = sn_take_pending(link);
+	if (epd)
+		scif_close(epd);
 	unregister_netdev(ndev);
 	cancel_work_sync(&link->tx_work);
 	skb_queue_purge(&link->txq);
@@ -683,6 +687,7 @@ static int __init sn_init(void)
 	return 0;
 stop:
 	kthread_stop(sn_listener);
+	scif_close(sn_listen_epd);
 	return err;
 }
 
@@ -693,6 +698,7 @@ static void __exit sn_exit(void)
 	scif_client_unregister(&sn_client);
 	cancel_work_sync(&sn_nodes_work);
 	kthread_stop(sn_listener);
+	scif_close(sn_listen_epd);
 	for (id = 0; id < SCIF_MAX_NODES; id++)
 		if (sn_links[id])
 			sn_link_destroy(sn_links[id]);
