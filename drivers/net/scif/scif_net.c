@@ -209,7 +209,8 @@ static void sn_tx_work(struct work_struct *work)
 	int err = 0;
 
 	mutex_lock(&link->tx_mutex);
-	while (!err && link->epd && (skb = skb_dequeue(&link->txq))) {
+	while (!err && link->epd && !READ_ONCE(link->closing) &&
+	       (skb = skb_dequeue(&link->txq))) {
 		err = sn_xfer(link, link->epd, skb->data, skb->len, true, false);
 		if (err) {
 			atomic64_inc(&link->stats.tx_dropped);
@@ -358,6 +359,9 @@ static int sn_rx_loop(struct sn_link *link, scif_epd_t epd)
 	int err;
 
 	for (;;) {
+		/* Asked between frames too: traffic may never pause. */
+		if (sn_link_stopping(link, false))
+			break;
 		if (!sn_rx_room(link))
 			return -ESHUTDOWN;
 		err = sn_rx_one(link, epd);
@@ -368,8 +372,9 @@ static int sn_rx_loop(struct sn_link *link, scif_epd_t epd)
 			atomic64_inc(&link->stats.rx_dropped);
 		if (err != -EAGAIN)
 			return err;
-		return kthread_should_stop() ? -ESHUTDOWN : -ECONNABORTED;
+		break;
 	}
+	return kthread_should_stop() ? -ESHUTDOWN : -ECONNABORTED;
 }
 
 static scif_epd_t sn_take_pending(struct sn_link *link)
