@@ -120,7 +120,7 @@ serve() {
 	ok told_to_finish wait_for 500 timeout 5 wget -q -O /dev/null "http://$peer_ip/done"
 	touch "$www/ack"
 	ok peer_unload_takes_carrier_off wait_for 60 carrier_is 0
-	kill "$httpd_pid" "$iperf_pid"
+	kill -9 "$httpd_pid" "$iperf_pid"
 	wait
 	ok rmmod rmmod scif_net
 }
@@ -150,7 +150,7 @@ kill_peer() {
 	ok node_1_killed_mid_stream scif-cluster kill 1
 	ok carrier_off_within_10s wait_for 10 carrier_is 0
 	ok device_survives test -e "/sys/class/net/$dev"
-	kill "$bg" 2> /dev/null
+	kill -9 "$bg" 2> /dev/null
 	wait "$bg"
 	ok node_1_restarted scif-cluster restart 1
 	ok carrier_back wait_for 120 carrier_is 1
@@ -172,7 +172,7 @@ unload_under_traffic() {
 	grep -h 'sn1:' /proc/net/dev | sed 's/^ */# /'
 	ok rmmod_under_traffic rmmod scif_net
 	ok device_gone test ! -e "/sys/class/net/$dev"
-	kill "$bg1" "$bg2" 2> /dev/null
+	kill -9 "$bg1" "$bg2" 2> /dev/null
 	wait
 	# Node 1 unloads next, then starts scif_node_loss_test's server.
 	sleep 2
