@@ -48,5 +48,10 @@ echo "$out" | sed 's/^/# /'
 	echo "$out" | grep -qx 'nodes: 1, self 0'
 result $? scif_0_0_binary_runs_with_ours
 
+# scif_net: one node has no peer, so no device; it loads and unloads.
+insmod "$dkms/scif_net.ko" && [ -d /sys/module/scif_net ] &&
+	! ls -d /sys/class/net/sn* 2> /dev/null && rmmod scif_net
+result $? dkms_scif_net_loads_and_unloads
+
 rmmod scif_ivshmem && rmmod scif
 result $? modules_unload
