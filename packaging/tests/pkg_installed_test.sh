@@ -9,7 +9,7 @@
 # /usr/bin, libscif.so.0 from /usr/lib/x86_64-linux-gnu, an MPSS-style
 # program and a program linked against a SCIF_0.0-tagged stand-in.
 echo "TAP version 13"
-echo "1..7"
+echo "1..8"
 
 n=0
 result() { # status name: status 0 passes
