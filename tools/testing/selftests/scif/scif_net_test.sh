@@ -64,6 +64,10 @@ carrier_is() { # 0|1
 	[ "$(cat "/sys/class/net/$dev/carrier" 2>/dev/null)" = "$1" ]
 }
 
+fetched() { # URL: it is there (a 404 is expected until it is)
+	timeout 5 wget -q -O /dev/null "$1" 2> /dev/null
+}
+
 reachable() {
 	ping -c 1 -W 1 "$peer_ip" > /dev/null 2>&1
 }
@@ -117,7 +121,7 @@ serve() {
 	"$iperf" -s > /tmp/iperf3-server.log 2>&1 &
 	iperf_pid=$!
 	ok carrier_on wait_for 120 carrier_is 1
-	ok told_to_finish wait_for 500 timeout 5 wget -q -O /dev/null "http://$peer_ip/done"
+	ok told_to_finish wait_for 500 fetched "http://$peer_ip/done"
 	touch "$www/ack"
 	ok peer_unload_takes_carrier_off wait_for 60 carrier_is 0
 	kill -9 "$httpd_pid" "$iperf_pid"
@@ -162,7 +166,7 @@ kill_peer() {
 
 unload_under_traffic() {
 	touch "$www/done"
-	ok node_1_told_to_finish wait_for 30 timeout 5 wget -q -O /dev/null "http://$peer_ip/ack"
+	ok node_1_told_to_finish wait_for 30 fetched "http://$peer_ip/ack"
 	kill "$httpd_pid"
 	"$iperf" -c "$peer_ip" -t 30 -P 2 > /tmp/iperf3-rmmod.log 2>&1 &
 	bg1=$!
