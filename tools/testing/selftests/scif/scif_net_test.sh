@@ -112,14 +112,21 @@ setup() {
 		ip addr add "$my_ip/24" dev "$dev" && ip link set "$dev" up
 }
 
-serve() {
-	mkdir -p "$www"
-	dd if=/dev/urandom of="$www/blob" bs=65536 count=128 2> /dev/null
-	sha256sum "$www/blob" | cut -d ' ' -f 1 > "$www/blob.sha256"
-	httpd -f -p 80 -h "$www" &
-	httpd_pid=$!
+# Node 1's servers, started before its address is up (node 0 waits for
+# the checksum file too: the debug kernel takes a while over the file).
+serve_start() {
 	"$iperf" -s > /tmp/iperf3-server.log 2>&1 &
 	iperf_pid=$!
+	mkdir -p "$www"
+	dd if=/dev/urandom of="$www/blob.tmp" bs=65536 count=128 2> /dev/null
+	sha256sum "$www/blob.tmp" | cut -d ' ' -f 1 > "$www/blob.sha256.tmp"
+	mv "$www/blob.tmp" "$www/blob"
+	mv "$www/blob.sha256.tmp" "$www/blob.sha256"
+	httpd -f -p 80 -h "$www" &
+	httpd_pid=$!
+}
+
+serve() {
 	ok carrier_on wait_for 120 carrier_is 1
 	ok told_to_finish wait_for 500 fetched "http://$peer_ip/done"
 	touch "$www/ack"
@@ -136,6 +143,7 @@ basics() {
 	ok mtu_64k [ "$(cat "/sys/class/net/$dev/mtu")" = 65535 ]
 	ok carrier_on wait_for 60 carrier_is 1
 	ok peer_reachable wait_for 60 reachable
+	ok peer_serving wait_for 60 fetched "http://$peer_ip/blob.sha256"
 	ok ping_10 pings -c 10 -W 5
 	for s in 1472 9000 32768 65507; do
 		ok "ping_size_$s" pings -c 3 -W 5 -s "$s"
@@ -159,6 +167,7 @@ kill_peer() {
 	ok node_1_restarted scif-cluster restart 1
 	ok carrier_back wait_for 120 carrier_is 1
 	ok peer_reachable_again wait_for 60 reachable
+	ok peer_serving_again wait_for 60 fetched "http://$peer_ip/blob.sha256"
 	ok ping_after_restart pings -A -c 50 -W 5
 	ok fetch_compare_after_restart fetch_and_compare second
 	ok iperf3_after_restart iperf -t 2 -P 2
@@ -202,6 +211,7 @@ peer=$((1 - self))
 dev=sn$peer
 my_ip=10.77.0.$((self + 1))
 peer_ip=10.77.0.$((peer + 1))
+[ "$self" = 1 ] && serve_start
 ok setup setup
 if [ "$self" = 0 ]; then
 	drive
