@@ -26,7 +26,7 @@
 #                    of scripts/ntb-modules.sh's ntb.ko), into NTB_MODDIR=
 #   make install     modules_install, then the user side (below), into
 #                    $(DESTDIR); PREFIX (/usr/local) for the user side
-#   make modules_install  scif.ko and scif_ivshmem.ko for KVER (without
+#   make modules_install  scif.ko, scif_ivshmem.ko and scif_net.ko for KVER (without
 #                    test hooks) to /lib/modules/KVER/updates, then depmod
 #                    (not with a DESTDIR: a packager's depmod does it)
 #   make install-user  libscif, its headers (scif.h, scif/scif_ioctl.h),
@@ -150,6 +150,7 @@ modules_install:
 	install -d $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 	install -m 0644 $(INSTALL_MODDIR)/drivers/misc/scif/scif.ko \
 		$(INSTALL_MODDIR)/drivers/misc/scif/scif_ivshmem.ko \
+		$(INSTALL_MODDIR)/drivers/net/scif/scif_net.ko \
 		$(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)/
 	$(if $(DESTDIR),@echo "install: DESTDIR set: depmod left to the packager",depmod -a $(KVER))
 

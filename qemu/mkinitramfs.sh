@@ -9,7 +9,9 @@
 # $EXTRA_LISTS go to /tests/ under their own names (for scif.steps=);
 # the modules in $NET_MODULES (.ko, .ko.xz or .ko.zst, in load order: the
 # guest's virtio-net driver and what it needs) go to /modules/net/,
-# uncompressed, for init.sh's scif.net=.
+# uncompressed, for init.sh's scif.net=; the host programs named in
+# $EXTRA_PROGRAMS (e.g. /usr/bin/iperf3) go in at their host paths with
+# the shared libraries ldd finds for them.
 set -eu
 
 [ $# -ge 3 ] || { echo "usage: $0 OUT LIST TESTDIR [MODULE.ko...]" >&2; exit 2; }
@@ -47,6 +49,12 @@ for m in ${NET_MODULES:-}; do
 	*) cp "$m" "$stage/modules/net/" ;;
 	esac
 	echo "$base" >> "$stage/modules/net/order"
+done
+for p in ${EXTRA_PROGRAMS:-}; do
+	for f in "$p" $(ldd "$p" | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
+		mkdir -p "$stage$(dirname "$f")"
+		cp -L "$f" "$stage$f"
+	done
 done
 for l in ${EXTRA_LISTS:-}; do
 	cp "$l" "$stage/tests/"

@@ -118,8 +118,10 @@ cluster_run() { # kernel-name nodes
 	done
 }
 
-# A 2-node cluster in which node 0 has node 1 killed and restarted three
-# times; node 1's earlier lives end by design, so only its last counts.
+# A 2-node cluster in which node 0 runs scif_net's test (node 1 killed
+# and restarted once under traffic), then has node 1 killed and restarted
+# three times; node 1's earlier lives end by design, so only its last
+# counts.
 node_loss_run() { # kernel-name
 	local k=$1 kdir image rel moddir cdir log last
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
@@ -129,6 +131,9 @@ node_loss_run() { # kernel-name
 	cdir=$out/node-loss-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
+	# scif_net_test.sh runs first: scif_net.ko, iperf3 (scripts/deps.sh).
+	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko" \
+	EXTRA_PROGRAMS=$(command -v iperf3) \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/node-loss-steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" \

@@ -46,13 +46,16 @@ check() { # name command...: ok if the command succeeds (output in $out/NAME.log
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 
 versions_agree() {
-	local drv lib deb
+	local drv lib deb net
 	drv=$(sed -n 's/^#define SCIF_DRIVER_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
 		"$top/drivers/misc/scif/scif_hw.h")
 	lib=$(sed -n 's/^VERSION := //p' "$top/tools/lib/scif/Makefile")
+	net=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
+		"$top/drivers/net/scif/scif_net.c")
 	deb=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
-	echo "dkms.conf $version, driver $drv, libscif $lib, debian $deb"
+	echo "dkms.conf $version, driver $drv, scif_net $net, libscif $lib, debian $deb"
 	[ -n "$version" ] && [ "$drv" = "$version" ] && [ "$lib" = "$version" ] &&
+		[ "$net" = "$version" ] &&
 		[ "${deb%%-*}" = "$version" ]
 }
 check versions-agree versions_agree
@@ -85,6 +88,7 @@ expected_install() {
 	etc/udev/rules.d/60-scif.rules
 	lib/modules/$rel61/updates/scif.ko
 	lib/modules/$rel61/updates/scif_ivshmem.ko
+	lib/modules/$rel61/updates/scif_net.ko
 	usr/bin/scif-bench
 	usr/bin/scif-info
 	usr/include/scif.h
@@ -181,9 +185,10 @@ dkms_cycle() { # kernel-name
 	if [ -d "$root/usr/src/scif-$version" ]; then
 		cp -a "$root/usr/src/scif-$version" "$src/"
 	else
-		mkdir -p "$src/scif-$version/drivers/misc"
+		mkdir -p "$src/scif-$version/drivers/misc" "$src/scif-$version/drivers/net"
 		cp -a "$top/Kbuild" "$top/dkms.conf" "$top/include" "$src/scif-$version/"
 		cp -a "$top/drivers/misc/scif" "$src/scif-$version/drivers/misc/"
+		cp -a "$top/drivers/net/scif" "$src/scif-$version/drivers/net/"
 	fi
 	set -- dkms --sourcetree "$src" --dkmstree "$t/tree" \
 		--installtree "$t/lib/modules"
@@ -194,7 +199,7 @@ dkms_cycle() { # kernel-name
 	"$@" status -m scif | tee "$t/status"
 	grep -q "^scif/$version, $rel, [^:]*: installed" "$t/status" || return 1
 	# DKMS compresses them as the kernel's own modules are (6.12: xz).
-	for ko in scif scif_ivshmem; do
+	for ko in scif scif_ivshmem scif_net; do
 		ko=$(ls "$t/lib/modules/$rel/updates/dkms/$ko".ko* 2> /dev/null)
 		[ -n "$ko" ] && [ -e "$ko" ] || { echo "missing $ko.ko*"; return 1; }
 		[ "$(modinfo -F version "$ko")" = "$version" ] || return 1

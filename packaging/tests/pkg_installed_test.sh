@@ -9,7 +9,7 @@
 # /usr/bin, libscif.so.0 from /usr/lib/x86_64-linux-gnu, an MPSS-style
 # program and a program linked against a SCIF_0.0-tagged stand-in.
 echo "TAP version 13"
-echo "1..7"
+echo "1..8"
 
 n=0
 result() { # status name: status 0 passes
@@ -47,6 +47,11 @@ echo "$out" | sed 's/^/# /'
 [ "$rc" -eq 0 ] && echo "$out" | grep -qx 'library: ours' &&
 	echo "$out" | grep -qx 'nodes: 1, self 0'
 result $? scif_0_0_binary_runs_with_ours
+
+# scif_net: one node has no peer, so no device; it loads and unloads.
+insmod "$dkms/scif_net.ko" && [ -d /sys/module/scif_net ] &&
+	! ls -d /sys/class/net/sn* 2> /dev/null && rmmod scif_net
+result $? dkms_scif_net_loads_and_unloads
 
 rmmod scif_ivshmem && rmmod scif
 result $? modules_unload
