@@ -23,7 +23,9 @@
  * raced with the disconnect writes into nothing and the next call gets
  * the kernel's answer (ECONNRESET); no access ever faults.
  *
- * SCIF_FASTPATH=0 in the environment turns the data path off.
+ * SCIF_FASTPATH=0 in the environment turns the data path off;
+ * SCIF_FASTPATH_WARMUP=N (default 16) is how many calls an endpoint makes
+ * through the kernel before it gets its data path.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -45,6 +47,8 @@
 #define FP_TOP		1024
 /* The kernel cannot give this endpoint a data path: do not ask again. */
 #define FP_NONE		((struct fp *)1)
+/* Calls of an endpoint through the kernel before it gets a data path. */
+#define FP_WARMUP	16
 /* Below mmap_min_addr's default: no buffer is ever there. */
 #define FP_MIN_ADDR	65536
 /* The most one round moves: a quarter of the ring, as the kernel does. */
@@ -70,12 +74,14 @@ struct fp {
 struct fp_slot {
 	struct fp *f;
 	int users;
+	unsigned int calls;	/* made before @f was asked for */
 };
 
 static struct fp_slot *fp_table[FP_TOP];
 static pthread_mutex_t fp_table_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t fp_once = PTHREAD_ONCE_INIT;
 static int fp_off;
+static unsigned int fp_warmup;
 static unsigned int fp_spin_ns;
 static uint32_t fp_pid;
 
@@ -98,6 +104,13 @@ static void fp_init(void)
 	const char *env = getenv("SCIF_FASTPATH");
 
 	fp_off = env && !strcmp(env, "0");
+	/*
+	 * An endpoint gets its data path on its FP_WARMUP + 1st call: the
+	 * few messages of a short-lived connection are not worth the
+	 * mappings.
+	 */
+	env = getenv("SCIF_FASTPATH_WARMUP");
+	fp_warmup = env ? strtoul(env, NULL, 10) : FP_WARMUP;
 	/* Spinning only helps while the peer runs on another CPU. */
 	fp_spin_ns = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 20000 : 0;
 	fp_pid = getpid();
@@ -174,8 +187,10 @@ static struct fp *fp_open(int epd, int *never)
 	}
 	err = errno;
 	close(req.fd);
-	if (f && (!f->ctl || !f->local || !f->remote)) {
-		if (f->ctl)
+	if (!f || !f->ctl || !f->local || !f->remote) {
+		/* Out of mappings (vm.max_map_count) or memory: not again. */
+		*never = 1;
+		if (f && f->ctl)
 			fp_unmap(f);
 		else
 			free(f);
@@ -221,7 +236,8 @@ static struct fp *fp_get(int epd, struct fp_slot **slotp)
 		return NULL;
 	__atomic_add_fetch(&slot->users, 1, __ATOMIC_SEQ_CST);
 	f = __atomic_load_n(&slot->f, __ATOMIC_SEQ_CST);
-	if (!f)
+	if (!f && __atomic_add_fetch(&slot->calls, 1, __ATOMIC_RELAXED) >
+		  fp_warmup)
 		f = fp_install(epd, slot);
 	if (!f || f == FP_NONE) {
 		__atomic_sub_fetch(&slot->users, 1, __ATOMIC_SEQ_CST);
@@ -243,6 +259,7 @@ void scif_fp_forget(int epd)
 
 	if (!slot)
 		return;
+	__atomic_store_n(&slot->calls, 0, __ATOMIC_RELAXED);
 	f = __atomic_exchange_n(&slot->f, NULL, __ATOMIC_SEQ_CST);
 	if (!f || f == FP_NONE)
 		return;
