@@ -69,7 +69,7 @@ static int64_t handle_add(int fd, unsigned long owner)
 	}
 	pthread_mutex_unlock(&table_lock);
 	if (h < 0) {
-		close(fd);
+		scif_close(fd);
 		errno = EMFILE;
 	}
 	return h;
@@ -103,7 +103,7 @@ static int handle_close(int64_t h)
 		errno = EBADF;
 		return -1;
 	}
-	return close(fd);
+	return scif_close(fd);
 }
 
 /* What a process exit would do: close every endpoint of @owner. */
@@ -114,7 +114,7 @@ static void handles_release(unsigned long owner)
 	pthread_mutex_lock(&table_lock);
 	for (i = 0; i < MAX_HANDLES; i++) {
 		if (table[i].fd && table[i].owner == owner) {
-			close(table[i].fd);
+			scif_close(table[i].fd);
 			table[i].fd = 0;
 		}
 	}
