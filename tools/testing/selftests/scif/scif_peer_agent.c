@@ -298,7 +298,7 @@ static void *serve_session(void *arg)
 		free(out);
 	}
 	handles_release(s->id);
-	close(s->fd);
+	scif_close(s->fd);
 	free(s);
 	atomic_fetch_sub(&sessions_open, 1);
 	atomic_store(&last_activity, now_s());
@@ -357,12 +357,12 @@ static int serve(void)
 			continue;
 		if (start_session(fd)) {
 			printf("# session: %s\n", strerror(errno));
-			close(fd);
+			scif_close(fd);
 		}
 	}
 	printf("ok 1 agent_served # stopped by request after %d sessions\n",
 	       atomic_load(&sessions_served));
-	close(lfd);
+	scif_close(lfd);
 	return 0;
 }
 
@@ -380,7 +380,7 @@ static int call(uint16_t node, uint32_t op)
 	    !xfer(fd, &req, sizeof(req), true) &&
 	    !xfer(fd, &rep, sizeof(rep), false) && rep.ret >= 0 && !rep.len)
 		ret = 0;
-	close(fd);
+	scif_close(fd);
 	return ret;
 }
 

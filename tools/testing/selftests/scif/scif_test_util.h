@@ -316,7 +316,7 @@ static pthread_once_t agent_once = PTHREAD_ONCE_INIT;
 /* A thread's control connection ends with the thread. */
 static inline void agent_thread_exit(void *arg)
 {
-	close((int)(intptr_t)arg - 1);
+	scif_close((int)(intptr_t)arg - 1);
 }
 
 static inline void agent_key_init(void)
@@ -330,7 +330,7 @@ static inline void agent_drop(void)
 	int err = errno;
 
 	if (agent_fd >= 0 && agent_pid == getpid()) {
-		close(agent_fd);
+		scif_close(agent_fd);
 		pthread_setspecific(agent_key, NULL);
 	}
 	agent_fd = -1;
