@@ -55,6 +55,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <linux/scif_ioctl.h>
 #include "scif.h"
 
@@ -245,6 +246,8 @@ static struct worker workers[MAXT];
 /* SIGUSR1s this thread took: a kick may land on the call after its own. */
 static __thread volatile sig_atomic_t usr1_seen;
 static __thread sig_atomic_t usr1_at_begin;
+/* The call this thread is in, for the report of a fault nobody expected. */
+static __thread volatile int fault_op = -1;
 static atomic_bool stop;
 
 static long now_ms(void)
@@ -342,6 +345,17 @@ static int64_t edge_off(struct worker *w)
  * raw ioctls and a run with SCIF_FASTPATH=0 keep the bad ones.
  */
 static bool fastpath_on;
+
+/*
+ * On 6.1 a MAP_FIXED mmap that fails leaves its range unmapped, a hole
+ * in the arena, and libscif's data path maps its rings with mmap(NULL),
+ * which the kernel may place in that hole, where a later fixed mapping
+ * of ours would replace them.  So a fixed scif_mmap() holds this for
+ * writing until the hole is closed again, and the calls in which
+ * libscif may map (send, recv) hold it for reading.  Writers first: the
+ * readers never stop coming.
+ */
+static pthread_rwlock_t hole_lock;
 
 static void fastpath_buffer(struct worker *w, char **b, int *len)
 {
@@ -490,6 +504,7 @@ static uint16_t edge_port(struct worker *w)
 static void call_begin(struct worker *w, enum op op, int limit)
 {
 	atomic_store(&w->op, op);
+	fault_op = op;
 	atomic_store(&w->kicked, false);
 	usr1_at_begin = usr1_seen;
 	atomic_store(&w->limit_ms, limit);
@@ -505,6 +520,7 @@ static bool interrupted(struct worker *w)
 static void call_end(struct worker *w)
 {
 	atomic_store(&w->call_start, 0);
+	fault_op = -1;
 }
 
 /* Record the outcome of @op: @ret < 0 means failure with @err. */
@@ -560,12 +576,40 @@ static void mismatch(struct worker *w, const char *what, long a, long b)
 static __thread sigjmp_buf fault_jmp;
 static __thread volatile sig_atomic_t fault_armed;
 
-static void on_fault(int sig)
+/* Where the fault was, and the mappings around it, before dying of it. */
+static void fault_report(int sig, siginfo_t *si, void *uc)
+{
+	char line[256];
+	ssize_t n;
+	int fd;
+
+	n = snprintf(line, sizeof(line),
+		     "# signal %d at %p (code %d) in %s, pc %#llx\n", sig,
+		     si->si_addr, si->si_code,
+		     fault_op >= 0 ? op_name[fault_op] : "no call",
+#if defined(__x86_64__)
+		     (unsigned long long)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP]
+#else
+		     0ULL
+#endif
+		     );
+	if (n > 0 && write(1, line, (size_t)n) < 0)
+		return;
+	fd = open("/proc/self/maps", O_RDONLY);
+	while (fd >= 0 && (n = read(fd, line, sizeof(line))) > 0)
+		if (write(1, line, (size_t)n) < 0)
+			break;
+	if (fd >= 0)
+		close(fd);
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	if (fault_armed) {
 		fault_armed = 0;
 		siglongjmp(fault_jmp, 1);
 	}
+	fault_report(sig, si, uc);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -671,11 +715,13 @@ static void check_stream(struct worker *w)
 
 	for (n = 0; n < len; n++)
 		tx[n] = (char)(seed * 31 + n * 7 + (n >> 8));
+	pthread_rwlock_rdlock(&hole_lock);
 	call_begin(w, OP_CHECK_STREAM, CHECK_MS);
 	n = scif_send(w->pc, tx, len, SCIF_SEND_BLOCK);
 	if (n == len)
 		got = scif_recv(w->pa, rx, len, SCIF_RECV_BLOCK);
 	call_end(w);
+	pthread_rwlock_unlock(&hole_lock);
 	if (n != len || got != len) {
 		/* Interrupted or reset: the stream's position is unknown. */
 		if (!interrupted(w))
@@ -1160,10 +1206,12 @@ static void do_op(struct worker *w, enum op op)
 			len = BUFSZ;
 		if (fastpath_on)
 			fastpath_buffer(w, &b, &len);
+		pthread_rwlock_rdlock(&hole_lock);
 		if (op == OP_SEND)
 			CALL(w, op, scif_send(fd, b, len, flags));
 		else
 			CALL(w, op, scif_recv(fd, b, len, flags));
+		pthread_rwlock_unlock(&hole_lock);
 		break;
 	}
 	case OP_POLL: {
@@ -1286,10 +1334,14 @@ static void do_op(struct worker *w, enum op op)
 		}
 		if (!map_claim(k))
 			break;
+		pthread_rwlock_wrlock(&hole_lock);
 		p = (void *)CALL(w, op, scif_mmap(zone(k), len, prot,
 						  SCIF_MAP_FIXED, fd,
 						  chance(w, 50) ? pool_off(w) :
 						  edge_off(w)));
+		if (p == MAP_FAILED)
+			zone_unmap(zone(k), MAPSLOT);
+		pthread_rwlock_unlock(&hole_lock);
 		map_release(k, p == MAP_FAILED ? NULL : p, len, prot);
 		break;
 	}
@@ -1450,6 +1502,7 @@ static int fuzz_child(void)
 {
 	struct rlimit rl = { opt_memlock, opt_memlock };
 	struct sigaction sa = { 0 };
+	pthread_rwlockattr_t rwa;
 	pthread_t wd;
 	sigset_t set;
 	long t0;
@@ -1463,10 +1516,14 @@ static int fuzz_child(void)
 		perror("# setresuid");
 		return 64;
 	}
+	pthread_rwlockattr_init(&rwa);
+	pthread_rwlockattr_setkind_np(&rwa,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&hole_lock, &rwa);
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
-	sa.sa_handler = on_fault;
-	sa.sa_flags = SA_NODEFER;
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_NODEFER | SA_SIGINFO;
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGSEGV, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
