@@ -4,14 +4,17 @@
 # mkinitramfs.sh OUT LIST TESTDIR [MODULE.ko...]
 # Build an uncompressed initramfs: busybox-static, qemu/init.sh as /init,
 # the modules (loaded in the order given), the files of TESTDIR and LIST
-# as the steps to run (see init.sh).  Modules named in $EXTRA_MODULES go
-# to /modules/extra/ for tests to load themselves; the step lists named in
+# as the steps to run (see init.sh).  Modules named in $EXTRA_MODULES
+# (.ko, or a guest kernel's .ko.xz or .ko.zst: uncompressed) go to
+# /modules/extra/ for tests to load themselves; the step lists named in
 # $EXTRA_LISTS go to /tests/ under their own names (for scif.steps=);
 # the modules in $NET_MODULES (.ko, .ko.xz or .ko.zst, in load order: the
 # guest's virtio-net driver and what it needs) go to /modules/net/,
 # uncompressed, for init.sh's scif.net=; the host programs named in
-# $EXTRA_PROGRAMS (e.g. /usr/bin/iperf3) go in at their host paths with
-# the shared libraries ldd finds for them.
+# $EXTRA_PROGRAMS (e.g. /usr/bin/iperf3; or a library that a program
+# dlopens) go in at their host paths with the shared libraries ldd finds
+# for them, and the host files named in $EXTRA_FILES (e.g. a
+# configuration file) at their host paths, as they are.
 set -eu
 
 [ $# -ge 3 ] || { echo "usage: $0 OUT LIST TESTDIR [MODULE.ko...]" >&2; exit 2; }
@@ -36,7 +39,12 @@ for m in "$@"; do
 done
 mkdir -p "$stage/modules/extra"
 for m in ${EXTRA_MODULES:-}; do
-	cp "$m" "$stage/modules/extra/"
+	base=$(basename "$m")
+	case "$m" in
+	*.xz) xz -dc "$m" > "$stage/modules/extra/${base%.xz}" ;;
+	*.zst) zstd -qdc "$m" > "$stage/modules/extra/${base%.zst}" ;;
+	*) cp "$m" "$stage/modules/extra/" ;;
+	esac
 done
 cp -a "$tests/." "$stage/tests/"
 mkdir -p "$stage/modules/net"
@@ -55,6 +63,10 @@ for p in ${EXTRA_PROGRAMS:-}; do
 		mkdir -p "$stage$(dirname "$f")"
 		cp -L "$f" "$stage$f"
 	done
+done
+for f in ${EXTRA_FILES:-}; do
+	mkdir -p "$stage$(dirname "$f")"
+	cp -L "$f" "$stage$f"
 done
 for l in ${EXTRA_LISTS:-}; do
 	cp "$l" "$stage/tests/"

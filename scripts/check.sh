@@ -118,10 +118,34 @@ cluster_run() { # kernel-name nodes
 	done
 }
 
+# rdma_rxe and the modules it and ib_uverbs need, in load order, from the
+# guest kernel's modules or the debug kernel's build tree; and the "crc32"
+# hash it asks the crypto API for (no modprobe in the guest to load it).
+rxe_modules() { # kernel-name kdir release
+	local m
+	if [ "$1" = debug ]; then
+		for m in crypto/crc32_generic net/ipv4/udp_tunnel net/ipv6/ip6_udp_tunnel \
+			 drivers/infiniband/core/ib_core drivers/infiniband/core/ib_uverbs \
+			 drivers/infiniband/sw/rxe/rdma_rxe; do
+			[ -e "$2/$m.ko" ] && echo "$2/$m.ko"
+		done
+		return 0
+	fi
+	for m in crc32_generic rdma_rxe ib_uverbs; do
+		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$3")" \
+			-S "$3" "$m" 2> /dev/null
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
+}
+
+# What scif_rxe_test.sh runs, and the rxe provider libibverbs loads.
+RXE_PROGRAMS="/usr/bin/ibv_rc_pingpong /usr/bin/ibv_devinfo /usr/bin/ib_write_bw
+	/usr/bin/ib_read_lat /usr/bin/ib_send_bw /usr/bin/rdma
+	$(echo /usr/lib/*/libibverbs/librxe-rdmav*.so)"
+
 # A 2-node cluster in which node 0 runs scif_net's test (node 1 killed
-# and restarted once under traffic), then has node 1 killed and restarted
-# three times; node 1's earlier lives end by design, so only its last
-# counts.
+# and restarted once under traffic) and rxe's over scif_net, then has
+# node 1 killed and restarted three times; node 1's earlier lives end
+# by design, so only its last counts.
 node_loss_run() { # kernel-name
 	local k=$1 kdir image rel moddir cdir log last
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
@@ -131,9 +155,11 @@ node_loss_run() { # kernel-name
 	cdir=$out/node-loss-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	# scif_net_test.sh runs first: scif_net.ko, iperf3 (scripts/deps.sh).
-	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko" \
-	EXTRA_PROGRAMS=$(command -v iperf3) \
+	# scif_net_test.sh runs first: scif_net.ko, iperf3 (scripts/deps.sh);
+	# then scif_rxe_test.sh: rdma_rxe, the verbs programs.
+	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko $(rxe_modules "$k" "$kdir" "$rel")" \
+	EXTRA_PROGRAMS="$(command -v iperf3) $RXE_PROGRAMS" \
+	EXTRA_FILES=/etc/libibverbs.d/rxe.driver \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/node-loss-steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" \
