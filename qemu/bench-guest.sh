@@ -22,9 +22,21 @@
 # (/modules/extra/scif_soft_dma.ko), the client and the single VM then
 # reload scif.ko on top of it and measure RMA again with the copy engine
 # on DMA (SETUP 2vm-dma, 1vm-dma; the via "eng" and "eng-a" rows).
+# When the initramfs carries scif_net and rdma_rxe (/modules/extra) and
+# perftest, the client also measures RDMA over rxe on scif_net
+# (Documentation/scif/net.rst) against node 1: ib_write_bw (SETUP 2vm,
+# mode writeto, via rxe: beside SCIF's RMA writeto rows) and ib_read_lat
+# (mode lat, via rxe: an RDMA read's round trip); node 1 sets rxe up once
+# node 0's scif_net connects, serves each run, and takes it down again.
 # $SCIF_BENCH_ARGS is added to every measuring run (e.g. -q).
 role=${1:-}
 bench="scif-bench ${SCIF_BENCH_ARGS:-}"
+rxe_mods="crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs rdma_rxe"
+rxe_sizes="4096 65536 1048576"
+rxe_iters=200
+case " ${SCIF_BENCH_ARGS:-} " in
+*" -q "*) rxe_sizes=4096 rxe_iters=10 ;;
+esac
 
 # Wait up to 60 s for a server to answer on transport args "$@".
 wait_server() {
@@ -72,8 +84,109 @@ reload_with_dma() {
 	grep -q '^dma [1-9]' /sys/kernel/debug/scif/rma
 }
 
+# ---- rxe over scif_net ----
+
+rxe_present() {
+	[ -e /modules/extra/scif_net.ko ] && [ -e /modules/extra/rdma_rxe.ko ] &&
+		[ -x /usr/bin/ib_write_bw ] && [ -x /usr/bin/ib_read_lat ]
+}
+
+# rxe_up NODE-ID PEER-ID: scif_net and rdma_rxe loaded, sn<peer> up with
+# 10.77.0.<id+1>, its carrier on (the peer's scif_net connected), rxe0
+# on it; sets $gid to the index of the address's RoCE v2 GID.
+rxe_up() {
+	dev=sn$2
+	for m in $rxe_mods; do
+		[ -e "/modules/extra/$m.ko" ] || continue
+		grep -q "^$m " /proc/modules || insmod "/modules/extra/$m.ko" || return 1
+	done
+	insmod /modules/extra/scif_net.ko || return 1
+	i=0
+	until [ "$(cat "/sys/class/net/$dev/carrier" 2> /dev/null)" = 1 ]; do
+		i=$((i + 1))
+		[ $i -lt 1800 ] || return 1
+		sleep 1
+	done
+	ip addr add "10.77.0.$(($1 + 1))/24" dev "$dev" && ip link set "$dev" up &&
+		/usr/bin/rdma link add rxe0 type rxe netdev "$dev" || return 1
+	want=$(printf '0000:0000:0000:0000:0000:ffff:0a4d:00%02x' $(($1 + 1)))
+	p=/sys/class/infiniband/rxe0/ports/1
+	i=0
+	while [ $i -lt 100 ]; do
+		for g in "$p"/gids/*; do
+			gid=${g##*/}
+			[ "$(cat "$g")" = "$want" ] &&
+				[ "$(cat "$p/gid_attrs/types/$gid" 2> /dev/null)" = "RoCE v2" ] &&
+				return 0
+		done
+		i=$((i + 1))
+		sleep 0.1
+	done
+	return 1
+}
+
+rxe_down() {
+	/usr/bin/rdma link delete rxe0
+	for m in $(echo "$rxe_mods" | awk '{ for (i = NF; i > 0; i--) print $i }'); do
+		[ -e "/modules/extra/$m.ko" ] && rmmod "$m"
+	done
+	rmmod scif_net
+}
+
+# Node 1: one server per client run, in the client's order.
+rxe_serve() {
+	rxe_up 1 0 || { echo "bench-progress: rxe: no link to node 0" >&2; return 1; }
+	for size in $rxe_sizes; do
+		timeout 300 /usr/bin/ib_write_bw -d rxe0 -x "$gid" -p 18600 -F \
+			-s "$size" -n "$rxe_iters" > /dev/null 2>&1
+	done
+	timeout 300 /usr/bin/ib_read_lat -d rxe0 -x "$gid" -p 18600 -F \
+		-s 8 -n "$rxe_iters" > /dev/null 2>&1
+	rxe_down
+}
+
+# rxe_run PROGRAM ARGS...: the client, tried again while node 1's server
+# is not listening yet (up to a minute).
+rxe_run() {
+	i=0
+	while :; do
+		out=$(timeout 300 "$@" 10.77.0.2 2>&1) && return 0
+		echo "$out" | grep -q "Couldn't connect" || break
+		i=$((i + 1))
+		[ $i -lt 300 ] || break
+		sleep 0.2
+	done
+	echo "$out" | tail -n 3 | sed 's/^/bench-progress: rxe: /' >&2
+	return 1
+}
+
+# Node 0: RDMA write bandwidth (perftest's MiB/s as MB/s) and RDMA read
+# round trips (min, typical as the median, 99th percentile).
+rxe_client() {
+	rxe_up 0 1 || { echo "bench-progress: rxe: no link to node 1" >&2; return 1; }
+	for size in $rxe_sizes; do
+		echo "bench-progress: 2vm ib_write_bw -s $size" >&2
+		rxe_run /usr/bin/ib_write_bw -d rxe0 -x "$gid" -p 18600 -F \
+			-s "$size" -n "$rxe_iters" &&
+			echo "$out" | awk -v s="$size" -v n="$rxe_iters" '
+				$1 == s && $2 == n && $4 ~ /^[0-9.]+$/ {
+					printf "bench: 2vm,writeto,rxe,%d,%d,,,,%.1f\n",
+						s, n, $4 * 1.048576 }'
+	done
+	echo "bench-progress: 2vm ib_read_lat -s 8" >&2
+	rxe_run /usr/bin/ib_read_lat -d rxe0 -x "$gid" -p 18600 -F \
+		-s 8 -n "$rxe_iters" &&
+		echo "$out" | awk -v n="$rxe_iters" '
+			$1 == 8 && $2 == n && $5 ~ /^[0-9.]+$/ && $5 > 0 {
+				printf "bench: 2vm,lat,rxe,8,%d,%s,%s,%s,%.1f\n",
+					n, $3, $5, $8, 1e6 / $5 }'
+	rxe_down
+}
+
 case "$role" in
 serve)
+	# rxe over scif_net, once node 0 comes to it (its scif_net connects).
+	rxe_present && rxe_serve &
 	# A second server without libscif's user-space data path, for the
 	# kernel-path figures (SETUP 2vm-kpath; fastpath.rst).
 	SCIF_FASTPATH=0 scif-bench serve -p 2301 2> /dev/null &
@@ -88,6 +201,8 @@ client)
 	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
 	measure 2vm memcpy copy64
 	measure 2vm -n 1 raw-lat raw-bw mmap-lat
+	# Before the reload below: scif_net holds scif.ko.
+	rxe_present && rxe_client
 	# Node 1 keeps serving while this node comes back with DMA.
 	if reload_with_dma && wait_server -n 1; then
 		measure 2vm-dma -n 1 rma

@@ -91,6 +91,10 @@ ratio "RMA writeto (CPU) / 8-byte copy loop, 1 MiB" \
 	"$(value 2vm writeto cpu 1048576 9)" "$(value 2vm copy64 - 1048576 9)"
 ratio "RMA writeto (CPU) / 8-byte copy loop, 16 MiB" \
 	"$(value 2vm writeto cpu 16777216 9)" "$(value 2vm copy64 - 16777216 9)"
+ratio "RMA writeto (CPU) / RDMA write over rxe on scif_net, 1 MiB" \
+	"$(value 2vm writeto cpu 1048576 9)" "$(value 2vm writeto rxe 1048576 9)"
+ratio "RDMA read over rxe / SCIF message round trip, 8 B (median)" \
+	"$(value 2vm lat rxe 8 7)" "$(value 2vm lat scif 8 7)"
 # Registration: the cost of a MiB beyond the fixed cost of one call
 # (the window exchange with the peer), from the 1 MiB and 64 MiB rows; the
 # huge-page rows are hugetlb or THP, whichever the guest gave.

@@ -9,6 +9,8 @@
 #     and the link itself used raw from user space (cluster.sh -R);
 #   - in both, RMA again with the copy engine on the test build's
 #     software DMA provider (setups 1vm-dma and 2vm-dma);
+#   - between the two VMs, RDMA writes and reads over rxe on scif_net
+#     (perftest; via rxe);
 #   - the NTB part (scripts/bench-ntb.sh): SCIF over the emulated NTB
 #     (scif_ntb) between two VMs, with the full-reach window and with the
 #     4 MiB windows only (setups ntb-full, ntb-stage), the upstream
@@ -59,7 +61,17 @@ net=$(for m in virtio_pci virtio_net; do
 	modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" -S "$rel" "$m"
 done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 
-EXTRA_MODULES=$soft NET_MODULES=$net sh "$top/qemu/mkinitramfs.sh" "$out/bench.cpio" \
+# rxe over scif_net (bench-guest.sh): rdma_rxe and what it needs, in load
+# order, perftest and the rxe provider (as scripts/check.sh's node-loss run).
+rxe=$(for m in crc32_generic rdma_rxe ib_uverbs; do
+	modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" -S "$rel" "$m"
+done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
+
+EXTRA_MODULES="$soft $BUILD/modules/$rel/drivers/net/scif/scif_net.ko $rxe" \
+EXTRA_PROGRAMS="/usr/bin/ib_write_bw /usr/bin/ib_read_lat /usr/bin/rdma
+	$(echo /usr/lib/*/libibverbs/librxe-rdmav*.so)" \
+EXTRA_FILES=/etc/libibverbs.d/rxe.driver \
+NET_MODULES=$net sh "$top/qemu/mkinitramfs.sh" "$out/bench.cpio" \
 	"$out/guest/bench-single" "$out/guest" "$mod/scif.ko" "$mod/scif_ivshmem.ko"
 
 status=0
@@ -97,7 +109,7 @@ fi
 for want in "1vm lat scif" "1vm bw tcp" "1vm lat unix" "1vm memcpy -" \
 	    "2vm lat scif" "2vm bw scif" "2vm lat tcp" "2vm bw tcp" "2vm connect scif" \
 	    "2vm lat raw" "2vm raw-wr raw" "2vm raw-rd raw" "2vm-kpath lat scif" \
-	    "1vm-dma writeto eng" "2vm-dma writeto eng"; do
+	    "1vm-dma writeto eng" "2vm-dma writeto eng" "2vm writeto rxe" "2vm lat rxe"; do
 	set -- $want
 	awk -F, -v s="$1" -v m="$2" -v v="$3" \
 		'$1 == s && $2 == m && $3 == v { found = 1 } END { exit !found }' "$csv" ||
