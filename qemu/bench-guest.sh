@@ -91,9 +91,10 @@ rxe_present() {
 		[ -x /usr/bin/ib_write_bw ] && [ -x /usr/bin/ib_read_lat ]
 }
 
-# rxe_up NODE-ID PEER-ID: scif_net and rdma_rxe loaded, sn<peer> up with
-# 10.77.0.<id+1>, its carrier on (the peer's scif_net connected), rxe0
-# on it; sets $gid to the index of the address's RoCE v2 GID.
+# rxe_up NODE-ID PEER-ID SECONDS: scif_net and rdma_rxe loaded, sn<peer>
+# up with 10.77.0.<id+1> and, within SECONDS, its carrier on (the peer's
+# scif_net connected), rxe0 on it; sets $gid to the index of the
+# address's RoCE v2 GID.
 rxe_up() {
 	dev=sn$2
 	for m in $rxe_mods; do
@@ -102,13 +103,20 @@ rxe_up() {
 	done
 	insmod /modules/extra/scif_net.ko || return 1
 	i=0
+	until [ -e "/sys/class/net/$dev" ]; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || return 1
+		sleep 0.1
+	done
+	ip addr add "10.77.0.$(($1 + 1))/24" dev "$dev" && ip link set "$dev" up ||
+		return 1
+	i=0
 	until [ "$(cat "/sys/class/net/$dev/carrier" 2> /dev/null)" = 1 ]; do
 		i=$((i + 1))
-		[ $i -lt 1800 ] || return 1
-		sleep 1
+		[ $i -lt $(($3 * 5)) ] || return 1
+		sleep 0.2
 	done
-	ip addr add "10.77.0.$(($1 + 1))/24" dev "$dev" && ip link set "$dev" up &&
-		/usr/bin/rdma link add rxe0 type rxe netdev "$dev" || return 1
+	/usr/bin/rdma link add rxe0 type rxe netdev "$dev" || return 1
 	want=$(printf '0000:0000:0000:0000:0000:ffff:0a4d:00%02x' $(($1 + 1)))
 	p=/sys/class/infiniband/rxe0/ports/1
 	i=0
@@ -135,7 +143,11 @@ rxe_down() {
 
 # Node 1: one server per client run, in the client's order.
 rxe_serve() {
-	rxe_up 1 0 || { echo "bench-progress: rxe: no link to node 0" >&2; return 1; }
+	if ! rxe_up 1 0 1800; then
+		echo "bench-progress: rxe: no link to node 0" >&2
+		rxe_down 2> /dev/null
+		return 1
+	fi
 	for size in $rxe_sizes; do
 		timeout 300 /usr/bin/ib_write_bw -d rxe0 -x "$gid" -p 18600 -F \
 			-s "$size" -n "$rxe_iters" > /dev/null 2>&1
@@ -163,7 +175,11 @@ rxe_run() {
 # Node 0: RDMA write bandwidth (perftest's MiB/s as MB/s) and RDMA read
 # round trips (min, typical as the median, 99th percentile).
 rxe_client() {
-	rxe_up 0 1 || { echo "bench-progress: rxe: no link to node 1" >&2; return 1; }
+	if ! rxe_up 0 1 60; then
+		echo "bench-progress: rxe: no link to node 1" >&2
+		rxe_down 2> /dev/null
+		return 1
+	fi
 	for size in $rxe_sizes; do
 		echo "bench-progress: 2vm ib_write_bw -s $size" >&2
 		rxe_run /usr/bin/ib_write_bw -d rxe0 -x "$gid" -p 18600 -F \
