@@ -145,10 +145,13 @@ rxe_modules() { # kernel-name kdir release
 	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
 }
 
-# What scif_rxe_test.sh runs, and the rxe provider libibverbs loads.
-RXE_PROGRAMS="/usr/bin/ibv_rc_pingpong /usr/bin/ibv_devinfo /usr/bin/ib_write_bw
-	/usr/bin/ib_read_lat /usr/bin/ib_send_bw /usr/bin/rdma
-	$(echo /usr/lib/*/libibverbs/librxe-rdmav*.so)"
+# What scif_rxe_test.sh runs, and the rxe provider libibverbs loads
+# (installed by scripts/deps.sh).
+rxe_programs() {
+	echo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_devinfo /usr/bin/ib_write_bw \
+		/usr/bin/ib_read_lat /usr/bin/ib_send_bw /usr/bin/rdma \
+		/usr/lib/*/libibverbs/librxe-rdmav*.so
+}
 
 # A 2-node cluster in which node 0 runs scif_net's test (node 1 killed
 # and restarted once under traffic) and rxe's over scif_net, then has
@@ -166,7 +169,7 @@ node_loss_run() { # kernel-name
 	# scif_net_test.sh runs first: scif_net.ko, iperf3 (scripts/deps.sh);
 	# then scif_rxe_test.sh: rdma_rxe, the verbs programs.
 	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko $(rxe_modules "$k" "$kdir" "$rel")" \
-	EXTRA_PROGRAMS="$(command -v iperf3) $RXE_PROGRAMS" \
+	EXTRA_PROGRAMS="$(command -v iperf3) $(rxe_programs)" \
 	EXTRA_FILES=/etc/libibverbs.d/rxe.driver \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/node-loss-steps" "$BUILD/selftests" \
