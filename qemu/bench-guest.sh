@@ -31,7 +31,8 @@
 # $SCIF_BENCH_ARGS is added to every measuring run (e.g. -q).
 role=${1:-}
 bench="scif-bench ${SCIF_BENCH_ARGS:-}"
-rxe_mods="crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs rdma_rxe"
+rxe_mods="crypto crypto_algapi crypto_hash crc32_generic udp_tunnel
+	ip6_udp_tunnel ib_core ib_uverbs rdma_rxe"
 rxe_sizes="4096 65536 1048576"
 rxe_iters=200
 case " ${SCIF_BENCH_ARGS:-} " in

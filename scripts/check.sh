@@ -126,17 +126,26 @@ cluster_run() { # kernel-name nodes
 	done
 }
 
+# A module of the debug kernel's build tree after the modules it depends
+# on (none if it is built in).
+debug_module_deps() { # kdir name
+	local p d
+	p=$(grep -m 1 -E "(^|/)$2\.ko\$" "$1/modules.order") || return 0
+	for d in $(modinfo -F depends "$1/$p" | tr , ' '); do
+		debug_module_deps "$1" "$d"
+	done
+	echo "$1/$p"
+}
+
 # rdma_rxe and the modules it and ib_uverbs need, in load order, from the
 # guest kernel's modules or the debug kernel's build tree; and the "crc32"
 # hash it asks the crypto API for (no modprobe in the guest to load it).
 rxe_modules() { # kernel-name kdir release
 	local m
 	if [ "$1" = debug ]; then
-		for m in crypto/crc32_generic net/ipv4/udp_tunnel net/ipv6/ip6_udp_tunnel \
-			 drivers/infiniband/core/ib_core drivers/infiniband/core/ib_uverbs \
-			 drivers/infiniband/sw/rxe/rdma_rxe; do
-			[ -e "$2/$m.ko" ] && echo "$2/$m.ko"
-		done
+		for m in crc32_generic rdma_rxe ib_uverbs; do
+			debug_module_deps "$2" "$m"
+		done | awk '!seen[$0]++'
 		return 0
 	fi
 	for m in crc32_generic rdma_rxe ib_uverbs; do

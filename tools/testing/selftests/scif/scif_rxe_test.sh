@@ -32,7 +32,8 @@ ko=/modules/extra/scif_net.ko
 # rdma_rxe and what it needs, in load order (crc32_generic: rxe asks the
 # crypto API for "crc32", and there is no modprobe here to load it on
 # demand); those built into the kernel are not in /modules/extra.
-rdma_mods="crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs rdma_rxe"
+rdma_mods="crypto crypto_algapi crypto_hash crc32_generic udp_tunnel
+	ip6_udp_tunnel ib_core ib_uverbs rdma_rxe"
 www=/tmp/rxe-www
 rxe=rxe0
 gid=
