@@ -85,11 +85,11 @@ fetched() { # URL: it is there (a 404 is expected until it is)
 }
 
 # listening PORT: a TCP socket listens on it (state 0A in
-# /proc/net/tcp or tcp6).
+# /proc/net/tcp, or tcp6 where there is IPv6).
 listening() {
-	awk -v p="$(printf ':%04X' "$1")" \
+	cat /proc/net/tcp /proc/net/tcp6 2> /dev/null | awk -v p="$(printf ':%04X' "$1")" \
 		'substr($2, length($2) - 4) == p && $4 == "0A" { f = 1 }
-		 END { exit !f }' /proc/net/tcp /proc/net/tcp6 2> /dev/null
+		 END { exit !f }'
 }
 
 listening_or_ended() { # port pid
