@@ -186,11 +186,11 @@ serve() {
 	ok rc_pingpong_server serve_one rc_pingpong 18515 \
 		ibv_rc_pingpong -d "$rxe" -g "$gid" -p 18515 -n 200 -c
 	ok write_bw_server serve_one write_bw 18516 \
-		ib_write_bw -d "$rxe" -x "$gid" -p 18516 -n 100 -F
+		ib_write_bw -d "$rxe" -x "$gid" -p 18516 -n 100 -F -u 20
 	ok read_lat_server serve_one read_lat 18517 \
-		ib_read_lat -d "$rxe" -x "$gid" -p 18517 -n 200 -F
+		ib_read_lat -d "$rxe" -x "$gid" -p 18517 -n 200 -F -u 20
 	ok send_bw_server serve_one send_bw 18518 \
-		ib_send_bw -d "$rxe" -x "$gid" -p 18518 -n 100 -F
+		ib_send_bw -d "$rxe" -x "$gid" -p 18518 -n 100 -F -u 20
 	ok told_to_finish wait_for 300 fetched "http://$peer_ip/done"
 	kill "$httpd_pid"
 	wait "$httpd_pid"
@@ -217,6 +217,15 @@ client() {
 	ok "$name" [ "$rc" -eq 0 ]
 	ok "${name}_figures" "${name}_figures"
 	ok "${name}_server_ok" [ "$(timeout 10 wget -q -O - "http://$peer_ip/$name.rc")" = 0 ]
+	counters
+}
+
+# rxe's counters that are not zero (retransmissions, duplicates, NAKs).
+counters() {
+	for c in /sys/class/infiniband/$rxe/ports/1/hw_counters/*; do
+		v=$(cat "$c" 2> /dev/null) && [ "$v" != 0 ] && printf '%s=%s ' "${c##*/}" "$v"
+	done | sed 's/^/# rxe counters: /'
+	echo
 }
 
 # ibv_rc_pingpong: the bandwidth and latency lines, for all 200
@@ -246,9 +255,9 @@ drive() {
 	ok rxe_active wait_for 30 link_active
 	ok rxe_mtu_4096 mtu_4096
 	client rc_pingpong ibv_rc_pingpong -d "$rxe" -g "$gid" -p 18515 -n 200 -c "$peer_ip"
-	client write_bw ib_write_bw -d "$rxe" -x "$gid" -p 18516 -n 100 -F "$peer_ip"
-	client read_lat ib_read_lat -d "$rxe" -x "$gid" -p 18517 -n 200 -F "$peer_ip"
-	client send_bw ib_send_bw -d "$rxe" -x "$gid" -p 18518 -n 100 -F "$peer_ip"
+	client write_bw ib_write_bw -d "$rxe" -x "$gid" -p 18516 -n 100 -F -u 20 "$peer_ip"
+	client read_lat ib_read_lat -d "$rxe" -x "$gid" -p 18517 -n 200 -F -u 20 "$peer_ip"
+	client send_bw ib_send_bw -d "$rxe" -x "$gid" -p 18518 -n 100 -F -u 20 "$peer_ip"
 	touch "$www/done"
 	ok rdma_link_delete rxe_delete
 	ok rdma_modules_unloaded unload_rdma
