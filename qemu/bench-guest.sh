@@ -150,10 +150,10 @@ rxe_serve() {
 		return 1
 	fi
 	for size in $rxe_sizes; do
-		timeout 300 /usr/bin/ib_write_bw -d rxe0 -x "$gid" -p 18600 -F \
+		timeout 300 /usr/bin/ib_write_bw -d rxe0 -x "$gid" -p 18600 -F -u 20 \
 			-s "$size" -n "$rxe_iters" > /dev/null 2>&1
 	done
-	timeout 300 /usr/bin/ib_read_lat -d rxe0 -x "$gid" -p 18600 -F \
+	timeout 300 /usr/bin/ib_read_lat -d rxe0 -x "$gid" -p 18600 -F -u 20 \
 		-s 8 -n "$rxe_iters" > /dev/null 2>&1
 	rxe_down
 }
@@ -183,7 +183,7 @@ rxe_client() {
 	fi
 	for size in $rxe_sizes; do
 		echo "bench-progress: 2vm ib_write_bw -s $size" >&2
-		rxe_run /usr/bin/ib_write_bw -d rxe0 -x "$gid" -p 18600 -F \
+		rxe_run /usr/bin/ib_write_bw -d rxe0 -x "$gid" -p 18600 -F -u 20 \
 			-s "$size" -n "$rxe_iters" &&
 			echo "$out" | awk -v s="$size" -v n="$rxe_iters" '
 				$1 == s && $2 == n && $4 ~ /^[0-9.]+$/ {
@@ -191,7 +191,7 @@ rxe_client() {
 						s, n, $4 * 1.048576 }'
 	done
 	echo "bench-progress: 2vm ib_read_lat -s 8" >&2
-	rxe_run /usr/bin/ib_read_lat -d rxe0 -x "$gid" -p 18600 -F \
+	rxe_run /usr/bin/ib_read_lat -d rxe0 -x "$gid" -p 18600 -F -u 20 \
 		-s 8 -n "$rxe_iters" &&
 		echo "$out" | awk -v n="$rxe_iters" '
 			$1 == 8 && $2 == n && $5 ~ /^[0-9.]+$/ && $5 > 0 {
