@@ -59,7 +59,7 @@ STRICT_FLAGS := C=2 CHECK="sparse -Wsparse-error" KCFLAGS=-Werror
 endif
 
 KSRC = $(shell sh $(TOP)/scripts/kernel-source.sh)
-KERNEL_SOURCES := Kbuild drivers include
+KERNEL_SOURCES := Kbuild drivers include net
 
 all: modules
 
