@@ -27,7 +27,6 @@
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
-#include <linux/version.h>
 #include <linux/virtio_vsock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -178,7 +177,7 @@ static int sv_xfer(struct sv_link *link, scif_epd_t epd, void *buf,
 /* Frees a packet the common code gave us, sent or not. */
 static void sv_free_sent(struct sk_buff *skb)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#ifdef SV_HAVE_CONSUME_SENT
 	virtio_transport_consume_skb_sent(skb, true);
 #else
 	consume_skb(skb);
@@ -680,7 +679,7 @@ static bool sv_seqpacket_allow(u32 remote_cid)
 	return true;
 }
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#ifdef SV_HAVE_ZEROCOPY
 /* Packets are copied into the SCIF ring, so user pages are fine. */
 static bool sv_msgzerocopy_allow(void)
 {
@@ -724,10 +723,16 @@ static struct virtio_transport sv_transport = {
 		.notify_send_pre_enqueue = virtio_transport_notify_send_pre_enqueue,
 		.notify_send_post_enqueue = virtio_transport_notify_send_post_enqueue,
 		.notify_buffer_size = virtio_transport_notify_buffer_size,
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#ifdef SV_HAVE_SET_RCVLOWAT
 		.notify_set_rcvlowat = virtio_transport_notify_set_rcvlowat,
+#endif
+#ifdef SV_HAVE_UNSENT_BYTES
 		.unsent_bytes = virtio_transport_unsent_bytes,
+#endif
+#ifdef SV_HAVE_READ_SKB
 		.read_skb = virtio_transport_read_skb,
+#endif
+#ifdef SV_HAVE_ZEROCOPY
 		.msgzerocopy_allow = sv_msgzerocopy_allow,
 #endif
 	},
