@@ -26,8 +26,10 @@
 #                    of scripts/ntb-modules.sh's ntb.ko), into NTB_MODDIR=
 #   make install     modules_install, then the user side (below), into
 #                    $(DESTDIR); PREFIX (/usr/local) for the user side
-#   make modules_install  scif.ko, scif_ivshmem.ko and scif_net.ko for KVER (without
-#                    test hooks) to /lib/modules/KVER/updates, then depmod
+#   make modules_install  scif.ko, scif_ivshmem.ko, scif_net.ko and
+#                    scif_vsock.ko (if the kernel has the virtio vsock
+#                    common code) for KVER (without test hooks) to
+#                    /lib/modules/KVER/updates, then depmod
 #                    (not with a DESTDIR: a packager's depmod does it)
 #   make install-user  libscif, its headers (scif.h, scif/scif_ioctl.h),
 #                    pkg-config file and man pages, scif-info and
@@ -151,6 +153,7 @@ modules_install:
 	install -m 0644 $(INSTALL_MODDIR)/drivers/misc/scif/scif.ko \
 		$(INSTALL_MODDIR)/drivers/misc/scif/scif_ivshmem.ko \
 		$(INSTALL_MODDIR)/drivers/net/scif/scif_net.ko \
+		$$(ls $(INSTALL_MODDIR)/net/vmw_vsock/scif_vsock.ko 2> /dev/null) \
 		$(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)/
 	$(if $(DESTDIR),@echo "install: DESTDIR set: depmod left to the packager",depmod -a $(KVER))
 
