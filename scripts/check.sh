@@ -133,7 +133,7 @@ node_loss_run() { # kernel-name
 	mkdir -p "$cdir"
 	# scif_net_test.sh runs first: scif_net.ko, iperf3 (scripts/deps.sh);
 	# then scif_vsock_test.sh: scif_vsock.ko, the guest's vsock modules
-	# and the kernel's vsock_test (scripts/vsock-test-build.sh).
+	# the kernel's vsock_test (scripts/vsock-test-build.sh) and socat.
 	local vs=$BUILD/vsock/$k vsmods=
 	if [ -e "$moddir/net/vmw_vsock/scif_vsock.ko" ] &&
 		run_test "$k/node-loss/vsock-test-build" \
@@ -141,7 +141,7 @@ node_loss_run() { # kernel-name
 		vsmods="$moddir/net/vmw_vsock/scif_vsock.ko $(ls "$vs"/modules/*.ko)"
 	fi
 	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko $vsmods" \
-	EXTRA_PROGRAMS="$(command -v iperf3)${vsmods:+ $vs/vsock_test}" \
+	EXTRA_PROGRAMS="$(command -v iperf3)${vsmods:+ $vs/vsock_test $(command -v socat)}" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/node-loss-steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" \

@@ -9,7 +9,8 @@
 # where flag files tell the other how far it got.  Node 0 drives, in TAP:
 #   - the slot test: with vmw_vsock_virtio_transport loaded, scif_vsock
 #     refuses to load and names it; without, it loads;
-#   - 8 MiB echoed over SOCK_STREAM and compared (scif_vsock_peer);
+#   - 8 MiB echoed over SOCK_STREAM and compared (scif_vsock_peer), and
+#     8 MiB through socat (VSOCK-CONNECT) to the same echo server;
 #   - the kernel's vsock_test (tools/testing/vsock, built unmodified by
 #     scripts/vsock-test-build.sh) as client, node 1 as server, over its
 #     control connection on scif_net; $VSOCK_TEST_SKIP names the cases
@@ -143,6 +144,15 @@ vsock_test_run() {
 	[ $rc -eq 0 ]
 }
 
+socat_echo() {
+	[ -x /usr/bin/socat ] || { echo "# no /usr/bin/socat in the initramfs"; return 1; }
+	dd if=/dev/urandom of=/tmp/blob bs=65536 count=128 2> /dev/null
+	/usr/bin/socat -t 30 - "VSOCK-CONNECT:$peer_cid:$ECHO_PORT" \
+		< /tmp/blob > /tmp/blob.back &&
+		echo "# socat: $(wc -c < /tmp/blob.back) bytes back" &&
+		cmp /tmp/blob /tmp/blob.back
+}
+
 rmmod_under_traffic() {
 	"$peer_prog" flood "$peer_cid" $ECHO_PORT 8 > /tmp/flood.log 2>&1 &
 	fl=$!
@@ -176,6 +186,7 @@ drive() {
 	www_start
 	ok peer_ready wait_for 180 fetched ready1
 	ok echo_8MiB_compared "$peer_prog" echo "$peer_cid" $ECHO_PORT 8388608
+	ok socat_8MiB_compared socat_echo
 	ok vsock_test vsock_test_run
 	rmmod_under_traffic
 	node_loss
