@@ -230,7 +230,10 @@ static int sv_send_pkt(struct sk_buff *skb)
 drop:
 	if (link)
 		atomic64_inc(&link->tx_dropped);
-	sv_free_sent(skb);
+	/* Not sv_free_sent(): the common code takes back the unsent bytes
+	 * of a refused packet itself.
+	 */
+	kfree_skb(skb);
 	return err;
 }
 
