@@ -254,10 +254,12 @@ peer_cid=$((peer + 3))
 dev=sn$peer
 my_ip=10.77.0.$((self + 1))
 peer_ip=10.77.0.$((peer + 1))
+t0=$(now_ms)
 if [ "$self" = 0 ]; then
 	drive
 else
 	serve "$life"
 fi
+echo "# scif_vsock_test.sh took $((($(now_ms) - t0) / 1000)) s"
 echo "1..$n"
 [ $failed -eq 0 ]
