@@ -145,7 +145,7 @@ vsock_test_run() {
 		${VSOCK_TEST_SKIP:+--skip=$VSOCK_TEST_SKIP} 2>&1)
 	rc=$?
 	echo "$out" | sed 's/^/# /'
-	echo "# vsock_test: rc $rc, $(echo "$out" | grep -c '\.\.\.ok$') ok"
+	echo "# vsock_test: rc $rc, $(echo "$out" | grep -c '^[0-9]* - .*\.\.\.ok$') cases ok"
 	[ $rc -eq 0 ]
 }
 
@@ -196,7 +196,7 @@ drive() {
 	rmmod_under_traffic
 	node_loss
 	ok peer_ready_after_restart wait_for 180 fetched ready2
-	ok echo_1MiB_after_restart "$peer_prog" echo "$peer_cid" $ECHO_PORT 1048576
+	ok echo_1MiB_new_connection "$peer_prog" echo "$peer_cid" $ECHO_PORT 1048576
 	flag finish
 	ok peer_unloaded_scif_vsock wait_for 60 fetched unloaded
 	ok rmmod_scif_vsock rmmod_soon scif_vsock
