@@ -4,7 +4,7 @@
 # vsock-test-build.sh KERNEL OUTDIR   (KERNEL = 6.1 | 6.12 | debug)
 # For scif_vsock_test.sh (Documentation/scif/vsock.rst), into OUTDIR:
 #   vsock_test   the kernel's own tools/testing/vsock/vsock_test, built
-#                unmodified (statically) from the Debian linux-source of
+#                unmodified from the Debian linux-source of
 #                KERNEL: the 6.1 tree (scripts/kernel-source.sh) for 6.1
 #                and debug; for 6.12, linux-source-6.12 at exactly the
 #                installed headers' version, of which tools/testing/vsock,
@@ -63,7 +63,7 @@ mkdir -p "$work/tools/testing" "$work/usr/include/linux"
 cp -r "$src/tools/testing/vsock" "$work/tools/testing/"
 cp -r "$src/tools/include" "$work/tools/"
 cp "$src/include/uapi/linux/vm_sockets.h" "$work/usr/include/linux/"
-make -s -C "$work/tools/testing/vsock" vsock_test LDFLAGS=-static >&2 ||
+make -s -C "$work/tools/testing/vsock" vsock_test >&2 ||
 	die "vsock_test did not build"
 cp "$work/tools/testing/vsock/vsock_test" "$out/vsock_test"
 
