@@ -131,6 +131,7 @@ run_step() {
 	name=$1
 	shift
 	echo "scif-test-begin: $name"
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	case "$name" in
 	insmod) load_modules; rc=$? ;;
 	rmmod) unload_modules; rc=$? ;;
@@ -140,6 +141,8 @@ run_step() {
 		rc=$?
 		;;
 	esac
+	# How long the step took (a TAP comment): make check's budget.
+	awk -v a="$t0" '{ printf "# step took %.1f s\n", $1 - a }' /proc/uptime
 	echo "scif-test-end: $name rc=$rc"
 }
 
