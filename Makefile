@@ -10,7 +10,7 @@
 #   make lib         build libscif (shared, static, pkg-config) and check it
 #   make selftests   build the selftest programs
 #   make test-modules  scif.ko and the kernel-API test module
-#   make lint        checkpatch --strict on drivers/ and include/, shellcheck
+#   make lint        checkpatch --strict on drivers/, include/ and net/, shellcheck
 #                    on the shell scripts (scripts/lint-shell.sh)
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a 2-node cluster of VMs and show them talk
@@ -178,7 +178,7 @@ install: modules_install install-user
 lint:
 	cd $(TOP) && perl $(KSRC)/scripts/checkpatch.pl --no-tree --strict \
 		--typedefsfile scripts/checkpatch-typedefs \
-		--quiet --show-types -f $$(find drivers include -name '*.[ch]' | sort)
+		--quiet --show-types -f $$(find drivers include net -name '*.[ch]' | sort)
 	bash $(TOP)/scripts/lint-shell.sh
 
 check:
