@@ -132,7 +132,7 @@ node_loss_run() { # kernel-name
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
 	# scif_net_test.sh runs first: scif_net.ko, iperf3 (scripts/deps.sh);
-	# then scif_vsock_test.sh: scif_vsock.ko, the guest's vsock modules
+	# then scif_vsock_test.sh: scif_vsock.ko, the guest's vsock modules,
 	# the kernel's vsock_test (scripts/vsock-test-build.sh) and socat.
 	local vs=$BUILD/vsock/$k vsmods=
 	if [ -e "$moddir/net/vmw_vsock/scif_vsock.ko" ] &&
