@@ -72,6 +72,37 @@ reload_with_dma() {
 	grep -q '^dma [1-9]' /sys/kernel/debug/scif/rma
 }
 
+# The comparisons the project tracks, again in $SCIF_BENCH_ROUNDS
+# (default 3) interleaved rounds, SETUP 2vm-r<k> (2vm-r<k>-kpath):
+# bench-report.sh gives each ratio's median over the rounds and its
+# spread, so that a change is judged against the noise.
+rounds() {
+	seq "${SCIF_BENCH_ROUNDS:-3}"
+}
+
+two_vm_rounds() {
+	for r in $(rounds); do
+		measure "2vm-r$r" -n 1 -s 8 lat
+		measure "2vm-r$r" -n 1 raw-lat
+		measure_kpath "2vm-r$r-kpath" -n 1 -p 2301 -s 8 lat
+		measure "2vm-r$r" -t tcp -H 10.99.0.2 -s 8 lat
+		measure "2vm-r$r" -n 1 -s 64 bw
+		measure_kpath "2vm-r$r-kpath" -n 1 -p 2301 -s 64 bw
+		measure "2vm-r$r" -t tcp -H 10.99.0.2 -s 64 bw
+		measure "2vm-r$r" -n 1 connect
+		measure "2vm-r$r" -t tcp -H 10.99.0.2 connect
+	done
+}
+
+one_vm_rounds() {
+	for r in $(rounds); do
+		measure "1vm-r$r" connect
+		measure "1vm-r$r" -t tcp connect
+		measure "1vm-r$r" -s 8 lat
+		measure "1vm-r$r" -t unix -s 8 lat
+	done
+}
+
 case "$role" in
 serve)
 	# A second server without libscif's user-space data path, for the
@@ -86,8 +117,11 @@ client)
 	wait_server -n 1 -p 2301 &&
 		measure_kpath 2vm-kpath -n 1 -p 2301 lat bw
 	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
+	# 10,000 idle connections held by node 1, and lat with them open.
+	measure 2vm -n 1 idle
 	measure 2vm memcpy copy64
 	measure 2vm -n 1 raw-lat raw-bw mmap-lat
+	two_vm_rounds
 	# Node 1 keeps serving while this node comes back with DMA.
 	if reload_with_dma && wait_server -n 1; then
 		measure 2vm-dma -n 1 rma
@@ -121,6 +155,7 @@ single)
 	measure 1vm -t tcp lat bw connect
 	measure 1vm -t unix lat bw connect
 	measure 1vm memcpy copy64
+	one_vm_rounds
 	scif-bench stop
 	wait $server
 	if reload_with_dma; then

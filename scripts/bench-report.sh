@@ -29,12 +29,15 @@ ratio() {
 }
 
 echo "Latency (round trip, microseconds)"
-awk -F, 'NR > 1 && $2 == "lat" {
-	printf "  %-9s %-5s %6d B   min %9.1f   median %9.1f   p99 %9.1f\n",
-		$1, $3, $4, $6, $7, $8 }' "$csv"
+# (The interleaved rounds, SETUP *-r<k>, appear only as ratios below.)
+awk -F, 'NR > 1 && $1 ~ /-r[0-9]+(-|$)/ { next }
+	NR > 1 && ($2 == "lat" || $2 == "lat-idle") {
+	printf "  %-14s %-5s %6d B   min %9.1f   median %9.1f   p99 %9.1f\n",
+		$1 ($2 == "lat-idle" ? "+idle" : ""), $3, $4, $6, $7, $8 }' "$csv"
 echo
 echo "Bandwidth (MB/s) and connection rate (per second)"
-awk -F, 'NR > 1 && ($2 == "bw" || $2 == "memcpy" || $2 == "copy64" || $2 ~ /^raw-/) {
+awk -F, 'NR > 1 && $1 ~ /-r[0-9]+(-|$)/ { next }
+	NR > 1 && ($2 == "bw" || $2 == "memcpy" || $2 == "copy64" || $2 ~ /^raw-/) {
 	printf "  %-9s %-7s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
 	NR > 1 && $2 ~ /^v?(writeto|readfrom)(-c)?$/ {
 	printf "  %-9s %-11s %-5s %9d B   %10.1f MB/s\n", $1, $2, $3, $4, $9 }
@@ -44,9 +47,59 @@ awk -F, 'NR > 1 && ($2 == "bw" || $2 == "memcpy" || $2 == "copy64" || $2 ~ /^raw
 	printf "  %-9s register %-7s %9d B   %10.1f us median, %8.1f us/MiB\n",
 		$1, $3, $4, $7, $7 * 1048576 / $4 }
 	NR > 1 && $2 == "connect" {
-	printf "  %-9s connect %-5s              %10.1f /s\n", $1, $3, $9 }' "$csv"
+	printf "  %-9s connect %-5s              %10.1f /s\n", $1, $3, $9 }
+	NR > 1 && $2 == "idle" {
+	printf "  %-9s %d idle connections set up at %.1f /s\n", $1, $5, $9 }
+	NR > 1 && $2 == "idle-mem" {
+	printf "  %-9s memory per idle connection, each node: %.1f KiB\n", $1, $9 }' "$csv"
+# ratio_rounds NAME "A" "B": A / B in each interleaved round (A and B:
+# SETUP MODE VIA SIZE COLUMN, with % in SETUP for the round's number),
+# as the median and the range over the rounds.
+ratio_rounds() {
+	r=1 list=
+	while :; do
+		# shellcheck disable=SC2046 # the specs are words
+		a=$(value $(echo "$2" | sed "s/%/$r/"))
+		# shellcheck disable=SC2046
+		b=$(value $(echo "$3" | sed "s/%/$r/"))
+		[ -n "$a" ] && [ -n "$b" ] || break
+		list="$list $a/$b"
+		r=$((r + 1))
+	done
+	echo "$list" | tr ' ' '\n' | awk -F/ -v n="$1" '
+		NF == 2 && $2 > 0 { v[++k] = $1 / $2 }
+		END {
+			if (!k) { printf "  %-62s %8s\n", n, "n/a"; exit }
+			for (i = 1; i <= k; i++)	# insertion sort: a few rounds
+				for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+					t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+				}
+			m = k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+			printf "  %-62s %8.2f  (%d rounds, %.2f .. %.2f)\n", n, m, k, v[1], v[k]
+		}'
+}
+
 echo
-echo "Ratios (between the two VMs unless noted)"
+echo "Ratios over interleaved rounds: median (rounds, lowest .. highest)"
+ratio_rounds "SCIF message / raw link round trip, 8 B" \
+	"2vm-r% lat scif 8 7" "2vm-r% lat raw 8 7"
+ratio_rounds "SCIF kernel path / raw link round trip, 8 B" \
+	"2vm-r%-kpath lat scif 8 7" "2vm-r% lat raw 8 7"
+ratio_rounds "TCP / SCIF round trip, 8 B" \
+	"2vm-r% lat tcp 8 7" "2vm-r% lat scif 8 7"
+ratio_rounds "SCIF / TCP bandwidth, 64 B messages" \
+	"2vm-r% bw scif 64 9" "2vm-r% bw tcp 64 9"
+ratio_rounds "SCIF kernel path / TCP bandwidth, 64 B messages" \
+	"2vm-r%-kpath bw scif 64 9" "2vm-r% bw tcp 64 9"
+ratio_rounds "SCIF / TCP connections per second" \
+	"2vm-r% connect scif 0 9" "2vm-r% connect tcp 0 9"
+ratio_rounds "one VM: SCIF / TCP connections per second" \
+	"1vm-r% connect scif 0 9" "1vm-r% connect tcp 0 9"
+ratio_rounds "one VM: AF_UNIX / SCIF round trip, 8 B" \
+	"1vm-r% lat unix 8 7" "1vm-r% lat scif 8 7"
+
+echo
+echo "Ratios (between the two VMs unless noted; one run)"
 ratio "SCIF / TCP bandwidth, 1 MiB messages" \
 	"$(value 2vm bw scif 1048576 9)" "$(value 2vm bw tcp 1048576 9)"
 ratio "TCP / SCIF round trip, 8 B (median)" \
@@ -55,6 +108,8 @@ ratio "SCIF messaging / memcpy bandwidth, 1 MiB" \
 	"$(value 2vm bw scif 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
 ratio "SCIF / TCP connections per second" \
 	"$(value 2vm connect scif 0 9)" "$(value 2vm connect tcp 0 9)"
+ratio "round trip 8 B with the idle connections open / without" \
+	"$(value 2vm lat-idle scif 8 7)" "$(value 2vm lat scif 8 7)"
 ratio "SCIF message / raw link round trip, 8 B" \
 	"$(value 2vm lat scif 8 7)" "$(value 2vm lat raw 8 7)"
 ratio "SCIF message, kernel path / raw link round trip, 8 B" \

@@ -17,7 +17,10 @@
 # Results go to $BENCH_OUT (default build/bench): results.csv (every
 # figure), results.txt (the same as a table, with the ratios), and the
 # plots bandwidth.png and latency.png.  BENCH_QUICK=1 runs tiny sizes
-# (a smoke run: the figures mean nothing).  BENCH_NTB=0 leaves the NTB
+# (a smoke run: the figures mean nothing).  BENCH_ROUNDS (default 3;
+# 1 with BENCH_QUICK) is how many interleaved rounds of the tracked
+# comparisons each setup repeats; results.txt gives their ratios as a
+# median and its spread.  BENCH_NTB=0 leaves the NTB
 # part out; BENCH_NTB=only runs nothing else (the report then has only
 # the NTB figures).
 set -eu
@@ -26,7 +29,12 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$top/build}
 out=${BENCH_OUT:-$BUILD/bench}
 args=
-[ "${BENCH_QUICK:-0}" = 0 ] || args=-q
+rounds=${BENCH_ROUNDS:-3}
+[ "${BENCH_QUICK:-0}" = 0 ] || { args=-q; rounds=${BENCH_ROUNDS:-1}; }
+case $rounds in
+[1-9]|[1-9][0-9]) ;;
+*) echo "bench: BENCH_ROUNDS must be 1 to 99" >&2; exit 2 ;;
+esac
 ntb=${BENCH_NTB:-1}
 case $ntb in
 0|1|only) ;;
@@ -51,8 +59,8 @@ mkdir -p "$out/guest"
 cp -a "$BUILD/selftests/." "$out/guest/"
 cp "$top/qemu/bench-guest.sh" "$out/guest/"
 for role in single client serve; do
-	printf 'insmod\nSCIF_BENCH_ARGS=%s bench-guest.sh %s\nrmmod\n' \
-		"$args" "$role" > "$out/guest/bench-$role"
+	printf 'insmod\nSCIF_BENCH_ARGS=%s SCIF_BENCH_ROUNDS=%s bench-guest.sh %s\nrmmod\n' \
+		"$args" "$rounds" "$role" > "$out/guest/bench-$role"
 done
 # The guest's virtio-net driver and what it needs, in load order.
 net=$(for m in virtio_pci virtio_net; do
@@ -68,7 +76,8 @@ if [ "$ntb" != only ]; then
 	SCIF_VM_TIMEOUT=1800 sh "$top/qemu/run-vm.sh" "$(sh "$top/scripts/kernels.sh" image "$rel")" \
 		"$out/bench.cpio" "$out/vm" || say "the VM exited with status $?"
 	say "two VMs: SCIF over ivshmem, TCP over virtio-net, memcpy"
-	bash "$top/qemu/cluster.sh" -n 2 -N -R -k "$(sh "$top/scripts/kernels.sh" image "$rel")" -i "$out/bench.cpio" \
+	# 2G each: the idle mode's 10,000 connections take ~700 MiB a node.
+	bash "$top/qemu/cluster.sh" -n 2 -N -R -m 2G -k "$(sh "$top/scripts/kernels.sh" image "$rel")" -i "$out/bench.cpio" \
 		-o "$out/cluster" -t 1800 -s bench-client,bench-serve \
 		-S "$BUILD/qemu/ivshmem-server" > "$out/cluster.log" 2>&1 ||
 		say "the cluster launcher reported a failure (see $out/cluster.log)"
@@ -97,6 +106,7 @@ fi
 for want in "1vm lat scif" "1vm bw tcp" "1vm lat unix" "1vm memcpy -" \
 	    "2vm lat scif" "2vm bw scif" "2vm lat tcp" "2vm bw tcp" "2vm connect scif" \
 	    "2vm lat raw" "2vm raw-wr raw" "2vm raw-rd raw" "2vm-kpath lat scif" \
+	    "2vm lat-idle scif" \
 	    "1vm-dma writeto eng" "2vm-dma writeto eng"; do
 	set -- $want
 	awk -F, -v s="$1" -v m="$2" -v v="$3" \

@@ -8,7 +8,7 @@
  *	every address, AF_UNIX socket /tmp/scif-bench.<PORT>
  *   scif-bench [-t TRANSPORT] [-n NODE] [-H HOST] [-p PORT] [-f FORMAT]
  *              [-i ITERS] [-s MIN[:MAX]] [-d SECONDS] [-P STREAMS] [-b]
- *              [-q] MODE...
+ *              [-I IDLE] [-q] MODE...
  *   scif-bench --help | --version
  *	TRANSPORT scif (default; NODE, default this node), tcp (HOST, a
  *	numeric IPv4 or IPv6 address, default 127.0.0.1) or unix; FORMAT table (default), csv or json;
@@ -40,6 +40,12 @@
  *	           (cluster.sh -R; -D names its sysfs resource file), no SCIF
  *	           on the way: the link's own round trip
  *	  raw-bw   memcpy into (raw-wr) and out of (raw-rd) that device
+ *	  idle     what idle connections cost (SCIF only): -I N connections
+ *	           (default 10000) to the server, held open and unused, then
+ *	           the lat round trips ("lat-idle" rows) with them all open;
+ *	           an "idle" row gives their set-up rate and an "idle-mem"
+ *	           row the memory each took on this node (KiB, from
+ *	           MemAvailable): the server's side costs the same
  *	  mmap-lat 8-byte ping-pong through a SCIF window of the server
  *	           mapped into this process (scif_mmap): the server spins on
  *	           its own registered memory, this side on the mapping;
@@ -68,6 +74,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -86,8 +93,11 @@ static const char *const transport_names[] = {
 /* What a client asks of the server on a new connection. */
 enum request {
 	REQ_PINGPONG = 1, REQ_STREAM, REQ_CLOSE, REQ_STOP, REQ_RAW_PONG,
-	REQ_MMAP_PONG, REQ_WINDOW, REQ_SOURCE,
+	REQ_MMAP_PONG, REQ_WINDOW, REQ_SOURCE, REQ_HOLD,
 };
+
+/* The most idle connections one REQ_HOLD may ask the server to keep. */
+#define HOLD_MAX	100000
 
 #ifndef SCIF_TOOLS_VERSION
 #define SCIF_TOOLS_VERSION "unknown"
@@ -166,7 +176,10 @@ static int conn_recv(struct conn *c, void *buf, size_t len)
 
 static void conn_close(struct conn *c)
 {
-	if (c->fd >= 0)
+	/* scif_close(): libscif's data path lets the endpoint go at once. */
+	if (c->fd >= 0 && c->t == T_SCIF)
+		scif_close(c->fd);
+	else if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
 }
@@ -450,6 +463,67 @@ static int serve_window(struct conn *c, uint64_t size)
 	return -1;
 }
 
+/* Raise the open-file limit to what @n more descriptors need: 0 or -1. */
+static int want_files(uint64_t n)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	if (rl.rlim_cur >= n + 256)
+		return 0;
+	rl.rlim_cur = n + 256;
+	if (rl.rlim_max < rl.rlim_cur)
+		rl.rlim_max = rl.rlim_cur;
+	return setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/*
+ * REQ_HOLD: listen on a new port, tell the client which (or -errno),
+ * accept @count connections there and keep them, unused; say how many
+ * came, then hold them until the client's next request or its end.
+ */
+static int serve_hold(struct conn *c, uint64_t count)
+{
+	struct scif_port_id peer;
+	int64_t port = -EINVAL;
+	uint64_t n = 0;
+	int l = -1, *fds = NULL;
+
+	if (c->t == T_SCIF && count && count <= HOLD_MAX &&
+	    !want_files(count)) {
+		fds = calloc(count, sizeof(*fds));
+		l = fds ? scif_open() : -1;
+		port = l < 0 ? -ENOMEM : scif_bind(l, 0);
+		if (port >= 0 && scif_listen(l, 128))
+			port = -errno;
+		else if (port < 0)
+			port = -errno;
+	}
+	if (conn_send(c, &port, sizeof(port)) || port < 0)
+		goto out;
+	while (n < count) {
+		if (scif_accept(l, &peer, &fds[n], SCIF_ACCEPT_SYNC) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		n++;
+	}
+	if (!conn_send(c, &n, sizeof(n))) {
+		struct req_hdr h;
+
+		conn_recv(c, &h, sizeof(h));
+	}
+out:
+	while (n)
+		scif_close(fds[--n]);
+	if (l >= 0)
+		scif_close(l);
+	free(fds);
+	return -1;
+}
+
 static void *serve_conn(void *arg)
 {
 	struct conn *c = arg;
@@ -477,6 +551,10 @@ static void *serve_conn(void *arg)
 			if (serve_window(c, h.size))
 				break;
 			continue;
+		}
+		if (h.kind == REQ_HOLD) {
+			serve_hold(c, h.count);
+			break;
 		}
 		if (h.kind == REQ_CLOSE || h.size > 64 * MIB)
 			break;
@@ -680,6 +758,7 @@ static struct {
 	size_t size_min, size_max;	/* -s; 0: the mode's own sizes */
 	double duration;		/* -d seconds; 0: by count */
 	int streams;			/* -P */
+	long idle;			/* -I; 0: the mode's default */
 	bool bidir;			/* -b */
 	const struct target *tg;	/* for the JSON metadata */
 	int argc;
@@ -828,7 +907,8 @@ static void json_head(void)
 	       "\"round trips, messages, connections, RMAs or copies\","
 	       "\"min_us\":\"microseconds\",\"median_us\":\"microseconds\","
 	       "\"p99_us\":\"microseconds\",\"rate\":\"MB/s (10^6 bytes per "
-	       "second); connections per second for connect\",\"bytes\":"
+	       "second); connections per second for connect and idle, KiB per "
+	       "connection for idle-mem\",\"bytes\":"
 	       "\"bytes\",\"seconds\":\"seconds\"},\n  \"rows\": [\n");
 }
 
@@ -955,12 +1035,13 @@ static long pingpong(struct conn *c, size_t size, long warm, long iters,
 	return n;
 }
 
-static int bench_lat(const struct target *tg)
+/* lat, its rows named @mode. */
+static int bench_lat_as(const struct target *tg, const char *mode)
 {
 	static const size_t def[] = { 8, 64, 1024 };
 	long iters = opt.iters ? opt.iters : opt.quick ? 20 : 10000;
 	long warm = iters / 10 + 1, cap = 0, n;
-	struct row r = { .mode = "lat", .t = tg->t };
+	struct row r = { .mode = mode, .t = tg->t };
 	size_t sizes[32];
 	double *rt = NULL, t0;
 	struct conn c;
@@ -998,6 +1079,109 @@ static int bench_lat(const struct target *tg)
 fail:
 	free(rt);
 	return -1;
+}
+
+static int bench_lat(const struct target *tg)
+{
+	return bench_lat_as(tg, "lat");
+}
+
+/* MemAvailable in /proc/meminfo, in KiB; -1 if unknown. */
+static long mem_available_kib(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[128];
+	long kib = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* Open @n connections to @port of @node into @fds: how many opened. */
+static long hold_open(int node, uint16_t port, int *fds, long n)
+{
+	struct scif_port_id dst = { .node = node, .port = port };
+	long i;
+
+	for (i = 0; i < n; i++) {
+		fds[i] = scif_open();
+		if (fds[i] < 0)
+			break;
+		if (scif_connect(fds[i], &dst) < 0) {
+			scif_close(fds[i]);
+			break;
+		}
+	}
+	return i;
+}
+
+/*
+ * idle: the server holds -I connections of ours open on a port of its
+ * own (REQ_HOLD); what they cost in memory here, and the lat round
+ * trips while they are open.
+ */
+static int bench_idle(const struct target *tg)
+{
+	long n = opt.idle ? opt.idle : opt.quick ? 100 : 10000, got = 0;
+	struct row r = { .mode = "idle", .t = tg->t };
+	long mem0, mem1;
+	struct conn ctl;
+	uint64_t held = 0;
+	uint16_t self;
+	int64_t port;
+	int *fds = NULL, ret = -1, node = tg->node;
+	double t0;
+
+	if (node < 0 && scif_get_nodeIDs(NULL, 0, &self) >= 0)
+		node = self;
+	if (tg->t != T_SCIF || node < 0) {
+		fprintf(stderr, "scif-bench: idle is for SCIF only\n");
+		return -1;
+	}
+	if (want_files(n) || !(fds = calloc(n, sizeof(*fds)))) {
+		perror("scif-bench: idle");
+		return -1;
+	}
+	progress(r.mode, tg->t, 0);
+	if (start(&ctl, tg, REQ_HOLD, 0, n))
+		goto out;
+	if (conn_recv(&ctl, &port, sizeof(port)) || port <= 0) {
+		fprintf(stderr, "scif-bench: the server holds no connections (%s)\n",
+			port < 0 ? strerror((int)-port) : "gone");
+		goto close;
+	}
+	mem0 = mem_available_kib();
+	t0 = now_us();
+	got = hold_open(node, port, fds, n);
+	r.seconds = (now_us() - t0) / 1e6;
+	if (got < n) {
+		perror("scif-bench: idle connection");
+		goto close;
+	}
+	if (conn_recv(&ctl, &held, sizeof(held)) || held != (uint64_t)n) {
+		fprintf(stderr, "scif-bench: the server accepted %llu of %ld\n",
+			(unsigned long long)held, n);
+		goto close;
+	}
+	mem1 = mem_available_kib();
+	r.count = n;
+	r.mbps = n / r.seconds;		/* connections per second */
+	print_row(&r);
+	r.mode = "idle-mem";
+	r.mbps = mem0 < 0 || mem1 < 0 ? 0 : (double)(mem0 - mem1) / n;
+	print_row(&r);
+	ret = bench_lat_as(tg, "lat-idle");
+close:
+	finish(&ctl);
+out:
+	while (got)
+		scif_close(fds[--got]);
+	free(fds);
+	return ret;
 }
 
 /* One connection of a bw run: sends (REQ_STREAM) or receives (REQ_SOURCE). */
@@ -1608,10 +1792,12 @@ static void usage(FILE *f)
 		"  -d, --duration=SECONDS run each size of lat and bw this long\n"
 		"  -P, --streams=N        bw over N connections at once (1)\n"
 		"  -b, --bidir            bw both ways at once\n"
+		"  -I, --idle=N           idle connections the idle mode holds (10000)\n"
 		"  -D, --rawdev=FILE      the raw link's sysfs resource file\n"
 		"  -q, --quick            tiny sizes and counts (a smoke run)\n"
 		"  -h, --help             this text;  -V, --version  the version\n"
-		"MODEs: lat bw connect memcpy copy64 rma reg raw-lat raw-bw mmap-lat stop\n",
+		"MODEs: lat bw connect idle memcpy copy64 rma reg raw-lat raw-bw mmap-lat\n"
+		"       stop\n",
 		DEFAULT_PORT);
 }
 
@@ -1650,6 +1836,7 @@ static void parse_options(int argc, char **argv, struct target *tg)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "streams", required_argument, NULL, 'P' },
 		{ "bidir", no_argument, NULL, 'b' },
+		{ "idle", required_argument, NULL, 'I' },
 		{ "rawdev", required_argument, NULL, 'D' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1659,7 +1846,7 @@ static void parse_options(int argc, char **argv, struct target *tg)
 	char *end;
 	int c, i;
 
-	while ((c = getopt_long(argc, argv, "t:n:H:p:f:i:s:d:P:bD:qhV", opts,
+	while ((c = getopt_long(argc, argv, "t:n:H:p:f:i:s:d:P:bI:D:qhV", opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -1711,6 +1898,9 @@ static void parse_options(int argc, char **argv, struct target *tg)
 		case 'b':
 			opt.bidir = true;
 			break;
+		case 'I':
+			opt.idle = number(optarg, 1, HOLD_MAX, "bad idle count");
+			break;
 		case 'q':
 			opt.quick = true;
 			break;
@@ -1734,7 +1924,7 @@ static void parse_options(int argc, char **argv, struct target *tg)
 static bool valid_mode(const char *mode)
 {
 	static const char *const modes[] = {
-		"lat", "bw", "connect", "memcpy", "copy64", "rma", "reg",
+		"lat", "bw", "connect", "idle", "memcpy", "copy64", "rma", "reg",
 		"raw-lat", "raw-bw", "mmap-lat", "stop",
 	};
 	size_t i;
@@ -1768,6 +1958,8 @@ int main(int argc, char **argv)
 			ret = bench_bw(&tg);
 		else if (!strcmp(argv[i], "connect"))
 			ret = bench_connect(&tg);
+		else if (!strcmp(argv[i], "idle"))
+			ret = bench_idle(&tg);
 		else if (!strcmp(argv[i], "memcpy"))
 			ret = bench_memcpy(false);
 		else if (!strcmp(argv[i], "copy64"))

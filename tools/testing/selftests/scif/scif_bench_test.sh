@@ -24,7 +24,7 @@ raw=/sys/bus/pci/devices/0000:00:10.0/resource2
 
 echo "TAP version 13"
 if [ -z "$peer" ]; then
-	echo "1..19"
+	echo "1..20"
 else
 	echo "1..11"
 fi
@@ -138,6 +138,28 @@ wait_server -p $port
 run scif_lat lat scif 3 -t scif
 run scif_bw bw scif 6 -t scif
 run scif_connect connect scif 1 -t scif
+# idle (-q: 100 connections held by the server): an "idle" row with the
+# count, an "idle-mem" row (both ends are on this node: above zero), and
+# the three lat sizes as "lat-idle" rows; then every endpoint it opened
+# goes (the debugfs list back to what it was within 30 s).
+eps=/sys/kernel/debug/scif/endpoints
+ep0=$(wc -l < $eps)
+out=$("$bench" -p $port -q -f csv -t scif idle 2>&1); rc=$?
+echo "$out" | sed 's/^/# /'
+i=0
+while [ "$(wc -l < $eps)" -gt "$ep0" ] && [ $i -lt 150 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+echo "# endpoints: $ep0 before, $(wc -l < $eps) after"
+[ $rc -eq 0 ] && [ "$(wc -l < $eps)" -le "$ep0" ] && echo "$out" | awk -F, '
+	NR == 1 { next }
+	$1 == "idle" && $4 == 100 && $8 > 0 { idle++; next }
+	$1 == "idle-mem" && $4 == 100 && $8 > 0 { mem++; next }
+	$1 == "lat-idle" && $2 == "scif" && $5 > 0 && $6 >= $5 { lat++; next }
+	{ bad = 1 }
+	END { exit bad || idle != 1 || mem != 1 || lat != 3 }'
+result $? scif_idle "rc=$rc"
 run mmap_lat mmap-lat mmap 1 -t scif
 run_rma -t scif
 run_reg -t scif
