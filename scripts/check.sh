@@ -127,9 +127,9 @@ cluster_run() { # kernel-name nodes
 }
 
 # A 2-node cluster in which node 0 runs scif_net's test (node 1 killed
-# and restarted once under traffic), then has node 1 killed and restarted
-# three times; node 1's earlier lives end by design, so only its last
-# counts.
+# and restarted once under traffic), scif_vsock's (node 1 killed and
+# restarted once more), then has node 1 killed and restarted three
+# times; node 1's earlier lives end by design, so only its last counts.
 node_loss_run() { # kernel-name
 	local k=$1 kdir image rel moddir cdir log last
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
@@ -139,9 +139,17 @@ node_loss_run() { # kernel-name
 	cdir=$out/node-loss-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	# scif_net_test.sh runs first: scif_net.ko, iperf3 (scripts/deps.sh).
-	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko" \
-	EXTRA_PROGRAMS=$(command -v iperf3) \
+	# scif_net_test.sh runs first: scif_net.ko, iperf3 (scripts/deps.sh);
+	# then scif_vsock_test.sh: scif_vsock.ko, the guest's vsock modules,
+	# the kernel's vsock_test (scripts/vsock-test-build.sh) and socat.
+	local vs=$BUILD/vsock/$k vsmods=
+	if [ -e "$moddir/net/vmw_vsock/scif_vsock.ko" ] &&
+		run_test "$k/node-loss/vsock-test-build" \
+			sh "$top/scripts/vsock-test-build.sh" "$k" "$vs"; then
+		vsmods="$moddir/net/vmw_vsock/scif_vsock.ko $(ls "$vs"/modules/*.ko)"
+	fi
+	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko $vsmods" \
+	EXTRA_PROGRAMS="$(command -v iperf3)${vsmods:+ $vs/vsock_test $(command -v socat)}" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/node-loss-steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" \
