@@ -10,7 +10,7 @@
 #   make lib         build libscif (shared, static, pkg-config) and check it
 #   make selftests   build the selftest programs
 #   make test-modules  scif.ko and the kernel-API test module
-#   make lint        checkpatch --strict on drivers/ and include/, shellcheck
+#   make lint        checkpatch --strict on drivers/, include/ and net/, shellcheck
 #                    on the shell scripts (scripts/lint-shell.sh)
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a 2-node cluster of VMs and show them talk
@@ -26,8 +26,10 @@
 #                    of scripts/ntb-modules.sh's ntb.ko), into NTB_MODDIR=
 #   make install     modules_install, then the user side (below), into
 #                    $(DESTDIR); PREFIX (/usr/local) for the user side
-#   make modules_install  scif.ko, scif_ivshmem.ko and scif_net.ko for KVER (without
-#                    test hooks) to /lib/modules/KVER/updates, then depmod
+#   make modules_install  scif.ko, scif_ivshmem.ko, scif_net.ko and
+#                    scif_vsock.ko (if the kernel has the virtio vsock
+#                    common code) for KVER (without test hooks) to
+#                    /lib/modules/KVER/updates, then depmod
 #                    (not with a DESTDIR: a packager's depmod does it)
 #   make install-user  libscif, its headers (scif.h, scif/scif_ioctl.h),
 #                    pkg-config file and man pages, scif-info and
@@ -59,7 +61,7 @@ STRICT_FLAGS := C=2 CHECK="sparse -Wsparse-error" KCFLAGS=-Werror
 endif
 
 KSRC = $(shell sh $(TOP)/scripts/kernel-source.sh)
-KERNEL_SOURCES := Kbuild drivers include
+KERNEL_SOURCES := Kbuild drivers include net
 
 all: modules
 
@@ -151,6 +153,7 @@ modules_install:
 	install -m 0644 $(INSTALL_MODDIR)/drivers/misc/scif/scif.ko \
 		$(INSTALL_MODDIR)/drivers/misc/scif/scif_ivshmem.ko \
 		$(INSTALL_MODDIR)/drivers/net/scif/scif_net.ko \
+		$$(ls $(INSTALL_MODDIR)/net/vmw_vsock/scif_vsock.ko 2> /dev/null) \
 		$(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)/
 	$(if $(DESTDIR),@echo "install: DESTDIR set: depmod left to the packager",depmod -a $(KVER))
 
@@ -175,7 +178,7 @@ install: modules_install install-user
 lint:
 	cd $(TOP) && perl $(KSRC)/scripts/checkpatch.pl --no-tree --strict \
 		--typedefsfile scripts/checkpatch-typedefs \
-		--quiet --show-types -f $$(find drivers include -name '*.[ch]' | sort)
+		--quiet --show-types -f $$(find drivers include net -name '*.[ch]' | sort)
 	bash $(TOP)/scripts/lint-shell.sh
 
 check:

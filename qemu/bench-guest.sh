@@ -10,6 +10,13 @@
 #                           the shared ivshmem device used raw
 #   bench-guest.sh single   one VM: SCIF to itself, TCP over loopback,
 #                           AF_UNIX, and memcpy
+#   bench-guest.sh a2a      every node of an N-node cluster
+#                           ($SCIF_BENCH_NODES, default 8): a server, and
+#                           once every node serves, 64 KiB messages to
+#                           every other node at once for
+#                           $SCIF_BENCH_A2A_SECONDS (default 10): SETUP
+#                           a2a rows, one per stream (scripts/bench.sh
+#                           adds them up over the nodes)
 #   bench-guest.sh ntb-client  node 0 of a 2-node cluster joined by the
 #                           emulated NTB (scripts/bench-ntb.sh): the SCIF
 #                           modes to node 1 (latency, messaging, connections,
@@ -260,6 +267,28 @@ client)
 	fi
 	scif-bench -n 1 -p 2301 stop
 	scif-bench -n 1 stop
+	;;
+a2a)
+	nodes=${SCIF_BENCH_NODES:-8}
+	secs=${SCIF_BENCH_A2A_SECONDS:-10}
+	self=$(cat /sys/class/misc/scif/node_id)
+	scif-bench serve 2> /dev/null &
+	server=$!
+	for p in $(seq 0 $((nodes - 1))); do
+		[ "$p" = "$self" ] || wait_server -n "$p" || exit 1
+	done
+	pids=
+	for p in $(seq 0 $((nodes - 1))); do
+		[ "$p" = "$self" ] && continue
+		measure a2a -n "$p" -s 64K -d "$secs" bw > "/tmp/a2a.$p" &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086 # the clients' pids are words
+	wait $pids
+	cat /tmp/a2a.*
+	# The others' streams into this node's server may still run.
+	sleep $((secs + 20))
+	kill "$server"
 	;;
 ntb-client)
 	setup=${SCIF_BENCH_SETUP:-ntb}

@@ -108,6 +108,9 @@ ratio "SCIF messaging / memcpy bandwidth, 1 MiB" \
 	"$(value 2vm bw scif 1048576 9)" "$(value 2vm memcpy - 1048576 9)"
 ratio "SCIF / TCP connections per second" \
 	"$(value 2vm connect scif 0 9)" "$(value 2vm connect tcp 0 9)"
+awk -F, '$1 == "a2a" && $2 == "bw" { n++; sum += $9 }
+	END { if (n) printf "  %-62s %8.1f MB/s (%d streams)\n",
+		"all to all, 64 KiB messages: the streams added up", sum, n }' "$csv"
 ratio "round trip 8 B with the idle connections open / without" \
 	"$(value 2vm lat-idle scif 8 7)" "$(value 2vm lat scif 8 7)"
 ratio "SCIF message / raw link round trip, 8 B" \

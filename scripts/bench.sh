@@ -11,6 +11,8 @@
 #     software DMA provider (setups 1vm-dma and 2vm-dma);
 #   - between the two VMs, RDMA writes and reads over rxe on scif_net
 #     (perftest; via rxe);
+#   - $BENCH_A2A_NODES VMs (default 8; 0: none) streaming 64 KiB messages
+#     all to all at once (setup a2a; the report adds the streams up);
 #   - the NTB part (scripts/bench-ntb.sh): SCIF over the emulated NTB
 #     (scif_ntb) between two VMs, with the full-reach window and with the
 #     4 MiB windows only (setups ntb-full, ntb-stage), the upstream
@@ -32,7 +34,13 @@ BUILD=${BUILD:-$top/build}
 out=${BENCH_OUT:-$BUILD/bench}
 args=
 rounds=${BENCH_ROUNDS:-3}
-[ "${BENCH_QUICK:-0}" = 0 ] || { args=-q; rounds=${BENCH_ROUNDS:-1}; }
+a2a_secs=10
+[ "${BENCH_QUICK:-0}" = 0 ] || { args=-q; rounds=${BENCH_ROUNDS:-1}; a2a_secs=1; }
+A2A_NODES=${BENCH_A2A_NODES:-8}
+case $A2A_NODES in
+0|[2-8]) ;;
+*) echo "bench: BENCH_A2A_NODES must be 2 to 8, or 0 (none)" >&2; exit 2 ;;
+esac
 case $rounds in
 [1-9]|[1-9][0-9]) ;;
 *) echo "bench: BENCH_ROUNDS must be 1 to 99" >&2; exit 2 ;;
@@ -60,9 +68,9 @@ rm -rf "$out"
 mkdir -p "$out/guest"
 cp -a "$BUILD/selftests/." "$out/guest/"
 cp "$top/qemu/bench-guest.sh" "$out/guest/"
-for role in single client serve; do
-	printf 'insmod\nSCIF_BENCH_ARGS=%s SCIF_BENCH_ROUNDS=%s bench-guest.sh %s\nrmmod\n' \
-		"$args" "$rounds" "$role" > "$out/guest/bench-$role"
+for role in single client serve a2a; do
+	printf 'insmod\nSCIF_BENCH_ARGS=%s SCIF_BENCH_ROUNDS=%s SCIF_BENCH_NODES=%s SCIF_BENCH_A2A_SECONDS=%s bench-guest.sh %s\nrmmod\n' \
+		"$args" "$rounds" "$A2A_NODES" "$a2a_secs" "$role" > "$out/guest/bench-$role"
 done
 # The guest's virtio-net driver and what it needs, in load order.
 net=$(for m in virtio_pci virtio_net; do
@@ -93,6 +101,13 @@ if [ "$ntb" != only ]; then
 		-o "$out/cluster" -t 1800 -s bench-client,bench-serve \
 		-S "$BUILD/qemu/ivshmem-server" > "$out/cluster.log" 2>&1 ||
 		say "the cluster launcher reported a failure (see $out/cluster.log)"
+	[ "$A2A_NODES" = 0 ] ||
+		say "$A2A_NODES VMs: SCIF all to all, 64 KiB messages"
+	[ "$A2A_NODES" = 0 ] ||
+	bash "$top/qemu/cluster.sh" -n "$A2A_NODES" -k "$(sh "$top/scripts/kernels.sh" image "$rel")" \
+		-i "$out/bench.cpio" -o "$out/a2a" -t 1200 -s bench-a2a \
+		-S "$BUILD/qemu/ivshmem-server" > "$out/a2a.log" 2>&1 ||
+		say "the all-to-all cluster reported a failure (see $out/a2a.log)"
 fi
 if [ "$ntb" != 0 ]; then
 	say "the NTB part: SCIF over NTB, ntb_perf, TCP over ntb_netdev"
@@ -110,6 +125,14 @@ if [ "$ntb" != only ]; then
 		bash "$top/qemu/check-log.sh" "$log" > /dev/null ||
 			{ say "kernel log not clean: $log"; status=1; }
 	done
+	# The all-to-all rows of every node: bench-report.sh adds them up.
+	for n in $(seq 0 $((A2A_NODES - 1))); do
+		[ "$A2A_NODES" = 0 ] && break
+		tr -d '\r' < "$out/a2a/node$n/results.log" 2> /dev/null |
+			sed -n 's/^bench: //p' >> "$csv"
+		bash "$top/qemu/check-log.sh" "$out/a2a/node$n/console.log" > /dev/null ||
+			{ say "kernel log not clean: $out/a2a/node$n/console.log"; status=1; }
+	done
 fi
 [ "$ntb" = 0 ] || cat "$out/ntb/results.rows" >> "$csv" 2> /dev/null || true
 # Every setup must have measured every mode it runs (bench-ntb.sh checks
@@ -125,6 +148,13 @@ for want in "1vm lat scif" "1vm bw tcp" "1vm lat unix" "1vm memcpy -" \
 		'$1 == s && $2 == m && $3 == v { found = 1 } END { exit !found }' "$csv" ||
 		{ say "missing: $want"; status=1; }
 done
+
+# Each node of the all-to-all streams to every other.
+if [ "$ntb" != only ] && [ "$A2A_NODES" != 0 ]; then
+	streams=$(awk -F, '$1 == "a2a" && $2 == "bw" && $9 > 0' "$csv" | wc -l)
+	[ "$streams" -eq $((A2A_NODES * (A2A_NODES - 1))) ] ||
+		{ say "all to all: $streams streams of $((A2A_NODES * (A2A_NODES - 1)))"; status=1; }
+fi
 
 sh "$top/scripts/bench-report.sh" "$out" | tee "$out/results.txt"
 [ "$status" = 0 ] && say "done; results in $out" ||

@@ -163,9 +163,10 @@ rxe_programs() {
 }
 
 # A 2-node cluster in which node 0 runs scif_net's test (node 1 killed
-# and restarted once under traffic) and rxe's over scif_net, then has
-# node 1 killed and restarted three times; node 1's earlier lives end
-# by design, so only its last counts.
+# and restarted once under traffic), rxe's over scif_net, scif_vsock's
+# (node 1 killed and restarted once more), then has node 1 killed and
+# restarted three times; node 1's earlier lives end by design, so only
+# its last counts.
 node_loss_run() { # kernel-name
 	local k=$1 kdir image rel moddir cdir log last
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
@@ -176,9 +177,17 @@ node_loss_run() { # kernel-name
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
 	# scif_net_test.sh runs first: scif_net.ko, iperf3 (scripts/deps.sh);
-	# then scif_rxe_test.sh: rdma_rxe, the verbs programs.
-	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko $(rxe_modules "$k" "$kdir" "$rel")" \
-	EXTRA_PROGRAMS="$(command -v iperf3) $(rxe_programs)" \
+	# then scif_rxe_test.sh: rdma_rxe, the verbs programs; then
+	# scif_vsock_test.sh: scif_vsock.ko, the guest's vsock modules,
+	# the kernel's vsock_test (scripts/vsock-test-build.sh) and socat.
+	local vs=$BUILD/vsock/$k vsmods=
+	if [ -e "$moddir/net/vmw_vsock/scif_vsock.ko" ] &&
+		run_test "$k/node-loss/vsock-test-build" \
+			sh "$top/scripts/vsock-test-build.sh" "$k" "$vs"; then
+		vsmods="$moddir/net/vmw_vsock/scif_vsock.ko $(ls "$vs"/modules/*.ko)"
+	fi
+	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko $(rxe_modules "$k" "$kdir" "$rel") $vsmods" \
+	EXTRA_PROGRAMS="$(command -v iperf3) $(rxe_programs)${vsmods:+ $vs/vsock_test $(command -v socat)}" \
 	EXTRA_FILES=/etc/libibverbs.d/rxe.driver \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/node-loss-steps" "$BUILD/selftests" \

@@ -24,7 +24,7 @@ export DEBIAN_FRONTEND=noninteractive
 TOOLS="build-essential bc bison flex libelf-dev libssl-dev dwarves
 	kmod cpio xz-utils zstd rsync busybox-static qemu-system-x86
 	sparse shellcheck gnuplot-nox linux-source-6.1 linux-headers-amd64
-	linux-image-amd64 libvirt-clients iperf3
+	linux-image-amd64 libvirt-clients iperf3 socat
 	iproute2 ibverbs-utils ibverbs-providers perftest"
 BPO_LIST=/etc/apt/sources.list.d/scif-bookworm-backports.list
 SCIF_CACHE=${SCIF_CACHE:-/var/cache/scif}

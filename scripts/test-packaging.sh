@@ -46,16 +46,18 @@ check() { # name command...: ok if the command succeeds (output in $out/NAME.log
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 
 versions_agree() {
-	local drv lib deb net
+	local drv lib deb net vs
 	drv=$(sed -n 's/^#define SCIF_DRIVER_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
 		"$top/drivers/misc/scif/scif_hw.h")
 	lib=$(sed -n 's/^VERSION := //p' "$top/tools/lib/scif/Makefile")
 	net=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
 		"$top/drivers/net/scif/scif_net.c")
+	vs=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
+		"$top/net/vmw_vsock/scif_vsock.c")
 	deb=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
-	echo "dkms.conf $version, driver $drv, scif_net $net, libscif $lib, debian $deb"
+	echo "dkms.conf $version, driver $drv, scif_net $net, scif_vsock $vs, libscif $lib, debian $deb"
 	[ -n "$version" ] && [ "$drv" = "$version" ] && [ "$lib" = "$version" ] &&
-		[ "$net" = "$version" ] &&
+		[ "$net" = "$version" ] && [ "$vs" = "$version" ] &&
 		[ "${deb%%-*}" = "$version" ]
 }
 check versions-agree versions_agree
@@ -89,6 +91,7 @@ expected_install() {
 	lib/modules/$rel61/updates/scif.ko
 	lib/modules/$rel61/updates/scif_ivshmem.ko
 	lib/modules/$rel61/updates/scif_net.ko
+	lib/modules/$rel61/updates/scif_vsock.ko
 	usr/bin/scif-bench
 	usr/bin/scif-info
 	usr/include/scif.h
@@ -189,6 +192,8 @@ dkms_cycle() { # kernel-name
 		cp -a "$top/Kbuild" "$top/dkms.conf" "$top/include" "$src/scif-$version/"
 		cp -a "$top/drivers/misc/scif" "$src/scif-$version/drivers/misc/"
 		cp -a "$top/drivers/net/scif" "$src/scif-$version/drivers/net/"
+		mkdir -p "$src/scif-$version/net"
+		cp -a "$top/net/vmw_vsock" "$src/scif-$version/net/"
 	fi
 	set -- dkms --sourcetree "$src" --dkmstree "$t/tree" \
 		--installtree "$t/lib/modules"
@@ -199,7 +204,7 @@ dkms_cycle() { # kernel-name
 	"$@" status -m scif | tee "$t/status"
 	grep -q "^scif/$version, $rel, [^:]*: installed" "$t/status" || return 1
 	# DKMS compresses them as the kernel's own modules are (6.12: xz).
-	for ko in scif scif_ivshmem scif_net; do
+	for ko in scif scif_ivshmem scif_net scif_vsock; do
 		ko=$(ls "$t/lib/modules/$rel/updates/dkms/$ko".ko* 2> /dev/null)
 		[ -n "$ko" ] && [ -e "$ko" ] || { echo "missing $ko.ko*"; return 1; }
 		[ "$(modinfo -F version "$ko")" = "$version" ] || return 1

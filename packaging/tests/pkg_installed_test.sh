@@ -21,6 +21,7 @@ rel=$(uname -r)
 dkms=/lib/modules/$rel/updates/dkms
 cp -a /tests/pkgroot/. /
 [ -e "$dkms/scif.ko" ] && [ -e "$dkms/scif_ivshmem.ko" ] &&
+	[ -e "$dkms/scif_vsock.ko" ] &&
 	[ -e /usr/lib/x86_64-linux-gnu/libscif.so.0 ] && [ -x /usr/bin/scif-info ]
 result $? installed_files_in_place
 

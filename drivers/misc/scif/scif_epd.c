@@ -42,24 +42,27 @@ static bool scif_epd_count_get(void)
 	return false;
 }
 
-/* Charge a new endpoint to the current user: 0, -EMFILE or -ENOMEM. */
+/*
+ * Charge a new endpoint to the current user: 0, -EMFILE or -ENOMEM.  The
+ * privilege is asked about only at the limit (capable() is not free,
+ * and marks the task as having used it): below it every endpoint
+ * counts, beyond it a CAP_SYS_RESOURCE caller's are not charged.
+ */
 static int scif_epd_user_charge(struct scif_endpt *ep)
 {
 	kuid_t uid = current_uid();
 	unsigned long n;
 	int err;
 
-	if (capable(CAP_SYS_RESOURCE))
-		return 0;
 	mutex_lock(&scif_info.user_lock);
 	n = xa_to_value(xa_load(&scif_info.users, __kuid_val(uid)));
 	if (n >= READ_ONCE(scif_max_user_endpoints)) {
-		err = -EMFILE;
-	} else {
-		err = scif_fail_alloc() ? -ENOMEM :
-		      xa_err(xa_store(&scif_info.users, __kuid_val(uid),
-				      xa_mk_value(n + 1), GFP_KERNEL));
+		mutex_unlock(&scif_info.user_lock);
+		return capable(CAP_SYS_RESOURCE) ? 0 : -EMFILE;
 	}
+	err = scif_fail_alloc() ? -ENOMEM :
+	      xa_err(xa_store(&scif_info.users, __kuid_val(uid),
+			      xa_mk_value(n + 1), GFP_KERNEL));
 	mutex_unlock(&scif_info.user_lock);
 	if (err)
 		return err;
