@@ -12,7 +12,8 @@
 # guest's virtio-net driver and what it needs) go to /modules/net/,
 # uncompressed, for init.sh's scif.net=; the host programs named in
 # $EXTRA_PROGRAMS (e.g. /usr/bin/iperf3; or a library that a program
-# dlopens) go in at their host paths with the shared libraries ldd finds
+# dlopens) go in at their host paths (under /opt/host-tmp for those in
+# /tmp, which the guest mounts over) with the shared libraries ldd finds
 # for them, and the host files named in $EXTRA_FILES (e.g. a
 # configuration file) at their host paths, as they are.
 set -eu
@@ -58,10 +59,19 @@ for m in ${NET_MODULES:-}; do
 	esac
 	echo "$base" >> "$stage/modules/net/order"
 done
+# The guest mounts a tmpfs on /tmp (init.sh): what the host has under
+# /tmp (a build directory there) goes under /opt/host-tmp instead.
+guest_path() {
+	case "$1" in
+	/tmp/*) echo "/opt/host-tmp/${1#/tmp/}" ;;
+	*) echo "$1" ;;
+	esac
+}
 for p in ${EXTRA_PROGRAMS:-}; do
 	for f in "$p" $(ldd "$p" | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
-		mkdir -p "$stage$(dirname "$f")"
-		cp -L "$f" "$stage$f"
+		g=$(guest_path "$f")
+		mkdir -p "$stage$(dirname "$g")"
+		cp -L "$f" "$stage$g"
 	done
 done
 for f in ${EXTRA_FILES:-}; do
