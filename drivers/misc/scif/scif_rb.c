@@ -39,8 +39,7 @@ struct scif_qp_shm *scif_qp_alloc_gfp(u32 rx_size, gfp_t gfp)
 	/*
 	 * Zeroed here, not with __GFP_ZERO: that would clear the whole
 	 * power-of-two block (128 KiB for the default 64 KiB ring and its
-	 * header page) before alloc_pages_exact() gives back the tail, and
-	 * clearing is most of what a connection's set-up costs.
+	 * header page) before alloc_pages_exact() gives back the tail.
 	 */
 	va = alloc_pages_exact(len, gfp | __GFP_NOWARN);
 	if (va)
