@@ -36,46 +36,13 @@ VSOCK_TEST_SKIP=
 n=0
 failed=0
 
-ok() { # name command...: one TAP line for the command's status
-	name=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $name"
-	else
-		echo "not ok $n - $name"
-		failed=$((failed + 1))
-	fi
-}
-
-skip_all() {
-	echo "ok 1 - scif_vsock # SKIP $1"
-	echo "1..1"
-	exit 0
-}
-
-now_ms() {
-	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
-}
-
-# wait_for SECONDS command...: until the command succeeds, polling each
-# 0.2 s; prints how long it took.
-wait_for() {
-	limit=$(($(now_ms) + $1 * 1000))
-	start=$(now_ms)
-	shift
-	until "$@"; do
-		[ "$(now_ms)" -lt "$limit" ] || return 1
-		sleep 0.2
-	done
-	echo "# $* after $(($(now_ms) - start)) ms"
-}
+# shellcheck disable=SC2034 # read by scif_tap_lib.sh
+tap_suite=scif_vsock
+# shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
+. "$(dirname "$0")/scif_tap_lib.sh"
 
 loaded() { grep -q "^$1 " /proc/modules; }
 
-carrier_is() { # 0|1
-	[ "$(cat "/sys/class/net/$dev/carrier" 2>/dev/null)" = "$1" ]
-}
 
 fetched() { # NAME: the peer has put up flag file NAME
 	timeout 5 wget -q -O /dev/null "http://$peer_ip/$1" 2> /dev/null

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Sourced by the shell tests of the SCIF clients (scif_net_test.sh,
+# scif_rxe_test.sh, scif_vsock_test.sh): TAP lines, a clock in ms,
+# polling with a bound, and the carrier of the sn<peer> device $dev.
+# The sourcing script sets $tap_suite (its name in a skip line) and
+# starts n and failed at 0.
+
+ok() { # name command...: one TAP line for the command's status
+	tap_name=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $tap_name"
+	else
+		echo "not ok $n - $tap_name"
+		failed=$((failed + 1))
+	fi
+}
+
+skip_all() {
+	echo "ok 1 - $tap_suite # SKIP $1"
+	echo "1..1"
+	exit 0
+}
+
+now_ms() {
+	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
+}
+
+# wait_for SECONDS command...: until the command succeeds, polling each
+# 0.2 s; prints how long it took.
+wait_for() {
+	limit=$(($(now_ms) + $1 * 1000))
+	start=$(now_ms)
+	shift
+	until "$@"; do
+		[ "$(now_ms)" -lt "$limit" ] || return 1
+		sleep 0.2
+	done
+	echo "# $* after $(($(now_ms) - start)) ms"
+}
+
+carrier_is() { # 0|1
+	[ "$(cat "/sys/class/net/$dev/carrier" 2>/dev/null)" = "$1" ]
+}
