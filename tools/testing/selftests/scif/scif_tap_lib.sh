@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 #
 # Sourced by the shell tests of the SCIF clients (scif_net_test.sh,
 # scif_rxe_test.sh, scif_vsock_test.sh): TAP lines, a clock in ms,
 # polling with a bound, and the carrier of the sn<peer> device $dev.
 # The sourcing script sets $tap_suite (its name in a skip line) and
 # starts n and failed at 0.
+# shellcheck disable=SC2154 # tap_suite and dev: set by the sourcing script
 
 ok() { # name command...: one TAP line for the command's status
 	tap_name=$1
