@@ -35,6 +35,15 @@
 # mode writeto, via rxe: beside SCIF's RMA writeto rows) and ib_read_lat
 # (mode lat, via rxe: an RDMA read's round trip); node 1 sets rxe up once
 # node 0's scif_net connects, serves each run, and takes it down again.
+# Before rxe, with iperf3 in the initramfs, node 0 measures TCP with
+# iperf3 (one stream, then four) over scif_net (via iperf3-sn) and over
+# the virtio-net link (via iperf3): rows "2vm,bw,VIA,131072,SECONDS,,,,
+# MB/s" (iperf3's 128 KiB writes, its receiver's figure); node 1 serves
+# iperf3 from the start.
+# When it carries scif_vsock.ko, both nodes load it (with the kernel's
+# vsock core) before anything else, node 1's scif-bench serves AF_VSOCK
+# too, and node 0 measures lat, bw and connect over vsock (CID 4, node 1)
+# beside the same modes over TCP.
 # $SCIF_BENCH_ARGS is added to every measuring run (e.g. -q).
 role=${1:-}
 bench="scif-bench ${SCIF_BENCH_ARGS:-}"
@@ -42,9 +51,11 @@ rxe_mods="crypto crypto_algapi crypto_hash crc32_generic udp_tunnel
 	ip6_udp_tunnel ib_core ib_uverbs rdma_rxe"
 rxe_sizes="4096 65536 1048576"
 rxe_iters=200
+iperf_secs=10
 case " ${SCIF_BENCH_ARGS:-} " in
-*" -q "*) rxe_sizes=4096 rxe_iters=10 ;;
+*" -q "*) rxe_sizes=4096 rxe_iters=10 iperf_secs=2 ;;
 esac
+vsock_mods="vsock vmw_vsock_virtio_transport_common scif_vsock"
 
 # Wait up to 60 s for a server to answer on transport args "$@".
 wait_server() {
@@ -99,16 +110,26 @@ rxe_present() {
 		[ -x /usr/bin/ib_write_bw ] && [ -x /usr/bin/ib_read_lat ]
 }
 
-# rxe_up NODE-ID PEER-ID SECONDS: scif_net and rdma_rxe loaded, sn<peer>
-# up with 10.77.0.<id+1> and, within SECONDS, its carrier on (the peer's
-# scif_net connected), rxe0 on it; sets $gid to the index of the
-# address's RoCE v2 GID.
-rxe_up() {
-	dev=sn$2
-	for m in $rxe_mods; do
+# load_extra MODULE...: each that the initramfs carries, unless loaded.
+load_extra() {
+	for m in "$@"; do
 		[ -e "/modules/extra/$m.ko" ] || continue
 		grep -q "^$m " /proc/modules || insmod "/modules/extra/$m.ko" || return 1
 	done
+}
+
+# unload_extra MODULE...: each that the initramfs carries, last first.
+unload_extra() {
+	for m in $(echo "$@" | awk '{ for (i = NF; i > 0; i--) print $i }'); do
+		[ -e "/modules/extra/$m.ko" ] && rmmod "$m"
+	done
+}
+
+# net_up NODE-ID PEER-ID SECONDS: scif_net loaded, sn<peer> up with
+# 10.77.0.<id+1> and, within SECONDS, its carrier on (the peer's
+# scif_net connected).
+net_up() {
+	dev=sn$2
 	insmod /modules/extra/scif_net.ko || return 1
 	i=0
 	until [ -e "/sys/class/net/$dev" ]; do
@@ -124,6 +145,13 @@ rxe_up() {
 		[ $i -lt $(($3 * 5)) ] || return 1
 		sleep 0.2
 	done
+}
+
+# rxe_up NODE-ID: rdma_rxe loaded, rxe0 on net_up's $dev; sets $gid to
+# the index of the address's RoCE v2 GID.
+rxe_up() {
+	# shellcheck disable=SC2086 # a list of names
+	load_extra $rxe_mods || return 1
 	/usr/bin/rdma link add rxe0 type rxe netdev "$dev" || return 1
 	want=$(printf '0000:0000:0000:0000:0000:ffff:0a4d:00%02x' $(($1 + 1)))
 	p=/sys/class/infiniband/rxe0/ports/1
@@ -143,15 +171,61 @@ rxe_up() {
 
 rxe_down() {
 	/usr/bin/rdma link delete rxe0
-	for m in $(echo "$rxe_mods" | awk '{ for (i = NF; i > 0; i--) print $i }'); do
-		[ -e "/modules/extra/$m.ko" ] && rmmod "$m"
-	done
+	# shellcheck disable=SC2086 # a list of names
+	unload_extra $rxe_mods
 	rmmod scif_net
+}
+
+# iperf_row VIA: iperf3's receiver line of $out as a bench row.
+# "[  5]   0.00-10.00  sec   612 MBytes   513 Mbits/sec   receiver"
+# ("[SUM]" with -P).
+iperf_row() {
+	echo "$out" | awk -v via="$1" '
+		/receiver/ && ($1 == "[SUM]" || !sum) {
+			sum = sum || $1 == "[SUM]"
+			for (i = 1; i < NF; i++) {
+				if ($i ~ /^[0-9.]+-[0-9.]+$/) { split($i, t, "-"); secs = t[2] }
+				if ($(i + 1) ~ /bits\/sec$/) {
+					r = $i; u = substr($(i + 1), 1, 1)
+					if (u == "K") r /= 1000
+					else if (u == "G") r *= 1000
+					else if (u != "M") r /= 1000000
+				}
+			}
+		}
+		END { if (r != "") printf "bench: 2vm,bw,%s,131072,%g,,,,%.1f\n", via, secs, r / 8 }'
+}
+
+# Node 0, scif_net up: iperf3 TCP to node 1 over sn1 and over virtio-net,
+# one stream and four.
+iperf_client() {
+	[ -x /usr/bin/iperf3 ] || return 0
+	for streams in 1 4; do
+		for link in "iperf3-sn 10.77.0.2" "iperf3 10.99.0.2"; do
+			set -- $link
+			[ "$streams" = 1 ] || set -- "$1-P4" "$2"
+			echo "bench-progress: 2vm $1 -c $2 -P $streams" >&2
+			i=0
+			# Node 1's server may be busy with the last test a moment.
+			until out=$(timeout 120 /usr/bin/iperf3 -4 -f m -c "$2" \
+					-t "$iperf_secs" -P "$streams" 2>&1); do
+				i=$((i + 1))
+				[ $i -lt 10 ] || break
+				sleep 1
+			done
+			iperf_row "$1"
+		done
+	done
+}
+
+# The vsock core and scif_vsock, where the initramfs has them.
+vsock_present() {
+	[ -e /modules/extra/scif_vsock.ko ]
 }
 
 # Node 1: one server per client run, in the client's order.
 rxe_serve() {
-	if ! rxe_up 1 0 1800; then
+	if ! { net_up 1 0 1800 && rxe_up 1; }; then
 		echo "bench-progress: rxe: no link to node 0" >&2
 		rxe_down 2> /dev/null
 		return 1
@@ -183,7 +257,14 @@ rxe_run() {
 # Node 0: RDMA write bandwidth (perftest's MiB/s as MB/s) and RDMA read
 # round trips (min, typical as the median, 99th percentile).
 rxe_client() {
-	if ! rxe_up 0 1 60; then
+	if ! net_up 0 1 60; then
+		echo "bench-progress: scif_net: no link to node 1" >&2
+		rmmod scif_net 2> /dev/null
+		return 1
+	fi
+	# TCP over this link and over virtio-net, before rxe.
+	iperf_client
+	if ! rxe_up 0; then
 		echo "bench-progress: rxe: no link to node 1" >&2
 		rxe_down 2> /dev/null
 		return 1
@@ -240,6 +321,10 @@ one_vm_rounds() {
 
 case "$role" in
 serve)
+	# shellcheck disable=SC2086 # a list of names
+	vsock_present && { load_extra $vsock_mods ||
+		echo "bench-progress: scif_vsock did not load" >&2; }
+	[ -x /usr/bin/iperf3 ] && /usr/bin/iperf3 -s -D > /dev/null 2>&1
 	# rxe over scif_net, once node 0 comes to it (its scif_net connects).
 	rxe_present && rxe_serve &
 	# A second server without libscif's user-space data path, for the
@@ -248,19 +333,27 @@ serve)
 	exec scif-bench serve
 	;;
 client)
+	# shellcheck disable=SC2086 # a list of names
+	vsock_present && { load_extra $vsock_mods ||
+		echo "bench-progress: scif_vsock did not load" >&2; }
 	wait_server -n 1 || exit 1
 	wait_server -t tcp -H 10.99.0.2 || exit 1
 	measure 2vm -n 1 lat bw connect rma reg
 	wait_server -n 1 -p 2301 &&
 		measure_kpath 2vm-kpath -n 1 -p 2301 lat bw
 	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
+	# AF_VSOCK over scif_vsock (node 1 is CID 4), beside TCP.
+	vsock_present && wait_server -t vsock -H 4 &&
+		measure 2vm -t vsock -H 4 lat bw connect
 	# 10,000 idle connections held by node 1, and lat with them open.
 	measure 2vm -n 1 idle
 	measure 2vm memcpy copy64
 	measure 2vm -n 1 raw-lat raw-bw mmap-lat
 	two_vm_rounds
-	# Before the reload below: scif_net holds scif.ko.
+	# Before the reload below: scif_net and scif_vsock hold scif.ko.
 	rxe_present && rxe_client
+	# shellcheck disable=SC2086 # a list of names
+	vsock_present && unload_extra $vsock_mods
 	# Node 1 keeps serving while this node comes back with DMA.
 	if reload_with_dma && wait_server -n 1; then
 		measure 2vm-dma -n 1 rma

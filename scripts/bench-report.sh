@@ -3,7 +3,8 @@
 #
 # bench-report.sh DIR: from DIR/results.csv (scripts/bench.sh), print the
 # figures as tables and the ratios the project tracks, and draw
-# DIR/bandwidth.png and DIR/latency.png with gnuplot (if installed), and
+# DIR/bandwidth.png, DIR/clients.png (scif_net, rxe and scif_vsock) and
+# DIR/latency.png with gnuplot (if installed), and
 # DIR/ntb.png when the NTB part ran (scripts/bench-ntb.sh).  A figure a
 # run did not measure is left out (n/a in the tables).
 set -eu
@@ -153,6 +154,20 @@ ratio "RMA writeto (CPU) / RDMA write over rxe on scif_net, 1 MiB" \
 	"$(value 2vm writeto cpu 1048576 9)" "$(value 2vm writeto rxe 1048576 9)"
 ratio "RDMA read over rxe / SCIF message round trip, 8 B (median)" \
 	"$(value 2vm lat rxe 8 7)" "$(value 2vm lat scif 8 7)"
+ratio "TCP (iperf3) over scif_net / over virtio-net, 1 stream" \
+	"$(value 2vm bw iperf3-sn 131072 9)" "$(value 2vm bw iperf3 131072 9)"
+ratio "TCP (iperf3) over scif_net / over virtio-net, 4 streams" \
+	"$(value 2vm bw iperf3-sn-P4 131072 9)" "$(value 2vm bw iperf3-P4 131072 9)"
+ratio "SCIF messages of 1 MiB / TCP (iperf3) over scif_net" \
+	"$(value 2vm bw scif 1048576 9)" "$(value 2vm bw iperf3-sn 131072 9)"
+ratio "AF_VSOCK over scif_vsock / TCP round trip, 8 B" \
+	"$(value 2vm lat vsock 8 7)" "$(value 2vm lat tcp 8 7)"
+ratio "AF_VSOCK over scif_vsock / TCP bandwidth, 64 KiB messages" \
+	"$(value 2vm bw vsock 65536 9)" "$(value 2vm bw tcp 65536 9)"
+ratio "AF_VSOCK over scif_vsock / TCP connections per second" \
+	"$(value 2vm connect vsock 0 9)" "$(value 2vm connect tcp 0 9)"
+ratio "SCIF / AF_VSOCK over scif_vsock bandwidth, 64 KiB messages" \
+	"$(value 2vm bw scif 65536 9)" "$(value 2vm bw vsock 65536 9)"
 # Registration: the cost of a MiB beyond the fixed cost of one call
 # (the window exchange with the peer), from the 1 MiB and 64 MiB rows; the
 # huge-page rows are hugetlb or THP, whichever the guest gave.
@@ -302,6 +317,12 @@ series ntb-perf perf dma 9 > "$tmp/perfdma"
 series ntb-net bw iperf3 9 > "$tmp/netdev"
 series ntb-net bw tcp 9 > "$tmp/tcpntb"
 series 2vm writeto cpu 9 > "$tmp/rmacpu2"
+series 2vm bw vsock 9 > "$tmp/vsock2"
+series 2vm writeto rxe 9 > "$tmp/rxe2"
+series 2vm bw iperf3-sn 9 > "$tmp/iperfsn"
+series 2vm bw iperf3-sn-P4 9 > "$tmp/iperfsn4"
+series 2vm bw iperf3 9 > "$tmp/iperfeth"
+series 2vm bw iperf3-P4 9 > "$tmp/iperfeth4"
 add "$tmp/memcpy" "memcpy, libc (one VM)"
 add "$tmp/copy64" "copy by 8-byte moves (one VM)"
 add "$tmp/rawwr" "raw link, memcpy into it (2 VMs)"
@@ -330,7 +351,22 @@ add "$tmp/netdev" "TCP over ntb_netdev, iperf3" "points pointsize 2"
 	"set key bottom right font ',9'"
 items=
 
+# The kernel clients (net.rst, vsock.rst) beside SCIF itself.
+add "$tmp/scif2" "SCIF send/recv"
+add "$tmp/rmacpu2" "SCIF RMA writeto, CPU"
+add "$tmp/vsock2" "AF_VSOCK over scif_vsock (scif-bench)"
+add "$tmp/tcp2" "TCP over virtio-net (scif-bench)"
+add "$tmp/rxe2" "RDMA write, rxe over scif_net (ib_write_bw)"
+add "$tmp/iperfsn" "TCP over scif_net, iperf3" "points pointsize 2"
+add "$tmp/iperfsn4" "TCP over scif_net, iperf3 -P 4" "points pointsize 2"
+add "$tmp/iperfeth" "TCP over virtio-net, iperf3" "points pointsize 2"
+add "$tmp/iperfeth4" "TCP over virtio-net, iperf3 -P 4" "points pointsize 2"
+plot "$dir/clients.png" "scif_net, rxe and scif_vsock beside SCIF and virtio-net (2 VMs, TCG)" "MB/s" \
+	"set key bottom right font ',9'"
+items=
+
 series 2vm lat scif 7 > "$tmp/lscif2"
+series 2vm lat vsock 7 > "$tmp/lvsock2"
 series 2vm lat tcp 7 > "$tmp/ltcp2"
 series 1vm lat scif 7 > "$tmp/lscif1"
 series 1vm lat tcp 7 > "$tmp/ltcp1"
@@ -343,6 +379,7 @@ series ntb-full lat mmap 7 > "$tmp/lntbmmap"
 series ntb-net lat tcp 7 > "$tmp/lntbtcp"
 add "$tmp/lscif2" "SCIF (2 VMs)"
 add "$tmp/ltcp2" "TCP (2 VMs)"
+add "$tmp/lvsock2" "AF_VSOCK over scif_vsock (2 VMs)"
 add "$tmp/lscif1" "SCIF (one VM)"
 add "$tmp/ltcp1" "TCP loopback (one VM)"
 add "$tmp/lunix1" "AF_UNIX (one VM)"

@@ -10,7 +10,9 @@
 #   - in both, RMA again with the copy engine on the test build's
 #     software DMA provider (setups 1vm-dma and 2vm-dma);
 #   - between the two VMs, RDMA writes and reads over rxe on scif_net
-#     (perftest; via rxe);
+#     (perftest; via rxe), TCP by iperf3 over scif_net and over the
+#     virtio-net link (via iperf3-sn and iperf3; -P4: four streams), and
+#     AF_VSOCK over scif_vsock (via vsock) beside the TCP rows;
 #   - $BENCH_A2A_NODES VMs (default 8; 0: none) streaming 64 KiB messages
 #     all to all at once (setup a2a; the report adds the streams up);
 #   - the NTB part (scripts/bench-ntb.sh): SCIF over the emulated NTB
@@ -83,9 +85,18 @@ rxe=$(for m in crc32_generic rdma_rxe ib_uverbs; do
 	modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" -S "$rel" "$m"
 done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 
-EXTRA_MODULES="$soft $BUILD/modules/$rel/drivers/net/scif/scif_net.ko $rxe" \
+# scif_vsock (bench-guest.sh: vsock against TCP) on the kernel's vsock
+# core and virtio common code, where the kernel has them.
+vsock=
+if [ -e "$BUILD/modules/$rel/net/vmw_vsock/scif_vsock.ko" ]; then
+	vsock="$(modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" \
+		-S "$rel" vmw_vsock_virtio_transport_common | awk '$1 == "insmod" { print $2 }')
+		$BUILD/modules/$rel/net/vmw_vsock/scif_vsock.ko"
+fi
+
+EXTRA_MODULES="$soft $BUILD/modules/$rel/drivers/net/scif/scif_net.ko $rxe $vsock" \
 EXTRA_PROGRAMS="/usr/bin/ib_write_bw /usr/bin/ib_read_lat /usr/bin/rdma
-	$(echo /usr/lib/*/libibverbs/librxe-rdmav*.so)" \
+	$(echo /usr/lib/*/libibverbs/librxe-rdmav*.so) $(command -v iperf3)" \
 EXTRA_FILES=/etc/libibverbs.d/rxe.driver \
 NET_MODULES=$net sh "$top/qemu/mkinitramfs.sh" "$out/bench.cpio" \
 	"$out/guest/bench-single" "$out/guest" "$mod/scif.ko" "$mod/scif_ivshmem.ko"
@@ -142,6 +153,8 @@ for want in "1vm lat scif" "1vm bw tcp" "1vm lat unix" "1vm memcpy -" \
 	    "2vm lat scif" "2vm bw scif" "2vm lat tcp" "2vm bw tcp" "2vm connect scif" \
 	    "2vm lat raw" "2vm raw-wr raw" "2vm raw-rd raw" "2vm-kpath lat scif" \
 	    "2vm lat-idle scif" "2vm writeto rxe" "2vm lat rxe" \
+	    "2vm bw iperf3-sn" "2vm bw iperf3" "2vm bw iperf3-sn-P4" \
+	    "2vm bw iperf3-P4" "2vm lat vsock" "2vm bw vsock" "2vm connect vsock" \
 	    "1vm-dma writeto eng" "2vm-dma writeto eng"; do
 	set -- $want
 	awk -F, -v s="$1" -v m="$2" -v v="$3" \

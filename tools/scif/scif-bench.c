@@ -5,13 +5,17 @@
  *
  *   scif-bench serve [-p PORT]
  *	serve every transport at once: SCIF port PORT, TCP port PORT on
- *	every address, AF_UNIX socket /tmp/scif-bench.<PORT>
+ *	every address, AF_UNIX socket /tmp/scif-bench.<PORT>, and AF_VSOCK
+ *	port PORT on any CID where the kernel has vsock (scif_vsock.ko
+ *	loaded, for instance)
  *   scif-bench [-t TRANSPORT] [-n NODE] [-H HOST] [-p PORT] [-f FORMAT]
  *              [-i ITERS] [-s MIN[:MAX]] [-d SECONDS] [-P STREAMS] [-b]
  *              [-I IDLE] [-q] MODE...
  *   scif-bench --help | --version
  *	TRANSPORT scif (default; NODE, default this node), tcp (HOST, a
- *	numeric IPv4 or IPv6 address, default 127.0.0.1) or unix; FORMAT table (default), csv or json;
+ *	numeric IPv4 or IPv6 address, default 127.0.0.1), unix or vsock
+ *	(HOST, the server's CID; over scif_vsock, node N is CID N + 3);
+ *	FORMAT table (default), csv or json;
  *	-q: tiny sizes and counts (a smoke run); -s: the message sizes of
  *	lat and bw, from MIN to MAX (suffixes K, M, G: KiB, MiB, GiB);
  *	-d: run each size of lat and bw for SECONDS instead of a count;
@@ -77,7 +81,9 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/un.h>
+#include <linux/vm_sockets.h>
 #include <sys/utsname.h>
 
 #include "scif.h"
@@ -85,9 +91,9 @@
 #define DEFAULT_PORT	2300
 #define MIB		(1024 * 1024)
 
-enum transport { T_SCIF, T_TCP, T_UNIX, T_NONE, T_RAW, T_MMAP };
+enum transport { T_SCIF, T_TCP, T_UNIX, T_VSOCK, T_NONE, T_RAW, T_MMAP };
 static const char *const transport_names[] = {
-	"scif", "tcp", "unix", "-", "raw", "mmap"
+	"scif", "tcp", "unix", "vsock", "-", "raw", "mmap"
 };
 
 /* What a client asks of the server on a new connection. */
@@ -194,7 +200,7 @@ static void unix_path(struct sockaddr_un *sa, int port)
 struct target {
 	enum transport t;
 	int node;		/* SCIF; -1: this node */
-	const char *host;	/* TCP */
+	const char *host;	/* TCP; vsock: the CID */
 	int port;
 };
 
@@ -227,6 +233,32 @@ static int tcp_connect(const struct target *tg)
 		return -1;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/* AF_VSOCK to the CID that tg->host gives in decimal. */
+static int vsock_connect(const struct target *tg)
+{
+	struct sockaddr_vm sa = { .svm_family = AF_VSOCK,
+				  .svm_port = tg->port };
+	unsigned long cid;
+	char *end;
+	int fd;
+
+	errno = 0;
+	cid = strtoul(tg->host, &end, 10);
+	if (errno || end == tg->host || *end || cid > UINT32_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	sa.svm_cid = cid;
+	fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -276,6 +308,9 @@ static int conn_open(struct conn *c, const struct target *tg)
 		return 0;
 	case T_TCP:
 		c->fd = tcp_connect(tg);
+		return c->fd < 0 ? -1 : 0;
+	case T_VSOCK:
+		c->fd = vsock_connect(tg);
 		return c->fd < 0 ? -1 : 0;
 	case T_UNIX:
 		unix_path(&sa, tg->port);
@@ -708,11 +743,29 @@ static int listen_unix(int port)
 	return fd;
 }
 
+/* AF_VSOCK on any CID; quietly none where the kernel has no vsock. */
+static int listen_vsock(int port)
+{
+	struct sockaddr_vm sa = { .svm_family = AF_VSOCK,
+				  .svm_cid = VMADDR_CID_ANY,
+				  .svm_port = port };
+	int fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
+		perror("scif-bench: AF_VSOCK listener");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Serve every transport that can be set up; runs until killed. */
 static int serve(int port)
 {
-	static struct listener l[3];
-	pthread_t th[3];
+	static struct listener l[4];
+	pthread_t th[4];
 	int n = 0, i;
 
 	l[n] = (struct listener){ T_SCIF, listen_scif(port) };
@@ -720,6 +773,8 @@ static int serve(int port)
 	l[n] = (struct listener){ T_TCP, listen_tcp(port) };
 	n += l[n].fd >= 0;
 	l[n] = (struct listener){ T_UNIX, listen_unix(port) };
+	n += l[n].fd >= 0;
+	l[n] = (struct listener){ T_VSOCK, listen_vsock(port) };
 	n += l[n].fd >= 0;
 	if (!n)
 		return 1;
@@ -1779,11 +1834,13 @@ static void usage(FILE *f)
 		"usage: scif-bench serve [-p PORT]\n"
 		"       scif-bench [OPTIONS] MODE...\n"
 		"       scif-bench --help | --version\n"
-		"Measure SCIF messaging, RMA and registration, next to TCP, AF_UNIX\n"
-		"and memcpy (see scif-bench(1)).\n"
-		"  -t, --transport=scif|tcp|unix  what lat, bw and connect use (scif)\n"
+		"Measure SCIF messaging, RMA and registration, next to TCP, AF_UNIX,\n"
+		"AF_VSOCK and memcpy (see scif-bench(1)).\n"
+		"  -t, --transport=scif|tcp|unix|vsock  what lat, bw and connect use\n"
+		"                         (scif)\n"
 		"  -n, --node=NODE        the SCIF node of the server (this node)\n"
-		"  -H, --host=ADDR        the TCP server, a numeric address (127.0.0.1)\n"
+		"  -H, --host=ADDR        the TCP server, a numeric address (127.0.0.1),\n"
+		"                         or the vsock server's CID\n"
 		"  -p, --port=PORT        the server's port (%d)\n"
 		"  -f, --format=table|csv|json  output format (table)\n"
 		"  -i, --iters=N          round trips, messages or calls per figure\n"
@@ -1937,12 +1994,14 @@ static bool valid_mode(const char *mode)
 
 int main(int argc, char **argv)
 {
-	struct target tg = { .t = T_SCIF, .node = -1, .host = "127.0.0.1",
-			     .port = DEFAULT_PORT };
+	struct target tg = { .t = T_SCIF, .node = -1, .port = DEFAULT_PORT };
 	int i, ret = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 	parse_options(argc, argv, &tg);
+	/* Without -H: this machine (vsock's VMADDR_CID_LOCAL). */
+	if (!tg.host)
+		tg.host = tg.t == T_VSOCK ? "1" : "127.0.0.1";
 	opt.tg = &tg;
 	opt.argc = argc;
 	opt.argv = argv;
