@@ -223,6 +223,18 @@ vsock_present() {
 	[ -e /modules/extra/scif_vsock.ko ]
 }
 
+# A closed socket may hold scif_vsock up to the common code's close
+# timeout (8 s, vsock.rst): try for 15 s, then the vsock core.
+vsock_down() {
+	i=0
+	until rmmod scif_vsock 2> /dev/null; do
+		i=$((i + 1))
+		[ $i -lt 75 ] || { echo "bench-progress: scif_vsock stays" >&2; return 1; }
+		sleep 0.2
+	done
+	unload_extra vmw_vsock_virtio_transport_common vsock
+}
+
 # Node 1: one server per client run, in the client's order.
 rxe_serve() {
 	if ! { net_up 1 0 1800 && rxe_up 1; }; then
@@ -330,7 +342,8 @@ serve)
 	# A second server without libscif's user-space data path, for the
 	# kernel-path figures (SETUP 2vm-kpath; fastpath.rst).
 	SCIF_FASTPATH=0 scif-bench serve -p 2301 2> /dev/null &
-	exec scif-bench serve
+	scif-bench serve
+	vsock_present && vsock_down
 	;;
 client)
 	# shellcheck disable=SC2086 # a list of names
@@ -352,8 +365,7 @@ client)
 	two_vm_rounds
 	# Before the reload below: scif_net and scif_vsock hold scif.ko.
 	rxe_present && rxe_client
-	# shellcheck disable=SC2086 # a list of names
-	vsock_present && unload_extra $vsock_mods
+	vsock_present && vsock_down
 	# Node 1 keeps serving while this node comes back with DMA.
 	if reload_with_dma && wait_server -n 1; then
 		measure 2vm-dma -n 1 rma

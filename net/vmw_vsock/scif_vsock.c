@@ -11,9 +11,10 @@
  * the one with the lower id connects (as scif_net does).  A link's
  * kthread owns its connection: it connects or takes the endpoint the
  * listener accepted, reads packets, and when the connection ends resets
- * every socket to that node.  Packets to send are queued by send_pkt,
- * within a budget, and sent by a work item.  Documentation/scif/vsock.rst
- * has the design.
+ * every socket to that node.  Packets to send are queued by send_pkt
+ * and sent by a work item; beyond a budget a link is congested and its
+ * senders wait for room (stream_has_space says none) until the work item
+ * drains it.  Documentation/scif/vsock.rst has the design.
  */
 #include <linux/atomic.h>
 #include <linux/bitops.h>
@@ -42,9 +43,16 @@
 /* The largest payload a packet may carry, as the common code sends. */
 #define SV_MAX_PAYLOAD	VIRTIO_VSOCK_MAX_PKT_BUF_SIZE
 #define SV_MAX_PKT	(SV_HDR_LEN + SV_MAX_PAYLOAD)
-/* A link's transmit budget: packets and payload bytes queued. */
+/* A link's transmit budget, packets and payload bytes queued: beyond it
+ * the link is congested (senders wait); at half of it they are woken.
+ */
 #define SV_TXQ_PKTS	1024
 #define SV_TXQ_BYTES	(4U << 20)
+/* The hard limit, which only packets not gated by the budget reach
+ * (replies the receive path makes, senders that passed the gate at once):
+ * beyond it send_pkt refuses.
+ */
+#define SV_TXQ_HARD	4
 /* Milliseconds a thread waits on SCIF before it looks at its flags. */
 #define SV_POLL_MS	100
 /* Between attempts to connect. */
@@ -53,8 +61,12 @@
 /**
  * struct sv_link - a peer node's connection
  * @peer: the peer's node id
- * @txq: packets to send; its lock also protects @tx_bytes
+ * @txq: packets to send; its lock also protects @tx_bytes and
+ *	@tx_waiting
  * @tx_bytes: payload bytes in @txq
+ * @tx_waiting: a sender found the link congested and waits; cleared,
+ *	and every socket's writers woken, when @txq drains to half the
+ *	budget
  * @tx_work: sends @txq
  * @tx_mutex: held by @tx_work while it uses @epd; the link thread takes
  *	it to set or clear @epd
@@ -72,8 +84,8 @@
  * @rxbuf: a whole packet as read, before its header is checked (link
  *	thread only)
  * @txbuf: a whole packet as sent (@tx_work only, under @tx_mutex)
- * @tx_dropped: packets refused by send_pkt (budget, no link) or lost
- *	with the connection
+ * @tx_dropped: packets refused by send_pkt (hard limit, no link) or
+ *	lost with the connection
  * @rx_bad: headers refused (the connection is reset for each)
  *
  * Lock order: @tx_mutex, then @lock or @txq's lock.  No SCIF call is
@@ -83,6 +95,7 @@ struct sv_link {
 	u16 peer;
 	struct sk_buff_head txq;
 	u32 tx_bytes;
+	bool tx_waiting;
 	struct work_struct tx_work;
 	struct mutex tx_mutex;	/* see above */
 	scif_epd_t epd;
@@ -184,9 +197,46 @@ static void sv_free_sent(struct sk_buff *skb)
 #endif
 }
 
+/* Called under vsock_table_lock, for every connected socket of ours. */
+static void sv_wake_writer(struct sock *sk)
+{
+	sk->sk_write_space(sk);
+}
+
+/* @link's queue drained: wake whoever waits for room (any socket may;
+ * those to other nodes look again and wait on).
+ */
+static void sv_wake_writers(void)
+{
+	vsock_for_each_connected_socket(&sv_transport.transport,
+					sv_wake_writer);
+}
+
+/* Over the budget: the link's senders wait.  Under @txq's lock. */
+static bool sv_congested(struct sv_link *link)
+{
+	lockdep_assert_held(&link->txq.lock);
+	return skb_queue_len(&link->txq) >= SV_TXQ_PKTS ||
+	       link->tx_bytes >= SV_TXQ_BYTES;
+}
+
+/* A packet is off @txq: true if the senders waiting should be woken.
+ * Under @txq's lock.
+ */
+static bool sv_tx_room(struct sv_link *link)
+{
+	lockdep_assert_held(&link->txq.lock);
+	if (!link->tx_waiting || skb_queue_len(&link->txq) > SV_TXQ_PKTS / 2 ||
+	    link->tx_bytes > SV_TXQ_BYTES / 2)
+		return false;
+	link->tx_waiting = false;
+	return true;
+}
+
 static void sv_tx_purge(struct sv_link *link)
 {
 	struct sk_buff *skb;
+	bool wake;
 
 	spin_lock_bh(&link->txq.lock);
 	while ((skb = __skb_dequeue(&link->txq))) {
@@ -196,12 +246,17 @@ static void sv_tx_purge(struct sv_link *link)
 		sv_free_sent(skb);
 		spin_lock_bh(&link->txq.lock);
 	}
+	wake = sv_tx_room(link);
 	spin_unlock_bh(&link->txq.lock);
+	if (wake)
+		sv_wake_writers();
 }
 
-/* send_pkt: queue @skb for its node; never sleeps (the receive path and
- * timers send too).  Beyond the link's budget, or with no link, the
- * packet is refused: the common code then fails the send that made it.
+/* send_pkt: queue @skb for its node; never sleeps (the receive path
+ * sends replies with it).  Senders wait for room before they make
+ * packets (sv_stream_has_space), so the queue stays near the budget;
+ * beyond SV_TXQ_HARD times it, or with no link, the packet is refused
+ * and the common code fails the send that made it.
  */
 static int sv_send_pkt(struct sk_buff *skb)
 {
@@ -217,8 +272,8 @@ static int sv_send_pkt(struct sk_buff *skb)
 		goto drop;
 	err = -ENOBUFS;
 	spin_lock_bh(&link->txq.lock);
-	if (skb_queue_len(&link->txq) >= SV_TXQ_PKTS ||
-	    link->tx_bytes + len > SV_TXQ_BYTES) {
+	if (skb_queue_len(&link->txq) >= SV_TXQ_HARD * SV_TXQ_PKTS ||
+	    link->tx_bytes + len > SV_TXQ_HARD * SV_TXQ_BYTES) {
 		spin_unlock_bh(&link->txq.lock);
 		goto drop;
 	}
@@ -240,13 +295,37 @@ drop:
 static struct sk_buff *sv_tx_next(struct sv_link *link)
 {
 	struct sk_buff *skb;
+	bool wake = false;
 
 	spin_lock_bh(&link->txq.lock);
 	skb = __skb_dequeue(&link->txq);
-	if (skb)
+	if (skb) {
 		link->tx_bytes -= skb->len;
+		wake = sv_tx_room(link);
+	}
 	spin_unlock_bh(&link->txq.lock);
+	if (wake)
+		sv_wake_writers();
 	return skb;
+}
+
+/* stream_has_space: the credit the peer gives, or none while the link to
+ * it is congested (the sender then waits in the vsock core, its socket
+ * unlocked, until sv_wake_writers).
+ */
+static s64 sv_stream_has_space(struct vsock_sock *vsk)
+{
+	struct sv_link *link = sv_link_of_cid(vsk->remote_addr.svm_cid);
+	bool congested = false;
+
+	if (link) {
+		spin_lock_bh(&link->txq.lock);
+		congested = sv_congested(link);
+		if (congested)
+			link->tx_waiting = true;
+		spin_unlock_bh(&link->txq.lock);
+	}
+	return congested ? 0 : virtio_transport_stream_has_space(vsk);
 }
 
 static void sv_tx_work(struct work_struct *work)
@@ -281,6 +360,7 @@ static int sv_cancel_pkt(struct vsock_sock *vsk)
 	struct sv_link *link = sv_link_of_cid(vsk->remote_addr.svm_cid);
 	struct sk_buff *skb, *tmp;
 	struct sk_buff_head gone;
+	bool wake;
 
 	if (!link)
 		return 0;
@@ -293,9 +373,12 @@ static int sv_cancel_pkt(struct vsock_sock *vsk)
 		link->tx_bytes -= skb->len;
 		__skb_queue_tail(&gone, skb);
 	}
+	wake = sv_tx_room(link);
 	spin_unlock_bh(&link->txq.lock);
 	while ((skb = __skb_dequeue(&gone)))
 		sv_free_sent(skb);
+	if (wake)
+		sv_wake_writers();
 	return 0;
 }
 
@@ -707,7 +790,7 @@ static struct virtio_transport sv_transport = {
 		.stream_dequeue = virtio_transport_stream_dequeue,
 		.stream_enqueue = virtio_transport_stream_enqueue,
 		.stream_has_data = virtio_transport_stream_has_data,
-		.stream_has_space = virtio_transport_stream_has_space,
+		.stream_has_space = sv_stream_has_space,
 		.stream_rcvhiwat = virtio_transport_stream_rcvhiwat,
 		.stream_is_active = virtio_transport_stream_is_active,
 		.stream_allow = virtio_transport_stream_allow,

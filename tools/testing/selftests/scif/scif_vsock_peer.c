@@ -8,6 +8,14 @@
  *   scif_vsock_peer echo CID PORT N  one connection: N random bytes sent,
  *                                    echoed back and compared; exit 0 if
  *                                    equal
+ *   scif_vsock_peer small CID PORT N SIZE
+ *                                    one connection: N messages of SIZE
+ *                                    bytes, a send() each, from a child
+ *                                    while this process reads the echo
+ *                                    and compares it: far more packets
+ *                                    in flight than scif_vsock's
+ *                                    transmit budget (its senders must
+ *                                    wait, not fail)
  *   scif_vsock_peer flood CID PORT S as echo, repeated for S seconds on
  *                                    one connection (traffic while the
  *                                    script tries rmmod)
@@ -161,6 +169,71 @@ static int echo(unsigned int cid, unsigned int port, size_t len)
 	return !!err;
 }
 
+/* The byte at offset @i of the small mode's stream. */
+static unsigned char pattern(size_t i)
+{
+	return (i * 131 + (i >> 9)) & 0xff;
+}
+
+static void small_sender(int fd, long count, size_t size)
+{
+	static char buf[CHUNK];
+	size_t off = 0, i;
+	long k;
+
+	for (k = 0; k < count; k++, off += size) {
+		for (i = 0; i < size; i++)
+			buf[i] = pattern(off + i);
+		if (xfer_all(fd, buf, size, 1)) {
+			printf("# send of message %ld: %s\n", k, strerror(errno));
+			_exit(1);
+		}
+	}
+	_exit(0);
+}
+
+static int small(unsigned int cid, unsigned int port, long count,
+		 size_t size)
+{
+	static char buf[CHUNK];
+	size_t total = count * size, done = 0, i;
+	int fd, err = 0, status = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (count <= 0 || size == 0 || size > CHUNK)
+		return 2;
+	fd = vs_connect(cid, port);
+	if (fd < 0) {
+		printf("# connect: %s\n", strerror(-fd));
+		return 1;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		small_sender(fd, count, size);
+	while (pid > 0 && !err && done < total) {
+		n = recv(fd, buf, total - done < CHUNK ? total - done : CHUNK, 0);
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EPIPE;
+			break;
+		}
+		for (i = 0; i < (size_t)n; i++)
+			if ((unsigned char)buf[i] != pattern(done + i))
+				err = -EBADMSG;
+		done += n;
+	}
+	if (pid < 0)
+		err = -errno;
+	else if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		 WEXITSTATUS(status))
+		err = err ? err : -EIO;
+	printf("# %ld messages of %zu bytes, %zu bytes echoed: %s\n", count,
+	       size, done, err ? strerror(-err) : "equal");
+	close(fd);
+	return !!err;
+}
+
 static int flood(unsigned int cid, unsigned int port, int seconds)
 {
 	long end = now_ms() + seconds * 1000L;
@@ -254,6 +327,9 @@ int main(int argc, char **argv)
 		return serve(atoi(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "echo"))
 		return echo(atoi(argv[2]), atoi(argv[3]), atol(argv[4]));
+	if (argc == 6 && !strcmp(argv[1], "small"))
+		return small(atoi(argv[2]), atoi(argv[3]), atol(argv[4]),
+			     atol(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "flood"))
 		return flood(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "loss"))

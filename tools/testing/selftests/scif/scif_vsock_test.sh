@@ -12,6 +12,8 @@
 #     kernel has no virtio vsock transport: the debug kernel);
 #   - 8 MiB echoed over SOCK_STREAM and compared (scif_vsock_peer), and
 #     8 MiB through socat (VSOCK-CONNECT) to the same echo server;
+#   - 40,000 messages of 64 bytes, a send() each, echoed and compared:
+#     many more packets than the transmit budget, whose senders wait;
 #   - the kernel's vsock_test (tools/testing/vsock, built unmodified by
 #     scripts/vsock-test-build.sh) as client, node 1 as server, over its
 #     control connection on scif_net; $VSOCK_TEST_SKIP names the cases
@@ -165,6 +167,7 @@ drive() {
 	ok peer_ready wait_for 180 fetched ready1
 	ok echo_8MiB_compared "$peer_prog" echo "$peer_cid" $ECHO_PORT 8388608
 	ok socat_8MiB_compared socat_echo
+	ok small_messages_40000x64B_compared "$peer_prog" small "$peer_cid" $ECHO_PORT 40000 64
 	ok vsock_test vsock_test_run
 	rmmod_under_traffic
 	node_loss
