@@ -232,7 +232,7 @@ vsock_down() {
 		[ $i -lt 75 ] || { echo "bench-progress: scif_vsock stays" >&2; return 1; }
 		sleep 0.2
 	done
-	unload_extra vmw_vsock_virtio_transport_common vsock
+	unload_extra vsock vmw_vsock_virtio_transport_common
 }
 
 # Node 1: one server per client run, in the client's order.
