@@ -355,9 +355,13 @@ client)
 	wait_server -n 1 -p 2301 &&
 		measure_kpath 2vm-kpath -n 1 -p 2301 lat bw
 	measure 2vm -t tcp -H 10.99.0.2 lat bw connect
-	# AF_VSOCK over scif_vsock (node 1 is CID 4), beside TCP.
+	# AF_VSOCK over scif_vsock (node 1 is CID 4), beside TCP.  Not bw
+	# at 256 B: the 6.12 kernels' common code resets a connection whose
+	# reader lags behind packets of 129 to ~600 bytes (vsock.rst).
 	vsock_present && wait_server -t vsock -H 4 &&
-		measure 2vm -t vsock -H 4 lat bw connect
+		measure 2vm -t vsock -H 4 lat connect &&
+		measure 2vm -t vsock -H 4 -s 64 bw &&
+		measure 2vm -t vsock -H 4 -s 1K:1M bw
 	# 10,000 idle connections held by node 1, and lat with them open.
 	measure 2vm -n 1 idle
 	measure 2vm memcpy copy64

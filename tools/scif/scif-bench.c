@@ -604,8 +604,14 @@ static void *serve_conn(void *arg)
 					goto out;
 		} else if (h.kind == REQ_STREAM) {
 			for (i = 0; i < h.count; i++)
-				if (conn_recv(c, buf, h.size))
+				if (conn_recv(c, buf, h.size)) {
+					fprintf(stderr, "scif-bench: %s stream ended at message %llu of %llu: %s\n",
+						transport_names[c->t],
+						(unsigned long long)i,
+						(unsigned long long)h.count,
+						strerror(errno));
 					goto out;
+				}
 			ack = h.count;
 			if (conn_send(c, &ack, sizeof(ack)))
 				break;
@@ -1250,21 +1256,28 @@ struct stream {
 	double end_us;		/* with -d: when to stop, set after @go */
 	uint64_t done;		/* messages moved */
 	double t_end;		/* when the last one was */
-	int err;
+	int err;		/* 0, or the errno of what failed */
+	const char *what;	/* what failed */
 };
 
+/* 0, or an errno (a wrong acknowledgement: EPROTO); sets @st->what. */
 static int stream_batch(struct stream *st, struct conn *c, char *buf)
 {
 	uint64_t i, ack;
 
+	st->what = "request";
 	if (request(c, st->rx ? REQ_SOURCE : REQ_STREAM, st->size, st->count))
-		return -1;
+		return errno ? errno : EIO;
+	st->what = st->rx ? "recv" : "send";
 	for (i = 0; i < st->count; i++)
 		if (st->rx ? conn_recv(c, buf, st->size) :
 			     conn_send(c, buf, st->size))
-			return -1;
-	if (!st->rx && (conn_recv(c, &ack, sizeof(ack)) || ack != st->count))
-		return -1;
+			return errno ? errno : EIO;
+	st->what = "acknowledgement";
+	if (!st->rx && conn_recv(c, &ack, sizeof(ack)))
+		return errno ? errno : EIO;
+	if (!st->rx && ack != st->count)
+		return EPROTO;
 	st->done += st->count;
 	return 0;
 }
@@ -1277,7 +1290,8 @@ static void *stream_run(void *arg)
 	int opened;
 
 	opened = buf && !conn_open(&c, st->tg);
-	st->err = !opened;
+	st->err = opened ? 0 : errno ? errno : ENOMEM;
+	st->what = "connect";
 	pthread_barrier_wait(st->go);		/* connected: start */
 	pthread_barrier_wait(st->go);		/* end_us is set */
 	if (opened) {
@@ -1299,7 +1313,7 @@ static int bw_size(const struct target *tg, struct stream *st, int n,
 		   size_t size, uint64_t count, struct row *r)
 {
 	pthread_barrier_t go;
-	int i, started, err = 0;
+	int i, started, err = 0, failed = -1;
 	double t0;
 
 	pthread_barrier_init(&go, NULL, n + 1);
@@ -1324,6 +1338,8 @@ static int bw_size(const struct target *tg, struct stream *st, int n,
 	r->seconds = 0;
 	for (i = 0; i < n; i++) {
 		pthread_join(st[i].th, NULL);
+		if (st[i].err && failed < 0)
+			failed = i;
 		err |= st[i].err;
 		r->count += st[i].done;
 		if ((st[i].t_end - t0) / 1e6 > r->seconds)
@@ -1331,8 +1347,8 @@ static int bw_size(const struct target *tg, struct stream *st, int n,
 	}
 	pthread_barrier_destroy(&go);
 	if (err) {
-		fprintf(stderr, "scif-bench: a stream of %zu-byte messages failed\n",
-			size);
+		fprintf(stderr, "scif-bench: a stream of %zu-byte messages failed: %s: %s\n",
+			size, st[failed].what, strerror(st[failed].err));
 		return -1;
 	}
 	r->size = size;
