@@ -193,7 +193,7 @@ dkms_cycle() { # kernel-name
 		cp -a "$top/drivers/misc/scif" "$src/scif-$version/drivers/misc/"
 		cp -a "$top/drivers/net/scif" "$src/scif-$version/drivers/net/"
 		mkdir -p "$src/scif-$version/net"
-		cp -a "$top/net/vmw_vsock" "$src/scif-$version/net/"
+		cp -a "$top/net/scif" "$top/net/vmw_vsock" "$src/scif-$version/net/"
 	fi
 	set -- dkms --sourcetree "$src" --dkmstree "$t/tree" \
 		--installtree "$t/lib/modules"

@@ -7,17 +7,17 @@
  * module only carries its packets, a struct virtio_vsock_hdr and the
  * payload it announces, over one SCIF connection per peer node, and
  * hands what arrives to virtio_transport_recv_pkt().  Node N has CID
- * N + SV_CID_BASE.  Every node listens on SV_PORT; of each pair of nodes
- * the one with the lower id connects (as scif_net does).  A link's
- * kthread owns its connection: it connects or takes the endpoint the
- * listener accepted, reads packets, and when the connection ends resets
- * every socket to that node.  Packets to send are queued by send_pkt
- * and sent by a work item; beyond a budget a link is congested and its
- * senders wait for room (stream_has_space says none) until the work item
- * drains it.  Documentation/scif/vsock.rst has the design.
+ * N + SV_CID_BASE.  The connections (every node listens on SV_PORT, the
+ * lower id of each pair connects; a kthread per link makes and remakes
+ * its connection) are scif_peer_links.c's, shared with scif_net; this
+ * file is the data path: the link thread reads packets (sv_rx_one), and
+ * when the connection ends every socket to that node is reset.  Packets
+ * to send are queued by send_pkt and sent by a work item; beyond a
+ * budget a link is congested and its senders wait for room
+ * (stream_has_space says none) until the work item drains it.
+ * Documentation/scif/vsock.rst has the design.
  */
 #include <linux/atomic.h>
-#include <linux/bitops.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -34,6 +34,8 @@
 #include <net/af_vsock.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
+
+#include "../scif/scif_peer_links.c"
 
 /* The well-known port; below SCIF_ADMIN_PORT_END, so privileged. */
 #define SV_PORT		701
@@ -53,14 +55,11 @@
  * beyond it send_pkt refuses.
  */
 #define SV_TXQ_HARD	4
-/* Milliseconds a thread waits on SCIF before it looks at its flags. */
-#define SV_POLL_MS	100
-/* Between attempts to connect. */
-#define SV_RETRY_MS	500
 
 /**
  * struct sv_link - a peer node's connection
- * @peer: the peer's node id
+ * @sl: the connection (scif_peer_links.c); @sl.tx_mutex is held by
+ *	@tx_work while it uses @sl.epd
  * @txq: packets to send; its lock also protects @tx_bytes and
  *	@tx_waiting
  * @tx_bytes: payload bytes in @txq
@@ -68,64 +67,34 @@
  *	and every socket's writers woken, when @txq drains to half the
  *	budget
  * @tx_work: sends @txq
- * @tx_mutex: held by @tx_work while it uses @epd; the link thread takes
- *	it to set or clear @epd
- * @epd: the connected endpoint, or NULL; written by the link thread
- *	under @tx_mutex, read by the link thread and by @tx_work under it
- * @closing: set by the link thread before it takes @tx_mutex to end the
- *	connection, so that @tx_work lets go at once
- * @tx_failed: set by @tx_work when a send failed; the link thread then
- *	resets the connection
- * @lock: protects @pending
- * @pending: an endpoint the listener accepted from @peer, not yet taken
- *	by the link thread
- * @wq: the link thread waits here (for @pending, the peer's return)
- * @thread: the link thread; runs from creation to module unload
  * @rxbuf: a whole packet as read, before its header is checked (link
  *	thread only)
- * @txbuf: a whole packet as sent (@tx_work only, under @tx_mutex)
+ * @txbuf: a whole packet as sent (@tx_work only, under @sl.tx_mutex)
  * @tx_dropped: packets refused by send_pkt (hard limit, no link) or
  *	lost with the connection
  * @rx_bad: headers refused (the connection is reset for each)
  *
- * Lock order: @tx_mutex, then @lock or @txq's lock.  No SCIF call is
- * made under a spinlock.
+ * Lock order: @sl.tx_mutex, then @sl.lock or @txq's lock.  No SCIF call
+ * is made under a spinlock.
  */
 struct sv_link {
-	u16 peer;
+	struct spl_link sl;
 	struct sk_buff_head txq;
 	u32 tx_bytes;
 	bool tx_waiting;
 	struct work_struct tx_work;
-	struct mutex tx_mutex;	/* see above */
-	scif_epd_t epd;
-	bool closing;
-	bool tx_failed;
-	spinlock_t lock;	/* see above */
-	scif_epd_t pending;
-	wait_queue_head_t wq;
-	struct task_struct *thread;
 	void *rxbuf;
 	void *txbuf;
 	atomic64_t tx_dropped;
 	atomic64_t rx_bad;
 };
 
-/* sv_links[]: the links by peer id, created by sv_nodes_work and freed at
- * unload; written under sv_links_lock, read locklessly (READ_ONCE) by
- * send_pkt, which is fine because a link lives until unload, and unload
- * unregisters the transport before it frees links.
- * sv_online: the nodes SCIF reports online (atomic bitops).
- * sv_self: this node's id, as sv_nodes_work last read it (READ_ONCE).
+/* The links are read locklessly by send_pkt (spl_link_of()), which is
+ * fine because a link lives until unload, and unload unregisters the
+ * transport before it frees links.
  * sv_reset_cid: the CID whose sockets sv_reset_sock resets; written and
  * used under sv_reset_lock.
  */
-static struct sv_link *sv_links[SCIF_MAX_NODES];
-static DEFINE_MUTEX(sv_links_lock);
-static DECLARE_BITMAP(sv_online, SCIF_MAX_NODES);
-static u16 sv_self;
-static struct task_struct *sv_listener;
-static scif_epd_t sv_listen_epd;
 static DEFINE_MUTEX(sv_reset_lock);
 static u32 sv_reset_cid;
 
@@ -138,51 +107,23 @@ static u32 sv_cid_of(u16 node)
 
 static u32 sv_get_local_cid(void)
 {
-	return sv_cid_of(READ_ONCE(sv_self));
+	return sv_cid_of(spl_self_id());
+}
+
+static struct sv_link *sv_link(struct spl_link *sl)
+{
+	return container_of(sl, struct sv_link, sl);
 }
 
 /* The link for @cid, or NULL if no node has it. */
 static struct sv_link *sv_link_of_cid(u64 cid)
 {
+	struct spl_link *sl;
+
 	if (cid < SV_CID_BASE || cid >= SV_CID_BASE + SCIF_MAX_NODES)
 		return NULL;
-	return READ_ONCE(sv_links[cid - SV_CID_BASE]);
-}
-
-/* @tx: asked by the send work, which is not the link thread. */
-static bool sv_link_stopping(struct sv_link *link, bool tx)
-{
-	return (!tx && kthread_should_stop()) || READ_ONCE(link->closing) ||
-	       READ_ONCE(link->tx_failed) || READ_ONCE(link->pending) ||
-	       !test_bit(link->peer, sv_online);
-}
-
-/* Move @len bytes to (@tx) or from the connection, in slices, waiting at
- * most SV_POLL_MS at a time so that a reason to stop is seen: then
- * -EAGAIN if @may_stop and no byte moved yet, else -ECONNABORTED.
- */
-static int sv_xfer(struct sv_link *link, scif_epd_t epd, void *buf,
-		   int len, bool tx, bool may_stop)
-{
-	struct scif_pollepd pe = { .epd = epd };
-	int done = 0, n;
-
-	pe.events = tx ? EPOLLOUT : EPOLLIN;
-	while (done < len) {
-		n = tx ? scif_send(epd, buf + done, len - done, 0) :
-			 scif_recv(epd, buf + done, len - done, 0);
-		if (n < 0)
-			return n;
-		done += n;
-		if (n)
-			continue;
-		if (sv_link_stopping(link, tx))
-			return (may_stop && !done) ? -EAGAIN : -ECONNABORTED;
-		n = scif_poll(&pe, 1, SV_POLL_MS);
-		if (n < 0)
-			return n;
-	}
-	return 0;
+	sl = spl_link_of(cid - SV_CID_BASE);
+	return sl ? sv_link(sl) : NULL;
 }
 
 /* ---- transmit ---- */
@@ -265,7 +206,7 @@ static int sv_send_pkt(struct sk_buff *skb)
 	int len = skb->len;
 	int err = -EHOSTUNREACH;
 
-	if (!link || !test_bit(link->peer, sv_online))
+	if (!link || !spl_peer_online(link->sl.peer))
 		goto drop;
 	err = -EMSGSIZE;
 	if (len > SV_MAX_PAYLOAD || len != le32_to_cpu(hdr->len))
@@ -334,24 +275,23 @@ static void sv_tx_work(struct work_struct *work)
 	struct sk_buff *skb;
 	int err = 0;
 
-	mutex_lock(&link->tx_mutex);
-	while (!err && link->epd && !READ_ONCE(link->closing) &&
+	mutex_lock(&link->sl.tx_mutex);
+	while (!err && link->sl.epd && !READ_ONCE(link->sl.closing) &&
 	       (skb = sv_tx_next(link))) {
 		memcpy(link->txbuf, virtio_vsock_hdr(skb), SV_HDR_LEN);
 		err = skb_copy_bits(skb, 0, link->txbuf + SV_HDR_LEN, skb->len);
 		if (!err)
-			err = sv_xfer(link, link->epd, link->txbuf,
-				      SV_HDR_LEN + skb->len, true, false);
+			err = spl_xfer(&link->sl, link->sl.epd, link->txbuf,
+				       SV_HDR_LEN + skb->len, true, false);
 		if (err) {
 			atomic64_inc(&link->tx_dropped);
-			WRITE_ONCE(link->tx_failed, true);
-			wake_up(&link->wq);
+			spl_tx_failed(&link->sl);
 		} else {
 			virtio_transport_deliver_tap_pkt(skb);
 		}
 		sv_free_sent(skb);
 	}
-	mutex_unlock(&link->tx_mutex);
+	mutex_unlock(&link->sl.tx_mutex);
 }
 
 /* cancel_pkt: drop what @vsk still has queued (its connect failed). */
@@ -392,7 +332,7 @@ static int sv_check_hdr(struct sv_link *link,
 	u16 type = le16_to_cpu(hdr->type);
 
 	if (len > SV_MAX_PAYLOAD ||
-	    le64_to_cpu(hdr->src_cid) != sv_cid_of(link->peer) ||
+	    le64_to_cpu(hdr->src_cid) != sv_cid_of(link->sl.peer) ||
 	    le64_to_cpu(hdr->dst_cid) != sv_get_local_cid() ||
 	    (type != VIRTIO_VSOCK_TYPE_STREAM &&
 	     type != VIRTIO_VSOCK_TYPE_SEQPACKET))
@@ -426,25 +366,26 @@ static struct sk_buff *sv_rx_skb(struct sv_link *link, u32 len)
 	return skb;
 }
 
-/* Read one packet and deliver it: 0, -EAGAIN if none came within
- * SV_POLL_MS, or an error (the connection is then reset).
+/* The link thread's read: one packet, delivered; 0, -EAGAIN if none came
+ * within SPL_POLL_MS, or an error (the connection is then reset).
  */
-static int sv_rx_one(struct sv_link *link, scif_epd_t epd)
+static int sv_rx_one(struct spl_link *sl, scif_epd_t epd)
 {
+	struct sv_link *link = sv_link(sl);
 	struct sk_buff *skb;
 	int len, err, tries;
 
-	err = sv_xfer(link, epd, link->rxbuf, SV_HDR_LEN, false, true);
+	err = spl_xfer(sl, epd, link->rxbuf, SV_HDR_LEN, false, true);
 	if (err)
 		return err;
 	len = sv_check_hdr(link, link->rxbuf);
 	if (len < 0) {
 		atomic64_inc(&link->rx_bad);
 		pr_warn_ratelimited("scif_vsock: bad packet header from node %u\n",
-				    link->peer);
+				    sl->peer);
 		return len;
 	}
-	err = sv_xfer(link, epd, link->rxbuf + SV_HDR_LEN, len, false, false);
+	err = spl_xfer(sl, epd, link->rxbuf + SV_HDR_LEN, len, false, false);
 	if (err)
 		return err;
 	/* A packet lost here would corrupt its stream: try a while, then
@@ -460,7 +401,7 @@ static int sv_rx_one(struct sv_link *link, scif_epd_t epd)
 	return 0;
 }
 
-/* ---- the connection ---- */
+/* ---- the connection (spl_ops) ---- */
 
 /* Called under vsock_table_lock, for every connected socket of ours. */
 static void sv_reset_sock(struct sock *sk)
@@ -473,231 +414,66 @@ static void sv_reset_sock(struct sock *sk)
 }
 
 /* The peer's state is gone with the connection: reset its sockets. */
-static void sv_reset_peer_socks(struct sv_link *link)
+static void sv_reset_peer_socks(struct spl_link *sl)
 {
 	mutex_lock(&sv_reset_lock);
-	sv_reset_cid = sv_cid_of(link->peer);
+	sv_reset_cid = sv_cid_of(sl->peer);
 	vsock_for_each_connected_socket(&sv_transport.transport,
 					sv_reset_sock);
 	mutex_unlock(&sv_reset_lock);
 }
 
-static void sv_link_up(struct sv_link *link, scif_epd_t epd)
+/* The link thread has set @sl->epd. */
+static void sv_up(struct spl_link *sl)
 {
-	mutex_lock(&link->tx_mutex);
-	link->epd = epd;
-	WRITE_ONCE(link->closing, false);
-	WRITE_ONCE(link->tx_failed, false);
-	mutex_unlock(&link->tx_mutex);
-	pr_info("scif_vsock: connected to node %u (CID %u)\n", link->peer,
-		sv_cid_of(link->peer));
+	pr_info("scif_vsock: connected to node %u (CID %u)\n", sl->peer,
+		sv_cid_of(sl->peer));
+	queue_work(system_unbound_wq, &sv_link(sl)->tx_work);
 }
 
-static void sv_link_down(struct sv_link *link, int why)
+static void sv_purge(struct spl_link *sl)
 {
-	scif_epd_t epd;
+	sv_tx_purge(sv_link(sl));
+}
 
-	WRITE_ONCE(link->closing, true);
-	mutex_lock(&link->tx_mutex);
-	epd = link->epd;
-	link->epd = NULL;
-	sv_tx_purge(link);
-	mutex_unlock(&link->tx_mutex);
-	scif_close(epd);
-	sv_reset_peer_socks(link);
-	pr_info("scif_vsock: connection to node %u down (%d)\n", link->peer,
+static void sv_closed(struct spl_link *sl, int why)
+{
+	sv_reset_peer_socks(sl);
+	pr_info("scif_vsock: connection to node %u down (%d)\n", sl->peer,
 		why);
-}
-
-/* Read packets until the connection fails or the thread is to stop. */
-static int sv_rx_loop(struct sv_link *link, scif_epd_t epd)
-{
-	int err;
-
-	for (;;) {
-		/* Asked between packets too: traffic may never pause. */
-		if (sv_link_stopping(link, false))
-			break;
-		err = sv_rx_one(link, epd);
-		if (!err)
-			continue;
-		if (err != -EAGAIN)
-			return err;
-		break;
-	}
-	return kthread_should_stop() ? -ESHUTDOWN : -ECONNABORTED;
-}
-
-static scif_epd_t sv_take_pending(struct sv_link *link)
-{
-	scif_epd_t epd;
-
-	spin_lock(&link->lock);
-	epd = link->pending;
-	link->pending = NULL;
-	spin_unlock(&link->lock);
-	return epd;
-}
-
-/* The lower id's side: connect to the peer's listener. */
-static scif_epd_t sv_connect(struct sv_link *link)
-{
-	struct scif_port_id dst = { .node = link->peer, .port = SV_PORT };
-	scif_epd_t epd;
-
-	epd = scif_open();
-	if (!epd)
-		return NULL;
-	if (scif_connect(epd, &dst) < 0) {
-		scif_close(epd);
-		return NULL;
-	}
-	return epd;
-}
-
-/* An endpoint connected to the peer, or NULL after a wait. */
-static scif_epd_t sv_establish(struct sv_link *link)
-{
-	scif_epd_t epd = sv_take_pending(link);
-
-	if (epd)
-		return epd;
-	if (test_bit(link->peer, sv_online) &&
-	    READ_ONCE(sv_self) < link->peer) {
-		epd = sv_connect(link);
-		if (epd)
-			return epd;
-	}
-	wait_event_interruptible_timeout(link->wq, kthread_should_stop() ||
-					 READ_ONCE(link->pending),
-					 msecs_to_jiffies(SV_RETRY_MS));
-	return NULL;
-}
-
-static int sv_link_thread(void *arg)
-{
-	struct sv_link *link = arg;
-	scif_epd_t epd;
-	int err;
-
-	while (!kthread_should_stop()) {
-		epd = sv_establish(link);
-		if (!epd)
-			continue;
-		sv_link_up(link, epd);
-		queue_work(system_unbound_wq, &link->tx_work);
-		err = sv_rx_loop(link, epd);
-		sv_link_down(link, err);
-	}
-	return 0;
-}
-
-/* ---- the listener ---- */
-
-/* Give @epd, accepted from @node, to its link; closes it if none wants it. */
-static void sv_hand_over(scif_epd_t epd, u16 node)
-{
-	struct sv_link *link = NULL;
-	scif_epd_t old = epd;
-
-	mutex_lock(&sv_links_lock);
-	if (node < SCIF_MAX_NODES && node < READ_ONCE(sv_self))
-		link = sv_links[node];
-	if (link) {
-		spin_lock(&link->lock);
-		old = link->pending;
-		link->pending = epd;
-		spin_unlock(&link->lock);
-		wake_up(&link->wq);
-	}
-	mutex_unlock(&sv_links_lock);
-	if (old)
-		scif_close(old);
-}
-
-static int sv_listen_thread(void *arg)
-{
-	struct scif_pollepd pe = { .epd = arg, .events = EPOLLIN };
-	struct scif_port_id peer;
-	scif_epd_t epd;
-
-	while (!kthread_should_stop()) {
-		if (scif_poll(&pe, 1, SV_POLL_MS) <= 0)
-			continue;
-		if (!scif_accept(pe.epd, &peer, &epd, 0))
-			sv_hand_over(epd, peer.node);
-	}
-	return 0;
-}
-
-static int sv_listen_start(void)
-{
-	scif_epd_t epd = scif_open();
-	int err;
-
-	if (!epd)
-		return -ENOMEM;
-	err = scif_bind(epd, SV_PORT);
-	if (err < 0)
-		goto fail;
-	err = scif_listen(epd, SCIF_MAX_NODES);
-	if (err)
-		goto fail;
-	sv_listener = kthread_run(sv_listen_thread, epd, "scif_vsock_listen");
-	if (IS_ERR(sv_listener)) {
-		err = PTR_ERR(sv_listener);
-		goto fail;
-	}
-	sv_listen_epd = epd;
-	return 0;
-fail:
-	scif_close(epd);
-	return err;
 }
 
 /* ---- links ---- */
 
-static struct sv_link *sv_link_create(u16 peer)
+static struct spl_link *sv_link_create(u16 self, u16 peer)
 {
 	struct sv_link *link;
-	int err = -ENOMEM;
 
 	link = kzalloc(sizeof(*link), GFP_KERNEL);
 	if (!link)
 		return ERR_PTR(-ENOMEM);
-	link->peer = peer;
+	spl_link_init(&link->sl, peer);
 	skb_queue_head_init(&link->txq);
 	INIT_WORK(&link->tx_work, sv_tx_work);
-	mutex_init(&link->tx_mutex);
-	spin_lock_init(&link->lock);
-	init_waitqueue_head(&link->wq);
 	link->rxbuf = kvmalloc(SV_MAX_PKT, GFP_KERNEL);
 	link->txbuf = kvmalloc(SV_MAX_PKT, GFP_KERNEL);
 	if (!link->rxbuf || !link->txbuf)
 		goto free;
-	link->thread = kthread_run(sv_link_thread, link, "scif_vsock/%u", peer);
-	if (IS_ERR(link->thread)) {
-		err = PTR_ERR(link->thread);
-		goto free;
-	}
-	return link;
+	return &link->sl;
 free:
 	kvfree(link->txbuf);
 	kvfree(link->rxbuf);
 	kfree(link);
-	return ERR_PTR(err);
+	return ERR_PTR(-ENOMEM);
 }
 
-/* After the transport is unregistered: no send_pkt can come any more. */
-static void sv_link_destroy(struct sv_link *link)
+/* After the link thread has stopped (or failed to start) and, at unload,
+ * the transport is unregistered: no send_pkt can come any more.
+ */
+static void sv_link_destroy(struct spl_link *sl)
 {
-	scif_epd_t epd;
+	struct sv_link *link = sv_link(sl);
 
-	/* The thread closes its connection; the listener may have left one. */
-	kthread_stop(link->thread);
-	epd = sv_take_pending(link);
-	if (epd)
-		scif_close(epd);
 	cancel_work_sync(&link->tx_work);
 	sv_tx_purge(link);
 	kvfree(link->txbuf);
@@ -705,57 +481,15 @@ static void sv_link_destroy(struct sv_link *link)
 	kfree(link);
 }
 
-/* ---- SCIF's nodes ---- */
-
-/* Creates the links of nodes that came online; wakes all links. */
-static void sv_nodes_work_fn(struct work_struct *work)
-{
-	struct sv_link *link;
-	u16 self, id;
-
-	scif_get_node_ids(NULL, 0, &self);
-	WRITE_ONCE(sv_self, self);
-	mutex_lock(&sv_links_lock);
-	for (id = 0; id < SCIF_MAX_NODES; id++) {
-		link = sv_links[id];
-		if (!link && id != self && test_bit(id, sv_online)) {
-			link = sv_link_create(id);
-			if (IS_ERR(link)) {
-				pr_err("scif_vsock: no link to node %u: %ld\n",
-				       id, PTR_ERR(link));
-				link = NULL;
-			}
-			WRITE_ONCE(sv_links[id], link);
-		}
-		if (link)
-			wake_up(&link->wq);
-	}
-	mutex_unlock(&sv_links_lock);
-}
-
-static DECLARE_WORK(sv_nodes_work, sv_nodes_work_fn);
-
-/* Called under SCIF's node lock: only flags and a work item here. */
-static void sv_probe(struct scif_peer_dev *peer)
-{
-	if (peer->dnode >= SCIF_MAX_NODES)
-		return;
-	set_bit(peer->dnode, sv_online);
-	schedule_work(&sv_nodes_work);
-}
-
-static void sv_remove(struct scif_peer_dev *peer)
-{
-	if (peer->dnode >= SCIF_MAX_NODES)
-		return;
-	clear_bit(peer->dnode, sv_online);
-	schedule_work(&sv_nodes_work);
-}
-
-static struct scif_client sv_client = {
+static const struct spl_ops sv_spl_ops = {
 	.name = "scif_vsock",
-	.probe = sv_probe,
-	.remove = sv_remove,
+	.port = SV_PORT,
+	.create = sv_link_create,
+	.destroy = sv_link_destroy,
+	.up = sv_up,
+	.rx = sv_rx_one,
+	.purge = sv_purge,
+	.closed = sv_closed,
 };
 
 /* ---- the transport ---- */
@@ -873,22 +607,16 @@ static int __init sv_init(void)
 	u16 self;
 	int err;
 
-	scif_get_node_ids(NULL, 0, &self);
-	WRITE_ONCE(sv_self, self);
+	spl_init(&sv_spl_ops);
+	self = spl_self_id();
 	err = sv_register();
 	if (err)
 		return err;
-	err = sv_listen_start();
+	err = spl_start();
 	if (err)
 		goto unregister;
-	err = scif_client_register(&sv_client);
-	if (err)
-		goto stop;
 	pr_info("scif_vsock: node %u is CID %u\n", self, sv_cid_of(self));
 	return 0;
-stop:
-	kthread_stop(sv_listener);
-	scif_close(sv_listen_epd);
 unregister:
 	vsock_core_unregister(&sv_transport.transport);
 	return err;
@@ -896,17 +624,9 @@ unregister:
 
 static void __exit sv_exit(void)
 {
-	u16 id;
-
 	/* Sockets hold the module: none is ours any more. */
 	vsock_core_unregister(&sv_transport.transport);
-	scif_client_unregister(&sv_client);
-	cancel_work_sync(&sv_nodes_work);
-	kthread_stop(sv_listener);
-	scif_close(sv_listen_epd);
-	for (id = 0; id < SCIF_MAX_NODES; id++)
-		if (sv_links[id])
-			sv_link_destroy(sv_links[id]);
+	spl_stop();
 }
 
 module_init(sv_init);
