@@ -100,8 +100,10 @@ cluster_run() { # kernel-name nodes
 	# other nodes run cluster-steps.
 	lists=cross-steps,agent-steps
 	for j in $(seq 2 $((n - 1))); do lists=$lists,; done
-	# scif_kapi_test.ko: node 0 and node 1 test scif_get_pages() across.
-	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko" \
+	# scif_kapi_test.ko: node 0 and node 1 test scif_get_pages() across;
+	# scif_net.ko: scif_net_mesh.sh, with three nodes or more.
+	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
+		$moddir/drivers/net/scif/scif_net.ko" \
 	EXTRA_LISTS="$sd/cross-steps $sd/agent-steps" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/cluster-steps" \
 		"$BUILD/selftests" "$moddir/drivers/misc/scif/scif.ko" \
