@@ -10,6 +10,11 @@
 #   - the slot test: with vmw_vsock_virtio_transport loaded, scif_vsock
 #     refuses to load and names it; without, it loads (skipped where the
 #     kernel has no virtio vsock transport: the debug kernel);
+#   - forged packet headers: node 1, in its first life, takes
+#     scif_vsock's port with scif_vsock_forge before it loads
+#     scif_vsock, and sends node 0's connections four headers to refuse
+#     (payload over 64 KiB, wrong source or destination CID, unknown
+#     type); node 0 logs each, resets the link, and connects again;
 #   - 8 MiB echoed over SOCK_STREAM and compared (scif_vsock_peer), and
 #     8 MiB through socat (VSOCK-CONNECT) to the same echo server;
 #   - 40,000 messages of 64 bytes, a send() each, echoed and compared:
@@ -30,6 +35,7 @@ set -u
 self=${SCIF_NODE:-}
 ex=/modules/extra
 peer_prog=/tests/scif_vsock_peer
+forge=/tests/scif_vsock_forge
 www=/tmp/vsw
 ECHO_PORT=5000
 CTRL_PORT=4000
@@ -165,6 +171,7 @@ drive() {
 	ok net_setup net_setup
 	www_start
 	ok peer_ready wait_for 180 fetched ready1
+	ok forged_headers_refused forged_refused
 	ok echo_8MiB_compared "$peer_prog" echo "$peer_cid" $ECHO_PORT 8388608
 	ok socat_8MiB_compared socat_echo
 	ok small_messages_40000x64B_compared "$peer_prog" small "$peer_cid" $ECHO_PORT 40000 64
@@ -184,11 +191,24 @@ drive() {
 	sleep 2
 }
 
+# Node 0 refused the four forged headers of node 1's first life, one
+# connection each.
+forged_refused() {
+	c=$(dmesg | grep -c 'scif_vsock: bad packet header from node 1')
+	echo "# $c forged headers refused"
+	[ "$c" -ge 4 ]
+}
+
 # ---- node 1 ----
 
 serve() {
 	life=$1
 	ok vsock_loads insmod_list vsock vmw_vsock_virtio_transport_common
+	# Node 0's scif_vsock connects to this node's port 701: the forger's
+	# first.  (This life's TAP is not collected: node 0 checks its side.)
+	if [ "$life" = 1 ]; then
+		"$forge" 120 | sed 's/^/# forge: /'
+	fi
 	ok scif_vsock_loads insmod "$ex/scif_vsock.ko"
 	ok net_setup net_setup
 	www_start
