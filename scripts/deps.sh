@@ -9,14 +9,18 @@
 # reusing the mirror URI this machine already uses for bookworm; no mirror
 # host is named here.
 #
-# This script does not change how the host boots.  The guests' 6.12 kernel
-# image is not installed: its package is downloaded and unpacked into
-# $SCIF_CACHE/kernels/RELEASE (boot/vmlinuz-RELEASE, lib/modules/RELEASE),
-# where scripts/kernels.sh finds it; only its headers are installed (they
-# go to /usr/src and /lib/modules/RELEASE/build, and no boot loader looks
-# at them).  The guests' 6.1 kernel is linux-image-amd64, Debian 12's own,
-# which a Debian 12 host boots already; if apt has to install it, the
-# script says so loudly at the end.
+# The guests' 6.12 kernel: its image package is downloaded and unpacked
+# into $SCIF_CACHE/kernels/RELEASE (boot/vmlinuz-RELEASE,
+# lib/modules/RELEASE), where scripts/kernels.sh finds it, and its headers
+# are installed (/usr/src, /lib/modules/RELEASE/build).  Debian's 6.12
+# headers package depends on its image package, so apt installs the
+# image too: on a host that boots with GRUB, the newest kernel becomes
+# the default entry (GRUB_DEFAULT in /etc/default/grub chooses another);
+# the script says so at the end when it installed it.  Only the versioned
+# packages come from backports (pkg/release): the meta packages
+# (linux-image-amd64, linux-headers-amd64) stay Debian 12's.  The guests'
+# 6.1 kernel is linux-image-amd64, Debian 12's own, which a Debian 12 host
+# boots already; if apt has to install it, the script says so too.
 set -eu
 
 export DEBIAN_FRONTEND=noninteractive
@@ -96,12 +100,14 @@ case " $(echo $todo) " in
 *) image_note=0 ;;
 esac
 
-# The 6.12 headers from backports, by versioned name so that the 6.1 meta
-# packages stay where they are.  The image is unpacked below instead.
+# The 6.12 headers from backports, by versioned name and pkg/release
+# (not -t, which would take the 6.1 meta packages to backports as well).
+bpo_image_note=0
 if ! ls -d /usr/src/linux-headers-6.12*-amd64 >/dev/null 2>&1; then
 	hdr=$(versioned_dep linux-headers-amd64 '^linux-headers-6\.12.*-amd64$' -t bookworm-backports)
 	[ -n "$hdr" ] || die "no 6.12 kernel found in bookworm-backports"
-	apt-get install -y -q --no-install-recommends -t bookworm-backports "$hdr"
+	apt-get install -y -q --no-install-recommends "$hdr/bookworm-backports"
+	bpo_image_note=1
 fi
 
 # The image of each installed 6.12 headers package, at the same version,
@@ -137,11 +143,15 @@ sver=$(dpkg-query -W -f '${Status} ${Version}\n' linux-source-6.12 2>/dev/null |
 	awk '$1 == "install" && $3 == "installed" { print $4 }')
 if [ -n "$hver" ] && [ "$sver" != "$hver" ]; then
 	apt-get install -y -q --no-install-recommends --allow-downgrades \
-		-t bookworm-backports "linux-source-6.12=$hver"
+		"linux-source-6.12=$hver"
 fi
 if [ "$image_note" = 1 ]; then
 	echo "deps: NOTE: installed linux-image-amd64, Debian 12's 6.1 kernel, for the"
 	echo "deps: NOTE: guests.  A Debian 12 host boots it already; if this one booted"
 	echo "deps: NOTE: another kernel, check its boot menu's default."
+fi
+if [ "$bpo_image_note" = 1 ]; then
+	echo "deps: NOTE: the 6.12 headers brought their kernel image (Debian's"
+	echo "deps: NOTE: packaging); with GRUB it is now the default boot entry."
 fi
 echo "deps: all present"
