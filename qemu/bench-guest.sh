@@ -37,9 +37,9 @@
 # node 0's scif_net connects, serves each run, and takes it down again.
 # Before rxe, with iperf3 in the initramfs, node 0 measures TCP with
 # iperf3 (one stream, then four) over scif_net (via iperf3-sn) and over
-# the virtio-net link (via iperf3): rows "2vm,bw,VIA,131072,SECONDS,,,,
-# MB/s" (iperf3's 128 KiB writes, its receiver's figure); node 1 serves
-# iperf3 from the start.
+# the virtio-net link (via iperf3), printing iperf3's summary lines as
+# "# iperf3-summary VIA: ..." (scripts/bench.sh makes them rows "2vm,bw,
+# VIA,131072,SECONDS,,,,MB/s"); node 1 serves iperf3 from the start.
 # When it carries scif_vsock.ko, both nodes load it (with the kernel's
 # vsock core) before anything else, node 1's scif-bench serves AF_VSOCK
 # too, and node 0 measures lat, bw and connect over vsock (CID 4, node 1)
@@ -176,26 +176,6 @@ rxe_down() {
 	rmmod scif_net
 }
 
-# iperf_row VIA: iperf3's receiver line of $out as a bench row.
-# "[  5]   0.00-10.00  sec   612 MBytes   513 Mbits/sec   receiver"
-# ("[SUM]" with -P).
-iperf_row() {
-	echo "$out" | awk -v via="$1" '
-		/receiver/ && ($1 == "[SUM]" || !sum) {
-			sum = sum || $1 == "[SUM]"
-			for (i = 1; i < NF; i++) {
-				if ($i ~ /^[0-9.]+-[0-9.]+$/) { split($i, t, "-"); secs = t[2] }
-				if ($(i + 1) ~ /bits\/sec$/) {
-					r = $i; u = substr($(i + 1), 1, 1)
-					if (u == "K") r /= 1000
-					else if (u == "G") r *= 1000
-					else if (u != "M") r /= 1000000
-				}
-			}
-		}
-		END { if (r != "") printf "bench: 2vm,bw,%s,131072,%g,,,,%.1f\n", via, secs, r / 8 }'
-}
-
 # Node 0, scif_net up: iperf3 TCP to node 1 over sn1 and over virtio-net,
 # one stream and four.
 iperf_client() {
@@ -213,7 +193,9 @@ iperf_client() {
 				[ $i -lt 10 ] || break
 				sleep 1
 			done
-			iperf_row "$1"
+			# scripts/bench.sh makes the row (bench-lib.sh).
+			echo "$out" | grep -E 'sender|receiver' |
+				sed "s/^/# iperf3-summary $1: /"
 		done
 	done
 }

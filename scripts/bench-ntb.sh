@@ -32,6 +32,8 @@
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/bench-lib.sh
+. "$top/scripts/bench-lib.sh"
 BUILD=${BUILD:-$top/build}
 export BUILD
 out=${1:-${BENCH_OUT:-$BUILD/bench}}
@@ -146,21 +148,7 @@ if want_run ntb-net; then
 		{ say "ntb-net: the VMs reported a failure (see $dir/ntb-net.log)"; status=1; }
 	tr -d '\r' < "$dir/ntb-net/node0/results.log" | sed -n 's/^bench: //p' >> "$rows"
 	# "# iperf3-summary: [  5]   0.00-10.00  sec   612 MBytes   513 Mbits/sec   receiver"
-	tr -d '\r' < "$dir/ntb-net/node0/results.log" | awk '
-		/^# iperf3-summary: .*receiver/ {
-			for (i = 1; i < NF; i++) {
-				if ($i ~ /^[0-9.]+-[0-9.]+$/) { split($i, t, "-"); secs = t[2] }
-				if ($(i + 1) ~ /bits\/sec$/) {
-					r = $i; u = substr($(i + 1), 1, 1)
-					if (u == "K") r /= 1000
-					else if (u == "G") r *= 1000
-					else if (u != "M") r /= 1000000
-				}
-			}
-			if (r != "")
-				printf "ntb-net,bw,iperf3,131072,%g,,,,%.1f\n", secs, r / 8
-			exit
-		}' >> "$rows"
+	iperf3_rows ntb-net < "$dir/ntb-net/node0/results.log" >> "$rows"
 	for j in 0 1; do
 		bash "$top/qemu/check-log.sh" "$dir/ntb-net/node$j/console.log" > /dev/null ||
 			{ say "kernel log not clean: $dir/ntb-net/node$j/console.log"; status=1; }

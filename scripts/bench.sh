@@ -32,6 +32,8 @@
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/bench-lib.sh
+. "$top/scripts/bench-lib.sh"
 BUILD=${BUILD:-$top/build}
 out=${BENCH_OUT:-$BUILD/bench}
 args=
@@ -131,6 +133,7 @@ echo "setup,mode,via,size,count,min_us,median_us,p99_us,rate" > "$csv"
 if [ "$ntb" != only ]; then
 	cat "$out/vm/results.log" "$out/cluster/node0/results.log" |
 		tr -d '\r' | sed -n 's/^bench: //p' >> "$csv"
+	iperf3_rows 2vm < "$out/cluster/node0/results.log" >> "$csv"
 	for log in "$out/vm/console.log" "$out/cluster/node0/console.log" \
 		   "$out/cluster/node1/console.log"; do
 		bash "$top/qemu/check-log.sh" "$log" > /dev/null ||
