@@ -26,7 +26,7 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 
 TOOLS="build-essential bc bison flex libelf-dev libssl-dev dwarves
-	kmod cpio xz-utils zstd rsync busybox-static qemu-system-x86
+	kmod cpio xz-utils zstd rsync busybox-static qemu-system-x86 qemu-utils
 	sparse shellcheck gnuplot-nox linux-source-6.1 linux-headers-amd64
 	linux-image-amd64 libvirt-clients iperf3 socat
 	iproute2 ibverbs-utils ibverbs-providers perftest"

@@ -169,7 +169,7 @@ qemu_paused() {
 }
 
 libvirt_override() {
-	truncate -s 64M "$shm/node0.ram" || return 1
+	mkdir -p "$shm" && truncate -s 64M "$shm/node0.ram" || return 1
 	# What libvirt 9 gives QEMU for <memory> 64 MiB, then the XML's
 	# <qemu:commandline> arguments.
 	monitor 'info mtree -f' qemu-system-x86_64 -accel tcg \
