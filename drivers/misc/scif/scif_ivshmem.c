@@ -793,7 +793,12 @@ static void scif_iv_hb_work(struct work_struct *work)
 	for (node = 0; node < SCIF_IV_MAX_NODES; node++)
 		if (node != iv->self)
 			scif_iv_watch_peer(iv, node);
-	schedule_delayed_work(&iv->hb_work, msecs_to_jiffies(hb_interval_ms));
+	/*
+	 * Loss detection runs in the high-priority pool: a loss is declared
+	 * on time while CPU-bound work items hold the normal pool.
+	 */
+	queue_delayed_work(system_highpri_wq, &iv->hb_work,
+			   msecs_to_jiffies(hb_interval_ms));
 }
 
 /* Start a new life in our slot: clear what a former life left. */
@@ -1083,7 +1088,7 @@ static int scif_iv_probe_doorbell(struct pci_dev *pdev)
 	mutex_unlock(&scif_iv_lock);
 	pci_set_drvdata(pdev, iv);
 	scif_iv_debugfs_init(iv);
-	schedule_delayed_work(&iv->hb_work, 0);
+	queue_delayed_work(system_highpri_wq, &iv->hb_work, 0);
 	return 0;
 
 undo_irqs:
@@ -1189,7 +1194,7 @@ static void scif_iv_remove_aperture(struct pci_dev *pdev)
 	cancel_delayed_work_sync(&iv->hb_work);
 	scif_iv_peer_down(iv, ap->node, "aperture removed");
 	iv->peers[ap->node].ap = NULL;
-	schedule_delayed_work(&iv->hb_work, 0);
+	queue_delayed_work(system_highpri_wq, &iv->hb_work, 0);
 }
 
 static int scif_iv_probe(struct pci_dev *pdev, const struct pci_device_id *id)
