@@ -2,9 +2,9 @@
 /*
  * SCIF core: KUnit suites for the code that checks what a peer writes
  * (ring counts, REGISTER messages, run lists, fence messages), for the
- * placement of windows in the registered address space, and for the
+ * placement of windows in the registered address space, for the
  * answers the node-message router gives to messages for endpoints that
- * are gone.
+ * are gone, and for the reuse of queue-pair areas.
  *
  * Built as scif_kunit.ko only in the test build on a kernel with KUnit
  * (see Kbuild); tools/testing/selftests/scif/scif_kunit.sh loads it after
@@ -15,6 +15,7 @@
 #include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include "scif_kunit.h"
@@ -684,9 +685,44 @@ static struct kunit_suite scif_nodemsg_errno_suite = {
 	.test_cases = scif_nodemsg_errno_cases,
 };
 
+/* ---- queue-pair areas ---- */
+
+/* An area freed and taken again comes back zeroed. */
+static void scif_qp_area_reused_zeroed(struct kunit *test)
+{
+	const u32 rx_size = SZ_8K;
+	size_t len = scif_qp_len(rx_size), i;
+	struct scif_qp_shm *a, *b;
+	const u8 *p;
+
+	a = scif_qp_alloc_gfp(rx_size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	memset(a, 0xa5, len);
+	scif_qp_free(a, rx_size);
+	b = scif_qp_alloc_gfp(rx_size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	if (b != a)
+		kunit_info(test, "the area was not kept (the cache was full)");
+	p = (const u8 *)b;
+	for (i = 0; i < len && !p[i]; i++)
+		;
+	KUNIT_EXPECT_EQ(test, i, len);
+	scif_qp_free(b, rx_size);
+}
+
+static struct kunit_case scif_qp_area_cases[] = {
+	KUNIT_CASE(scif_qp_area_reused_zeroed),
+	{}
+};
+
+static struct kunit_suite scif_qp_area_suite = {
+	.name = "scif_qp_area",
+	.test_cases = scif_qp_area_cases,
+};
+
 kunit_test_suites(&scif_rb_suite, &scif_register_suite, &scif_runlist_suite,
 		  &scif_fence_suite, &scif_place_suite, &scif_orphan_suite,
-		  &scif_nodemsg_errno_suite);
+		  &scif_nodemsg_errno_suite, &scif_qp_area_suite);
 
 MODULE_DESCRIPTION("KUnit suites of the SCIF core (test build only)");
 MODULE_LICENSE("GPL");

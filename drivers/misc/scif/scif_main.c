@@ -120,6 +120,7 @@ undo_rma:
 	scif_rma_exit();
 undo_wq:
 	destroy_workqueue(scif_info.wq);
+	scif_qp_cache_drain();
 	return err;
 }
 
@@ -136,6 +137,8 @@ static void __exit scif_exit(void)
 	destroy_workqueue(scif_info.wq);
 	rcu_barrier();
 	scif_nodes_exit();
+	/* Nothing holds a queue-pair area any more. */
+	scif_qp_cache_drain();
 	WARN_ON(!list_empty(&scif_info.endpoints));
 	WARN_ON(!xa_empty(&scif_info.users));
 }

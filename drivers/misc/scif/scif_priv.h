@@ -642,6 +642,7 @@ extern unsigned int scif_busy_poll_us;
 /* scif_rb.c */
 struct scif_qp_shm *scif_qp_alloc_gfp(u32 rx_size, gfp_t gfp);
 void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size);
+void scif_qp_cache_drain(void);
 u32 scif_rb_tx_room(const struct scif_rb *rb);
 u32 scif_rb_tx_room_at(const struct scif_rb *rb, u32 tx_write);
 bool scif_rb_tx_broken(const struct scif_rb *rb);

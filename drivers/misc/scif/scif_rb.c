@@ -14,9 +14,91 @@
 #include <linux/gfp.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
 
 #include "scif_kunit.h"
 #include "scif_priv.h"
+
+/*
+ * Freed queue-pair areas kept for the next connection, so that a
+ * connection storm pays neither a high-order allocation per endpoint nor
+ * the page allocator's zeroing of the whole power-of-two block under
+ * init_on_alloc (128 KiB for a 64 KiB ring and its header page).  At most
+ * SCIF_QP_CACHE_MAX areas of at most SCIF_QP_CACHE_RING bytes of ring
+ * (1.1 MiB with the default ring size).  A cached area stays charged to
+ * the memory cgroup that allocated it until the cache frees it; it is
+ * zeroed when it is taken.  scif_qp_cache_lock protects the array.
+ */
+#define SCIF_QP_CACHE_MAX	16
+#define SCIF_QP_CACHE_RING	SZ_64K
+
+static DEFINE_SPINLOCK(scif_qp_cache_lock);
+static struct scif_qp_cached {
+	void *va;
+	u32 rx_size;
+} scif_qp_cache[SCIF_QP_CACHE_MAX];
+static unsigned int scif_qp_nr_cached;
+
+static void *scif_qp_cache_take(u32 rx_size)
+{
+	void *va = NULL;
+	unsigned int i;
+
+	spin_lock(&scif_qp_cache_lock);
+	for (i = 0; i < scif_qp_nr_cached; i++) {
+		if (scif_qp_cache[i].rx_size != rx_size)
+			continue;
+		va = scif_qp_cache[i].va;
+		scif_qp_cache[i] = scif_qp_cache[--scif_qp_nr_cached];
+		break;
+	}
+	spin_unlock(&scif_qp_cache_lock);
+	return va;
+}
+
+static bool scif_qp_cache_put(void *va, u32 rx_size)
+{
+	bool kept = false;
+
+	if (rx_size > SCIF_QP_CACHE_RING)
+		return false;
+	spin_lock(&scif_qp_cache_lock);
+	if (scif_qp_nr_cached < SCIF_QP_CACHE_MAX) {
+		scif_qp_cache[scif_qp_nr_cached].va = va;
+		scif_qp_cache[scif_qp_nr_cached].rx_size = rx_size;
+		scif_qp_nr_cached++;
+		kept = true;
+	}
+	spin_unlock(&scif_qp_cache_lock);
+	return kept;
+}
+
+/**
+ * scif_qp_cache_drain() - free the areas kept for reuse
+ *
+ * For the module's exit, once no endpoint or node holds an area.
+ *
+ * Context: process context.
+ */
+void scif_qp_cache_drain(void)
+{
+	void *va;
+	u32 rx_size;
+
+	for (;;) {
+		spin_lock(&scif_qp_cache_lock);
+		if (!scif_qp_nr_cached) {
+			spin_unlock(&scif_qp_cache_lock);
+			return;
+		}
+		scif_qp_nr_cached--;
+		va = scif_qp_cache[scif_qp_nr_cached].va;
+		rx_size = scif_qp_cache[scif_qp_nr_cached].rx_size;
+		spin_unlock(&scif_qp_cache_lock);
+		free_pages_exact(va, scif_qp_len(rx_size));
+	}
+}
 
 /**
  * scif_qp_alloc_gfp() - allocate and zero one side's half of a queue pair
@@ -24,7 +106,8 @@
  * @gfp: GFP_KERNEL, or GFP_KERNEL_ACCOUNT for a ring a user asked for
  *
  * A failure is reported to the caller, not warned about: the area is of
- * high order, and a user chooses when to ask for one.
+ * high order, and a user chooses when to ask for one.  An area freed
+ * earlier is reused if one of the size is kept (see scif_qp_free()).
  *
  * Context: process context; may sleep.
  * Return: the area (physically contiguous), or NULL.
@@ -36,27 +119,40 @@ struct scif_qp_shm *scif_qp_alloc_gfp(u32 rx_size, gfp_t gfp)
 
 	if (scif_fail_alloc())
 		return NULL;
+	va = scif_qp_cache_take(rx_size);
+	if (va) {
+		memset(va, 0, len);
+		return va;
+	}
 	/*
 	 * Zeroed here, not with __GFP_ZERO: that would clear the whole
-	 * power-of-two block (128 KiB for the default 64 KiB ring and its
-	 * header page) before alloc_pages_exact() gives back the tail.
+	 * power-of-two block before alloc_pages_exact() gives back the
+	 * tail.  init_on_alloc has cleared it already.
 	 */
 	va = alloc_pages_exact(len, gfp | __GFP_NOWARN);
-	if (va)
+	if (va && !want_init_on_alloc(gfp))
 		memset(va, 0, len);
 	return va;
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_qp_alloc_gfp);
 
 /**
  * scif_qp_free() - free an area from scif_qp_alloc_gfp()
  * @shm: the area, or NULL
  * @rx_size: the size it was allocated with
+ *
+ * The area is kept for reuse while the cache has room.
+ *
+ * Context: process context.
  */
 void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size)
 {
-	if (shm)
+	if (shm && !scif_qp_cache_put(shm, rx_size))
 		free_pages_exact(shm, scif_qp_len(rx_size));
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_qp_free);
 
 /**
  * scif_rb_tx_room_at() - bytes that can be sent, for a given write count

@@ -634,6 +634,7 @@ static struct speer speers[CLUSTER_MAX_NODES];
 static int nr_speers;
 static volatile bool speer_stop;
 static int sserv_conns;
+static int sserv_echoing;	/* served connections past their first block */
 
 static long speer_blocks(void)
 {
@@ -666,10 +667,14 @@ static void *sserv_conn(void *arg)
 			  SCIF_MAP_FIXED) < 0 ||
 	    scif_send(epd, buf, BLOCK, SCIF_SEND_BLOCK) != BLOCK)
 		goto out_free;
-	while (scif_recv(epd, buf, BLOCK, SCIF_RECV_BLOCK) == BLOCK &&
-	       strcmp(buf, "STOP") &&
-	       scif_send(epd, buf, BLOCK, SCIF_SEND_BLOCK) == BLOCK)
-		;
+	/* The peer registered its window before it sent the first block. */
+	for (bool first = true;
+	     scif_recv(epd, buf, BLOCK, SCIF_RECV_BLOCK) == BLOCK &&
+	     strcmp(buf, "STOP") &&
+	     scif_send(epd, buf, BLOCK, SCIF_SEND_BLOCK) == BLOCK;
+	     first = false)
+		if (first)
+			__atomic_add_fetch(&sserv_echoing, 1, __ATOMIC_RELEASE);
 	scif_unregister(epd, 0, WIN);
 out_free:
 	free(win);
@@ -745,7 +750,31 @@ static void *speer_fn(void *arg)
 	return NULL;
 }
 
-/* Connect to every other survivor; 0 or an errno. */
+/*
+ * Wait (up to 60 s) until every connection between this survivor and the
+ * others has echoed a block both ways: by then both sides registered their
+ * windows, so the rma counts a round starts from are settled.  0, the
+ * first error of a connection, or ETIMEDOUT.
+ */
+static int speers_settle(void)
+{
+	for (int i = 0; i < 600; i++) {
+		bool all = __atomic_load_n(&sserv_echoing, __ATOMIC_ACQUIRE) >=
+			   nodes_want - 2;
+
+		for (int j = 0; j < nr_speers; j++)
+			all &= __atomic_load_n(&speers[j].blocks,
+					       __ATOMIC_RELAXED) > 0;
+		if (speer_err())
+			return speer_err();
+		if (all)
+			return 0;
+		usleep(100 * 1000);
+	}
+	return ETIMEDOUT;
+}
+
+/* Connect to every other survivor and wait for the traffic to settle. */
 static int speers_start(void)
 {
 	int err;
@@ -768,7 +797,7 @@ static int speers_start(void)
 		pthread_create(&p->th, NULL, speer_fn, p);
 		nr_speers++;
 	}
-	return 0;
+	return speers_settle();
 }
 
 /* Stop and close; the serving side ends when the others stop theirs. */
