@@ -311,6 +311,7 @@ static struct file *scif_fp_new_file(struct scif_endpt *ep)
 struct file *scif_fp_open(struct scif_endpt *ep, struct scifioctl_fp *arg)
 {
 	struct scif_epd_fp *fp = &ep->fp;
+	bool remote;
 	struct file *f;
 	int fd, err;
 
@@ -324,6 +325,7 @@ struct file *scif_fp_open(struct scif_endpt *ep, struct scifioctl_fp *arg)
 	mutex_lock(&ep->ctl_mutex);
 	err = scif_fp_enable(ep);
 	f = err ? ERR_PTR(err) : scif_fp_new_file(ep);
+	remote = ep->peer.node != READ_ONCE(scif_info.self);
 	mutex_unlock(&ep->ctl_mutex);
 	if (IS_ERR(f)) {
 		put_unused_fd(fd);
@@ -331,6 +333,7 @@ struct file *scif_fp_open(struct scif_endpt *ep, struct scifioctl_fp *arg)
 	}
 	memset(arg, 0, sizeof(*arg));
 	arg->fd = fd;
+	arg->flags = remote ? SCIF_FP_PEER_REMOTE : 0;
 	arg->rx_size = ep->rb.rx_size;
 	arg->tx_size = ep->rb.tx_size;
 	arg->ring_off = sizeof(struct scif_qp_shm);

@@ -253,7 +253,8 @@ struct scif_fp_ctl {
 /**
  * struct scifioctl_fp - SCIF_FP_OPEN argument
  * @fd: out: the new file (O_CLOEXEC), to map and close
- * @flags: in: 0
+ * @flags: in: 0; out: SCIF_FP_PEER_REMOTE if the peer endpoint is on
+ *	another node (it never needs this node's CPUs)
  * @rx_size: out: size of our receive ring
  * @tx_size: out: size of the peer's receive ring
  * @ring_off: out: offset of the ring in a half (the size of its header)
@@ -274,6 +275,9 @@ struct scifioctl_fp {
 	__u64 remote_off;
 	__u64 remote_len;
 };
+
+/* SCIF_FP_OPEN's flags, out. */
+#define SCIF_FP_PEER_REMOTE	1
 
 /* SCIF_FP_NOTIFY's argument: which message the peer asked for. */
 #define SCIF_FP_NOTIFY_DATA	1

@@ -187,6 +187,8 @@ TEST_F(pair, open_and_mmap_checks)
 	EXPECT_EQ(EFAULT, errno);
 
 	ASSERT_EQ(0, rawfp_open(self->cn.client, &r));
+	/* The peer is on this node: it may need this CPU. */
+	EXPECT_EQ(0, r.req.flags);
 	EXPECT_EQ(self->ring, r.req.rx_size);
 	EXPECT_EQ(self->ring, r.req.tx_size);
 	EXPECT_EQ(sizeof(struct scif_fp_half), r.req.ring_off);
