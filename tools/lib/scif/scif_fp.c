@@ -10,9 +10,10 @@
  * ours without a system call, following the kernel's ring protocol: the
  * counts are published after the bytes, and the peer is sent the DATA or
  * SPACE message it asked for before sleeping (SCIF_FP_NOTIFY).  What the
- * rings cannot do now (sleeping for data or room, errors, a connection
- * that went away) is left to SCIF_SEND and SCIF_RECV, which work on the
- * same counts.
+ * rings cannot do now is left to SCIF_SEND and SCIF_RECV, which work on
+ * the same counts: errors and a connection that went away (the rest of
+ * the call), and sleeping for data or room (a few bytes, then the call
+ * goes on here).
  *
  * Each side of the counter page has a lock word, taken for a round by
  * the library (with the process id) and by the kernel; a round that finds
@@ -25,7 +26,8 @@
  *
  * SCIF_FASTPATH=0 in the environment turns the data path off;
  * SCIF_FASTPATH_WARMUP=N (default 16) is how many calls an endpoint makes
- * through the kernel before it gets its data path.
+ * through the kernel before it gets its data path, a call of more than
+ * 4 KiB counting once per 4 KiB more.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -48,8 +50,14 @@
 #define FP_TOP		1024
 /* The kernel cannot give this endpoint a data path: do not ask again. */
 #define FP_NONE		((struct fp *)1)
-/* Calls of an endpoint through the kernel before it gets a data path. */
+/*
+ * Calls of an endpoint through the kernel before it gets a data path; a
+ * call counts once more for each FP_WARMUP_BYTES it asks to move, so a
+ * stream of large messages does not send its first sixteen through the
+ * kernel's copy (a quarter of a 64 MiB run of 1 MiB messages).
+ */
 #define FP_WARMUP	16
+#define FP_WARMUP_BYTES	4096
 /* Below mmap_min_addr's default: no buffer is ever there. */
 #define FP_MIN_ADDR	65536
 /* The most one round moves: a quarter of the ring, as the kernel does. */
@@ -64,6 +72,15 @@
  * about the speed of rep movsb for blocks this size.
  */
 #define FP_COPY_PIECE	2048
+
+/*
+ * What a blocking call hands the kernel when it must sleep: the kernel
+ * sleeps until the ring has room (or data), moves these few bytes with
+ * its own copy, and the call goes on in user space.  Handing it the
+ * whole rest made one sleep cost the rest of a large message at the
+ * kernel's copy speed: the 64 KiB dip between VMs (performance.rst).
+ */
+#define FP_SLEEP_BYTES	64
 
 /* How often a waiter whose peer is on another node offers its CPU. */
 #define FP_REMOTE_YIELD_NS	10000u
@@ -137,9 +154,9 @@ static void fp_init(void)
 
 	fp_off = env && !strcmp(env, "0");
 	/*
-	 * An endpoint gets its data path on its FP_WARMUP + 1st call: the
-	 * few messages of a short-lived connection are not worth the
-	 * mappings.
+	 * An endpoint gets its data path once its calls add up to more
+	 * than FP_WARMUP: the few messages of a short-lived connection are
+	 * not worth the mappings, a large one is.
 	 */
 	env = getenv("SCIF_FASTPATH_WARMUP");
 	fp_warmup = env ? strtoul(env, NULL, 10) : FP_WARMUP;
@@ -255,7 +272,7 @@ static struct fp *fp_install(int epd, struct fp_slot *slot)
 }
 
 /* The data path of @epd, its use counted in *@slotp, or NULL. */
-static struct fp *fp_get(int epd, struct fp_slot **slotp)
+static struct fp *fp_get(int epd, size_t len, struct fp_slot **slotp)
 {
 	struct fp_slot *slot;
 	struct fp *f;
@@ -268,8 +285,8 @@ static struct fp *fp_get(int epd, struct fp_slot **slotp)
 		return NULL;
 	__atomic_add_fetch(&slot->users, 1, __ATOMIC_SEQ_CST);
 	f = __atomic_load_n(&slot->f, __ATOMIC_SEQ_CST);
-	if (!f && __atomic_add_fetch(&slot->calls, 1, __ATOMIC_RELAXED) >
-		  fp_warmup)
+	if (!f && __atomic_add_fetch(&slot->calls, 1 + len / FP_WARMUP_BYTES,
+				     __ATOMIC_RELAXED) > fp_warmup)
 		f = fp_install(epd, slot);
 	if (!f || f == FP_NONE) {
 		__atomic_sub_fetch(&slot->users, 1, __ATOMIC_SEQ_CST);
@@ -485,22 +502,26 @@ static int fp_spin(const struct fp *f, int tx)
 	}
 }
 
+/* Why fp_xfer() stopped short of @len. */
+enum fp_why { FP_DONE, FP_ASK_KERNEL, FP_SLEEP };
+
 /*
  * Move data round by round until done, or until a round must wait (then,
- * with @block, spin a little before leaving it to the kernel) or the
- * kernel must answer.  Returns the bytes moved; *@kernel says whether
- * the kernel is to do the rest.
+ * with @block, spin a little and leave the sleep to the kernel: FP_SLEEP)
+ * or the kernel must answer (FP_ASK_KERNEL).  Returns the bytes moved.
  */
 static size_t fp_xfer(int epd, struct fp *f, unsigned char *buf, size_t len,
-		      int block, int tx, int *kernel)
+		      int first, int block, int tx, enum fp_why *why)
 {
 	enum fp_stop stop;
 	size_t done = 0, n;
 
-	*kernel = 0;
+	*why = FP_DONE;
 	while (done < len) {
-		stop = tx ? fp_send_round(f, buf + done, len - done, !done, &n) :
-			    fp_recv_round(f, buf + done, len - done, !done, &n);
+		stop = tx ? fp_send_round(f, buf + done, len - done,
+					  first && !done, &n) :
+			    fp_recv_round(f, buf + done, len - done,
+					  first && !done, &n);
 		if (stop == FP_MOVED) {
 			done += n;
 			if (tx)
@@ -512,26 +533,35 @@ static size_t fp_xfer(int epd, struct fp *f, unsigned char *buf, size_t len,
 			continue;
 		}
 		if (stop == FP_KERNEL) {
-			*kernel = !done || block;
+			if ((first && !done) || block)
+				*why = FP_ASK_KERNEL;
 			break;
 		}
 		if (!block)
 			break;
 		if (!fp_spin(f, tx)) {
-			*kernel = 1;
+			*why = FP_SLEEP;
 			break;
 		}
 	}
 	return done;
 }
 
+/*
+ * A call through the fast path: rounds in user space; when a blocking
+ * call must sleep, the kernel sleeps and moves FP_SLEEP_BYTES, and the
+ * call goes on here.  The kernel's answer (an error, a signal, a lock it
+ * holds) ends the call as the kernel's own path would.
+ */
 static int fp_msg(int epd, void *msg, int len, int flags, int tx,
 		  int (*kcall)(int, void *, int, int))
 {
+	unsigned char *buf = msg;
 	struct fp_slot *slot;
+	enum fp_why why;
+	size_t done = 0;
 	struct fp *f;
-	size_t done;
-	int kernel, rest;
+	int n, ask;
 
 	/*
 	 * Errors are the kernel's to report, and so is a buffer in the
@@ -541,17 +571,28 @@ static int fp_msg(int epd, void *msg, int len, int flags, int tx,
 	if (len <= 0 || (flags & ~SCIF_SEND_BLOCK) ||
 	    (uintptr_t)msg < FP_MIN_ADDR)
 		return kcall(epd, msg, len, flags);
-	f = fp_get(epd, &slot);
-	if (!f)
-		return kcall(epd, msg, len, flags);
-	done = fp_xfer(epd, f, msg, len, flags & SCIF_SEND_BLOCK, tx, &kernel);
-	fp_put(slot);
-	if (!kernel)
-		return done;
-	rest = kcall(epd, (unsigned char *)msg + done, len - done, flags);
-	if (rest < 0)
-		return done ? (int)done : -1;
-	return done + rest;
+	for (;;) {
+		f = fp_get(epd, len - done, &slot);
+		if (f) {
+			done += fp_xfer(epd, f, buf + done, len - done, !done,
+					flags & SCIF_SEND_BLOCK, tx, &why);
+			fp_put(slot);
+		} else {
+			why = FP_ASK_KERNEL;
+		}
+		if (why == FP_DONE || done == (size_t)len)
+			return done;
+		ask = len - done;
+		if (why == FP_SLEEP && ask > FP_SLEEP_BYTES)
+			ask = FP_SLEEP_BYTES;
+		n = kcall(epd, buf + done, ask, flags);
+		if (n < 0)
+			return done ? (int)done : -1;
+		done += n;
+		/* Short: a signal came while the kernel had the call. */
+		if (why == FP_ASK_KERNEL || n < ask || done == (size_t)len)
+			return done;
+	}
 }
 
 int scif_fp_send(int epd, void *msg, int len, int flags,
