@@ -431,6 +431,29 @@ static void *bulk_fn(void *arg)
 }
 
 /*
+ * @waiter makes a blocking call of @len bytes from a thread, sending
+ * @out (@tx) or receiving into @in; 200 ms later @other makes the
+ * matching call.  0 when both moved @len bytes and they arrived intact.
+ */
+static int late_partner(int waiter, int other, bool tx, uint8_t *out,
+			uint8_t *in, long len)
+{
+	struct bulk b = { .ep = waiter, .buf = tx ? out : in, .len = len,
+			  .tx = tx };
+	pthread_t t;
+	long n;
+
+	memset(in, 0, len);
+	if (pthread_create(&t, NULL, bulk_fn, &b))
+		return -1;
+	usleep(200000);
+	n = tx ? scif_recv(other, in, len, SCIF_RECV_BLOCK) :
+		 scif_send(other, out, len, SCIF_SEND_BLOCK);
+	pthread_join(t, NULL);
+	return n == len && b.ret == len && !memcmp(out, in, len) ? 0 : -1;
+}
+
+/*
  * A blocking call that has to sleep leaves only the sleep to the kernel:
  * the rest of its buffer still goes through libscif, whose own counts
  * (in the counter page) say how much it moved.  Both ways: a sender that
@@ -443,8 +466,6 @@ TEST_F(pair, sleep_leaves_rest_to_library)
 	uint8_t *out = malloc(total), *in = malloc(total);
 	struct rawfp c, s;
 	uint64_t before;
-	struct bulk b;
-	pthread_t t;
 
 	if (fastpath_off())
 		SKIP(return, "the data path is off");
@@ -455,27 +476,12 @@ TEST_F(pair, sleep_leaves_rest_to_library)
 	fill_pattern(out, total, 23);
 
 	before = c.ctl->tx_bytes;
-	b = (struct bulk){ .ep = self->cn.client, .buf = out, .len = total,
-			   .tx = true };
-	ASSERT_EQ(0, pthread_create(&t, NULL, bulk_fn, &b));
-	usleep(200000);
-	ASSERT_EQ(total, scif_recv(self->cn.server, in, total,
-				   SCIF_RECV_BLOCK));
-	ASSERT_EQ(0, pthread_join(t, NULL));
-	EXPECT_EQ(total, b.ret);
-	EXPECT_EQ(0, memcmp(out, in, total));
+	ASSERT_EQ(0, late_partner(self->cn.client, self->cn.server, true,
+				  out, in, total));
 	EXPECT_LT(total - self->ring, (long)(c.ctl->tx_bytes - before));
-
 	before = s.ctl->rx_bytes;
-	memset(in, 0, total);
-	b = (struct bulk){ .ep = self->cn.server, .buf = in, .len = total };
-	ASSERT_EQ(0, pthread_create(&t, NULL, bulk_fn, &b));
-	usleep(200000);
-	ASSERT_EQ(total, scif_send(self->cn.client, out, total,
-				   SCIF_SEND_BLOCK));
-	ASSERT_EQ(0, pthread_join(t, NULL));
-	EXPECT_EQ(total, b.ret);
-	EXPECT_EQ(0, memcmp(out, in, total));
+	ASSERT_EQ(0, late_partner(self->cn.server, self->cn.client, false,
+				  out, in, total));
 	EXPECT_LT(total - self->ring, (long)(s.ctl->rx_bytes - before));
 	rawfp_close(&c);
 	rawfp_close(&s);
