@@ -112,6 +112,7 @@ struct fp_slot {
 static struct fp_slot *fp_table[FP_TOP];
 static pthread_mutex_t fp_table_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t fp_once = PTHREAD_ONCE_INIT;
+static int fp_inited;		/* fp_init() has run: no pthread_once() */
 static int fp_off;
 static unsigned int fp_warmup;
 static unsigned int fp_spin_ns;
@@ -163,6 +164,7 @@ static void fp_init(void)
 	fp_spin_ns = fp_busy_poll_us() * 1000;
 	fp_pid = getpid();
 	pthread_atfork(NULL, NULL, fp_atfork_child);
+	__atomic_store_n(&fp_inited, 1, __ATOMIC_RELEASE);
 }
 
 static struct fp_slot *fp_slot(int epd, int create)
@@ -277,7 +279,8 @@ static struct fp *fp_get(int epd, size_t len, struct fp_slot **slotp)
 	struct fp_slot *slot;
 	struct fp *f;
 
-	pthread_once(&fp_once, fp_init);
+	if (!__atomic_load_n(&fp_inited, __ATOMIC_ACQUIRE))
+		pthread_once(&fp_once, fp_init);
 	if (fp_off)
 		return NULL;
 	slot = fp_slot(epd, 1);
@@ -334,6 +337,30 @@ static void fp_unlock(uint32_t *lock)
 	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * Let go of the lock after a round that moved data, with a full barrier
+ * (a locked instruction on x86, as cheap as a fence): the count the
+ * round published is out before fp_notify() looks at the peer's flag.
+ */
+static void fp_unlock_moved(uint32_t *lock)
+{
+	__atomic_exchange_n(lock, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The bytes of a round are out before its count.  They may sit in
+ * write-combining buffers (the peer's ring, through a BAR), which on
+ * x86 only a store fence orders; elsewhere a full fence.
+ */
+static void fp_bytes_before_count(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_sfence();
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 static int fp_live(const struct fp *f)
 {
 	return __atomic_load_n(&f->ctl->state, __ATOMIC_ACQUIRE) ==
@@ -388,13 +415,12 @@ static enum fp_stop fp_send_round(struct fp *f, const unsigned char *buf,
 	head = f->tx_size - pos < k ? f->tx_size - pos : k;
 	fp_copy(f->tx_ring + pos, buf, head);
 	fp_copy(f->tx_ring, buf + head, k - head);
-	/* The bytes land (write-combined too) before the count. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	fp_bytes_before_count();
 	c->tx_write = w + k;
 	__atomic_store_n(&f->remote->rx_write, w + k, __ATOMIC_RELEASE);
 	c->tx_bytes += k;
 	c->tx_msgs += first;
-	fp_unlock(&c->tx_lock);
+	fp_unlock_moved(&c->tx_lock);
 	*n = k;
 	return FP_MOVED;
 }
@@ -427,21 +453,22 @@ static enum fp_stop fp_recv_round(struct fp *f, unsigned char *buf,
 	fp_copy(buf, f->rx_ring + pos, head);
 	fp_copy(buf + head, f->rx_ring, k - head);
 	/* Our reads are done before the peer may overwrite the bytes. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	c->rx_read = r + k;
 	__atomic_store_n(&f->remote->tx_read, r + k, __ATOMIC_RELEASE);
 	c->rx_bytes += k;
 	c->rx_msgs += first;
-	fp_unlock(&c->rx_lock);
+	fp_unlock_moved(&c->rx_lock);
 	*n = k;
 	return FP_MOVED;
 }
 
-/* Tell the peer, if it asked, that a round moved data. */
+/*
+ * Tell the peer, if it asked, that a round moved data.  Our count is out
+ * before we look at its flag (scif_proto.h): fp_unlock_moved() saw to it.
+ */
 static void fp_notify(int epd, const volatile uint32_t *wants, int what)
 {
-	/* Our count is out before we look at its flag (scif_proto.h). */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (*wants)
 		ioctl(epd, SCIF_FP_NOTIFY, (long)what);
 }
