@@ -355,7 +355,7 @@ static void fp_unlock_moved(uint32_t *lock)
 static void fp_bytes_before_count(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_sfence();
+	__asm__ __volatile__("sfence" : : : "memory");
 #else
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
