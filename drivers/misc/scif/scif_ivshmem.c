@@ -199,6 +199,9 @@ struct scif_iv;
  * @pending: scif_hw_node_up() said -EAGAIN; our half is published
  * @failed: reported failed to the core (its slot went bad, or it went
  *	silent, while up)
+ * @silent: @failed because its heartbeat stopped, not for its slot: once
+ *	it beats again, a queue for us other than the one we were given
+ *	means that it dropped us (and may already have published the next)
  * @stale: reported lost while its slot may still show the queue it
  *	published for us in that life, which is not to be used again: it
  *	is brought up again only once it took that queue back (qp_addr 0)
@@ -224,6 +227,7 @@ struct scif_iv_peer {
 	bool up;
 	bool pending;
 	bool failed;
+	bool silent;
 	bool stale;
 	u32 stale_gen;
 	u32 generation;
@@ -598,6 +602,7 @@ static void scif_iv_peer_down(struct scif_iv *iv, u16 node, const char *why)
 	peer->up = false;
 	peer->pending = false;
 	peer->failed = false;
+	peer->silent = false;
 }
 
 /* What a slot said at one look; every field is the peer's to corrupt. */
@@ -663,6 +668,7 @@ static bool scif_iv_peer_silent(struct scif_iv *iv, u16 node,
 	}
 	if (!peer->failed) {
 		peer->failed = true;
+		peer->silent = true;
 		dev_info(&iv->pdev->dev, "node %u lost: no heartbeat\n", node);
 		scif_hw_node_failed(&iv->hw, node, "stopped beating");
 	}
@@ -697,9 +703,12 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 		peer->failed = true;
 	/*
 	 * It took its queue for us back: it dropped us (a protocol error,
-	 * or it lost us) and no longer touches our memory.
+	 * or it lost us) and no longer touches our memory.  One that was
+	 * silent may have published the next queue for us already, between
+	 * two of our looks: that says the same.
 	 */
-	if (v->magic == SCIF_IV_MAGIC && !v->qp && peer->qp) {
+	if (v->magic == SCIF_IV_MAGIC && peer->qp &&
+	    (!v->qp || (peer->silent && v->qp != peer->qp))) {
 		scif_iv_peer_down(iv, node, "it dropped this node");
 		/*
 		 * Nothing stale to wait for: its queue for us is gone already,
