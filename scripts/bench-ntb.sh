@@ -101,7 +101,7 @@ for setup in ntb-full ntb-stage; do
 	[ "$setup" = ntb-full ] || topo=ntb
 	say "two VMs: SCIF over the emulated NTB ($setup, cluster.sh -T $topo)"
 	bash "$top/qemu/cluster.sh" -n 2 -T "$topo" -k "$image" -i "$dir/scif-ntb.cpio" \
-		-o "$dir/$setup" -t "$limit" -a "scif.step_timeout=$limit" \
+		-o "$dir/$setup" -t "$limit" -a "scif.step_timeout=$limit $guest_args" \
 		-s "bench-$setup-client,bench-$setup-serve" \
 		-S "$BUILD/qemu/ivshmem-server" > "$dir/$setup.log" 2>&1 ||
 		{ say "$setup: the cluster launcher reported a failure (see $dir/$setup.log)"; status=1; }
@@ -130,7 +130,7 @@ NTB_EXTRA_LISTS="$dir/lists/bench-ntb-perf-steps $dir/lists/bench-ntb-net-steps"
 if want_run ntb-perf; then
 	say "one VM: ntb_perf on the emulated NTB, by CPU and with DMA"
 	SCIF_VM_CPUS=1 SCIF_VM_MEM=512M bash "$top/qemu/ntb-vm.sh" -k "$image" \
-		-i "$dir/ntb-tests.cpio" -o "$dir/ntb-perf" -t "$limit" -a "scif.step_timeout=$limit" \
+		-i "$dir/ntb-tests.cpio" -o "$dir/ntb-perf" -t "$limit" -a "scif.step_timeout=$limit $guest_args" \
 		-s bench-ntb-perf-steps \
 		-S "$BUILD/qemu/ivshmem-server" > "$dir/ntb-perf.log" 2>&1 ||
 		{ say "ntb-perf: the VM reported a failure (see $dir/ntb-perf.log)"; status=1; }
@@ -142,7 +142,7 @@ fi
 if want_run ntb-net; then
 	say "two VMs: TCP over ntb_netdev (iperf3, scif-bench)"
 	SCIF_VM_CPUS=1 SCIF_VM_MEM=512M bash "$top/qemu/ntb-vm.sh" -2 -k "$image" \
-		-i "$dir/ntb-tests.cpio" -o "$dir/ntb-net" -t "$limit" -a "scif.step_timeout=$limit" \
+		-i "$dir/ntb-tests.cpio" -o "$dir/ntb-net" -t "$limit" -a "scif.step_timeout=$limit $guest_args" \
 		-s bench-ntb-net-steps \
 		-S "$BUILD/qemu/ivshmem-server" > "$dir/ntb-net.log" 2>&1 ||
 		{ say "ntb-net: the VMs reported a failure (see $dir/ntb-net.log)"; status=1; }

@@ -12,6 +12,8 @@ set -eu
 dir=$1
 csv=$dir/results.csv
 [ -r "$csv" ] || { echo "bench-report: no $csv" >&2; exit 1; }
+[ ! -s "$dir/guest-args" ] ||
+	{ echo "Guests' extra kernel arguments: $(cat "$dir/guest-args")"; echo; }
 
 # value SETUP MODE VIA SIZE COLUMN: one figure, or empty.
 value() {
@@ -32,9 +34,10 @@ ratio() {
 echo "Latency (round trip, microseconds)"
 # (The interleaved rounds, SETUP *-r<k>, appear only as ratios below.)
 awk -F, 'NR > 1 && $1 ~ /-r[0-9]+(-|$)/ { next }
-	NR > 1 && ($2 == "lat" || $2 == "lat-idle") {
+	NR > 1 && ($2 == "lat" || $2 == "lat-idle" || $2 == "lat-base") {
 	printf "  %-14s %-5s %6d B   min %9.1f   median %9.1f   p99 %9.1f\n",
-		$1 ($2 == "lat-idle" ? "+idle" : ""), $3, $4, $6, $7, $8 }' "$csv"
+		$1 ($2 == "lat-idle" ? "+idle" : $2 == "lat-base" ? "+0idle" : ""),
+		$3, $4, $6, $7, $8 }' "$csv"
 echo
 echo "Bandwidth (MB/s) and connection rate (per second)"
 awk -F, 'NR > 1 && $1 ~ /-r[0-9]+(-|$)/ { next }
@@ -112,8 +115,9 @@ ratio "SCIF / TCP connections per second" \
 awk -F, '$1 == "a2a" && $2 == "bw" { n++; sum += $9 }
 	END { if (n) printf "  %-62s %8.1f MB/s (%d streams)\n",
 		"all to all, 64 KiB messages: the streams added up", sum, n }' "$csv"
-ratio "round trip 8 B with the idle connections open / without" \
-	"$(value 2vm lat-idle scif 8 7)" "$(value 2vm lat scif 8 7)"
+# Both measured by the idle mode, one just before the other.
+ratio "round trip 8 B with the idle connections open / just before" \
+	"$(value 2vm lat-idle scif 8 7)" "$(value 2vm lat-base scif 8 7)"
 ratio "SCIF message / raw link round trip, 8 B" \
 	"$(value 2vm lat scif 8 7)" "$(value 2vm lat raw 8 7)"
 ratio "SCIF message, kernel path / raw link round trip, 8 B" \

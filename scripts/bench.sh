@@ -28,7 +28,8 @@
 # comparisons each setup repeats; results.txt gives their ratios as a
 # median and its spread.  BENCH_NTB=0 leaves the NTB
 # part out; BENCH_NTB=only runs nothing else (the report then has only
-# the NTB figures).
+# the NTB figures).  BENCH_GUEST_ARGS (default nogbpages) is added to
+# every guest's kernel command line (scripts/bench-lib.sh says why).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,6 +71,7 @@ make -s -C "$top/qemu" OUTPUT="$BUILD/qemu"
 
 rm -rf "$out"
 mkdir -p "$out/guest"
+echo "$guest_args" > "$out/guest-args"
 cp -a "$BUILD/selftests/." "$out/guest/"
 cp "$top/qemu/bench-guest.sh" "$out/guest/"
 for role in single client serve a2a; do
@@ -107,18 +109,18 @@ status=0
 if [ "$ntb" != only ]; then
 	say "one VM: SCIF loopback, TCP loopback, AF_UNIX, memcpy"
 	SCIF_VM_TIMEOUT=1800 sh "$top/qemu/run-vm.sh" "$(sh "$top/scripts/kernels.sh" image "$rel")" \
-		"$out/bench.cpio" "$out/vm" || say "the VM exited with status $?"
+		"$out/bench.cpio" "$out/vm" $guest_args || say "the VM exited with status $?"
 	say "two VMs: SCIF over ivshmem, TCP over virtio-net, memcpy"
 	# 2G each: the idle mode's 10,000 connections take ~700 MiB a node.
 	bash "$top/qemu/cluster.sh" -n 2 -N -R -m 2G -k "$(sh "$top/scripts/kernels.sh" image "$rel")" -i "$out/bench.cpio" \
-		-o "$out/cluster" -t 1800 -s bench-client,bench-serve \
+		-o "$out/cluster" -t 1800 -a "$guest_args" -s bench-client,bench-serve \
 		-S "$BUILD/qemu/ivshmem-server" > "$out/cluster.log" 2>&1 ||
 		say "the cluster launcher reported a failure (see $out/cluster.log)"
 	[ "$A2A_NODES" = 0 ] ||
 		say "$A2A_NODES VMs: SCIF all to all, 64 KiB messages"
 	[ "$A2A_NODES" = 0 ] ||
 	bash "$top/qemu/cluster.sh" -n "$A2A_NODES" -k "$(sh "$top/scripts/kernels.sh" image "$rel")" \
-		-i "$out/bench.cpio" -o "$out/a2a" -t 1200 -s bench-a2a \
+		-i "$out/bench.cpio" -o "$out/a2a" -t 1200 -a "$guest_args" -s bench-a2a \
 		-S "$BUILD/qemu/ivshmem-server" > "$out/a2a.log" 2>&1 ||
 		say "the all-to-all cluster reported a failure (see $out/a2a.log)"
 fi

@@ -44,9 +44,10 @@
  *	           (cluster.sh -R; -D names its sysfs resource file), no SCIF
  *	           on the way: the link's own round trip
  *	  raw-bw   memcpy into (raw-wr) and out of (raw-rd) that device
- *	  idle     what idle connections cost (SCIF only): -I N connections
- *	           (default 10000) to the server, held open and unused, then
- *	           the lat round trips ("lat-idle" rows) with them all open;
+ *	  idle     what idle connections cost (SCIF only): the lat round
+ *	           trips ("lat-base" rows), then -I N connections (default
+ *	           10000) to the server, held open and unused, then the lat
+ *	           round trips again ("lat-idle" rows) with them all open;
  *	           an "idle" row gives their set-up rate and an "idle-mem"
  *	           row the memory each took on this node (KiB, from
  *	           MemAvailable): the server's side costs the same
@@ -1215,6 +1216,9 @@ static int bench_idle(const struct target *tg)
 			port < 0 ? strerror((int)-port) : "gone");
 		goto close;
 	}
+	/* Without them, just before: the two are compared (bench-report.sh). */
+	if (bench_lat_as(tg, "lat-base"))
+		goto close;
 	mem0 = mem_available_kib();
 	t0 = now_us();
 	got = hold_open(node, port, fds, n);
