@@ -12,6 +12,7 @@
 # copy engine's kthread and every kernel copy of messaging are.  With
 # 2 MiB pages the same runs are steady at the fast speed
 # (Documentation/scif/performance.rst, "RMA by CPU's two speeds").
+# shellcheck disable=SC2034 # used by the scripts that source this one
 guest_args=${BENCH_GUEST_ARGS-nogbpages}
 
 # iperf3_rows SETUP: a guest's results.log on stdin; for each test whose
