@@ -4,16 +4,12 @@
 # Sourced by scripts/bench.sh and scripts/bench-ntb.sh.
 
 # Every bench guest's kernel command line gets $BENCH_GUEST_ARGS (default
-# nogbpages).  Under TCG a kernel that maps its RAM with 1 GiB pages
-# copies at two speeds, ~1.3 or ~5 GB/s, from one run to the next: QEMU
-# keeps one range for all the large pages in its software TLB and
-# empties the kernel's whole TLB when a page inside that range is
-# invalidated.  User-space copies are not affected; RMA by CPU, the
-# copy engine's kthread and every kernel copy of messaging are.  With
-# 2 MiB pages the same runs are steady at the fast speed
-# (Documentation/scif/performance.rst, "RMA by CPU's two speeds").
+# none), for experiments with the guests' configuration: nogbpages, say,
+# in the search for RMA by CPU's two speeds
+# (Documentation/scif/performance.rst, "RMA by CPU's two speeds,
+# narrowed down").
 # shellcheck disable=SC2034 # used by the scripts that source this one
-guest_args=${BENCH_GUEST_ARGS-nogbpages}
+guest_args=${BENCH_GUEST_ARGS-}
 
 # iperf3_rows SETUP: a guest's results.log on stdin; for each test whose
 # summary the guest printed as "# iperf3-summary[ VIA]: <iperf3 line>"

@@ -28,8 +28,8 @@
 # comparisons each setup repeats; results.txt gives their ratios as a
 # median and its spread.  BENCH_NTB=0 leaves the NTB
 # part out; BENCH_NTB=only runs nothing else (the report then has only
-# the NTB figures).  BENCH_GUEST_ARGS (default nogbpages) is added to
-# every guest's kernel command line (scripts/bench-lib.sh says why).
+# the NTB figures).  BENCH_GUEST_ARGS (default none) is added to every
+# guest's kernel command line (scripts/bench-lib.sh).
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -207,6 +207,11 @@ struct scif_iv;
  *	is brought up again only once it took that queue back (qp_addr 0)
  *	or restarted (not set when it was lost for taking it back)
  * @stale_gen: the generation that was reported lost
+ * @held: reported lost for dropping us: it is brought up again only once
+ *	it has looked at our slot since our queue for it read 0
+ *	(scif_iv_held_out()), so that it sees that 0 before our next queue
+ * @held_armed: that 0 was seen, and @held_hb read after it
+ * @held_hb: its heartbeat, read just after our queue for it read 0
  * @generation: the generation it was brought up with
  * @sig_addr: the signature address it was brought up with
  * @sig_value: the signature it was brought up with
@@ -230,6 +235,9 @@ struct scif_iv_peer {
 	bool silent;
 	bool stale;
 	u32 stale_gen;
+	bool held;
+	bool held_armed;
+	u64 held_hb;
 	u32 generation;
 	u64 sig_addr;
 	u64 sig_value;
@@ -256,6 +264,9 @@ struct scif_iv {
 	struct scif_iv_layout layout;
 	struct delayed_work hb_work;
 	struct dentry *debugfs;
+#ifdef SCIF_TEST_HOOKS
+	unsigned long stall_until;
+#endif
 	struct scif_iv_peer peers[SCIF_IV_MAX_NODES];
 };
 
@@ -603,6 +614,7 @@ static void scif_iv_peer_down(struct scif_iv *iv, u16 node, const char *why)
 	peer->pending = false;
 	peer->failed = false;
 	peer->silent = false;
+	peer->held = false;
 }
 
 /* What a slot said at one look; every field is the peer's to corrupt. */
@@ -713,9 +725,12 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 		/*
 		 * Nothing stale to wait for: its queue for us is gone already,
 		 * and the next one it publishes is for the new life (which may
-		 * come before our next look at its slot).
+		 * come before our next look at its slot).  Our next one waits
+		 * until it has seen ours go.
 		 */
 		peer->stale = false;
+		peer->held = true;
+		peer->held_armed = false;
 		return;
 	}
 	if (peer->failed)
@@ -730,6 +745,37 @@ static void scif_iv_check_peer(struct scif_iv *iv, u16 node,
 	}
 	/* A lost doorbell costs latency, never progress. */
 	scif_hw_doorbell(&iv->hw, node);
+}
+
+/*
+ * A peer we dropped for dropping us may be in the same place: it failed
+ * us for silence, and waits to see our queue for it go.  We publish our
+ * next queue (often at the same address: the page is reused) only once
+ * it has looked at our slot while it read 0; until then it could take
+ * the new queue for the old one, and each node would wait for the other
+ * for good.  Its heartbeat work looks at our slot right after each beat,
+ * one pass at a time, so its heartbeat two beats past the one read just
+ * after our 0 means a whole look since.  Return: true once that is so.
+ */
+static bool scif_iv_held_out(struct scif_iv *iv, u16 node)
+{
+	struct scif_iv_peer *peer = &iv->peers[node];
+	u64 hb;
+
+	/* Our node-down takes it back from the core's work. */
+	if (READ_ONCE(scif_iv_slot(iv, iv->self)->qp_addr[node]))
+		return false;
+	smp_rmb();	/* the 0, then its heartbeat */
+	hb = READ_ONCE(scif_iv_slot(iv, node)->heartbeat);
+	if (!peer->held_armed) {
+		peer->held_armed = true;
+		peer->held_hb = hb;
+		return false;
+	}
+	if (hb - peer->held_hb < 2)
+		return false;
+	peer->held = false;
+	return true;
 }
 
 static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
@@ -768,6 +814,8 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 	if (peer->stale && v.qp && v.generation == peer->stale_gen)
 		return;
 	peer->stale = false;
+	if (peer->held && !scif_iv_held_out(iv, node))
+		return;
 	if (!peer->ap)
 		peer->ap = scif_iv_find_aperture(slot, node);
 	if (!scif_iv_sig_at(peer->ap, &v.layout, node, v.generation,
@@ -791,13 +839,20 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 		 v.generation);
 }
 
+static unsigned long scif_iv_stalled(struct scif_iv *iv);
+
 static void scif_iv_hb_work(struct work_struct *work)
 {
 	struct scif_iv *iv = container_of(to_delayed_work(work), struct scif_iv,
 					  hb_work);
 	struct scif_iv_slot *me = scif_iv_slot(iv, iv->self);
+	unsigned long stall = scif_iv_stalled(iv);
 	u16 node;
 
+	if (stall) {
+		queue_delayed_work(system_highpri_wq, &iv->hb_work, stall);
+		return;
+	}
 	WRITE_ONCE(me->heartbeat, me->heartbeat + 1);
 	for (node = 0; node < SCIF_IV_MAX_NODES; node++)
 		if (node != iv->self)
@@ -890,13 +945,59 @@ static const struct file_operations scif_iv_corrupt_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * Test hook, <debugfs>/scif_ivshmem/stall_ms (root only, write only; the
+ * test build only): write N (at most 60000) and the heartbeat work stops
+ * for N ms, neither beating nor looking at the other nodes' slots, as a
+ * busy host can hold it back, so that a test can have another node's slot
+ * change twice between two of this node's looks.
+ */
+static ssize_t scif_iv_stall_write(struct file *file, const char __user *ubuf,
+				   size_t len, loff_t *ppos)
+{
+	struct scif_iv *iv = file->private_data;
+	unsigned int ms;
+	int err;
+
+	err = kstrtouint_from_user(ubuf, len, 10, &ms);
+	if (err)
+		return err;
+	if (ms > 60000)
+		return -EINVAL;
+	WRITE_ONCE(iv->stall_until, jiffies + msecs_to_jiffies(ms));
+	return len;
+}
+
+static const struct file_operations scif_iv_stall_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = scif_iv_stall_write,
+	.llseek = noop_llseek,
+};
+
+/* How long the heartbeat work is still to stop for, in jiffies. */
+static unsigned long scif_iv_stalled(struct scif_iv *iv)
+{
+	unsigned long until = READ_ONCE(iv->stall_until);
+
+	return time_before(jiffies, until) ? until - jiffies : 0;
+}
+
 static void scif_iv_debugfs_init(struct scif_iv *iv)
 {
+	iv->stall_until = jiffies;
 	iv->debugfs = debugfs_create_dir("scif_ivshmem", NULL);
 	debugfs_create_file("corrupt_slot", 0200, iv->debugfs, iv,
 			    &scif_iv_corrupt_fops);
+	debugfs_create_file("stall_ms", 0200, iv->debugfs, iv,
+			    &scif_iv_stall_fops);
 }
 #else
+static unsigned long scif_iv_stalled(struct scif_iv *iv)
+{
+	return 0;
+}
+
 static void scif_iv_debugfs_init(struct scif_iv *iv)
 {
 	iv->debugfs = NULL;
