@@ -9,9 +9,9 @@
  * (a mark of the peer, waited for by message) end too, that a new
  * connect gets ENODEV and that the node list no longer has node 1; then
  * has node 1 restarted and waits for it to rejoin.  Then node 1 stalls
- * instead (stall_round()), twice: the second time node 0's heartbeat work
- * stops for a moment while node 1 comes back.  At the end it checks a fresh connection works and
- * tells node 1 to quit.
+ * instead (stall_round()), twice: the second time node 0's heartbeat
+ * work stops for a moment while node 1 comes back.  At the end it checks
+ * a fresh connection works and tells node 1 to quit.
  *
  * Node 0 prints TAP; node 1 prints one line when it quits.
  */
