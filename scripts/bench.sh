@@ -71,7 +71,7 @@ make -s -C "$top/qemu" OUTPUT="$BUILD/qemu"
 
 rm -rf "$out"
 mkdir -p "$out/guest"
-echo "$guest_args" > "$out/guest-args"
+[ -z "$guest_args" ] || echo "$guest_args" > "$out/guest-args"
 cp -a "$BUILD/selftests/." "$out/guest/"
 cp "$top/qemu/bench-guest.sh" "$out/guest/"
 for role in single client serve a2a; do
