@@ -1164,6 +1164,26 @@ static long mem_available_kib(void)
 	return kib;
 }
 
+/*
+ * MemAvailable in KiB once it has stopped rising (three looks 100 ms
+ * apart without a rise of more than 256 KiB, at most 3 s): memory that
+ * what ran before frees late (the server's buffers of the last request,
+ * closed connections) must not count against the idle connections.
+ */
+static long mem_settled_kib(void)
+{
+	long prev = mem_available_kib(), cur;
+	int i, calm = 0;
+
+	for (i = 0; i < 30 && calm < 3 && prev >= 0; i++) {
+		usleep(100 * 1000);
+		cur = mem_available_kib();
+		calm = cur - prev > 256 ? 0 : calm + 1;
+		prev = cur;
+	}
+	return prev;
+}
+
 /* Open @n connections to @port of @node into @fds: how many opened. */
 static long hold_open(int node, uint16_t port, int *fds, long n)
 {
@@ -1224,7 +1244,7 @@ static int bench_idle(const struct target *tg)
 	 */
 	if (!opt.quick && bench_lat_as(tg, "lat-base"))
 		goto close;
-	mem0 = mem_available_kib();
+	mem0 = mem_settled_kib();
 	t0 = now_us();
 	got = hold_open(node, port, fds, n);
 	r.seconds = (now_us() - t0) / 1e6;
