@@ -1239,8 +1239,7 @@ static int bench_idle(const struct target *tg)
 	}
 	/*
 	 * Without them, just before: the two are compared (bench-report.sh).
-	 * Not with -q: its 100 connections take too little memory to measure
-	 * beside what those round trips' own connections free late.
+	 * Not with -q, the short run that scif_bench_test checks.
 	 */
 	if (!opt.quick && bench_lat_as(tg, "lat-base"))
 		goto close;
