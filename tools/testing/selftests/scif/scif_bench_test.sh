@@ -140,9 +140,9 @@ run scif_bw bw scif 6 -t scif
 run scif_connect connect scif 1 -t scif
 # idle (-q: 100 connections held by the server): an "idle" row with the
 # count, an "idle-mem" row (both ends are on this node: above zero), and
-# the three lat sizes as "lat-idle" rows (with the connections open; -q
-# measures no "lat-base" rows before them); then every endpoint it opened
-# goes (the debugfs list back to what it was within 30 s).
+# the three lat sizes as "lat-base" rows (before) and "lat-idle" rows
+# (with the connections open); then every endpoint it opened goes (the
+# debugfs list back to what it was within 30 s).
 eps=/sys/kernel/debug/scif/endpoints
 ep0=$(wc -l < $eps)
 out=$("$bench" -p $port -q -f csv -t scif idle 2>&1); rc=$?
@@ -158,8 +158,9 @@ echo "# endpoints: $ep0 before, $(wc -l < $eps) after"
 	$1 == "idle" && $4 == 100 && $8 > 0 { idle++; next }
 	$1 == "idle-mem" && $4 == 100 && $8 > 0 { mem++; next }
 	$1 == "lat-idle" && $2 == "scif" && $5 > 0 && $6 >= $5 { lat++; next }
+	$1 == "lat-base" && $2 == "scif" && $5 > 0 && $6 >= $5 { base++; next }
 	{ bad = 1 }
-	END { exit bad || idle != 1 || mem != 1 || lat != 3 }'
+	END { exit bad || idle != 1 || mem != 1 || lat != 3 || base != 3 }'
 result $? scif_idle "rc=$rc"
 run mmap_lat mmap-lat mmap 1 -t scif
 run_rma -t scif

@@ -78,14 +78,26 @@ static uint64_t load64(const uint8_t *p)
 	return __atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * MemAvailable and the free pages waiting in the per-CPU lists (the
+ * "count:" lines of /proc/zoneinfo), which MemAvailable leaves out and
+ * which newer kernels grow and drain over seconds.
+ */
 static long mem_available_kb(void)
 {
+	FILE *f = fopen("/proc/zoneinfo", "re");
 	char buf[4096], *p;
+	long pcp = 0, n;
 
+	while (f && fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, " count: %ld", &n) == 1 && n > 0)
+			pcp += n;
+	if (f)
+		fclose(f);
 	if (read_file("/proc/meminfo", buf, sizeof(buf)))
 		return -1;
 	p = strstr(buf, "MemAvailable:");
-	return p ? atol(p + 13) : -1;
+	return p ? atol(p + 13) + pcp * (sysconf(_SC_PAGESIZE) / 1024) : -1;
 }
 
 static bool have_param(const char *path)
