@@ -7,11 +7,11 @@
 # and gives each device an address on a subnet of its own pair,
 # 10.80.<pair>.<node+1>/24 (pair = 16 * lower id + higher id).  In TAP:
 # a device per peer, carrier on the links to the higher nodes, which this
-# node pings (3 pings, then 3 of 8000 bytes, one frame each at
-# scif_net's 64 KiB MTU); then it waits for each lower node to
-# have been there and gone (its carrier on, or packets from it, and then
-# off), since a lower node pings this one before it unloads, and unloads
-# scif_net itself.  With fewer than three nodes it skips (node-loss-steps
+# node pings once the peer answers (3 pings, then 3 of 8000 bytes, none
+# lost, one frame each at scif_net's 64 KiB MTU); then it waits for each
+# lower node to have been there and gone (its carrier on, or packets from
+# it, and then off), since a lower node pings this one before it unloads,
+# and unloads scif_net itself.  With fewer than three nodes it skips (node-loss-steps
 # runs scif_net_test.sh between two).
 set -u
 
@@ -63,6 +63,10 @@ pings() { # peer args...
 	echo "$out" | awk '/packets transmitted/ { exit !($1 > 0 && $1 == $4) }'
 }
 
+answers() { # peer
+	ping -c 1 -W 1 "$(addr "$1" "$self")" > /dev/null 2>&1
+}
+
 setup() { # peer
 	d=$(dev_of "$1")
 	ip addr add "$(addr "$self" "$1")/24" dev "$d" && ip link set "$d" up
@@ -81,6 +85,9 @@ done
 for p in $peers; do
 	[ "$p" -gt "$self" ] || continue
 	ok "carrier_to_node_$p" wait_for 180 carrier_of "$p" 1
+	# The carrier is the two scif_nets' connection: the peer may not
+	# have its address yet.  Once one ping is answered, none is lost.
+	ok "node_${p}_answers" wait_for 60 answers "$p"
 	ok "ping_node_$p" pings "$p" -A -c 3 -W 5
 	ok "ping_node_${p}_8000_bytes" pings "$p" -A -c 3 -W 5 -s 8000
 done
