@@ -11,8 +11,8 @@
 # lost, one frame each at scif_net's 64 KiB MTU); then it waits for each
 # lower node to have been there and gone (its carrier on, or packets from
 # it, and then off), since a lower node pings this one before it unloads,
-# and unloads scif_net itself.  With fewer than three nodes it skips (node-loss-steps
-# runs scif_net_test.sh between two).
+# and unloads scif_net itself.  With fewer than three nodes it skips
+# (node-loss-steps runs scif_net_test.sh between two).
 set -u
 
 self=${SCIF_NODE:-}
