@@ -131,7 +131,7 @@ if [ "$ntb" != 0 ]; then
 fi
 
 csv=$out/results.csv
-echo "setup,mode,via,size,count,min_us,median_us,p99_us,rate" > "$csv"
+echo "setup,mode,via,size,count,min_us,median_us,p99_us,rate,ctxt,intr" > "$csv"
 if [ "$ntb" != only ]; then
 	cat "$out/vm/results.log" "$out/cluster/node0/results.log" |
 		tr -d '\r' | sed -n 's/^bench: //p' >> "$csv"

@@ -59,7 +59,11 @@
  *	  stop     make the server exit
  *
  * Every figure is one row: mode, transport, size, count, min/median/p99
- * (microseconds, round trips) or MB/s (10^6 bytes per second).  Progress
+ * (microseconds, round trips) or MB/s (10^6 bytes per second); lat and
+ * bw rows add the context switches and interrupts this system (all of
+ * it, the server too when it runs here) counted meanwhile, from
+ * /proc/stat, which tell a run that slept or handed its CPU over from
+ * one that did not (other rows: empty in CSV, null in JSON).  Progress
  * goes to stderr when both it and stdout are a terminal.  The JSON format
  * is one object: "tool", "version", "meta" (host, kernel, node, options,
  * start time), "units" (of each field of a row) and "rows".
@@ -799,6 +803,12 @@ static int serve(int port)
 
 /* --- measurements --------------------------------------------------------- */
 
+/* What /proc/stat counts for the whole system since it booted. */
+struct sys_count {
+	unsigned long long ctxt;	/* context switches */
+	unsigned long long intr;	/* interrupts */
+};
+
 struct row {
 	const char *mode;
 	const char *via;		/* instead of the transport's name */
@@ -809,6 +819,8 @@ struct row {
 	double mbps;			/* bandwidth and rate rows */
 	uint64_t bytes;			/* bw: bytes moved, both ways */
 	double seconds;			/* bw, and lat with -d: time measured */
+	struct sys_count sys;		/* lat, bw: this system's, meanwhile */
+	bool counted;			/* @sys was counted */
 };
 
 enum format { F_TABLE, F_CSV, F_JSON };
@@ -972,11 +984,25 @@ static void json_head(void)
 	       "\"p99_us\":\"microseconds\",\"rate\":\"MB/s (10^6 bytes per "
 	       "second); connections per second for connect and idle, KiB per "
 	       "connection for idle-mem\",\"bytes\":"
-	       "\"bytes\",\"seconds\":\"seconds\"},\n  \"rows\": [\n");
+	       "\"bytes\",\"seconds\":\"seconds\",\"ctxt\":\"context "
+	       "switches of this system meanwhile (lat, bw)\",\"intr\":"
+	       "\"interrupts of this system meanwhile (lat, bw)\"},\n"
+	       "  \"rows\": [\n");
+}
+
+/* @v of @r in @buf, or @none if @r has no counts. */
+static const char *count_str(const struct row *r, unsigned long long v,
+			     const char *none, char *buf)
+{
+	if (!r->counted)
+		return none;
+	snprintf(buf, 24, "%llu", v);
+	return buf;
 }
 
 static void print_row(const struct row *r)
 {
+	char c[24], i[24];
 	bool lat = r->mbps == 0;
 
 	if (interactive())
@@ -1000,11 +1026,12 @@ static void print_row(const struct row *r)
 		break;
 	case F_CSV:
 		if (!opt.rows)
-			printf("mode,via,size,count,min_us,median_us,p99_us,rate\n");
-		printf("%s,%s,%zu,%llu,%.3f,%.3f,%.3f,%.3f\n", r->mode,
+			printf("mode,via,size,count,min_us,median_us,p99_us,rate,ctxt,intr\n");
+		printf("%s,%s,%zu,%llu,%.3f,%.3f,%.3f,%.3f,%s,%s\n", r->mode,
 		       (r->via ? r->via : transport_names[r->t]), r->size,
 		       (unsigned long long)r->count, r->min_us, r->med_us,
-		       r->p99_us, r->mbps);
+		       r->p99_us, r->mbps, count_str(r, r->sys.ctxt, "", c),
+		       count_str(r, r->sys.intr, "", i));
 		break;
 	case F_JSON:
 		if (!opt.rows)
@@ -1012,18 +1039,55 @@ static void print_row(const struct row *r)
 		printf("%s    {\"mode\":\"%s\",\"via\":\"%s\",\"size\":%zu,"
 		       "\"count\":%llu,\"min_us\":%.3f,\"median_us\":%.3f,"
 		       "\"p99_us\":%.3f,\"rate\":%.3f,\"streams\":%d,"
-		       "\"bidir\":%s,\"bytes\":%llu,\"seconds\":%.6f}",
+		       "\"bidir\":%s,\"bytes\":%llu,\"seconds\":%.6f,"
+		       "\"ctxt\":%s,\"intr\":%s}",
 		       opt.rows ? ",\n" : "",
 		       r->mode, (r->via ? r->via : transport_names[r->t]), r->size,
 		       (unsigned long long)r->count, r->min_us, r->med_us,
 		       r->p99_us, r->mbps,
 		       !strcmp(r->mode, "bw") ? opt.streams : 1,
 		       !strcmp(r->mode, "bw") && opt.bidir ? "true" : "false",
-		       (unsigned long long)r->bytes, r->seconds);
+		       (unsigned long long)r->bytes, r->seconds,
+		       count_str(r, r->sys.ctxt, "null", c),
+		       count_str(r, r->sys.intr, "null", i));
 		break;
 	}
 	opt.rows++;
 	fflush(stdout);
+}
+
+/* The system's counts in @c; false if /proc/stat cannot tell. */
+static bool sys_count_read(struct sys_count *c)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	char line[128];
+	int found = 0;
+
+	while (f && found < 2 && fgets(line, sizeof(line), f)) {
+		/* "intr" has a field per interrupt line: the total comes first. */
+		if (sscanf(line, "intr %llu", &c->intr) == 1 ||
+		    sscanf(line, "ctxt %llu", &c->ctxt) == 1)
+			found++;
+		/* Skip the rest of a line longer than @line. */
+		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
+			;
+	}
+	if (f)
+		fclose(f);
+	return found == 2;
+}
+
+/* @r counts what the system did since @before, if both could be read. */
+static void sys_count_since(struct row *r, const struct sys_count *before,
+			    bool read_before)
+{
+	struct sys_count now;
+
+	r->counted = read_before && sys_count_read(&now);
+	if (r->counted) {
+		r->sys.ctxt = now.ctxt - before->ctxt;
+		r->sys.intr = now.intr - before->intr;
+	}
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -1105,9 +1169,11 @@ static int bench_lat_as(const struct target *tg, const char *mode)
 	long iters = opt.iters ? opt.iters : opt.quick ? 20 : 10000;
 	long warm = iters / 10 + 1, cap = 0, n;
 	struct row r = { .mode = mode, .t = tg->t };
+	struct sys_count before;
 	size_t sizes[32];
 	double *rt = NULL, t0;
 	struct conn c;
+	bool counted;
 	int s, nr;
 
 	nr = sizes_of(def, 3, 8, sizes, 32);
@@ -1119,6 +1185,7 @@ static int bench_lat_as(const struct target *tg, const char *mode)
 		progress(r.mode, tg->t, sizes[s]);
 		if (start(&c, tg, REQ_PINGPONG, sizes[s], warm))
 			goto fail;
+		counted = sys_count_read(&before);
 		t0 = now_us();
 		n = pingpong(&c, sizes[s], warm, iters, &rt, &cap);
 		if (n <= 0) {
@@ -1127,6 +1194,7 @@ static int bench_lat_as(const struct target *tg, const char *mode)
 			goto fail;
 		}
 		r.seconds = (now_us() - t0) / 1e6;
+		sys_count_since(&r, &before, counted);
 		finish(&c);
 		qsort(rt, n, sizeof(*rt), cmp_double);
 		r.size = sizes[s];
@@ -1342,8 +1410,10 @@ static void *stream_run(void *arg)
 static int bw_size(const struct target *tg, struct stream *st, int n,
 		   size_t size, uint64_t count, struct row *r)
 {
+	struct sys_count before;
 	pthread_barrier_t go;
 	int i, started, err = 0, failed = -1;
+	bool counted;
 	double t0;
 
 	pthread_barrier_init(&go, NULL, n + 1);
@@ -1360,6 +1430,7 @@ static int bw_size(const struct target *tg, struct stream *st, int n,
 		exit(1);
 	}
 	pthread_barrier_wait(&go);
+	counted = sys_count_read(&before);
 	t0 = now_us();
 	for (i = 0; i < n; i++)
 		st[i].end_us = t0 + opt.duration * 1e6;
@@ -1375,6 +1446,7 @@ static int bw_size(const struct target *tg, struct stream *st, int n,
 		if ((st[i].t_end - t0) / 1e6 > r->seconds)
 			r->seconds = (st[i].t_end - t0) / 1e6;
 	}
+	sys_count_since(r, &before, counted);
 	pthread_barrier_destroy(&go);
 	if (err) {
 		fprintf(stderr, "scif-bench: a stream of %zu-byte messages failed: %s: %s\n",
@@ -1888,7 +1960,9 @@ static void usage(FILE *f)
 		"  -H, --host=ADDR        the TCP server, a numeric address (127.0.0.1),\n"
 		"                         or the vsock server's CID\n"
 		"  -p, --port=PORT        the server's port (%d)\n"
-		"  -f, --format=table|csv|json  output format (table)\n"
+		"  -f, --format=table|csv|json  output format (table); csv and json\n"
+		"                         rows of lat and bw add ctxt and intr, what\n"
+		"                         the system counted meanwhile\n"
 		"  -i, --iters=N          round trips, messages or calls per figure\n"
 		"  -s, --sizes=MIN[:MAX]  message sizes of lat and bw, MIN to MAX\n"
 		"                         (suffixes K, M, G; lat up to 64K, bw 64M)\n"

@@ -40,13 +40,18 @@ result() { # status name [comment]: status 0 passes
 }
 
 # check_csv MODE VIA ROWS CSV: the header, then ROWS rows of MODE via VIA
-# whose counts and figures are all positive.
+# whose counts and figures are all positive; the system's context
+# switches and interrupts are whole numbers in the rows of lat and bw
+# through a connection, empty in the others.
 check_csv() {
 	echo "$4" | awk -F, -v mode="$1" -v via="$2" -v rows="$3" '
-		NR == 1 { ok = ($0 == "mode,via,size,count,min_us,median_us,p99_us,rate"); next }
-		$1 != mode || $2 != via || $4 <= 0 { ok = 0 }
+		NR == 1 { ok = ($0 == "mode,via,size,count,min_us,median_us,p99_us,rate,ctxt,intr"); next }
+		$1 != mode || $2 != via || $4 <= 0 || NF != 10 { ok = 0 }
 		mode == "lat" && !($5 > 0 && $6 >= $5 && $7 >= $6) { ok = 0 }
 		mode != "lat" && !($8 > 0) { ok = 0 }
+		counted = mode ~ /^(lat|bw)$/ && via !~ /^(raw|mmap)$/
+		counted && !($9 ~ /^[0-9]+$/ && $10 ~ /^[0-9]+$/) { ok = 0 }
+		!counted && ($9 != "" || $10 != "") { ok = 0 }
 		END { exit !(ok && NR == rows + 1) }'
 }
 
@@ -211,12 +216,15 @@ echo "$out" | sed 's/^/# /'
 	[ "$(echo "$out" | awk -F, 'NR > 1 { printf "%s ", $3 }')" = "16 128 1024 " ]
 result $? size_range "rc=$rc"
 
-# -d: one size of bw for half a second, by batches; seconds >= 0.5.
+# -d: one size of bw for half a second, by batches; seconds >= 0.5.  In
+# half a second of work the system takes timer interrupts: intr > 0.
 out=$("$bench" -p $port -f json -s 4K -d 0.5 bw); rc=$?
 echo "$out" | grep '"mode"' | sed 's/^/# /'
 [ $rc -eq 0 ] && [ "$(json count rows)" -eq 1 ] &&
 	awk -v s="$(json get rows/0/seconds)" -v c="$(json get rows/0/count)" \
-		'BEGIN { exit !(s >= 0.5 && s < 30 && c > 0) }'
+		-v x="$(json get rows/0/ctxt)" -v i="$(json get rows/0/intr)" \
+		'BEGIN { exit !(s >= 0.5 && s < 30 && c > 0 && x ~ /^[0-9]+$/ &&
+				i ~ /^[0-9]+$/ && i > 0) }'
 result $? duration "rc=$rc"
 
 # -P 2 -b: four connections (two each way) of 30 messages of 4 KiB.
