@@ -83,6 +83,46 @@ ratio_rounds() {
 		}'
 }
 
+# worst_rounds NAME SETUP: in each interleaved round (% in SETUP for its
+# number), the lowest SCIF / TCP messaging bandwidth ratio over the sizes
+# 256 B .. 1 MiB that both measured, and at which size; then the median
+# of those and their range, as ratio_rounds, and the sizes in the order
+# of their ratios, lowest first.
+worst_rounds() {
+	r=1 list=
+	while :; do
+		w=$(awk -F, -v s="$(echo "$2" | sed "s/%/$r/")" '
+			$1 == s && $2 == "bw" && $4 >= 256 && $4 <= 1048576 &&
+			($3 == "scif" || $3 == "tcp") { v[$3, $4] = $9; z[$4] = 1 }
+			END {
+				for (k in z)
+					if (v["scif", k] != "" && v["tcp", k] > 0 &&
+					    (w == "" || v["scif", k] / v["tcp", k] < w)) {
+						w = v["scif", k] / v["tcp", k]; at = k
+					}
+				if (w != "") printf "%.4f@%d", w, at
+			}' "$csv")
+		[ -n "$w" ] || break
+		list="$list $w"
+		r=$((r + 1))
+	done
+	echo "$list" | tr ' ' '\n' | awk -F@ -v n="$1" '
+		NF == 2 { v[++k] = $1; at[k] = $2 }
+		END {
+			if (!k) { printf "  %-62s %8s\n", n, "n/a"; exit }
+			for (i = 1; i <= k; i++)	# insertion sort: a few rounds
+				for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+					t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+					t = at[j]; at[j] = at[j - 1]; at[j - 1] = t
+				}
+			m = k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+			printf "  %-62s %8.2f  (%d rounds, %.2f .. %.2f; at", n, m, k, v[1], v[k]
+			for (i = 1; i <= k; i++)
+				printf "%s %s", (i > 1 ? "," : ""), at[i]
+			printf " B)\n"
+		}'
+}
+
 echo
 echo "Ratios over interleaved rounds: median (rounds, lowest .. highest)"
 ratio_rounds "SCIF message / raw link round trip, 8 B" \
@@ -95,6 +135,9 @@ ratio_rounds "SCIF / TCP bandwidth, 64 B messages" \
 	"2vm-r% bw scif 64 9" "2vm-r% bw tcp 64 9"
 ratio_rounds "SCIF kernel path / TCP bandwidth, 64 B messages" \
 	"2vm-r%-kpath bw scif 64 9" "2vm-r% bw tcp 64 9"
+worst_rounds "SCIF / TCP bandwidth, the worst size of 256 B .. 1 MiB" "2vm-r%"
+worst_rounds "one VM: SCIF / TCP bandwidth, the worst size of 256 B .. 1 MiB" \
+	"1vm-r%"
 ratio_rounds "SCIF / TCP connections per second" \
 	"2vm-r% connect scif 0 9" "2vm-r% connect tcp 0 9"
 ratio_rounds "one VM: SCIF / TCP connections per second" \
