@@ -990,19 +990,21 @@ static void json_head(void)
 	       "  \"rows\": [\n");
 }
 
-/* @v of @r in @buf, or @none if @r has no counts. */
+#define COUNT_LEN 24	/* a count in decimal, with its NUL */
+
+/* @v of @r in @buf (COUNT_LEN bytes), or @none if @r has no counts. */
 static const char *count_str(const struct row *r, unsigned long long v,
 			     const char *none, char *buf)
 {
 	if (!r->counted)
 		return none;
-	snprintf(buf, 24, "%llu", v);
+	snprintf(buf, COUNT_LEN, "%llu", v);
 	return buf;
 }
 
 static void print_row(const struct row *r)
 {
-	char c[24], i[24];
+	char c[COUNT_LEN], i[COUNT_LEN];
 	bool lat = r->mbps == 0;
 
 	if (interactive())
