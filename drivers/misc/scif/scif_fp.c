@@ -22,12 +22,13 @@
  *
  * Revocation.  The peer's half may be freed once this side tells the peer
  * it lets go of it, so scif_fp_revoke() runs wherever the core unmaps the
- * half, before the peer is told: it marks the page not live and zaps the
- * peer's half out of every process (unmap_mapping_pages() on the
- * endpoint's own fast-path inode).  A later access faults in a zeroed
- * page of the endpoint's instead: a process that raced with the
- * disconnect writes into nothing and learns of it from the state word or
- * its next system call, never from SIGBUS.
+ * half, before the peer is told: it zaps the peer's half out of every
+ * process (unmap_mapping_pages() on the endpoint's own fast-path inode),
+ * then clears the page's state word, so that a process that reads the
+ * state as not live finds the half already gone.  A later access faults
+ * in a zeroed page of the endpoint's instead: a process that raced with
+ * the disconnect writes into nothing and learns of it from the state word
+ * or its next system call, never from SIGBUS.
  *
  * Lifetimes.  Each fast-path file holds a reference to its endpoint, so
  * the endpoint, its rings and the pages of struct scif_epd_fp outlive
@@ -362,10 +363,11 @@ void scif_fp_revoke(struct scif_endpt *ep)
 		return;
 	mutex_lock(&fp->lock);
 	fp->live = false;
-	WRITE_ONCE(ctl->state, 0);
 	mutex_unlock(&fp->lock);
 	unmap_mapping_pages(fp->inode->i_mapping, scif_fp_remote_pgoff(fp),
 			    fp->nr_remote, true);
+	/* Only now: a process that reads the state as 0 finds the half gone. */
+	smp_store_release(&ctl->state, 0);
 }
 
 /**
