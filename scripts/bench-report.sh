@@ -56,58 +56,12 @@ awk -F, 'NR > 1 && $1 ~ /-r[0-9]+(-|$)/ { next }
 	printf "  %-9s %d idle connections set up at %.1f /s\n", $1, $5, $9 }
 	NR > 1 && $2 == "idle-mem" {
 	printf "  %-9s memory per idle connection, each node: %.1f KiB\n", $1, $9 }' "$csv"
-# ratio_rounds NAME "A" "B": A / B in each interleaved round (A and B:
-# SETUP MODE VIA SIZE COLUMN, with % in SETUP for the round's number),
-# as the median and the range over the rounds.
-ratio_rounds() {
-	r=1 list=
-	while :; do
-		# shellcheck disable=SC2046 # the specs are words
-		a=$(value $(echo "$2" | sed "s/%/$r/"))
-		# shellcheck disable=SC2046
-		b=$(value $(echo "$3" | sed "s/%/$r/"))
-		[ -n "$a" ] && [ -n "$b" ] || break
-		list="$list $a/$b"
-		r=$((r + 1))
-	done
-	echo "$list" | tr ' ' '\n' | awk -F/ -v n="$1" '
-		NF == 2 && $2 > 0 { v[++k] = $1 / $2 }
-		END {
-			if (!k) { printf "  %-62s %8s\n", n, "n/a"; exit }
-			for (i = 1; i <= k; i++)	# insertion sort: a few rounds
-				for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
-					t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-				}
-			m = k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-			printf "  %-62s %8.2f  (%d rounds, %.2f .. %.2f)\n", n, m, k, v[1], v[k]
-		}'
-}
-
-# worst_rounds NAME SETUP: in each interleaved round (% in SETUP for its
-# number), the lowest SCIF / TCP messaging bandwidth ratio over the sizes
-# 256 B .. 1 MiB that both measured, and at which size; then the median
-# of those and their range, as ratio_rounds, and the sizes in the order
-# of their ratios, lowest first.
-worst_rounds() {
-	r=1 list=
-	while :; do
-		w=$(awk -F, -v s="$(echo "$2" | sed "s/%/$r/")" '
-			$1 == s && $2 == "bw" && $4 >= 256 && $4 <= 1048576 &&
-			($3 == "scif" || $3 == "tcp") { v[$3, $4] = $9; z[$4] = 1 }
-			END {
-				for (k in z)
-					if (v["scif", k] != "" && v["tcp", k] > 0 &&
-					    (w == "" || v["scif", k] / v["tcp", k] < w)) {
-						w = v["scif", k] / v["tcp", k]; at = k
-					}
-				if (w != "") printf "%.4f@%d", w, at
-			}' "$csv")
-		[ -n "$w" ] || break
-		list="$list $w"
-		r=$((r + 1))
-	done
-	echo "$list" | tr ' ' '\n' | awk -F@ -v n="$1" '
-		NF == 2 { v[++k] = $1; at[k] = $2 }
+# summary NAME: from lines "A B [SIZE]" on stdin, one per round, the
+# ratio A / B as the median and the range over the rounds, and the SIZE
+# of each round (if given) in the order of their ratios, lowest first.
+summary() {
+	awk -v n="$1" '
+		NF >= 2 && $2 > 0 { v[++k] = $1 / $2; at[k] = $3 }
 		END {
 			if (!k) { printf "  %-62s %8s\n", n, "n/a"; exit }
 			for (i = 1; i <= k; i++)	# insertion sort: a few rounds
@@ -116,11 +70,51 @@ worst_rounds() {
 					t = at[j]; at[j] = at[j - 1]; at[j - 1] = t
 				}
 			m = k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-			printf "  %-62s %8.2f  (%d rounds, %.2f .. %.2f; at", n, m, k, v[1], v[k]
-			for (i = 1; i <= k; i++)
-				printf "%s %s", (i > 1 ? "," : ""), at[i]
-			printf " B)\n"
+			printf "  %-62s %8.2f  (%d rounds, %.2f .. %.2f", n, m, k, v[1], v[k]
+			for (i = 1; i <= k && at[1] != ""; i++)
+				printf "%s %s", (i > 1 ? "," : "; at"), at[i]
+			printf "%s)\n", (at[1] != "" ? " B" : "")
 		}'
+}
+
+# ratio_rounds NAME "A" "B": A / B in each interleaved round (A and B:
+# SETUP MODE VIA SIZE COLUMN, with % in SETUP for the round's number),
+# as the median and the range over the rounds.
+ratio_rounds() {
+	r=1
+	while :; do
+		# shellcheck disable=SC2046 # the specs are words
+		a=$(value $(echo "$2" | sed "s/%/$r/"))
+		# shellcheck disable=SC2046
+		b=$(value $(echo "$3" | sed "s/%/$r/"))
+		[ -n "$a" ] && [ -n "$b" ] || break
+		echo "$a $b"
+		r=$((r + 1))
+	done | summary "$1"
+}
+
+# worst_rounds NAME SETUP: in each interleaved round (% in SETUP for its
+# number), the size of 256 B .. 1 MiB that both measured whose SCIF / TCP
+# messaging bandwidth ratio is the lowest; then, as ratio_rounds, the
+# median of those ratios and their range, with the sizes.
+worst_rounds() {
+	r=1
+	while :; do
+		w=$(awk -F, -v s="$(echo "$2" | sed "s/%/$r/")" '
+			$1 == s && $2 == "bw" && $4 >= 256 && $4 <= 1048576 &&
+			($3 == "scif" || $3 == "tcp") { v[$3, $4] = $9; z[$4] = 1 }
+			END {
+				for (k in z)
+					if (v["scif", k] != "" && v["tcp", k] > 0 &&
+					    (at == "" || v["scif", k] / v["tcp", k] < w)) {
+						w = v["scif", k] / v["tcp", k]; at = k
+					}
+				if (at != "") print v["scif", at], v["tcp", at], at
+			}' "$csv")
+		[ -n "$w" ] || break
+		echo "$w"
+		r=$((r + 1))
+	done | summary "$1"
 }
 
 echo
