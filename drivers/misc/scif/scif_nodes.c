@@ -36,8 +36,10 @@ struct scif_reply {
 /*
  * Replies queued for a node: rx_work takes no new message from the node
  * while SCIF_REPLY_HIGH are queued (the node's own sends then wait for
- * room), and a node that lets SCIF_REPLY_MAX pile up (replies also come
- * from outside rx_work) is taken offline.
+ * room), and a node that lets SCIF_REPLY_MAX pile up is taken offline.
+ * Replies sent outside rx_work in numbers the peer does not bound (one
+ * per window released) use replies reserved in advance, which count
+ * toward SCIF_REPLY_HIGH but not SCIF_REPLY_MAX.
  */
 #define SCIF_REPLY_HIGH		256
 #define SCIF_REPLY_MAX		4096
@@ -199,6 +201,17 @@ int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
 	return __scif_node_send(node, msg, false);
 }
 
+/* Put @r, filled, on @node's reply queue and kick the reply work. */
+static void scif_node_reply_queue(struct scif_node *node, struct scif_reply *r)
+{
+	spin_lock(&node->reply_lock);
+	list_add_tail(&r->list, &node->replies);
+	node->nr_replies++;
+	node->max_replies = max(node->max_replies, node->nr_replies);
+	spin_unlock(&node->reply_lock);
+	queue_work(scif_info.wq, &node->reply_work);
+}
+
 /**
  * scif_node_reply() - queue a message for sending from process context
  * @node: the destination node
@@ -209,7 +222,9 @@ int scif_node_send(struct scif_node *node, const struct scif_msg *msg)
  * with SCIF_REPLY_HIGH replies queued for it, and a node that lets
  * SCIF_REPLY_MAX pile up (or whose reply cannot be allocated) is taken
  * offline, as it no longer takes what it asks for; the reply is then
- * dropped with the node.
+ * dropped with the node.  A reply sent outside rx_work whose number is
+ * not bounded by what the peer asked must use a reply reserved in
+ * advance (scif_node_reply_reserve()) instead.
  *
  * Context: process context.
  */
@@ -225,12 +240,56 @@ void scif_node_reply(struct scif_node *node, const struct scif_msg *msg)
 		return;
 	}
 	r->msg = *msg;
-	spin_lock(&node->reply_lock);
-	list_add_tail(&r->list, &node->replies);
-	node->nr_replies++;
-	node->max_replies = max(node->max_replies, node->nr_replies);
-	spin_unlock(&node->reply_lock);
-	queue_work(scif_info.wq, &node->reply_work);
+	scif_node_reply_queue(node, r);
+}
+
+/**
+ * scif_node_reply_reserve() - set aside a reply for later
+ *
+ * For an answer the node owes whatever happens, sent later from any
+ * process context (an UNREGISTER_ACK sent when the last RMA lets go of a
+ * window): the memory is taken, and charged to the caller's memory
+ * cgroup, when the object that owes it is made, so sending it can
+ * neither fail nor count against SCIF_REPLY_MAX.  Such replies are
+ * bounded by the objects that reserve them.
+ *
+ * Context: process context.
+ * Return: the reply, to be given to scif_node_reply_reserved() or
+ * scif_node_reply_unreserve(), or NULL if out of memory.
+ */
+struct scif_reply *scif_node_reply_reserve(void)
+{
+	return scif_kzalloc(sizeof(struct scif_reply), GFP_KERNEL_ACCOUNT);
+}
+
+/**
+ * scif_node_reply_unreserve() - give back a reply that was not sent
+ * @r: from scif_node_reply_reserve(), or NULL
+ *
+ * Context: any context.
+ */
+void scif_node_reply_unreserve(struct scif_reply *r)
+{
+	kfree(r);
+}
+
+/**
+ * scif_node_reply_reserved() - queue a message in a reserved reply
+ * @node: the destination node
+ * @r: from scif_node_reply_reserve(); the reply queue takes it over
+ * @msg: the message, copied
+ *
+ * Unlike scif_node_reply(), never takes the node offline: the reply's
+ * memory exists already.  It still counts toward SCIF_REPLY_HIGH, which
+ * pauses rx_work until the queue drains.
+ *
+ * Context: process context (any, not only rx_work).
+ */
+void scif_node_reply_reserved(struct scif_node *node, struct scif_reply *r,
+			      const struct scif_msg *msg)
+{
+	r->msg = *msg;
+	scif_node_reply_queue(node, r);
 }
 
 static void scif_node_reply_work(struct work_struct *work)

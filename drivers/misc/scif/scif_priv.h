@@ -653,11 +653,16 @@ size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from);
 size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to);
 
 /* scif_nodes.c */
+struct scif_reply;
 int scif_nodes_init(void);
 void scif_nodes_exit(void);
 struct scif_node *scif_node_get_online(u16 id);
 int scif_node_send(struct scif_node *node, const struct scif_msg *msg);
 void scif_node_reply(struct scif_node *node, const struct scif_msg *msg);
+struct scif_reply *scif_node_reply_reserve(void);
+void scif_node_reply_unreserve(struct scif_reply *r);
+void scif_node_reply_reserved(struct scif_node *node, struct scif_reply *r,
+			      const struct scif_msg *msg);
 void *scif_node_map(struct scif_node *node, u64 addr, size_t len);
 void scif_node_unmap(struct scif_node *node, void *va, size_t len);
 int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,

@@ -87,7 +87,10 @@ static inline size_t scif_qp_len(u32 rx_size)
  *	list is not read any more.
  * @SCIF_MSG_UNREGISTER: src closes a window; arg[0], arg[1] as in REGISTER
  * @SCIF_MSG_UNREGISTER_ACK: the receiver will no longer touch that window
- *	of dst; arg[0], arg[1] as in REGISTER
+ *	of dst; arg[0], arg[1] as in REGISTER.  With arg[2]
+ *	SCIF_UNREGISTER_WITHDRAWN: no new RMA or mapping will use it, but one
+ *	still does; the offsets may be reused, and a second UNREGISTER_ACK
+ *	(arg[2] 0) follows once the last lets go
  * @SCIF_MSG_FENCE_MARK: src asks for a mark of the RMAs dst initiated so
  *	far; arg[0] request id
  * @SCIF_MSG_FENCE_WAIT: src asks dst to answer once its RMAs up to a mark
@@ -174,6 +177,8 @@ static inline void scif_nodemsg_init(struct scif_msg *msg, u32 op, u64 dst,
 
 /* REGISTER arg[3]: the window is reached through staging only. */
 #define SCIF_REGISTER_STAGED	0x100
+/* UNREGISTER_ACK arg[2]: out of use, the final acknowledgment follows. */
+#define SCIF_UNREGISTER_WITHDRAWN	1
 
 /* STAGE_*: most bytes one request moves. */
 #define SCIF_STAGE_LEN		(256 * 1024)

@@ -11,10 +11,22 @@
  *                                          checks it, maps every run
  *                         <-------------   REGISTER_ACK(id, offset, errno)
  *   frees the run list
- *   UNREGISTER(id, offset) ------------->  drops the window; once no RMA
- *                                          uses it any more:
+ *   UNREGISTER(id, offset) ------------->  takes the window out of use
+ *                                          (no new RMA or mapping); if
+ *                                          RMAs still hold it:
+ *                         <-------------   UNREGISTER_ACK(id, offset,
+ *                                                         WITHDRAWN)
+ *   scif_unregister() returns; the
+ *   offsets are free, the pages held
+ *                                          once the last RMA lets go:
  *                         <-------------   UNREGISTER_ACK(id, offset)
  *   unpins the pages
+ *
+ * So the registrant's wait never depends on how long the peer's copy
+ * queue is: the peer answers UNREGISTER as soon as it reads it.  The
+ * final acknowledgment is sent from wherever the last reference drops,
+ * in a reply reserved when the remote window was made (one per window,
+ * so a burst of them never overflows the reply queue).
  *
  * A disconnect or the loss of the node drops every window on both sides:
  * an endpoint stops using its peer's windows before it sends DISCONNECT
@@ -186,6 +198,7 @@ void scif_window_epd_init(struct scif_endpt *ep)
 	mutex_init(&ep->rma.lock);
 	mt_init_flags(&ep->rma.local, MT_FLAGS_ALLOC_RANGE);
 	mt_init_flags(&ep->rma.remote, 0);
+	INIT_LIST_HEAD(&ep->rma.withdrawn);
 	atomic_set(&ep->rma.nr_rwindows, 0);
 	atomic_long_set(&ep->rma.nr_rruns, 0);
 }
@@ -596,8 +609,10 @@ static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset,
  *
  * Every window entirely inside the range is closed; a window that is
  * only partly inside fails the call and nothing is closed.  Waits until
- * the peer has let go of the windows; the pages are unpinned then, or
- * when the last local RMA using a window ends.
+ * the peer has taken the windows out of use, which it does as soon as it
+ * reads the request, whatever RMAs it still runs on them; the offsets
+ * are then free.  The pages stay pinned (and charged) until the peer's
+ * last RMA on a window and the last local one have let go.
  *
  * If UNREGISTER cannot be sent (the node went, or a fatal signal), the
  * windows not yet told to the peer stay registered and the error is
@@ -742,8 +757,10 @@ static void scif_rwindow_release(struct kref *ref)
 	if (rw->ack_on_release && READ_ONCE(rw->node->online)) {
 		scif_window_msg(&msg, SCIF_MSG_UNREGISTER_ACK, ep->peer_handle,
 				ep->handle, rw->id, rw->offset);
-		scif_node_reply(rw->node, &msg);
+		scif_node_reply_reserved(rw->node, rw->ack, &msg);
+		rw->ack = NULL;
 	}
+	scif_node_reply_unreserve(rw->ack);
 	kvfree(rw->runs);
 	scif_rwindow_uncharge(ep, rw->node, rw->nr_runs);
 	kfree(rw);
@@ -907,7 +924,10 @@ static int scif_rwindow_add(struct scif_node *node, const struct scif_msg *msg,
 	if (err)
 		return err;
 	rw = scif_kzalloc(sizeof(*rw), GFP_KERNEL_ACCOUNT);
-	if (!rw) {
+	if (rw)
+		rw->ack = scif_node_reply_reserve();
+	if (!rw || !rw->ack) {
+		kfree(rw);
 		scif_rwindow_uncharge(ep, node, msg->arg[3] >> 32);
 		return -ENOMEM;
 	}
@@ -940,6 +960,7 @@ unmap:
 	kvfree(rw->runs);
 free:
 	scif_rwindow_uncharge(ep, node, rw->nr_runs);
+	scif_node_reply_unreserve(rw->ack);
 	kfree(rw);
 	return err;
 }
@@ -986,14 +1007,24 @@ static void scif_window_handle_unregister(struct scif_node *node,
 		rw = NULL;
 	}
 	mutex_unlock(&ep->rma.lock);
-	if (rw) {
-		scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */
-		scif_rwindow_put(rw);	/* acknowledges, now or later */
-		return;
-	}
 	scif_window_msg(&reply, SCIF_MSG_UNREGISTER_ACK, msg->src, ep->handle,
 			msg->arg[0], msg->arg[1]);
-	scif_node_reply(node, &reply);
+	if (!rw) {
+		scif_node_reply(node, &reply);
+		return;
+	}
+	scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */
+	/*
+	 * Out of the tree and unmapped, so no one takes a new reference:
+	 * if an RMA still holds one, say at once that the window is out of
+	 * use, before the final acknowledgment its release sends.  (Not for
+	 * a staged window: its RMAs go on through the registrant's tree.)
+	 */
+	if (kref_read(&rw->ref) > 1 && !rw->staged) {
+		reply.arg[2] = SCIF_UNREGISTER_WITHDRAWN;
+		scif_node_reply(node, &reply);
+	}
+	scif_rwindow_put(rw);	/* acknowledges, now or later */
 }
 
 /* Why a peer may refuse a window (scif_nodemsg_errno()). */
@@ -1051,15 +1082,53 @@ out:
 		scif_window_put(dead);
 }
 
+/* A withdrawn window named by its final acknowledgment; under rma.lock. */
+static struct scif_window *scif_window_withdrawn(struct scif_endpt *ep,
+						 const struct scif_msg *msg)
+{
+	struct scif_window *w;
+
+	lockdep_assert_held(&ep->rma.lock);
+	list_for_each_entry(w, &ep->rma.withdrawn, dead)
+		if (w->id == msg->arg[0] && w->offset == msg->arg[1])
+			return w;
+	return NULL;
+}
+
+/*
+ * The peer took @w out of use but an RMA of its own still holds it: the
+ * offsets are free again, the pages stay until the final acknowledgment.
+ * The tree's reference moves to the withdrawn list.
+ */
+static void scif_window_withdraw(struct scif_endpt *ep, struct scif_window *w)
+{
+	lockdep_assert_held(&ep->rma.lock);
+	mtree_erase(&ep->rma.local, w->offset >> PAGE_SHIFT);
+	w->state = SCIF_WIN_WITHDRAWN;
+	list_add_tail(&w->dead, &ep->rma.withdrawn);
+}
+
 static void scif_window_handle_unregister_ack(const struct scif_msg *msg,
 					      struct scif_endpt *ep)
 {
+	bool withdrawn = msg->arg[2] == SCIF_UNREGISTER_WITHDRAWN;
 	struct scif_window *w;
 
 	mutex_lock(&ep->rma.lock);
 	w = scif_window_acked(ep, msg, SCIF_WIN_UNREGISTERING);
-	if (w)
+	if (w && withdrawn) {
+		scif_window_withdraw(ep, w);
+		w = NULL;
+	} else if (w) {
 		scif_window_unlink(ep, w, 0);
+	} else if (!withdrawn) {
+		/* (A WITHDRAWN that comes after the final answer is stale.) */
+		w = scif_window_withdrawn(ep, msg);
+		if (w) {
+			list_del(&w->dead);
+			w->state = SCIF_WIN_DEAD;
+		}
+	}
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);
 	if (w)
@@ -1132,6 +1201,8 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err)
 		scif_window_unlink(ep, w, err);
 		list_add_tail(&w->dead, &wins);
 	}
+	if (local)
+		list_splice_init(&ep->rma.withdrawn, &wins);
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);
 
@@ -1153,6 +1224,7 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err)
  */
 void scif_window_epd_destroy(struct scif_endpt *ep)
 {
+	WARN_ON_ONCE(!list_empty(&ep->rma.withdrawn));
 	mtree_destroy(&ep->rma.local);
 	mtree_destroy(&ep->rma.remote);
 }

@@ -370,6 +370,157 @@ TEST_F(engine, pending_rma_keeps_order)
 	EXPECT_EQ(6, load64(p->rbuf + WIN - 8));
 }
 
+/* A field of <debugfs>/scif/stats, or -1. */
+static long node_stat(const char *key)
+{
+	char buf[2048], *p;
+
+	if (read_file("/sys/kernel/debug/scif/stats", buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, key);
+	return p ? atol(p + strlen(key) + 1) : -1;
+}
+
+#define ACK_PARAM	PARAMS "rma_ack_timeout_ms"
+#define NODE_TEST	"/sys/kernel/debug/scif/node_test"
+#define NWIN		5000	/* more than the 4096 replies a node may owe */
+#define NOFF		0x10000000L
+
+/*
+ * Unregistering a window the peer's queued RMA still uses: the peer
+ * answers at once (the window is out of use), whatever its queue holds,
+ * and the final answer, which unpins the pages, comes when the RMA is
+ * done.  Here the peer is this node (loopback): the client's RMA into
+ * the server's window is held back by the hook for 4 s, longer than the
+ * 1 s the server waits for an answer.  Before the fix the server's
+ * scif_unregister() waited for the RMA, timed out with ENODEV and took
+ * the loopback node down for every user.  The offsets are free at once;
+ * the held RMA lands in the old pages, not in a window registered there
+ * since.
+ */
+TEST_F_TIMEOUT(engine, unregister_busy_window_answers_at_once, 120)
+{
+	long ack0 = get_param(ACK_PARAM), fails0 = node_stat("node_failures");
+	struct pair *p = &self->p;
+	int c = p->cn.client, s = p->cn.server, mark;
+	long len = 64 * 1024, t0, took;
+	struct conn cn2;
+	uint8_t *nbuf;
+
+	RETURN_IF_SKIPPED();
+	if (!have_param(DELAY_PARAM) || !have_param(DEFER_PARAM) ||
+	    !have_param(ACK_PARAM))
+		SKIP(return, "needs the test build's engine hooks");
+	nbuf = map_mem(WIN);
+	ASSERT_NE(NULL, nbuf);
+	fill_pattern(p->lbuf, len, 31);
+	ASSERT_EQ(0, set_param(ACK_PARAM, 1000));
+	ASSERT_EQ(0, set_param(DELAY_PARAM, 4000));
+	ASSERT_EQ(0, set_param(DEFER_PARAM, 1));
+	ASSERT_EQ(0, scif_writeto(c, p->loff, len, ROFF, 0));
+	ASSERT_EQ(0, set_param(DEFER_PARAM, 0));
+	usleep(100000);		/* the worker holds the window */
+	t0 = now_ms();
+	EXPECT_EQ(0, scif_unregister(s, ROFF, WIN))
+		TH_LOG("scif_unregister: %s", strerror(errno));
+	took = now_ms() - t0;
+	EXPECT_GT(1000, took);
+	/* The offsets are free again at once. */
+	EXPECT_EQ(ROFF, scif_register(s, nbuf, WIN, ROFF,
+				      SCIF_PROT_READ | SCIF_PROT_WRITE,
+				      SCIF_MAP_FIXED))
+		TH_LOG("register again: %s", strerror(errno));
+	ASSERT_EQ(0, scif_fence_mark(c, SCIF_FENCE_INIT_SELF, &mark));
+	EXPECT_EQ(0, scif_fence_wait(c, mark));
+	/* The held RMA wrote the old pages, which it kept pinned. */
+	EXPECT_EQ(-1, check_pattern(p->rbuf, len, 31));
+	EXPECT_EQ(0, load64(nbuf));
+	set_param(ACK_PARAM, ack0 < 0 ? 10000 : ack0);
+	/* The node is still up for everyone. */
+	if (fails0 >= 0)
+		EXPECT_EQ(fails0, node_stat("node_failures"));
+	ASSERT_EQ(0, connect_pair(&cn2));
+	close(cn2.client);
+	close(cn2.server);
+	munmap(nbuf, WIN);
+}
+
+/*
+ * One queued RMA spans NWIN windows of the server, which unregisters
+ * them all while the hook holds the RMA back: each window is answered
+ * at once, and when the RMA is done and lets go of them, NWIN final
+ * answers are sent from the engine, outside the node's receive work.
+ * A child holds the node's reply work back (node_test "hold") from 1 s
+ * after the RMA was queued until the parent lets it go, so that the
+ * burst piles up as towards a peer slow to drain.  Before the fix those
+ * answers went through the bounded reply queue (4096) and the burst
+ * took the loopback node down.
+ */
+TEST_F_TIMEOUT(engine, release_burst_is_not_fatal, 600)
+{
+	long fails0 = node_stat("node_failures"), wins0 = rma_stat("windows");
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	struct pair *p = &self->p;
+	int c = p->cn.client, s = p->cn.server, mark, i, status;
+	char hold[32], unhold[32], maxr[32];
+	long len = NWIN * PG;
+	uint8_t *big, *src;
+	pid_t child;
+	struct conn cn2;
+
+	RETURN_IF_SKIPPED();
+	if (!have_param(DELAY_PARAM) || !have_param(DEFER_PARAM) ||
+	    access(NODE_TEST, W_OK))
+		SKIP(return, "needs the test build's engine and node hooks");
+	snprintf(hold, sizeof(hold), "hold %u 2", local_node());
+	snprintf(unhold, sizeof(unhold), "hold %u 0", local_node());
+	big = map_mem(len);
+	src = map_mem(len);
+	ASSERT_NE(NULL, big);
+	ASSERT_NE(NULL, src);
+	for (i = 0; i < NWIN; i++)
+		ASSERT_EQ(NOFF + i * PG,
+			  scif_register(s, big + i * PG, PG, NOFF + i * PG, rw,
+					SCIF_MAP_FIXED))
+			TH_LOG("window %d: %s", i, strerror(errno));
+	fill_pattern(src, len, 41);
+	ASSERT_LE(0, scif_register(c, src, len, NOFF, rw, SCIF_MAP_FIXED));
+	ASSERT_EQ(0, set_param(DELAY_PARAM, 3000));
+	ASSERT_EQ(0, set_param(DEFER_PARAM, 1));
+	ASSERT_EQ(0, scif_writeto(c, NOFF, len, NOFF, 0));
+	ASSERT_EQ(0, set_param(DEFER_PARAM, 0));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		usleep(1000000);
+		_exit(write_file(NODE_TEST, hold) ? 1 : 0);
+	}
+	usleep(100000);
+	EXPECT_EQ(0, scif_unregister(s, NOFF, len))
+		TH_LOG("scif_unregister: %s", strerror(errno));
+	ASSERT_EQ(0, scif_fence_mark(c, SCIF_FENCE_INIT_SELF, &mark));
+	EXPECT_EQ(0, scif_fence_wait(c, mark));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_EQ(0, status);
+	usleep(500000);		/* the burst is queued */
+	/* All of it at once: more than a node may owe otherwise. */
+	snprintf(maxr, sizeof(maxr), "max_replies_%u", local_node());
+	EXPECT_LE(NWIN, node_stat(maxr));
+	ASSERT_EQ(0, write_file(NODE_TEST, unhold));
+	EXPECT_EQ(-1, check_pattern(big, len, 41));
+	EXPECT_EQ(0, scif_unregister(c, NOFF, len));
+	if (fails0 >= 0)
+		EXPECT_EQ(fails0, node_stat("node_failures"));
+	/* Every window went once the final answers came. */
+	if (wins0 >= 0)
+		EXPECT_EQ(wins0, rma_stat_settles_at("windows", wins0));
+	ASSERT_EQ(0, connect_pair(&cn2));
+	close(cn2.client);
+	close(cn2.server);
+	munmap(big, len);
+	munmap(src, len);
+}
+
 /*
  * The work item must not outlive its endpoint.  An asynchronous RMA
  * queues it and it runs, held back by the hook; in the second round a
