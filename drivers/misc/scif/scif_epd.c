@@ -296,17 +296,19 @@ undo_count:
 }
 
 /*
- * Reset one endpoint whose peer node is gone: wake its waiters, unmap the
- * peer's area and drop the protocol's reference, since no
- * acknowledgment will come.  With @hold the node is alive but broke the
- * protocol: the protocol keeps (or takes) a reference instead, so the
- * receive area the node may still write into lives until the node is
- * reported down.
+ * First half of resetting an endpoint whose peer node is gone: wake no
+ * one yet, but cut every path to the peer's receive area (the state, the
+ * kernel's mapping, the fast path's user mappings).  With @hold the node
+ * is alive but broke the protocol: the protocol keeps (or takes) a
+ * reference instead of dropping it, so the receive area the node may
+ * still write into lives until the node is reported down.
+ *
+ * Return: whether scif_epd_lost_finish() drops the protocol's reference.
  */
-static void scif_epd_lose_peer(struct scif_endpt *ep, bool hold)
+static bool scif_epd_lost_cut(struct scif_endpt *ep, bool hold)
 {
-	void *remote;
 	bool drop = false, take = false;
+	void *remote;
 
 	mutex_lock(&ep->recv_mutex);
 	mutex_lock(&ep->send_mutex);
@@ -337,6 +339,15 @@ static void scif_epd_lose_peer(struct scif_endpt *ep, bool hold)
 		scif_fp_revoke(ep);
 		scif_node_unmap(ep->node, remote, scif_qp_len(ep->rb.tx_size));
 	}
+	return drop;
+}
+
+/*
+ * Second half: drop the endpoint's windows, wake its waiters and, with
+ * @drop, the protocol's reference, which may free its receive area.
+ */
+static void scif_epd_lost_finish(struct scif_endpt *ep, bool hold, bool drop)
+{
 	/*
 	 * The peer's windows go.  Ours go too if the peer is gone; a peer
 	 * held for a protocol error may still write into them, so they
@@ -358,39 +369,55 @@ static bool scif_epd_needs_reset(struct scif_endpt *ep,
 		READ_ONCE(ep->rb.remote) || (!hold && READ_ONCE(ep->proto_ref)));
 }
 
+/* Take a reference to every endpoint to reset onto @batch; how many. */
+static unsigned int scif_epd_lost_collect(struct scif_node *node, bool hold,
+					  struct list_head *batch)
+{
+	struct scif_endpt *ep;
+	unsigned int n = 0;
+
+	mutex_lock(&scif_info.eplock);
+	list_for_each_entry(ep, &scif_info.endpoints, list) {
+		if (!scif_epd_needs_reset(ep, node, hold) ||
+		    !kref_get_unless_zero(&ep->ref))
+			continue;
+		list_add_tail(&ep->lost, batch);
+		n++;
+	}
+	mutex_unlock(&scif_info.eplock);
+	return n;
+}
+
 /**
  * scif_epd_node_lost() - reset every endpoint whose peer is on @node
  * @node: the node that is gone; no message from it is handled any more
  * @hold: the node broke the protocol and may still write into our
  *	memory: keep the receive areas it knows of (see scif_priv.h)
  *
- * Endpoints are reset in batches, each outside scif_info.eplock, until
- * none is left to reset.
+ * In two passes over all of them: first every path to a peer's receive
+ * area is cut, then references are dropped.  On the loopback node both
+ * ends of a connection are here, and one end's area (freed with its
+ * last reference) is the other's peer area: no end may still reach an
+ * area when it goes, through the kernel (scif_rb_put()) or the fast
+ * path's user mappings.  Repeated until none is left to reset.
  *
  * Context: process context; may sleep.
  */
 void scif_epd_node_lost(struct scif_node *node, bool hold)
 {
-	struct scif_endpt *ep, *batch[16];
-	int i, n;
+	struct scif_endpt *ep, *tmp;
+	LIST_HEAD(batch);
 
-	do {
-		n = 0;
-		mutex_lock(&scif_info.eplock);
-		list_for_each_entry(ep, &scif_info.endpoints, list) {
-			if (!scif_epd_needs_reset(ep, node, hold) ||
-			    !kref_get_unless_zero(&ep->ref))
-				continue;
-			batch[n++] = ep;
-			if (n == ARRAY_SIZE(batch))
-				break;
+	while (scif_epd_lost_collect(node, hold, &batch)) {
+		list_for_each_entry(ep, &batch, lost)
+			ep->lost_drop = scif_epd_lost_cut(ep, hold);
+		scif_node_test_delay(SCIF_DELAY_NODE_LOST);
+		list_for_each_entry_safe(ep, tmp, &batch, lost) {
+			list_del(&ep->lost);
+			scif_epd_lost_finish(ep, hold, ep->lost_drop);
+			scif_epd_put(ep);
 		}
-		mutex_unlock(&scif_info.eplock);
-		for (i = 0; i < n; i++) {
-			scif_epd_lose_peer(batch[i], hold);
-			scif_epd_put(batch[i]);
-		}
-	} while (n);
+	}
 }
 
 /**

@@ -463,6 +463,10 @@ struct scif_epd_fp {
  * @rcu: frees the endpoint after lookups that may still see it
  * @handle: names the endpoint in node messages and debugfs
  * @list: link in scif_info.endpoints, under scif_info.eplock
+ * @lost: link in scif_epd_node_lost()'s private list, while it resets
+ *	the endpoint
+ * @lost_drop: whether scif_epd_node_lost()'s second pass drops the
+ *	protocol's reference; used only by it
  * @wq: woken on every change of state, data, room or requests
  * @free_work: destruction, queued by the last reference
  * @disc_work: handles the peer's disconnect outside the node's rx_work
@@ -516,6 +520,8 @@ struct scif_endpt {
 	struct rcu_head rcu;
 	u64 handle;
 	struct list_head list;
+	struct list_head lost;
+	bool lost_drop;
 	wait_queue_head_t wq;
 	struct work_struct free_work;
 	struct work_struct disc_work;
@@ -725,6 +731,7 @@ int scif_node_corrupt(u16 id, bool count, unsigned int nr);
 enum scif_node_delay {
 	SCIF_DELAY_CONNECT,	/* connect: node found online, area allocated */
 	SCIF_DELAY_ACCEPT,	/* accept: node found online, area allocated */
+	SCIF_DELAY_NODE_LOST,	/* node lost: paths cut, references not dropped */
 	SCIF_DELAY_NR
 };
 

@@ -12,7 +12,10 @@
  *   node_stall_ms and the blocked sender gets ENODEV (defect 4);
  * - replies that cannot be sent stop the receive work at a bound
  *   instead of piling up (defect 4), but replies that wait for room in
- *   a full queue never stop what would make that room.
+ *   a full queue never stop what would make that room;
+ * - when the node goes with a closed end still lingering, its peer end
+ *   is cut off from the lingering end's receive area before that area
+ *   can be freed (issue 31, item 6).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,6 +39,7 @@
 #define STALL_PARAM	"/sys/module/scif/parameters/node_stall_ms"
 #define DELAY_CONNECT	0
 #define DELAY_ACCEPT	1
+#define DELAY_NODE_LOST	2
 #define REPLY_HIGH	256		/* SCIF_REPLY_HIGH in scif_nodes.c */
 
 static int node_test(const char *fmt, ...)
@@ -89,6 +93,7 @@ FIXTURE_TEARDOWN(node)
 		return;
 	node_test("delay %d 0", DELAY_CONNECT);
 	node_test("delay %d 0", DELAY_ACCEPT);
+	node_test("delay %d 0", DELAY_NODE_LOST);
 	node_test("hold %u 0", self->self);
 	write_file(STALL_PARAM, self->stall);
 }
@@ -311,6 +316,69 @@ TEST_F(node, accept_while_node_goes)
 	ASSERT_EQ(0, node_test("loopback up"));
 	connector_free(c);
 	close(a.lfd);
+	EXPECT_EQ(0, connect_works());
+}
+
+struct downer {
+	atomic_int done;
+	int ret;
+};
+
+static void *down_fn(void *arg)
+{
+	struct downer *d = arg;
+
+	d->ret = node_test("loopback down");
+	atomic_store(&d->done, 1);
+	return NULL;
+}
+
+/*
+ * Issue 31, item 6: the client closes while the node's receive work is
+ * held, so its DISCONNECT stays unread and it lingers (the protocol's
+ * reference keeps its receive area, which the server writes into, in
+ * the kernel and through the fast path's user mapping).  Then the
+ * loopback node goes, with the delay point (node_test "delay 2") where
+ * the node-loss reset drops references: by then the server's end must
+ * be cut off already, so its send fails instead of writing into an area
+ * that may be freed.  Before the fix each end was reset, references and
+ * all, before the next was looked at: the client's area was freed while
+ * the server, still connected, could write into it.
+ */
+TEST_F(node, lingering_peer_cut_before_area_freed)
+{
+	struct downer d = { 0 };
+	char buf[8] = "x";
+	struct conn cn;
+	pthread_t thr;
+	uint16_t port;
+	int lfd;
+
+	lfd = listener(0, 4, &port);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, connect_fd_to(-1, lfd, port, &cn));
+	close(lfd);
+	/* Both ways once, so that both fast paths are mapped. */
+	ASSERT_EQ(1, scif_send(cn.client, buf, 1, SCIF_SEND_BLOCK));
+	ASSERT_EQ(1, scif_recv(cn.server, buf, 1, SCIF_RECV_BLOCK));
+	ASSERT_EQ(1, scif_send(cn.server, buf, 1, SCIF_SEND_BLOCK));
+	ASSERT_EQ(1, scif_recv(cn.client, buf, 1, SCIF_RECV_BLOCK));
+	ASSERT_EQ(0, node_test("hold %u 1", self->self));
+	close(cn.client);
+	ASSERT_EQ(0, node_test("delay %d 2000", DELAY_NODE_LOST));
+	ASSERT_EQ(0, pthread_create(&thr, NULL, down_fn, &d));
+	usleep(700 * 1000);		/* the reset is in the delay */
+	ASSERT_FALSE(atomic_load(&d.done));
+	errno = 0;
+	EXPECT_EQ(-1, scif_send(cn.server, buf, 1, 0));
+	EXPECT_TRUE(errno == ECONNRESET || errno == ENODEV)
+		TH_LOG("send: %s", strerror(errno));
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, d.ret);
+	node_test("delay %d 0", DELAY_NODE_LOST);
+	node_test("hold %u 0", self->self);
+	ASSERT_EQ(0, node_test("loopback up"));
+	close(cn.server);
 	EXPECT_EQ(0, connect_works());
 }
 
