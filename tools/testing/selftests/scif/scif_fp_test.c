@@ -660,7 +660,7 @@ static bool fp_live_byte(size_t off)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(words); i++)
 		if (off >= words[i] && off < words[i] + sizeof(__u32))
 			return true;
 	return false;
@@ -670,7 +670,7 @@ static bool fp_live_byte(size_t off)
  * Bytes of a mapped half of @len bytes that are not zero, but for the
  * live words; the first one's offset in @first.
  */
-static size_t fp_stale_bytes(const volatile uint8_t *p, size_t len,
+static size_t fp_stale_bytes(const uint8_t *p, size_t len,
 			     size_t *first)
 {
 	size_t off, n = 0;
