@@ -12,11 +12,14 @@
  * hands each accepted endpoint to the link of the node it came from.  A
  * link's kthread owns its connection: it takes the endpoint the listener
  * accepted or connects (retrying every SPL_RETRY_MS), reads until the
- * connection fails, closes it and starts again.  The SCIF client's probe
- * and remove only mark nodes online or offline and queue a work item,
- * which creates the link of a node seen for the first time.  A link
- * lives until the module unloads.  Documentation/scif/net.rst has the
- * design.
+ * connection fails, closes it and starts again.  The connecting side
+ * binds a privileged port (below SCIF_ADMIN_PORT_END) and the listener
+ * closes at once a connection from any other port: only a kernel client
+ * or a root process of the peer node can be the link, no unprivileged
+ * user can take it over.  The SCIF client's probe and remove only mark
+ * nodes online or offline and queue a work item, which creates the link
+ * of a node seen for the first time.  A link lives until the module
+ * unloads.  Documentation/scif/net.rst has the design.
  */
 #include <linux/bitops.h>
 #include <linux/err.h>
@@ -31,6 +34,14 @@
 #define SPL_POLL_MS	100
 /* Between attempts to connect. */
 #define SPL_RETRY_MS	500
+/* The ports a link connects from, tried from the top down: privileged,
+ * so that the peer's listener knows a kernel client (or a root process)
+ * made the connection.  256 of them: room for two clients' links to 63
+ * peers each and for ports root processes hold, and the well-known ports
+ * (700, 701) stay below, never taken by a link.
+ */
+#define SPL_PORT_TOP	(SCIF_ADMIN_PORT_END - 1)
+#define SPL_PORT_BOTTOM	(SCIF_ADMIN_PORT_END - 256)
 
 /**
  * struct spl_link - a peer node's connection, embedded in the client's link
@@ -237,20 +248,42 @@ static scif_epd_t spl_take_pending(struct spl_link *link)
 	return epd;
 }
 
+/* Bind @epd to the highest free port of the links' range: 0 or an errno. */
+static int spl_bind_privileged(scif_epd_t epd)
+{
+	int port, err;
+
+	for (port = SPL_PORT_TOP; port >= SPL_PORT_BOTTOM; port--) {
+		err = scif_bind(epd, port);
+		if (err != -EINVAL)	/* -EINVAL: in use, try the next */
+			return err < 0 ? err : 0;
+	}
+	return -EADDRINUSE;
+}
+
 /* The lower id's side: connect to the peer's listener. */
 static scif_epd_t spl_connect(struct spl_link *link)
 {
 	struct scif_port_id dst = { .node = link->peer, .port = spl_ops->port };
 	scif_epd_t epd;
+	int err;
 
 	epd = scif_open();
 	if (!epd)
 		return NULL;
-	if (scif_connect(epd, &dst) < 0) {
-		scif_close(epd);
-		return NULL;
+	err = spl_bind_privileged(epd);
+	if (err) {
+		pr_warn_ratelimited("%s: no free port below %u for node %u: %d\n",
+				    spl_ops->name, SCIF_ADMIN_PORT_END,
+				    link->peer, err);
+		goto fail;
 	}
+	if (scif_connect(epd, &dst) < 0)
+		goto fail;
 	return epd;
+fail:
+	scif_close(epd);
+	return NULL;
 }
 
 /* An endpoint connected to the peer, or NULL after a wait. */
@@ -312,6 +345,22 @@ static void spl_hand_over(scif_epd_t epd, u16 node)
 		scif_close(old);
 }
 
+/* A link's connection comes from a privileged port: only a kernel client
+ * or a process with CAP_NET_BIND_SERVICE binds one (scif_fd.c).  Any
+ * other connection is closed before a link sees it, and logged.
+ */
+static bool spl_privileged(const struct scif_port_id *peer)
+{
+	return peer->port && peer->port < SCIF_ADMIN_PORT_END;
+}
+
+static void spl_refuse(scif_epd_t epd, const struct scif_port_id *peer)
+{
+	scif_close(epd);
+	pr_info_ratelimited("%s: refused a link from node %u port %u: not a privileged port\n",
+			    spl_ops->name, peer->node, peer->port);
+}
+
 static int spl_listen_thread(void *arg)
 {
 	struct scif_pollepd pe = { .epd = arg, .events = EPOLLIN };
@@ -321,8 +370,12 @@ static int spl_listen_thread(void *arg)
 	while (!kthread_should_stop()) {
 		if (scif_poll(&pe, 1, SPL_POLL_MS) <= 0)
 			continue;
-		if (!scif_accept(pe.epd, &peer, &epd, 0))
+		if (scif_accept(pe.epd, &peer, &epd, 0))
+			continue;
+		if (spl_privileged(&peer))
 			spl_hand_over(epd, peer.node);
+		else
+			spl_refuse(epd, &peer);
 	}
 	return 0;
 }

@@ -30,6 +30,14 @@
  * the disconnect writes into nothing and learns of it from the state word
  * or its next system call, never from SIGBUS.
  *
+ * Nothing of an earlier owner.  Processes map whole pages, so every page
+ * a file can map is zeroed whole before it is handed to a connection:
+ * the counter page and the zeroed page are allocated zeroed for each
+ * endpoint, and both halves, wherever they come from (the page
+ * allocator, the area cache, a bus's pool, a half kept after a refused
+ * connection), are zeroed to the end of their last page when they are
+ * handed out (scif_qp_alloc_gfp(), scif_node_area_get()).
+ *
  * Lifetimes.  Each fast-path file holds a reference to its endpoint, so
  * the endpoint, its rings and the pages of struct scif_epd_fp outlive
  * every VMA (which holds the file); they are freed with the endpoint.
@@ -204,7 +212,11 @@ static const struct file_operations scif_fp_fops = {
 	.release = scif_fp_release,
 };
 
-/* Where processes reach the two halves; the rings stay put while connected. */
+/*
+ * Where processes reach the two halves; the rings stay put while
+ * connected.  Each half is mapped to the end of its last page, which
+ * its node zeroed whole for this connection.
+ */
 static int scif_fp_locate(struct scif_endpt *ep)
 {
 	struct scif_epd_fp *fp = &ep->fp;

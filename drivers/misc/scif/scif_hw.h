@@ -81,7 +81,9 @@ struct scif_hw_dev;
  *	of physically contiguous memory that the bus's peers can reach
  *	(through @map_local), for queue areas and connection rings; returns
  *	its kernel address and stores its physical address in @phys, or
- *	NULL.  May sleep.  Without it they come from the page allocator.
+ *	NULL.  Whole pages that hold nothing else: the core zeroes them up
+ *	to the end of the last one and processes may map them.  May sleep.
+ *	Without it they come from the page allocator.
  * @free_local: give back what @alloc_local gave.  May be called after
  *	scif_hw_unregister() (a ring outlives its node while an endpoint
  *	is open): see design.rst.  May sleep.

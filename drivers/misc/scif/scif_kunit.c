@@ -687,11 +687,14 @@ static struct kunit_suite scif_nodemsg_errno_suite = {
 
 /* ---- queue-pair areas ---- */
 
-/* An area freed and taken again comes back zeroed. */
+/*
+ * An area freed and taken again comes back zeroed, to the end of its last
+ * page (processes map whole pages).
+ */
 static void scif_qp_area_reused_zeroed(struct kunit *test)
 {
 	const u32 rx_size = SZ_8K;
-	size_t len = scif_qp_len(rx_size), i;
+	size_t len = PAGE_ALIGN(scif_qp_len(rx_size)), i;
 	struct scif_qp_shm *a, *b;
 	const u8 *p;
 

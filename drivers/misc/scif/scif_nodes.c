@@ -12,6 +12,7 @@
 #include <linux/export.h>
 #include <linux/io.h>
 #include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/random.h>
@@ -683,6 +684,9 @@ static bool scif_area_fits(struct scif_rb *rb, struct scif_hw_dev *hw)
  * @pin: hold a reference to the bus's module while the area lives.  Not
  * for a node queue pair: it is freed when its node goes down, which
  * unloading the bus's module does (a reference would forbid that).
+ * A bus's area is zeroed in whole pages, as the page allocator's are
+ * (scif_qp_alloc_gfp()): its pool hands the same pages to one connection
+ * after another, and the user-space data path maps the last page whole.
  */
 static int scif_area_alloc(struct scif_rb *rb, struct scif_hw_dev *hw,
 			   u32 rx_size, gfp_t gfp, bool pin)
@@ -708,7 +712,7 @@ static int scif_area_alloc(struct scif_rb *rb, struct scif_hw_dev *hw,
 			module_put(hw->owner);
 		return -ENOMEM;
 	}
-	memset(va, 0, len);
+	memset(va, 0, PAGE_ALIGN(len));
 	rb->area_pinned = pin;
 	rb->local = va;
 	rb->area_hw = hw;
@@ -719,14 +723,16 @@ static int scif_area_alloc(struct scif_rb *rb, struct scif_hw_dev *hw,
 /**
  * scif_node_area_get() - the local half of a queue pair with @node
  * @node: the peer
- * @rb: the queue pair; a local half it has is kept (its header zeroed)
- *	if it came from where @node's bus wants it, else freed
+ * @rb: the queue pair; a local half it has is kept if it came from where
+ *	@node's bus wants it, else freed
  * @rx_size: receive ring size of a new half
  * @gfp: GFP_KERNEL, or GFP_KERNEL_ACCOUNT for a ring a user asked for
  *
  * A new half comes from the bus's alloc_local if it has one, else from
- * the page allocator; it is zeroed.  The caller maps it for @node with
- * scif_node_map_area().
+ * the page allocator.  A new or kept half is zeroed whole, to the end of
+ * its last page: a kept one was mapped for the peer of an earlier
+ * attempt, and processes map whole pages.  The caller maps it for @node
+ * with scif_node_map_area().
  *
  * Context: process context; may sleep.
  * Return: 0, -ENODEV if no bus reaches the node any more, or -ENOMEM.
@@ -743,7 +749,7 @@ int scif_node_area_get(struct scif_node *node, struct scif_rb *rb,
 	if (!hw) {
 		err = -ENODEV;
 	} else if (scif_area_fits(rb, hw)) {
-		memset(rb->local, 0, sizeof(*rb->local));
+		memset(rb->local, 0, PAGE_ALIGN(scif_qp_len(rb->rx_size)));
 	} else {
 		scif_node_area_free(rb);
 		err = scif_area_alloc(rb, hw, rx_size, gfp, rb != &node->rb);

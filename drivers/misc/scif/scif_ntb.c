@@ -429,7 +429,12 @@ static void scif_ntb_release(struct kref *ref)
 	kfree(sn);
 }
 
-/* Whole pages of the first inbound window that has room. */
+/*
+ * Whole pages of the first inbound window that has room.  They held
+ * another connection's ring before: the core zeroes all of them, to the
+ * end of the last one, for each new owner (the windows' buffers start
+ * zeroed from dma_alloc_coherent()).
+ */
 static void *scif_ntb_alloc_local(struct scif_hw_dev *hw, size_t len,
 				  gfp_t gfp, phys_addr_t *phys)
 {

@@ -27,8 +27,11 @@
  * init_on_alloc (128 KiB for a 64 KiB ring and its header page).  At most
  * SCIF_QP_CACHE_MAX areas of at most SCIF_QP_CACHE_RING bytes of ring
  * (1.1 MiB with the default ring size).  A cached area stays charged to
- * the memory cgroup that allocated it until the cache frees it; it is
- * zeroed when it is taken.  scif_qp_cache_lock protects the array.
+ * the memory cgroup that allocated it until the cache frees it.  It is
+ * zeroed when it is taken, in whole pages like a new area: the user-space
+ * data path maps the last page whole, and the previous connection's
+ * owner (or its peer) may have written anywhere in it, past the ring too.
+ * scif_qp_cache_lock protects the array.
  */
 #define SCIF_QP_CACHE_MAX	16
 #define SCIF_QP_CACHE_RING	SZ_64K
@@ -39,6 +42,16 @@ static struct scif_qp_cached {
 	u32 rx_size;
 } scif_qp_cache[SCIF_QP_CACHE_MAX];
 static unsigned int scif_qp_nr_cached;
+
+/*
+ * The bytes an area of @rx_size spans in whole pages: what the page
+ * allocator gives, what processes can map, and what is zeroed for each
+ * new owner.
+ */
+static size_t scif_qp_span(u32 rx_size)
+{
+	return PAGE_ALIGN(scif_qp_len(rx_size));
+}
 
 static void *scif_qp_cache_take(u32 rx_size)
 {
@@ -96,7 +109,7 @@ void scif_qp_cache_drain(void)
 		va = scif_qp_cache[scif_qp_nr_cached].va;
 		rx_size = scif_qp_cache[scif_qp_nr_cached].rx_size;
 		spin_unlock(&scif_qp_cache_lock);
-		free_pages_exact(va, scif_qp_len(rx_size));
+		free_pages_exact(va, scif_qp_span(rx_size));
 	}
 }
 
@@ -108,30 +121,32 @@ void scif_qp_cache_drain(void)
  * A failure is reported to the caller, not warned about: the area is of
  * high order, and a user chooses when to ask for one.  An area freed
  * earlier is reused if one of the size is kept (see scif_qp_free()).
+ * Either way every page of the area is zeroed whole, up to the end of
+ * its last page: the user-space data path maps whole pages.
  *
  * Context: process context; may sleep.
  * Return: the area (physically contiguous), or NULL.
  */
 struct scif_qp_shm *scif_qp_alloc_gfp(u32 rx_size, gfp_t gfp)
 {
-	size_t len = scif_qp_len(rx_size);
+	size_t span = scif_qp_span(rx_size);
 	void *va;
 
 	if (scif_fail_alloc())
 		return NULL;
 	va = scif_qp_cache_take(rx_size);
 	if (va) {
-		memset(va, 0, len);
+		memset(va, 0, span);
 		return va;
 	}
 	/*
 	 * Zeroed here, not with __GFP_ZERO: that would clear the whole
 	 * power-of-two block before alloc_pages_exact() gives back the
-	 * tail.  init_on_alloc has cleared it already.
+	 * pages past @span.  init_on_alloc has cleared it already.
 	 */
-	va = alloc_pages_exact(len, gfp | __GFP_NOWARN);
+	va = alloc_pages_exact(span, gfp | __GFP_NOWARN);
 	if (va && !want_init_on_alloc(gfp))
-		memset(va, 0, len);
+		memset(va, 0, span);
 	return va;
 }
 
@@ -149,7 +164,7 @@ SCIF_EXPORT_IF_KUNIT(scif_qp_alloc_gfp);
 void scif_qp_free(struct scif_qp_shm *shm, u32 rx_size)
 {
 	if (shm && !scif_qp_cache_put(shm, rx_size))
-		free_pages_exact(shm, scif_qp_len(rx_size));
+		free_pages_exact(shm, scif_qp_span(rx_size));
 }
 
 SCIF_EXPORT_IF_KUNIT(scif_qp_free);

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -636,6 +637,206 @@ TEST_F(pair, killed_sender_leaves_endpoint_usable)
 			EXPECT_EQ(0, counts[i]);
 		}
 	}
+}
+
+/*
+ * Nothing an earlier owner left shows in a new connection's pages.
+ * Processes map whole pages: both halves to the end of their last page,
+ * past the ring.  The kernel keeps up to 16 freed halves for the next
+ * connections and takes the rest from the page allocator (which, with
+ * init_on_alloc off, hands out what was last written there).
+ */
+#define STALE_PAIRS	24	/* 48 halves: the 16 the kernel keeps, and more */
+#define STALE_BYTE	0xa5
+
+/* Whether byte @off of a half is one of its four words of live state. */
+static bool fp_live_byte(size_t off)
+{
+	static const size_t words[] = {
+		offsetof(struct scif_fp_half, rx_write),
+		offsetof(struct scif_fp_half, rx_waiting),
+		offsetof(struct scif_fp_half, tx_wanted),
+		offsetof(struct scif_fp_half, tx_read),
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(words); i++)
+		if (off >= words[i] && off < words[i] + sizeof(__u32))
+			return true;
+	return false;
+}
+
+/*
+ * Bytes of a mapped half of @len bytes that are not zero, but for the
+ * live words; the first one's offset in @first.
+ */
+static size_t fp_stale_bytes(const uint8_t *p, size_t len,
+			     size_t *first)
+{
+	size_t off, n = 0;
+
+	for (off = 0; off < len; off++) {
+		if (!p[off] || fp_live_byte(off))
+			continue;
+		if (!n++)
+			*first = off;
+	}
+	return n;
+}
+
+/*
+ * Open @n pairs and their data paths; every byte this process can write
+ * in them (the counter pages, the peers' halves to the end of their last
+ * page) gets STALE_BYTE.  Then close everything.
+ */
+static int fp_dirty_pairs(int n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct conn cn[STALE_PAIRS];
+	struct rawfp r;
+	int i, j, err = 0;
+
+	for (i = 0; i < n; i++) {
+		cn[i].client = cn[i].server = -1;
+		if (connect_pair(&cn[i]))
+			err = -1;
+	}
+	for (i = 0; i < n && !err; i++) {
+		for (j = 0; j < 2 && !err; j++) {
+			if (rawfp_open(j ? cn[i].server : cn[i].client, &r)) {
+				err = -1;
+				break;
+			}
+			memset(r.ctl, STALE_BYTE, pg);
+			memset(r.remote, STALE_BYTE, r.req.remote_len);
+			rawfp_close(&r);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (cn[i].client >= 0)
+			scif_close(cn[i].client);
+		if (cn[i].server >= 0)
+			scif_close(cn[i].server);
+	}
+	return err;
+}
+
+/*
+ * Child: open @n pairs and their data paths and read every byte of every
+ * mapped page, as @uid.  Exit 0 if all are zero (but for the live words
+ * of the halves and the counter page's state), else the number of mapped
+ * parts (three per endpoint) that are not; 250 and above: set-up failed.
+ */
+static int fp_clean_pairs_child(int n, uid_t uid)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct conn cn[STALE_PAIRS];
+	struct scif_fp_ctl ctl;
+	size_t first = 0, bad, parts = 0, dirty = 0;
+	struct rawfp r;
+	int i, j;
+
+	if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		return 250;
+	for (i = 0; i < n; i++)
+		if (connect_pair(&cn[i]))
+			return 251;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < 2; j++) {
+			if (rawfp_open(j ? cn[i].server : cn[i].client, &r))
+				return 252;
+			memcpy(&ctl, r.ctl, sizeof(ctl));
+			ctl.state = 0;
+			bad = fp_stale_bytes((uint8_t *)&ctl, sizeof(ctl),
+					     &first) +
+			      fp_stale_bytes((uint8_t *)r.ctl + sizeof(ctl),
+					     pg - sizeof(ctl), &first);
+			if (bad)
+				fprintf(stderr, "# pair %d/%d: counter page: %zu stale bytes\n",
+					i, j, bad);
+			dirty += !!bad;
+			bad = fp_stale_bytes((const uint8_t *)r.local,
+					     r.req.local_len, &first);
+			if (bad)
+				fprintf(stderr, "# pair %d/%d: our half: %zu stale bytes of %llu, the first at %zu (ring ends at %zu)\n",
+					i, j, bad,
+					(unsigned long long)r.req.local_len,
+					first,
+					(size_t)(r.req.ring_off + r.req.rx_size));
+			dirty += !!bad;
+			bad = fp_stale_bytes((const uint8_t *)r.remote,
+					     r.req.remote_len, &first);
+			if (bad)
+				fprintf(stderr, "# pair %d/%d: peer's half: %zu stale bytes of %llu, the first at %zu (ring ends at %zu)\n",
+					i, j, bad,
+					(unsigned long long)r.req.remote_len,
+					first,
+					(size_t)(r.req.ring_off + r.req.tx_size));
+			dirty += !!bad;
+			parts += 3;
+			rawfp_close(&r);
+		}
+	}
+	fprintf(stderr, "# %zu of %zu mapped parts held stale bytes\n", dirty,
+		parts);
+	for (i = 0; i < n; i++) {
+		scif_close(cn[i].client);
+		scif_close(cn[i].server);
+	}
+	return dirty > 249 ? 249 : (int)dirty;
+}
+
+/*
+ * This process (root) fills the pages of @pairs connections with a
+ * pattern and closes them; another user's @pairs new connections, whose
+ * halves the kernel takes from its cache of freed ones and from the page
+ * allocator, must read zeroes in every page they map.  @rounds times.
+ */
+static void fp_no_stale_bytes(struct __test_metadata *_metadata, int pairs,
+			      int rounds)
+{
+	int base, status, r;
+	pid_t pid;
+
+	base = settled_count(EPD_LIST, 0, 300);
+	ASSERT_LE(0, base);
+	for (r = 0; r < rounds; r++) {
+		ASSERT_EQ(0, fp_dirty_pairs(pairs));
+		/* The halves are freed with their endpoints, asynchronously. */
+		ASSERT_EQ(base, settled_count(EPD_LIST, base, 1000));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(fp_clean_pairs_child(pairs, 65534));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_GT(250, WEXITSTATUS(status))
+			TH_LOG("round %d: the child failed to set up (%d)", r,
+			       WEXITSTATUS(status));
+		EXPECT_EQ(0, WEXITSTATUS(status))
+			TH_LOG("round %d: %d mapped parts held an earlier owner's bytes",
+			       r, WEXITSTATUS(status));
+		ASSERT_EQ(base, settled_count(EPD_LIST, base, 1000));
+	}
+}
+
+/*
+ * 48 halves: the kernel's cache gives up to 16 of them (areas this
+ * process filled), the page allocator the rest (with init_on_alloc off,
+ * often the very pages this process filled).
+ */
+TEST(no_stale_bytes_for_next_user)
+{
+	fp_no_stale_bytes(_metadata, STALE_PAIRS, 1);
+}
+
+/*
+ * 16 halves, round after round: as many as the cache keeps, so that the
+ * next user's connections are made of reused areas.
+ */
+TEST(no_stale_bytes_after_cache_reuse)
+{
+	fp_no_stale_bytes(_metadata, 8, 3);
 }
 
 TEST_HARNESS_MAIN

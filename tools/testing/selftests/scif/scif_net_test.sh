@@ -12,8 +12,13 @@
 # (2 streams, loss counted); then node 1 killed under an iperf3 stream
 # (carrier off within 10 s, the device stays), restarted (carrier back,
 # ping and a new file compared); then scif_net unloaded while iperf3 and
-# ping run.  Node 1 serves in its first two lives (the one killed here and
-# the next); in the lives scif_node_loss_test gives it later it skips.
+# ping run.  Between the restart and the unload, an unprivileged process
+# on node 0 (scif_link_intruder, as nobody) connects to scif_net's port
+# 700 on node 1 three times: node 1 must close each connection at once
+# (and log it), and node 0's link must keep its connection (sn1's
+# carrier_changes unchanged, ping answered).  Node 1 serves in its first
+# two lives (the one killed here and the next); in the lives
+# scif_node_loss_test gives it later it skips.
 # Node 1 ends when node 0's unload takes its carrier away, and unloads
 # scif_net in turn.
 set -u
@@ -21,6 +26,7 @@ set -u
 self=${SCIF_NODE:-}
 ko=/modules/extra/scif_net.ko
 iperf=/usr/bin/iperf3
+intruder=/tests/scif_link_intruder
 www=/tmp/www
 n=0
 failed=0
@@ -96,6 +102,8 @@ serve() {
 	ok carrier_on wait_for 120 carrier_is 1
 	ok told_to_finish wait_for 500 fetched "http://$peer_ip/done"
 	touch "$www/ack"
+	ok unprivileged_link_refused_logged \
+		sh -c "dmesg | grep -q 'scif_net: refused a link from node 0 port [0-9]*: not a privileged port'"
 	ok peer_unload_takes_carrier_off wait_for 60 carrier_is 0
 	kill -9 "$httpd_pid" "$iperf_pid"
 	wait
@@ -139,6 +147,29 @@ kill_peer() {
 	ok iperf3_after_restart iperf -t 2 -P 2
 }
 
+# intruder: verdict lines of scif_link_intruder turned into TAP.
+intruder() {
+	"$intruder" "$@" > /tmp/intruder.log 2>&1
+	grep '^#' /tmp/intruder.log
+	while read -r verdict name; do
+		case "$verdict" in
+		PASS) ok "$name" true ;;
+		FAIL) ok "$name" false ;;
+		esac
+	done < /tmp/intruder.log
+}
+
+# An unprivileged process of node 0 cannot take node 1's end of the link.
+no_takeover() {
+	changes=$(cat "/sys/class/net/$dev/carrier_changes")
+	intruder 1 700 3
+	sleep 2
+	now=$(cat "/sys/class/net/$dev/carrier_changes")
+	echo "# $dev carrier changes: $changes before, $now after"
+	ok link_kept_its_connection [ "$now" = "$changes" ]
+	ok ping_after_intruder pings -c 5 -W 5
+}
+
 unload_under_traffic() {
 	touch "$www/done"
 	ok node_1_told_to_finish wait_for 30 fetched "http://$peer_ip/ack"
@@ -163,6 +194,7 @@ drive() {
 	httpd_pid=$!
 	basics
 	kill_peer
+	no_takeover
 	unload_under_traffic
 }
 

@@ -15,8 +15,12 @@
 #     scif_vsock, and sends node 0's connections four headers to refuse
 #     (payload over 64 KiB, wrong source or destination CID, unknown
 #     type); node 0 logs each, resets the link, and connects again;
-#   - 8 MiB echoed over SOCK_STREAM and compared (scif_vsock_peer), and
-#     8 MiB through socat (VSOCK-CONNECT) to the same echo server;
+#   - 8 MiB echoed over SOCK_STREAM and compared (scif_vsock_peer);
+#   - then an unprivileged process (scif_link_intruder, as nobody)
+#     connects to scif_vsock's port 701 on node 1 three times: node 1
+#     closes each at once and node 0's link keeps its connection (no
+#     "connection to node 1 down" logged);
+#   - 8 MiB through socat (VSOCK-CONNECT) to the same echo server;
 #   - 40,000 messages of 64 bytes, a send() each, echoed and compared:
 #     many more packets than the transmit budget, whose senders wait;
 #   - the kernel's vsock_test (tools/testing/vsock, built unmodified by
@@ -36,6 +40,7 @@ self=${SCIF_NODE:-}
 ex=/modules/extra
 peer_prog=/tests/scif_vsock_peer
 forge=/tests/scif_vsock_forge
+intruder=/tests/scif_link_intruder
 www=/tmp/vsw
 ECHO_PORT=5000
 CTRL_PORT=4000
@@ -173,6 +178,7 @@ drive() {
 	ok peer_ready wait_for 180 fetched ready1
 	ok forged_headers_refused forged_refused
 	ok echo_8MiB_compared "$peer_prog" echo "$peer_cid" $ECHO_PORT 8388608
+	no_takeover
 	ok socat_8MiB_compared socat_echo
 	ok small_messages_40000x64B_compared "$peer_prog" small "$peer_cid" $ECHO_PORT 40000 64
 	ok vsock_test vsock_test_run
@@ -197,6 +203,25 @@ forged_refused() {
 	c=$(dmesg | grep -c 'scif_vsock: bad packet header from node 1')
 	echo "# $c forged headers refused"
 	[ "$c" -ge 4 ]
+}
+
+# An unprivileged process of node 0 cannot take node 1's end of the
+# link: scif_link_intruder's verdicts in TAP, then node 0's link must not
+# have gone down.
+no_takeover() {
+	downs=$(dmesg | grep -c 'scif_vsock: connection to node 1 down')
+	"$intruder" 1 701 3 > /tmp/intruder.log 2>&1
+	grep '^#' /tmp/intruder.log
+	while read -r verdict name; do
+		case "$verdict" in
+		PASS) ok "$name" true ;;
+		FAIL) ok "$name" false ;;
+		esac
+	done < /tmp/intruder.log
+	sleep 2
+	now=$(dmesg | grep -c 'scif_vsock: connection to node 1 down')
+	echo "# link to node 1 down $downs times before, $now after"
+	ok link_kept_its_connection [ "$now" = "$downs" ]
 }
 
 # ---- node 1 ----
