@@ -5,6 +5,7 @@
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/memcontrol.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
@@ -194,6 +195,7 @@ static void scif_epd_free_work(struct work_struct *work)
 	scif_node_area_free(&ep->rb);
 	if (ep->count_until_free)
 		scif_epd_uncount(ep);
+	mem_cgroup_put(ep->memcg);
 	kfree_rcu(ep, rcu);
 }
 
@@ -262,6 +264,7 @@ struct scif_endpt *scif_epd_create(bool user)
 		err = scif_epd_user_charge(ep);
 		if (err)
 			goto undo_alloc;
+		ep->memcg = get_mem_cgroup_from_mm(current->mm);
 	}
 	kref_init(&ep->ref);
 	init_waitqueue_head(&ep->wq);
@@ -287,6 +290,7 @@ struct scif_endpt *scif_epd_create(bool user)
 	return ep;
 
 undo_charge:
+	mem_cgroup_put(ep->memcg);
 	scif_epd_user_uncharge(ep);
 undo_alloc:
 	kfree(ep);

@@ -506,6 +506,10 @@ struct scif_epd_fp {
  *	memory cgroup
  * @uid: the user charged for the endpoint, if @user_charged
  * @user_charged: counted in scif_info.users
+ * @memcg: for @user, the opener's memory cgroup (a reference, dropped
+ *	when the endpoint is freed): what the peer makes this node allocate
+ *	for the endpoint outside the opener's context (a remote window's run
+ *	array, in the receive work) is charged to it; else NULL
  * @count_until_free: closed, but counted until destroyed (see the notes)
  * @rma: registered memory: windows, ours and the peer's (own lock)
  * @mmap: mappings of the peer's windows into processes (own lock)
@@ -558,6 +562,7 @@ struct scif_endpt {
 	bool user;
 	kuid_t uid;
 	bool user_charged;
+	struct mem_cgroup *memcg;
 
 	struct scif_epd_rma rma;
 	struct scif_epd_mmap mmap;

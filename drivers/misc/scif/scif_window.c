@@ -39,6 +39,7 @@
 #include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -867,7 +868,7 @@ int scif_rwindow_read_runs(struct scif_rwindow *rw, u64 addr)
 	int err;
 
 	rw->runs = scif_kvcalloc(rw->nr_runs, sizeof(*rw->runs),
-				 GFP_KERNEL | __GFP_NOWARN);
+				 GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!rw->runs)
 		return -ENOMEM;
 	while (r < rw->nr_runs) {
@@ -969,18 +970,23 @@ static void scif_window_handle_register(struct scif_node *node,
 					const struct scif_msg *msg,
 					struct scif_endpt *ep)
 {
+	struct mem_cgroup *memcg;
 	struct scif_msg reply;
 	int err;
 
 	/*
 	 * The run list is read under rma.lock while connected: teardown
 	 * (before DISCONNECT goes out) waits for it, so the registrant
-	 * never frees the list under our feet.
+	 * never frees the list under our feet.  What the window costs is
+	 * charged to the endpoint owner's memory cgroup, not to ours.
 	 */
 	mutex_lock(&ep->rma.lock);
 	err = scif_rma_conn_err(ep);
-	if (!err)
+	if (!err) {
+		memcg = set_active_memcg(ep->memcg);
 		err = scif_rwindow_add(node, msg, ep);
+		set_active_memcg(memcg);
+	}
 	mutex_unlock(&ep->rma.lock);
 	if (err)
 		pr_debug("node %u window refused: %d\n", node->id, err);

@@ -29,6 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <linux/scif_ioctl.h>
@@ -625,6 +627,94 @@ TEST_F(budget, runs_per_node)
 	ASSERT_LE(0, reg1(self->a.client, self->buf));
 	ASSERT_LE(0, reg1(self->b.client, self->buf + PG));
 	EXPECT_ERRNO(EAGAIN, reg1(self->b.server, self->buf + 2 * PG));
+}
+
+/* Memory cgroups ---------------------------------------------------- */
+
+#define CG_ROOT		"/sys/fs/cgroup"
+#define CG_WINDOWS	4000
+
+/* A fresh cgroup v2 group with the memory controller, in @dir; 0 or -1. */
+static int cg_make(char *dir, size_t len)
+{
+	char buf[256];
+
+	if (access(CG_ROOT "/cgroup.controllers", R_OK) &&
+	    mount("none", CG_ROOT, "cgroup2", 0, NULL))
+		return -1;
+	if (read_file(CG_ROOT "/cgroup.controllers", buf, sizeof(buf)) ||
+	    !strstr(buf, "memory"))
+		return -1;
+	write_file(CG_ROOT "/cgroup.subtree_control", "+memory");
+	snprintf(dir, len, CG_ROOT "/scif_reg_%d", getpid());
+	return mkdir(dir, 0755);
+}
+
+static int cg_enter(const char *dir)
+{
+	char path[300], pid[32];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	return write_file(path, pid);
+}
+
+static long cg_current(const char *dir)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/memory.current", dir);
+	return read_long(path);
+}
+
+/*
+ * Issue 31, item 6: what the peer's REGISTER makes this node allocate for
+ * an endpoint (the remote window, its run array, the reply reserved for
+ * its release) is allocated by the receive work, a kernel thread; it is
+ * charged to the memory cgroup of the endpoint's opener.  The server end
+ * is opened inside a group, the process leaves it, and the client
+ * registers CG_WINDOWS one-page windows: the group's memory.current must
+ * grow by what they cost (about 400 bytes each), though nothing of the
+ * group runs.  Before, they were charged to no one's group (the run
+ * array not at all, the rest to the kernel thread's).
+ */
+TEST(remote_windows_charged_to_owner_cgroup)
+{
+	uint8_t *buf = mmap(NULL, CG_WINDOWS * PG, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	long before, after, pinned0 = rma_stat("pinned_pages");
+	struct conn cn;
+	char dir[200];
+	int i;
+
+	NOT_SILENT();
+	ASSERT_NE(MAP_FAILED, buf);
+	if (cg_make(dir, sizeof(dir)))
+		SKIP(munmap(buf, CG_WINDOWS * PG); return,
+		     "no cgroup v2 memory controller");
+	ASSERT_EQ(0, cg_enter(dir));
+	ASSERT_EQ(0, connect_pair(&cn));
+	ASSERT_EQ(0, cg_enter(CG_ROOT));
+	usleep(200000);
+	before = cg_current(dir);
+	for (i = 0; i < CG_WINDOWS; i++)
+		ASSERT_LE(0, scif_register(cn.client, buf + i * PG, PG, 0,
+					   SCIF_PROT_READ, 0))
+			TH_LOG("window %d: %s", i, strerror(errno));
+	after = cg_current(dir);
+	TH_LOG("group's memory.current: %ld -> %ld", before, after);
+	EXPECT_LE(before + CG_WINDOWS * 128L, after);
+	close(cn.client);
+	close(cn.server);
+	munmap(buf, CG_WINDOWS * PG);
+	/* The windows go in the background: wait for them (30 s). */
+	for (i = 0; i < 6 && pinned_settles_at(pinned0) != pinned0; i++)
+		;
+	EXPECT_EQ(pinned0, rma_stat("pinned_pages"));
+	/* Everything given back: the group can go. */
+	for (i = 0; i < 100 && rmdir(dir); i++)
+		usleep(50000);
+	EXPECT_EQ(0, access(dir, F_OK) ? 0 : -1);
 }
 
 /* A silent peer ----------------------------------------------------- */
