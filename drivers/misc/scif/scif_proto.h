@@ -89,8 +89,8 @@ static inline size_t scif_qp_len(u32 rx_size)
  * @SCIF_MSG_UNREGISTER_ACK: the receiver will no longer touch that window
  *	of dst; arg[0], arg[1] as in REGISTER.  With arg[2]
  *	SCIF_UNREGISTER_WITHDRAWN: no new RMA or mapping will use it, but one
- *	still does; the offsets may be reused, and a second UNREGISTER_ACK
- *	(arg[2] 0) follows once the last lets go
+ *	still does; a second UNREGISTER_ACK (arg[2] 0) follows once the last
+ *	lets go, and only then may dst reuse the offsets and pages
  * @SCIF_MSG_FENCE_MARK: src asks for a mark of the RMAs dst initiated so
  *	far; arg[0] request id
  * @SCIF_MSG_FENCE_WAIT: src asks dst to answer once its RMAs up to a mark

@@ -14,10 +14,9 @@
  * reference from registration until the window leaves the tree (the
  * peer acknowledged the unregistration, the connection went, or the
  * endpoint was destroyed); every RMA holds one while it copies.  A
- * window the peer withdrew while its RMAs still used it leaves the tree
- * for the endpoint's withdrawn list, which takes over the tree's
- * reference until the peer's final acknowledgment (or the teardown of
- * the connection).  The pinned pages are released with the last
+ * window the peer withdrew while its RMAs still used it stays in the tree
+ * (SCIF_WIN_WITHDRAWN, unusable, its offsets taken) until the peer's
+ * final acknowledgment.  The pinned pages are released with the last
  * reference.  A remote window is reference counted the same way; it is
  * unmapped with its last reference, and if the peer asked for it to go,
  * the final acknowledgment (after which the peer may unpin the pages)
@@ -107,8 +106,8 @@ struct scif_pinned_pages {
  * @SCIF_WIN_REGISTERING: in the tree, REGISTER on its way to the peer
  * @SCIF_WIN_REGISTERED: usable
  * @SCIF_WIN_UNREGISTERING: UNREGISTER on its way; no new RMA may use it
- * @SCIF_WIN_WITHDRAWN: out of the tree, on the endpoint's withdrawn
- *	list: the peer no longer starts RMAs on it, but one still runs
+ * @SCIF_WIN_WITHDRAWN: unregistered, unusable, but an RMA of the peer
+ *	still uses it: in the tree until the peer's final acknowledgment
  * @SCIF_WIN_DEAD: out of the tree; @err says why
  */
 enum scif_window_state {
@@ -140,8 +139,7 @@ enum scif_window_state {
  *	(map_local said -EOPNOTSUPP): the peer has no run list and reaches
  *	the window through STAGE_* messages only
  * @unreg: on the private list of scif_epd_unregister()
- * @dead: on the endpoint's withdrawn list (rma.lock), or on the private
- *	list of a teardown
+ * @dead: on the private list of a teardown
  *
  * @state, @err, @abandoned and the tree are protected by the endpoint's
  * rma.lock; the rest is immutable after registration, except @xfer,
@@ -211,9 +209,6 @@ struct scif_range;
  *	made under it; never held while sending a node message
  * @local: this endpoint's windows, by page number
  * @remote: the peer's windows, by page number
- * @withdrawn: windows of @local the peer withdrew while an RMA of its
- *	own still used them (struct scif_window.dead), until its final
- *	acknowledgment; bounded by the windows the endpoint registered
  * @nr_rwindows: remote windows not yet released (in the tree or held
  *	by an RMA); teardown waits for it to reach 0
  * @nr_rruns: runs of those windows (charged against max_remote_runs_per_ep
@@ -261,7 +256,6 @@ struct scif_epd_rma {
 	struct mutex lock;
 	struct maple_tree local;
 	struct maple_tree remote;
-	struct list_head withdrawn;
 	atomic_t nr_rwindows;
 	atomic_long_t nr_rruns;
 

@@ -17,12 +17,15 @@
  *                         <-------------   UNREGISTER_ACK(id, offset,
  *                                                         WITHDRAWN)
  *   scif_unregister() returns; the
- *   offsets are free, the pages held
+ *   window stays, out of use
  *                                          once the last RMA lets go:
  *                         <-------------   UNREGISTER_ACK(id, offset)
- *   unpins the pages
+ *   frees the offsets, unpins the pages
  *
- * So the registrant's wait never depends on how long the peer's copy
+ * As the SCIF API has it, a window unregistered while it is referenced
+ * (an RMA in progress) can no longer be used, but keeps its offsets and
+ * pages until the last reference goes.  So the registrant's wait never
+ * depends on how long the peer's copy
  * queue is: the peer answers UNREGISTER as soon as it reads it.  The
  * final acknowledgment is sent from wherever the last reference drops,
  * in a reply reserved when the remote window was made (one per window,
@@ -199,7 +202,6 @@ void scif_window_epd_init(struct scif_endpt *ep)
 	mutex_init(&ep->rma.lock);
 	mt_init_flags(&ep->rma.local, MT_FLAGS_ALLOC_RANGE);
 	mt_init_flags(&ep->rma.remote, 0);
-	INIT_LIST_HEAD(&ep->rma.withdrawn);
 	atomic_set(&ep->rma.nr_rwindows, 0);
 	atomic_long_set(&ep->rma.nr_rruns, 0);
 }
@@ -611,9 +613,9 @@ static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset,
  * Every window entirely inside the range is closed; a window that is
  * only partly inside fails the call and nothing is closed.  Waits until
  * the peer has taken the windows out of use, which it does as soon as it
- * reads the request, whatever RMAs it still runs on them; the offsets
- * are then free.  The pages stay pinned (and charged) until the peer's
- * last RMA on a window and the last local one have let go.
+ * reads the request, whatever RMAs it still runs on them.  A window an
+ * RMA of the peer still uses keeps its offsets and its pages (pinned and
+ * charged) until that RMA is done.
  *
  * If UNREGISTER cannot be sent (the node went, or a fatal signal), the
  * windows not yet told to the peer stay registered and the error is
@@ -1088,32 +1090,13 @@ out:
 		scif_window_put(dead);
 }
 
-/* A withdrawn window named by its final acknowledgment; under rma.lock. */
-static struct scif_window *scif_window_withdrawn(struct scif_endpt *ep,
-						 const struct scif_msg *msg)
-{
-	struct scif_window *w;
-
-	lockdep_assert_held(&ep->rma.lock);
-	list_for_each_entry(w, &ep->rma.withdrawn, dead)
-		if (w->id == msg->arg[0] && w->offset == msg->arg[1])
-			return w;
-	return NULL;
-}
-
 /*
- * The peer took @w out of use but an RMA of its own still holds it: the
- * offsets are free again, the pages stay until the final acknowledgment.
- * The tree's reference moves to the withdrawn list.
+ * UNREGISTER_ACK: with WITHDRAWN, the peer took the window out of use but
+ * an RMA of its own still holds it: the unregistration is done, the window
+ * keeps its offsets and pages until the final acknowledgment, which takes
+ * it out of the tree.  (A WITHDRAWN that comes after the final answer
+ * finds nothing and is ignored.)
  */
-static void scif_window_withdraw(struct scif_endpt *ep, struct scif_window *w)
-{
-	lockdep_assert_held(&ep->rma.lock);
-	mtree_erase(&ep->rma.local, w->offset >> PAGE_SHIFT);
-	w->state = SCIF_WIN_WITHDRAWN;
-	list_add_tail(&w->dead, &ep->rma.withdrawn);
-}
-
 static void scif_window_handle_unregister_ack(const struct scif_msg *msg,
 					      struct scif_endpt *ep)
 {
@@ -1122,18 +1105,13 @@ static void scif_window_handle_unregister_ack(const struct scif_msg *msg,
 
 	mutex_lock(&ep->rma.lock);
 	w = scif_window_acked(ep, msg, SCIF_WIN_UNREGISTERING);
+	if (!w && !withdrawn)
+		w = scif_window_acked(ep, msg, SCIF_WIN_WITHDRAWN);
 	if (w && withdrawn) {
-		scif_window_withdraw(ep, w);
+		w->state = SCIF_WIN_WITHDRAWN;
 		w = NULL;
 	} else if (w) {
 		scif_window_unlink(ep, w, 0);
-	} else if (!withdrawn) {
-		/* (A WITHDRAWN that comes after the final answer is stale.) */
-		w = scif_window_withdrawn(ep, msg);
-		if (w) {
-			list_del(&w->dead);
-			w->state = SCIF_WIN_DEAD;
-		}
 	}
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);
@@ -1207,8 +1185,6 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err)
 		scif_window_unlink(ep, w, err);
 		list_add_tail(&w->dead, &wins);
 	}
-	if (local)
-		list_splice_init(&ep->rma.withdrawn, &wins);
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);
 
@@ -1230,7 +1206,6 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err)
  */
 void scif_window_epd_destroy(struct scif_endpt *ep)
 {
-	WARN_ON_ONCE(!list_empty(&ep->rma.withdrawn));
 	mtree_destroy(&ep->rma.local);
 	mtree_destroy(&ep->rma.remote);
 }

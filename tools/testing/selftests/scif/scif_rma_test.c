@@ -605,8 +605,8 @@ TEST_F(rma, unregister_while_rma_in_flight)
 	int c = self->cn.client, s = self->cn.server;
 	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
 	uint8_t *a = map_mem(len, rw), *b = map_mem(len, rw);
-	off_t la, rb;
-	int i;
+	off_t la, rb, r2 = -1;
+	int i, mark;
 
 	ASSERT_TRUE(a && b);
 	fill_pattern(a, len, 77);
@@ -616,12 +616,24 @@ TEST_F(rma, unregister_while_rma_in_flight)
 	ASSERT_LE(0, rb);
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, scif_writeto(c, la, len, rb, 0));
-	/* The peer's window goes only once the RMAs using it are done. */
+	/*
+	 * The peer's window is unusable at once, but stays (pages and
+	 * offsets) until the RMAs using it are done.
+	 */
 	EXPECT_EQ(0, scif_unregister(s, rb, len));
-	EXPECT_EQ(-1, check_pattern(b, len, 77));
 	EXPECT_ERRNO(ENXIO, scif_writeto(c, la, len, rb, SCIF_RMA_SYNC));
+	ASSERT_EQ(0, scif_fence_mark(c, SCIF_FENCE_INIT_SELF, &mark));
+	ASSERT_EQ(0, scif_fence_wait(c, mark));
+	EXPECT_EQ(-1, check_pattern(b, len, 77));
+	/* Its offsets come back once the peer's last RMA let go. */
+	for (i = 0; i < 500; i++) {
+		r2 = scif_register(s, b, len, rb, rw, SCIF_MAP_FIXED);
+		if (r2 >= 0 || errno != EADDRINUSE)
+			break;
+		usleep(10000);
+	}
 	/* Our own window: the RMA in flight keeps its pages. */
-	ASSERT_EQ(rb, scif_register(s, b, len, rb, rw, SCIF_MAP_FIXED));
+	ASSERT_EQ(rb, r2) TH_LOG("register again: %s", strerror(errno));
 	memset(b, 0, len);
 	ASSERT_EQ(0, scif_writeto(c, la, len, rb, 0));
 	EXPECT_EQ(0, scif_unregister(c, la, len));
