@@ -376,6 +376,8 @@ void scif_fp_revoke(struct scif_endpt *ep)
 	mutex_lock(&fp->lock);
 	fp->live = false;
 	mutex_unlock(&fp->lock);
+	/* Test build: widen the window between the two steps. */
+	scif_node_test_delay(SCIF_DELAY_FP_REVOKE);
 	unmap_mapping_pages(fp->inode->i_mapping, scif_fp_remote_pgoff(fp),
 			    fp->nr_remote, true);
 	/* Only now: a process that reads the state as 0 finds the half gone. */

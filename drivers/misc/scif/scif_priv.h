@@ -732,6 +732,7 @@ enum scif_node_delay {
 	SCIF_DELAY_CONNECT,	/* connect: node found online, area allocated */
 	SCIF_DELAY_ACCEPT,	/* accept: node found online, area allocated */
 	SCIF_DELAY_NODE_LOST,	/* node lost: paths cut, references not dropped */
+	SCIF_DELAY_FP_REVOKE,	/* fast path revoked: not live, half not zapped */
 	SCIF_DELAY_NR
 };
 
