@@ -5,7 +5,9 @@
  *   endpoints   one line per endpoint not yet destroyed:
  *               "<handle> <state> <port> <peer node>:<peer port>
  *               <tx_bytes> <tx_msgs> <rx_bytes> <rx_msgs> <rma_ops>
- *               <rma_bytes> <errors>" (struct scif_stats)
+ *               <rma_bytes> <errors> <user_tx_bytes> <user_tx_msgs>
+ *               <user_rx_bytes> <user_rx_msgs>" (struct scif_stats; the
+ *               user_* ones as user space reported them, apart)
  *   nodes       one line per node online: "<id> <bus>"
  *   buses       one line per registered bus: "<name> <device> <node>...",
  *               the nodes it reaches (up or coming up)
@@ -45,14 +47,18 @@ static int endpoints_show(struct seq_file *s, void *unused)
 	mutex_lock(&scif_info.eplock);
 	list_for_each_entry(ep, &scif_info.endpoints, list) {
 		spin_lock(&ep->lock);
-		seq_printf(s, "%#llx %s %u %u:%u %llu %llu %llu %llu %llu %llu %llu\n",
+		seq_printf(s, "%#llx %s %u %u:%u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu\n",
 			   ep->handle, scif_epd_state_name(ep->state),
 			   ep->port, ep->peer.node, ep->peer.port,
 			   READ_ONCE(ep->stats.tx_bytes),
 			   READ_ONCE(ep->stats.tx_msgs),
 			   READ_ONCE(ep->stats.rx_bytes),
 			   READ_ONCE(ep->stats.rx_msgs), ep->stats.rma_ops,
-			   ep->stats.rma_bytes, ep->stats.errors);
+			   ep->stats.rma_bytes, ep->stats.errors,
+			   READ_ONCE(ep->stats.user_tx_bytes),
+			   READ_ONCE(ep->stats.user_tx_msgs),
+			   READ_ONCE(ep->stats.user_rx_bytes),
+			   READ_ONCE(ep->stats.user_rx_msgs));
 		spin_unlock(&ep->lock);
 	}
 	mutex_unlock(&scif_info.eplock);

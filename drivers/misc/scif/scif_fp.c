@@ -19,6 +19,9 @@
  * hostile: a count that makes no sense resets the connection as a peer's
  * would, a lock held by a process that no longer exists is taken over,
  * and the kernel never waits for the lock but in an interruptible sleep.
+ * The traffic counts libscif keeps there are the process's word: they
+ * reach only the user_* counters, validated (scif_fp_fold()), never what
+ * the kernel measured.
  *
  * Revocation.  The peer's half may be freed once this side tells the peer
  * it lets go of it, so scif_fp_revoke() runs wherever the core unmaps the
@@ -271,6 +274,10 @@ static int scif_fp_enable(struct scif_endpt *ep)
 	if (ep->state == SCIF_EPD_CONNECTED && ep->rb.remote) {
 		ctl->tx_write = ep->rb.tx_write;
 		ctl->rx_read = ep->rb.rx_read;
+		fp->tx.pos = ep->rb.tx_write;
+		fp->rx.pos = ep->rb.rx_read;
+		fp->tx.kbytes = ep->stats.tx_bytes;
+		fp->rx.kbytes = ep->stats.rx_bytes;
 		ctl->state = SCIF_FP_LIVE;
 		fp->live = true;
 		/* The counts, then the pointer that makes them the endpoint's. */
@@ -376,48 +383,86 @@ void scif_fp_revoke(struct scif_endpt *ep)
 	mutex_lock(&fp->lock);
 	fp->live = false;
 	mutex_unlock(&fp->lock);
+	/* Test build: widen the window between the two steps. */
+	scif_node_test_delay(SCIF_DELAY_FP_REVOKE);
 	unmap_mapping_pages(fp->inode->i_mapping, scif_fp_remote_pgoff(fp),
 			    fp->nr_remote, true);
 	/* Only now: a process that reads the state as 0 finds the half gone. */
 	smp_store_release(&ctl->state, 0);
 }
 
+/* Whether the side's ring count in the page makes sense against the ring. */
+static bool scif_fp_pos_sane(struct scif_endpt *ep, bool tx, u32 pos)
+{
+	u32 avail;
+
+	return tx ? !scif_rb_tx_broken_at(&ep->rb, pos) :
+		    !scif_rb_rx_avail_at(&ep->rb, pos, &avail);
+}
+
+/*
+ * The bytes user space may now claim on one side: what the ring count
+ * moved since the last look (if it makes sense) beyond what the kernel's
+ * own rounds moved meanwhile, added to what it has not claimed yet.
+ */
+static u64 scif_fp_allowance(struct scif_endpt *ep, bool tx,
+			     struct scif_fp_seen *s, u32 pos)
+{
+	u64 kbytes = tx ? ep->stats.tx_bytes : ep->stats.rx_bytes;
+	u64 kmoved = kbytes - s->kbytes;
+	u32 moved = pos - s->pos;
+
+	s->pos = pos;
+	s->kbytes = kbytes;
+	if (moved > kmoved && scif_fp_pos_sane(ep, tx, pos))
+		s->allow = min_t(u64, s->allow + moved - kmoved, U32_MAX);
+	return s->allow;
+}
+
 /**
- * scif_fp_fold() - add what user space counted to the endpoint's and the
- *	node's traffic counters
+ * scif_fp_fold() - take what user space says it moved through the fast
+ *	path into the endpoint's and the node's user_* counters
  * @ep: the endpoint
  * @tx: the transmit side (under send_mutex) or the receive side (under
  *	recv_mutex)
  *
- * The counts are the process's own word; only their increase is taken,
- * and no more messages than bytes.
+ * The counts are the process's own word: they are kept apart from what
+ * the kernel measured (tx_bytes... of struct scif_stats, which they never
+ * reach) and taken only by their increase, never more bytes than the
+ * ring count moved beyond the kernel's own rounds, never more messages
+ * than bytes.  A count that goes back is taken as the new start.
+ *
+ * Context: process context, under the side's data mutex.
  */
 void scif_fp_fold(struct scif_endpt *ep, bool tx)
 {
 	struct scif_fp_ctl *ctl = scif_fp_ctl(ep);
-	u64 *seen = tx ? ep->fp.tx_seen : ep->fp.rx_seen, b, m;
+	struct scif_fp_seen *s = tx ? &ep->fp.tx : &ep->fp.rx;
+	u64 allow, b, m, db, dm;
 
 	if (!ctl)
 		return;
+	allow = scif_fp_allowance(ep, tx, s, tx ? READ_ONCE(ctl->tx_write) :
+						  READ_ONCE(ctl->rx_read));
 	b = tx ? READ_ONCE(ctl->tx_bytes) : READ_ONCE(ctl->rx_bytes);
 	m = tx ? READ_ONCE(ctl->tx_msgs) : READ_ONCE(ctl->rx_msgs);
-	if (b - seen[0] > S32_MAX || m - seen[1] > b - seen[0]) {
-		/* Nonsense: start counting afresh from here. */
-		seen[0] = b;
-		seen[1] = m;
+	db = b - s->bytes;
+	dm = m - s->msgs;
+	s->bytes = b;
+	s->msgs = m;
+	if ((s64)db < 0 || (s64)dm < 0)
 		return;
-	}
+	db = min(db, allow);
+	dm = min(dm, db);
+	s->allow -= db;
 	if (tx) {
-		ep->stats.tx_bytes += b - seen[0];
-		ep->stats.tx_msgs += m - seen[1];
-		scif_node_count_tx(ep->node, b - seen[0], m - seen[1]);
+		ep->stats.user_tx_bytes += db;
+		ep->stats.user_tx_msgs += dm;
 	} else {
-		ep->stats.rx_bytes += b - seen[0];
-		ep->stats.rx_msgs += m - seen[1];
-		scif_node_count_rx(ep->node, b - seen[0], m - seen[1]);
+		ep->stats.user_rx_bytes += db;
+		ep->stats.user_rx_msgs += dm;
 	}
-	seen[0] = b;
-	seen[1] = m;
+	scif_node_count_user(ep->node, tx, db, dm);
 }
 
 /**

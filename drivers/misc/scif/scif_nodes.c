@@ -1014,6 +1014,10 @@ void scif_node_stats_sum(struct scif_node *node, struct scif_stats *sum)
 		sum->rma_ops += READ_ONCE(c->rma_ops);
 		sum->rma_bytes += READ_ONCE(c->rma_bytes);
 		sum->errors += READ_ONCE(c->errors);
+		sum->user_tx_bytes += READ_ONCE(c->user_tx_bytes);
+		sum->user_tx_msgs += READ_ONCE(c->user_tx_msgs);
+		sum->user_rx_bytes += READ_ONCE(c->user_rx_bytes);
+		sum->user_rx_msgs += READ_ONCE(c->user_rx_msgs);
 	}
 }
 

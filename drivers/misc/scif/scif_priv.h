@@ -243,10 +243,17 @@ static inline void scif_rb_set_skew(struct scif_rb *rb, u32 skew)
  * @errors: sends, receives and RMAs that failed (not counting
  *	interruptions by a signal), and, for a node, each time it was taken
  *	offline for a protocol error
+ * @user_tx_bytes: bytes user space says it sent through the fast path
+ *	(its counter page), as validated by scif_fp_fold(): never in the
+ *	fields above, which the kernel measured itself
+ * @user_tx_msgs: the sends it says moved them
+ * @user_rx_bytes: bytes user space says it received through the fast path
+ * @user_rx_msgs: the receives it says moved them
  *
  * A node has one per CPU (scif_node.stats), updated with this_cpu_add()
  * and summed by readers; an endpoint has one (scif_endpt.stats) whose
- * fields are updated under the lock named in struct scif_endpt.
+ * fields are updated under the lock named in struct scif_endpt (the
+ * user_tx_* ones under send_mutex, the user_rx_* ones under recv_mutex).
  */
 struct scif_stats {
 	u64 tx_bytes;
@@ -256,6 +263,10 @@ struct scif_stats {
 	u64 rma_ops;
 	u64 rma_bytes;
 	u64 errors;
+	u64 user_tx_bytes;
+	u64 user_tx_msgs;
+	u64 user_rx_bytes;
+	u64 user_rx_msgs;
 };
 
 /**
@@ -415,6 +426,26 @@ struct scif_conreq {
 };
 
 /**
+ * struct scif_fp_seen - one side of the fast path as scif_fp_fold() last
+ *	saw it
+ * @bytes: user space's byte count (scif_fp_ctl.tx_bytes or rx_bytes)
+ * @msgs: its message count
+ * @kbytes: the bytes the kernel's own rounds had moved (scif_endpt.stats)
+ * @allow: bytes the ring count moved beyond the kernel's own that user
+ *	space has not claimed yet: the most it may still report
+ * @pos: the ring count in the page (tx_write or rx_read)
+ *
+ * Under the side's data mutex (send_mutex, recv_mutex).
+ */
+struct scif_fp_seen {
+	u64 bytes;
+	u64 msgs;
+	u64 kbytes;
+	u64 allow;
+	u32 pos;
+};
+
+/**
  * struct scif_epd_fp - an endpoint's user-space data path (scif_fp.c)
  * @ctl: the counter page once SCIF_FP_OPEN made it (never unset while
  *	files map it), NULL before: set under both data mutexes, read with
@@ -434,8 +465,8 @@ struct scif_conreq {
  * @remote_pfn: the first page frame of the peer's half, as the bus
  *	reaches it
  * @nr_remote: its pages
- * @tx_seen: user space's tx_bytes, tx_msgs already counted (send_mutex)
- * @rx_seen: rx_bytes, rx_msgs already counted (recv_mutex)
+ * @tx: what scif_fp_fold() last saw of the transmit side (send_mutex)
+ * @rx: of the receive side (recv_mutex)
  *
  * Everything but @ctl, @live and the counts is set once, under ctl_mutex,
  * before @ctl.
@@ -453,8 +484,8 @@ struct scif_epd_fp {
 	unsigned long nr_local;
 	unsigned long remote_pfn;
 	unsigned long nr_remote;
-	u64 tx_seen[2];
-	u64 rx_seen[2];
+	struct scif_fp_seen tx;
+	struct scif_fp_seen rx;
 };
 
 /**
@@ -711,6 +742,19 @@ static inline void scif_node_count_rx(struct scif_node *node, u64 bytes,
 	this_cpu_add(node->stats->rx_msgs, msgs);
 }
 
+/* Traffic user space reports through the fast path, once validated. */
+static inline void scif_node_count_user(struct scif_node *node, bool tx,
+					u64 bytes, u64 msgs)
+{
+	if (tx) {
+		this_cpu_add(node->stats->user_tx_bytes, bytes);
+		this_cpu_add(node->stats->user_tx_msgs, msgs);
+	} else {
+		this_cpu_add(node->stats->user_rx_bytes, bytes);
+		this_cpu_add(node->stats->user_rx_msgs, msgs);
+	}
+}
+
 static inline void scif_node_count_rma(struct scif_node *node, u64 bytes)
 {
 	this_cpu_inc(node->stats->rma_ops);
@@ -737,6 +781,7 @@ enum scif_node_delay {
 	SCIF_DELAY_CONNECT,	/* connect: node found online, area allocated */
 	SCIF_DELAY_ACCEPT,	/* accept: node found online, area allocated */
 	SCIF_DELAY_NODE_LOST,	/* node lost: paths cut, references not dropped */
+	SCIF_DELAY_FP_REVOKE,	/* fast path revoked: not live, half not zapped */
 	SCIF_DELAY_NR
 };
 

@@ -167,6 +167,27 @@ static struct scif_stat_attr scif_attr_errors = {
 	.off = offsetof(struct scif_stats, errors),
 };
 
+/* What user space reports through the fast path (scif_fp_fold()). */
+static struct scif_stat_attr scif_attr_user_tx_bytes = {
+	.attr = __ATTR(user_tx_bytes, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, user_tx_bytes),
+};
+
+static struct scif_stat_attr scif_attr_user_tx_msgs = {
+	.attr = __ATTR(user_tx_msgs, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, user_tx_msgs),
+};
+
+static struct scif_stat_attr scif_attr_user_rx_bytes = {
+	.attr = __ATTR(user_rx_bytes, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, user_rx_bytes),
+};
+
+static struct scif_stat_attr scif_attr_user_rx_msgs = {
+	.attr = __ATTR(user_rx_msgs, 0444, scif_stat_show, NULL),
+	.off = offsetof(struct scif_stats, user_rx_msgs),
+};
+
 static struct attribute *scif_stats_attrs[] = {
 	&scif_attr_tx_bytes.attr.attr,
 	&scif_attr_tx_msgs.attr.attr,
@@ -175,6 +196,10 @@ static struct attribute *scif_stats_attrs[] = {
 	&scif_attr_rma_ops.attr.attr,
 	&scif_attr_rma_bytes.attr.attr,
 	&scif_attr_errors.attr.attr,
+	&scif_attr_user_tx_bytes.attr.attr,
+	&scif_attr_user_tx_msgs.attr.attr,
+	&scif_attr_user_rx_bytes.attr.attr,
+	&scif_attr_user_rx_msgs.attr.attr,
 	NULL
 };
 
