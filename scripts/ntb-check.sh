@@ -82,7 +82,7 @@ ntb_run() { # kernel-name
 	rm -rf "$vmdir"
 	echo "check: ntb_netdev and the full-reach window between two VMs, $k"
 	SCIF_VM_MEM=512M bash "$top/qemu/ntb-vm.sh" -2 -R -s ntb-net-steps \
-		-k "$image" -i "$ntb/initrd.cpio" -o "$vmdir" -t 400 \
+		-k "$image" -i "$ntb/initrd.cpio" -o "$vmdir" -t 900 \
 		-S "$BUILD/qemu/ivshmem-server" > "$vmdir.log" 2>&1 ||
 		echo "check: ntb_netdev VMs of $k: launcher reported failure"
 	for j in 0 1; do
