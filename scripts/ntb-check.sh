@@ -35,7 +35,7 @@
 # one without CONFIG_NET skips the ntb_netdev run.
 
 ntb_run() { # kernel-name
-	local k=$1 kdir image rel ntb vmdir j conf soft
+	local k=$1 kdir image rel ntb vmdir j conf soft list
 	if [ "$k" = debug ] &&
 	   [ ! -e "${SCIF_CACHE:-/var/cache/scif}/debug-6.1/arch/x86/boot/bzImage" ]; then
 		record SKIP "$k/ntb (the debug kernel is not built)"
@@ -80,8 +80,13 @@ ntb_run() { # kernel-name
 	fi
 	vmdir=$out/ntb-netdev-$k
 	rm -rf "$vmdir"
-	echo "check: ntb_netdev and the full-reach window between two VMs, $k"
-	SCIF_VM_MEM=512M bash "$top/qemu/ntb-vm.sh" -2 -R -s ntb-net-steps \
+	# Minutes of TCP and link flaps (issue 31 item 9) on 6.12, where a
+	# guest once died of a corrupt slab after such traffic; the other
+	# kernels run the short traffic, for make check's hour.
+	list=ntb-net-steps
+	[ "$k" = 6.12 ] && list=ntb-net-long-steps
+	echo "check: ntb_netdev and the full-reach window between two VMs, $k ($list)"
+	SCIF_VM_MEM=512M bash "$top/qemu/ntb-vm.sh" -2 -R -s "$list" \
 		-k "$image" -i "$ntb/initrd.cpio" -o "$vmdir" -t 900 \
 		-S "$BUILD/qemu/ivshmem-server" > "$vmdir.log" 2>&1 ||
 		echo "check: ntb_netdev VMs of $k: launcher reported failure"

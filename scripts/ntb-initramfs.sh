@@ -4,7 +4,8 @@
 # ntb-initramfs.sh OUT RELEASE NTBDIR
 # The initramfs of the NTB tests: qemu/mkinitramfs.sh's (busybox, init.sh)
 # with the guest steps of qemu/ntb-guest/ (default list ntb-loopback-steps,
-# also ntb-net-steps, ntb-netdev-steps and ntb-fullreach-steps for
+# also ntb-net-steps, ntb-net-long-steps, ntb-netdev-steps and
+# ntb-fullreach-steps for
 # scif.steps=, and the step lists named in $NTB_EXTRA_LISTS and programs
 # in $NTB_EXTRA_FILES: make bench's, scripts/bench-ntb.sh),
 # the guest
@@ -45,7 +46,7 @@ for f in ${NTB_EXTRA_FILES:-}; do
 done
 ${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$stage/tests/ntb-ram-page" \
 	"$guest/ntb-ram-page.c"
-EXTRA_LISTS="$guest/ntb-net-steps $guest/ntb-netdev-steps $guest/ntb-fullreach-steps ${NTB_EXTRA_LISTS:-}" \
+EXTRA_LISTS="$guest/ntb-net-steps $guest/ntb-net-long-steps $guest/ntb-netdev-steps $guest/ntb-fullreach-steps ${NTB_EXTRA_LISTS:-}" \
 	sh "$top/qemu/mkinitramfs.sh" "$stage/base.cpio" \
 	"$guest/ntb-loopback-steps" "$stage/tests"
 
