@@ -4,8 +4,10 @@
  * per user (max_user_endpoints, EMFILE), endpoints closed while their
  * connection request waits still counted, the listen backlog
  * (max_backlog) and requests parked by SCIF_ACCEPTREQ (max_parked,
- * ENOMEM).  The users are unprivileged children (setresuid); the parent
- * (root) sets the module parameters and counts endpoints in debugfs.
+ * ENOMEM).  The defaults must let one user queue
+ * and accept a thousand concurrent connection requests at one listener.
+ * The users are unprivileged children (setresuid); the parent (root)
+ * sets the module parameters and counts endpoints in debugfs.
  *
  * Also the race of a listener's close with SCIF_ACCEPTREG of one of its
  * parked requests, made deterministic by a delay hook of the test build
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <linux/scif_ioctl.h>
 
@@ -520,6 +523,122 @@ TEST_F(limits, parked_requests_capped_enomem)
 	if (pid == 0)
 		_exit(parked_child(UID_A, 3));
 	EXPECT_EQ(0, reap(pid));
+}
+
+/* --- a thousand concurrent requests at the default limits --------------- */
+
+#define NCONN		1000
+
+/* The soft limit on open files raised towards the hard one (no privilege). */
+static int raise_nofile(rlim_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	if (rl.rlim_cur >= want)
+		return 0;
+	if (rl.rlim_max < want)
+		return -1;
+	rl.rlim_cur = want;
+	return setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/*
+ * Wait up to @ms until every one of the @n endpoints in @fd reports an
+ * event for POLLOUT; each one's revents goes to @rev (0: none came).
+ */
+static void settle_all(const int *fd, short *rev, int n, int ms)
+{
+	static struct pollfd p[NCONN];
+	long end = now_ms() + ms;
+	int i, left = n;
+
+	for (i = 0; i < n; i++) {
+		p[i] = (struct pollfd){ .fd = fd[i], .events = POLLOUT };
+		rev[i] = 0;
+	}
+	while (left && now_ms() < end) {
+		if (poll(p, n, 100) < 0)
+			return;
+		for (i = 0; i < n; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			rev[i] = p[i].revents;
+			p[i].fd = -1;	/* ignored from now on */
+			left--;
+		}
+	}
+}
+
+/*
+ * Child, as @uid, with every limit at its default: a listener with a
+ * backlog of NCONN, NCONN non-blocking connects to it issued at once,
+ * then every request accepted.  Each connect must end connected: none
+ * refused.  The counts go to stderr.
+ */
+static int thousand_child(uid_t uid)
+{
+	static int fd[NCONN], nfd[NCONN];
+	static short rev[NCONN];
+	struct scif_port_id dst = { .node = local_node() }, peer;
+	int lfd, i, refused = 0, accepted = 0, connected = 0, other = 0;
+
+	if (become(uid))
+		return 10;
+	/* Both ends of every connection, the listener and stdio. */
+	if (raise_nofile(2 * NCONN + 32)) {
+		fprintf(stderr, "# cannot have %d files open\n", 2 * NCONN + 32);
+		return 11;
+	}
+	lfd = listener(0, NCONN, &dst.port);
+	if (lfd < 0)
+		return 12;
+	for (i = 0; i < NCONN; i++) {
+		fd[i] = scif_open();
+		if (fd[i] < 0 || connect_nb(fd[i], dst.port)) {
+			fprintf(stderr, "# connect %d: %s\n", i, strerror(errno));
+			return 13;
+		}
+	}
+	while (accepted < NCONN && poll_one(lfd, POLLIN, WAIT_MS) == POLLIN) {
+		if (scif_accept(lfd, &peer, &nfd[accepted], 0)) {
+			fprintf(stderr, "# accept %d: %s\n", accepted,
+				strerror(errno));
+			break;
+		}
+		accepted++;
+	}
+	settle_all(fd, rev, NCONN, 2 * WAIT_MS);
+	for (i = 0; i < NCONN; i++) {
+		if (rev[i] & POLLERR)
+			refused++;
+		else if ((rev[i] & POLLOUT) && scif_connect(fd[i], &dst) > 0)
+			connected++;
+		else
+			other++;
+	}
+	fprintf(stderr, "# %d concurrent connects, backlog %d: %d refused, %d accepted, %d connected, %d neither\n",
+		NCONN, NCONN, refused, accepted, connected, other);
+	for (i = 0; i < accepted; i++)
+		close(nfd[i]);
+	for (i = 0; i < NCONN; i++)
+		close(fd[i]);
+	close(lfd);
+	return refused || accepted != NCONN || connected != NCONN ? 14 : 0;
+}
+
+TEST_F_TIMEOUT(limits, thousand_concurrent_connects_queued, 120)
+{
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(thousand_child(UID_A));
+	EXPECT_EQ(0, reap(pid));
+	/* Every endpoint of the child goes. */
+	EXPECT_EQ(self->base, count_at_most(self->base, 30000));
 }
 
 /* --- listener close racing SCIF_ACCEPTREG -------------------------------- */
