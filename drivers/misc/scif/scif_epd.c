@@ -43,49 +43,94 @@ static bool scif_epd_count_get(void)
 	return false;
 }
 
+/* The entry of @uid, with one more reference; under user_lock. */
+static struct scif_user *scif_user_get(kuid_t uid)
+{
+	struct scif_user *u = xa_load(&scif_info.users, __kuid_val(uid));
+	int err;
+
+	lockdep_assert_held(&scif_info.user_lock);
+	if (u) {
+		u->ref++;
+		return u;
+	}
+	u = scif_kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u)
+		return ERR_PTR(-ENOMEM);
+	u->uid = uid;
+	u->ref = 1;
+	err = scif_fail_alloc() ? -ENOMEM :
+	      xa_err(xa_store(&scif_info.users, __kuid_val(uid), u,
+			      GFP_KERNEL));
+	if (err) {
+		kfree(u);
+		return ERR_PTR(err);
+	}
+	return u;
+}
+
+/* Drop a reference of scif_user_get(); under user_lock. */
+static void scif_user_put(struct scif_user *u)
+{
+	lockdep_assert_held(&scif_info.user_lock);
+	if (--u->ref)
+		return;
+	WARN_ON_ONCE(u->nr_endpoints || atomic_long_read(&u->nr_rwindows) ||
+		     atomic_long_read(&u->nr_rruns));
+	xa_erase(&scif_info.users, __kuid_val(u->uid));
+	kfree(u);
+}
+
 /*
- * Charge a new endpoint to the current user: 0, -EMFILE or -ENOMEM.  The
- * privilege is asked about only at the limit (capable() is not free,
- * and marks the task as having used it): below it every endpoint
- * counts, beyond it a CAP_SYS_RESOURCE caller's are not charged.
+ * Make the current user the owner of a new endpoint and count it against
+ * max_user_endpoints: 0, -EMFILE or -ENOMEM.  The privilege is asked
+ * about only at the limit (capable() is not free, and marks the task as
+ * having used it): below it every endpoint counts, beyond it a
+ * CAP_SYS_RESOURCE caller's are not counted (but still owned).
  */
 static int scif_epd_user_charge(struct scif_endpt *ep)
 {
-	kuid_t uid = current_uid();
-	unsigned long n;
-	int err;
+	struct scif_user *u;
+	bool over;
 
 	mutex_lock(&scif_info.user_lock);
-	n = xa_to_value(xa_load(&scif_info.users, __kuid_val(uid)));
-	if (n >= READ_ONCE(scif_max_user_endpoints)) {
+	u = scif_user_get(current_uid());
+	if (IS_ERR(u)) {
 		mutex_unlock(&scif_info.user_lock);
-		return capable(CAP_SYS_RESOURCE) ? 0 : -EMFILE;
+		return PTR_ERR(u);
 	}
-	err = scif_fail_alloc() ? -ENOMEM :
-	      xa_err(xa_store(&scif_info.users, __kuid_val(uid),
-			      xa_mk_value(n + 1), GFP_KERNEL));
+	over = u->nr_endpoints >= READ_ONCE(scif_max_user_endpoints);
+	if (!over)
+		u->nr_endpoints++;
 	mutex_unlock(&scif_info.user_lock);
-	if (err)
-		return err;
-	ep->uid = uid;
-	ep->user_charged = true;
+	ep->owner = u;
+	ep->user_charged = !over;
+	if (over && !capable(CAP_SYS_RESOURCE))
+		return -EMFILE;	/* the caller lets go of the owner */
 	return 0;
 }
 
+/* Stop counting @ep against max_user_endpoints. */
 static void scif_epd_user_uncharge(struct scif_endpt *ep)
 {
-	unsigned long n, idx = __kuid_val(ep->uid);
-
 	if (!ep->user_charged)
 		return;
 	ep->user_charged = false;
 	mutex_lock(&scif_info.user_lock);
-	n = xa_to_value(xa_load(&scif_info.users, idx));
-	if (WARN_ON_ONCE(!n) || n == 1)
-		xa_erase(&scif_info.users, idx);
-	else	/* replaces a value in place: no allocation, cannot fail */
-		xa_store(&scif_info.users, idx, xa_mk_value(n - 1), GFP_KERNEL);
+	WARN_ON_ONCE(!ep->owner->nr_endpoints--);
 	mutex_unlock(&scif_info.user_lock);
+}
+
+/* The endpoint is destroyed: it no longer holds its owner. */
+static void scif_epd_user_release(struct scif_endpt *ep)
+{
+	if (!ep->owner)
+		return;
+	scif_epd_user_uncharge(ep);
+	mutex_lock(&scif_info.user_lock);
+	scif_user_put(ep->owner);
+	mutex_unlock(&scif_info.user_lock);
+	ep->owner = NULL;
 }
 
 /**
@@ -195,6 +240,7 @@ static void scif_epd_free_work(struct work_struct *work)
 	scif_node_area_free(&ep->rb);
 	if (ep->count_until_free)
 		scif_epd_uncount(ep);
+	scif_epd_user_release(ep);
 	mem_cgroup_put(ep->memcg);
 	kfree_rcu(ep, rcu);
 }
@@ -263,7 +309,7 @@ struct scif_endpt *scif_epd_create(bool user)
 	if (user) {
 		err = scif_epd_user_charge(ep);
 		if (err)
-			goto undo_alloc;
+			goto undo_charge;
 		ep->memcg = get_mem_cgroup_from_mm(current->mm);
 	}
 	kref_init(&ep->ref);
@@ -291,8 +337,7 @@ struct scif_endpt *scif_epd_create(bool user)
 
 undo_charge:
 	mem_cgroup_put(ep->memcg);
-	scif_epd_user_uncharge(ep);
-undo_alloc:
+	scif_epd_user_release(ep);
 	kfree(ep);
 undo_count:
 	atomic_dec(&scif_info.nr_endpoints);

@@ -21,15 +21,21 @@ module_param_named(max_endpoints, scif_max_endpoints, uint, 0644);
 MODULE_PARM_DESC(max_endpoints,
 		 "Most endpoints that may exist at once: open ones, and closed ones the peer still holds; further opens fail with ENFILE (default 65536)");
 
-unsigned int scif_max_user_endpoints = 1024;
+/*
+ * Enough for one user's 4000 connections with both ends on this node
+ * (a backlog of its own connectors near the somaxconn cap, accepted),
+ * and an eighth of max_endpoints, so that one user leaves room for others.
+ */
+unsigned int scif_max_user_endpoints = 8192;
 module_param_named(max_user_endpoints, scif_max_user_endpoints, uint, 0644);
 MODULE_PARM_DESC(max_user_endpoints,
-		 "Most endpoints that one user (real uid) may have at once, counted as for max_endpoints; further opens fail with EMFILE. Not applied to CAP_SYS_RESOURCE nor to kernel clients (default 1024)");
+		 "Most endpoints that one user (real uid) may have at once, counted as for max_endpoints; further opens fail with EMFILE. Not applied to CAP_SYS_RESOURCE nor to kernel clients (default 8192)");
 
-unsigned int scif_max_backlog = 128;
+/* Today's somaxconn: what a listener asks for is queued, as in SCIF. */
+unsigned int scif_max_backlog = 4096;
 module_param_named(max_backlog, scif_max_backlog, uint, 0644);
 MODULE_PARM_DESC(max_backlog,
-		 "Most connection requests that may wait at one listener, whatever backlog listen was given (as somaxconn); further requests are refused (default 128)");
+		 "Most connection requests that may wait at one listener, whatever backlog listen was given (as somaxconn); further requests are refused (default 4096)");
 
 unsigned int scif_max_parked = 64;
 module_param_named(max_parked, scif_max_parked, uint, 0644);

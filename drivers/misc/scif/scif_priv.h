@@ -20,7 +20,10 @@
  * with CAP_SYS_RESOURCE and kernel clients are not charged), from its
  * creation until its owner closes it or, if the protocol still holds it
  * then (a close while connecting or connected), until it is destroyed:
- * an endpoint that lingers for its peer keeps its slot.  Endpoints and
+ * an endpoint that lingers for its peer keeps its slot.  A user's
+ * endpoint holds its user's struct scif_user until it is destroyed; the
+ * peers' windows that the user's endpoints hold are counted there too,
+ * against the user's share of the node budgets.  Endpoints and
  * their receive rings are charged to the memory cgroup of the task that
  * allocates them.  A listener holds at most max_backlog requests (the
  * backlog given to listen is clamped to it) and at most max_parked
@@ -489,6 +492,29 @@ struct scif_epd_fp {
 };
 
 /**
+ * struct scif_user - what the endpoints of one local user hold
+ * @uid: the user (real uid of the opener), its index in scif_info.users
+ * @ref: endpoints whose @owner this is, until they are destroyed
+ * @nr_endpoints: those counted against max_user_endpoints
+ * @nr_rwindows: peers' windows known to the user's endpoints, of every
+ *	node (atomic; charged by scif_window.c against the user's share of
+ *	max_remote_windows_per_node)
+ * @nr_rruns: their runs (the share of max_remote_runs_per_node)
+ *
+ * Kernel clients' endpoints have none.
+ */
+struct scif_user {
+	kuid_t uid;
+
+	/* scif_info.user_lock protects ref and nr_endpoints */
+	unsigned int ref;
+	unsigned int nr_endpoints;
+
+	atomic_long_t nr_rwindows;
+	atomic_long_t nr_rruns;
+};
+
+/**
  * struct scif_endpt - one SCIF endpoint
  * @ref: see the implementation notes
  * @rcu: frees the endpoint after lookups that may still see it
@@ -535,8 +561,10 @@ struct scif_epd_fp {
  * @parked: those in scif_info.parked
  * @user: opened by user space: its memory is charged to the opener's
  *	memory cgroup
- * @uid: the user charged for the endpoint, if @user_charged
- * @user_charged: counted in scif_info.users
+ * @owner: for @user, the user that opened the endpoint (a reference,
+ *	until the endpoint is destroyed): what its peer makes this node
+ *	hold is charged to it too (max_remote_user_share)
+ * @user_charged: counted in @owner's nr_endpoints
  * @memcg: for @user, the opener's memory cgroup (a reference, dropped
  *	when the endpoint is freed): what the peer makes this node allocate
  *	for the endpoint outside the opener's context (a remote window's run
@@ -591,7 +619,7 @@ struct scif_endpt {
 	bool count_until_free;
 
 	bool user;
-	kuid_t uid;
+	struct scif_user *owner;
 	bool user_charged;
 	struct mem_cgroup *memcg;
 
@@ -619,8 +647,8 @@ static inline struct scif_fp_ctl *scif_fp_ctl(struct scif_endpt *ep)
  * @epds: endpoints by id (the low half of their handle)
  * @nr_endpoints: endpoints counted (see the notes), bounded by
  *	max_endpoints
- * @user_lock: protects @users
- * @users: endpoints counted per user (xa_mk_value), by kuid
+ * @user_lock: protects @users and the users' @ref and @nr_endpoints
+ * @users: the struct scif_user of each user with an endpoint, by kuid
  * @next_gen: generation source for handles
  * @port_lock: protects @ports and @listeners
  * @ports: reference count of each port in use (xa_mk_value)
@@ -651,7 +679,7 @@ struct scif_info {
 	atomic_t nr_endpoints;
 	atomic_t next_gen;
 
-	/* user_lock protects users; taken alone */
+	/* user_lock protects users, their ref and nr_endpoints; alone */
 	struct mutex user_lock;
 	struct xarray users;
 

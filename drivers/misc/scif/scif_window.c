@@ -40,6 +40,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/io.h>
+#include <linux/math.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
@@ -81,6 +82,17 @@ static unsigned int scif_max_rruns_node = 1U << 22;
 module_param_named(max_remote_runs_per_node, scif_max_rruns_node, uint, 0644);
 MODULE_PARM_DESC(max_remote_runs_per_node,
 		 "Runs of those windows (default 4194304)");
+/*
+ * On loopback every local user's endpoints charge the same node: the
+ * endpoints of one local user (the opener of the endpoint the peer
+ * registers with) together hold at most this percentage of the two
+ * per-node budgets, over all nodes, so one user leaves room to others.
+ */
+static unsigned int scif_rwindow_user_share = 25;
+module_param_named(max_remote_user_share, scif_rwindow_user_share, uint,
+		   0644);
+MODULE_PARM_DESC(max_remote_user_share,
+		 "Percent of max_remote_windows_per_node and of max_remote_runs_per_node that the endpoints of one local user may hold, over all nodes; 100 or more: no share, the node budgets alone (default 25)");
 
 /*
  * How long a registrant waits for the peer's answer to REGISTER or
@@ -717,23 +729,48 @@ static void scif_rwindow_unmap(struct scif_rwindow *rw, unsigned long n)
 static void scif_rwindow_uncharge(struct scif_endpt *ep, struct scif_node *node,
 				  unsigned long runs)
 {
+	struct scif_user *u = ep->owner;
+
 	atomic_long_sub(runs, &ep->rma.nr_rruns);
 	atomic_long_dec(&node->nr_rwindows);
 	atomic_long_sub(runs, &node->nr_rruns);
+	if (u) {
+		atomic_long_dec(&u->nr_rwindows);
+		atomic_long_sub(runs, &u->nr_rruns);
+	}
 }
 
 /*
- * Charge a remote window of @runs runs to the endpoint's and the node's
- * budgets, before anything is allocated for it; -EAGAIN if over one.
- * (The endpoint's window count is nr_rwindows, changed under rma.lock,
- * which the caller holds.)
+ * Charge the user's share of the node budgets; true if over it.  Always
+ * counted, so that the uncharge matches whatever the share is by then.
+ */
+static bool scif_rwindow_user_over(struct scif_user *u, unsigned long runs)
+{
+	unsigned int share = READ_ONCE(scif_rwindow_user_share);
+	unsigned long max_windows = READ_ONCE(scif_max_rwindows_node);
+	unsigned long max_runs = READ_ONCE(scif_max_rruns_node);
+	unsigned long windows, nr_runs;
+
+	windows = atomic_long_inc_return(&u->nr_rwindows);
+	nr_runs = atomic_long_add_return(runs, &u->nr_rruns);
+	if (share >= 100)
+		return false;
+	return windows > mult_frac(max_windows, share, 100) ||
+	       nr_runs > mult_frac(max_runs, share, 100);
+}
+
+/*
+ * Charge a remote window of @runs runs to the budgets of the endpoint,
+ * of its owner (a local user) and of the node, before anything is
+ * allocated for it; -EAGAIN if over one.  (The endpoint's window count
+ * is nr_rwindows, changed under rma.lock, which the caller holds; the
+ * owner outlives the endpoint's windows.)
  */
 static int scif_rwindow_charge(struct scif_endpt *ep, struct scif_node *node,
 			       unsigned long runs)
 {
 	bool over;
 
-	lockdep_assert_held(&ep->rma.lock);
 	lockdep_assert_held(&ep->rma.lock);
 	over = atomic_read(&ep->rma.nr_rwindows) >=
 	       READ_ONCE(scif_max_rwindows_ep);
@@ -743,6 +780,8 @@ static int scif_rwindow_charge(struct scif_endpt *ep, struct scif_node *node,
 		READ_ONCE(scif_max_rwindows_node);
 	over |= atomic_long_add_return(runs, &node->nr_rruns) >
 		READ_ONCE(scif_max_rruns_node);
+	if (ep->owner)
+		over |= scif_rwindow_user_over(ep->owner, runs);
 	if (over) {
 		scif_rwindow_uncharge(ep, node, runs);
 		return -EAGAIN;

@@ -4,8 +4,11 @@
  * per user (max_user_endpoints, EMFILE), endpoints closed while their
  * connection request waits still counted, the listen backlog
  * (max_backlog) and requests parked by SCIF_ACCEPTREQ (max_parked,
- * ENOMEM).  The users are unprivileged children (setresuid); the parent
- * (root) sets the module parameters and counts endpoints in debugfs.
+ * ENOMEM), and one user's share of the node's budget for the peer's
+ * windows (max_remote_user_share).  The defaults must let one user queue
+ * and accept a thousand concurrent connection requests at one listener.
+ * The users are unprivileged children (setresuid); the parent (root)
+ * sets the module parameters and counts endpoints in debugfs.
  *
  * Also the race of a listener's close with SCIF_ACCEPTREG of one of its
  * parked requests, made deterministic by a delay hook of the test build
@@ -24,6 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <linux/scif_ioctl.h>
 
@@ -37,6 +42,9 @@
 #define P_BACKLOG	PARAM_DIR "max_backlog"
 #define P_PARKED	PARAM_DIR "max_parked"
 #define P_CLOSE_DELAY	PARAM_DIR "test_listener_close_delay_ms"
+#define P_RWIN_EP	PARAM_DIR "max_remote_windows_per_ep"
+#define P_RWIN_NODE	PARAM_DIR "max_remote_windows_per_node"
+#define P_SHARE		PARAM_DIR "max_remote_user_share"
 
 #define UID_A		1000
 #define UID_B		1001
@@ -150,8 +158,8 @@ static int connect_nb(int fd, uint16_t port)
 
 /* The saved module parameters, restored after each test. */
 FIXTURE(limits) {
-	char user[32], backlog[32], parked[32];
-	int have_user, have_backlog, have_parked;
+	char user[32], backlog[32], parked[32], rwin_ep[32], rwin_node[32];
+	int have_user, have_backlog, have_parked, have_rwin;
 	int base;
 };
 
@@ -162,6 +170,10 @@ FIXTURE_SETUP(limits)
 					sizeof(self->backlog));
 	self->have_parked = !read_file(P_PARKED, self->parked,
 				       sizeof(self->parked));
+	self->have_rwin = !read_file(P_RWIN_EP, self->rwin_ep,
+				     sizeof(self->rwin_ep)) &&
+			  !read_file(P_RWIN_NODE, self->rwin_node,
+				     sizeof(self->rwin_node));
 	/* Earlier tests' endpoints are gone when the list stops shrinking. */
 	self->base = count_at_most(0, 1000);
 	ASSERT_LE(0, self->base) TH_LOG("no %s", EPD_LIST);
@@ -175,6 +187,10 @@ FIXTURE_TEARDOWN(limits)
 		EXPECT_EQ(0, write_file(P_BACKLOG, self->backlog));
 	if (self->have_parked)
 		EXPECT_EQ(0, write_file(P_PARKED, self->parked));
+	if (self->have_rwin) {
+		EXPECT_EQ(0, write_file(P_RWIN_EP, self->rwin_ep));
+		EXPECT_EQ(0, write_file(P_RWIN_NODE, self->rwin_node));
+	}
 }
 
 /* --- open/connect/close against one's own listener --------------------- */
@@ -520,6 +536,254 @@ TEST_F(limits, parked_requests_capped_enomem)
 	if (pid == 0)
 		_exit(parked_child(UID_A, 3));
 	EXPECT_EQ(0, reap(pid));
+}
+
+/* --- a thousand concurrent requests at the default limits --------------- */
+
+#define NCONN		1000
+
+/* The soft limit on open files raised towards the hard one (no privilege). */
+static int raise_nofile(rlim_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	if (rl.rlim_cur >= want)
+		return 0;
+	if (rl.rlim_max < want)
+		return -1;
+	rl.rlim_cur = want;
+	return setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/*
+ * Wait up to @ms until every one of the @n endpoints in @fd reports an
+ * event for POLLOUT; each one's revents goes to @rev (0: none came).
+ */
+static void settle_all(const int *fd, short *rev, int n, int ms)
+{
+	static struct pollfd p[NCONN];
+	long end = now_ms() + ms;
+	int i, left = n;
+
+	for (i = 0; i < n; i++) {
+		p[i] = (struct pollfd){ .fd = fd[i], .events = POLLOUT };
+		rev[i] = 0;
+	}
+	while (left && now_ms() < end) {
+		if (poll(p, n, 100) < 0)
+			return;
+		for (i = 0; i < n; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			rev[i] = p[i].revents;
+			p[i].fd = -1;	/* ignored from now on */
+			left--;
+		}
+	}
+}
+
+/*
+ * Child, as @uid, with every limit at its default: a listener with a
+ * backlog of NCONN, NCONN non-blocking connects to it issued at once,
+ * then every request accepted.  Each connect must end connected: none
+ * refused.  The counts go to stderr.
+ */
+static int thousand_child(uid_t uid)
+{
+	static int fd[NCONN], nfd[NCONN];
+	static short rev[NCONN];
+	struct scif_port_id dst = { .node = local_node() }, peer;
+	int lfd, i, refused = 0, accepted = 0, connected = 0, other = 0;
+
+	if (become(uid))
+		return 10;
+	/* Both ends of every connection, the listener and stdio. */
+	if (raise_nofile(2 * NCONN + 32)) {
+		fprintf(stderr, "# cannot have %d files open\n", 2 * NCONN + 32);
+		return 11;
+	}
+	lfd = listener(0, NCONN, &dst.port);
+	if (lfd < 0)
+		return 12;
+	for (i = 0; i < NCONN; i++) {
+		fd[i] = scif_open();
+		if (fd[i] < 0 || connect_nb(fd[i], dst.port)) {
+			fprintf(stderr, "# connect %d: %s\n", i, strerror(errno));
+			return 13;
+		}
+	}
+	while (accepted < NCONN && poll_one(lfd, POLLIN, WAIT_MS) == POLLIN) {
+		if (scif_accept(lfd, &peer, &nfd[accepted], 0)) {
+			fprintf(stderr, "# accept %d: %s\n", accepted,
+				strerror(errno));
+			break;
+		}
+		accepted++;
+	}
+	settle_all(fd, rev, NCONN, 2 * WAIT_MS);
+	for (i = 0; i < NCONN; i++) {
+		if (rev[i] & POLLERR)
+			refused++;
+		else if ((rev[i] & POLLOUT) && scif_connect(fd[i], &dst) > 0)
+			connected++;
+		else
+			other++;
+	}
+	fprintf(stderr, "# %d concurrent connects, backlog %d: %d refused, %d accepted, %d connected, %d neither\n",
+		NCONN, NCONN, refused, accepted, connected, other);
+	for (i = 0; i < accepted; i++)
+		close(nfd[i]);
+	for (i = 0; i < NCONN; i++)
+		close(fd[i]);
+	close(lfd);
+	return refused || accepted != NCONN || connected != NCONN ? 14 : 0;
+}
+
+TEST_F_TIMEOUT(limits, thousand_concurrent_connects_queued, 120)
+{
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(thousand_child(UID_A));
+	EXPECT_EQ(0, reap(pid));
+	/* Every endpoint of the child goes. */
+	EXPECT_EQ(self->base, count_at_most(self->base, 30000));
+}
+
+/* --- one user's share of the node's window budget ------------------------ */
+
+#define WIN_PER_EP	8
+#define WIN_NODE	64
+#define WIN_PAIRS	16
+#define PG		4096
+
+/* A connected pair through this node's listener @lfd at @port: 0 or -1. */
+static int pair_open(int lfd, uint16_t port, int *cfd, int *sfd)
+{
+	struct scif_port_id dst = { .node = local_node(), .port = port }, peer;
+	int fl;
+
+	*cfd = scif_open();
+	if (*cfd < 0 || connect_nb(*cfd, port) ||
+	    poll_one(lfd, POLLIN, WAIT_MS) != POLLIN ||
+	    scif_accept(lfd, &peer, sfd, 0) ||
+	    !(poll_one(*cfd, POLLOUT, WAIT_MS) & POLLOUT) ||
+	    scif_connect(*cfd, &dst) <= 0)
+		return -1;
+	fl = fcntl(*cfd, F_GETFL);
+	return fl < 0 ? -1 : fcntl(*cfd, F_SETFL, fl & ~O_NONBLOCK);
+}
+
+/*
+ * Child, as @uid: connection after connection to its own listener, each
+ * registering one-page windows until EAGAIN; it stops at the first
+ * connection refused before its own budget (WIN_PER_EP) is used up: the
+ * user's (or the node's) budget is.  Reports the windows it holds and
+ * whether it stopped so, then keeps them until the parent says.
+ */
+static int win_hog_child(struct chan *ch, uid_t uid)
+{
+	int lfd, cfd[WIN_PAIRS], sfd[WIN_PAIRS], i, n, total = 0, full = 0;
+	uint8_t *buf;
+	uint16_t port;
+
+	chan_child(ch);
+	if (become(uid))
+		return 10;
+	buf = mmap(NULL, (WIN_NODE + 1) * PG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	lfd = listener(0, 4, &port);
+	if (buf == MAP_FAILED || lfd < 0)
+		return 11;
+	for (i = 0; i < WIN_PAIRS && !full; i++) {
+		if (pair_open(lfd, port, &cfd[i], &sfd[i]))
+			return 12;
+		for (n = 0; total <= WIN_NODE; n++, total++)
+			if (scif_register(cfd[i], buf + total * PG, PG, 0,
+					  SCIF_PROT_READ, 0) < 0)
+				break;
+		if (total > WIN_NODE || errno != EAGAIN) {
+			fprintf(stderr, "# uid %d: register %d: %s\n", uid,
+				total, strerror(errno));
+			return 13;
+		}
+		full = n < WIN_PER_EP;
+	}
+	if (chan_put(ch->up[1], total) || chan_put(ch->up[1], full) ||
+	    chan_get(ch->down[0], 60000, &n))
+		return 14;
+	return 0;	/* the exit closes everything */
+}
+
+/* Child, as @uid: one connection, one window.  0, or the errno. */
+static int win_one_child(uid_t uid)
+{
+	int lfd, cfd, sfd;
+	uint8_t *buf;
+	uint16_t port;
+
+	if (become(uid))
+		return 100;
+	buf = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	lfd = listener(0, 4, &port);
+	if (buf == MAP_FAILED || lfd < 0 || pair_open(lfd, port, &cfd, &sfd))
+		return 101;
+	if (scif_register(cfd, buf, PG, 0, SCIF_PROT_READ, 0) < 0)
+		return errno;
+	return 0;
+}
+
+TEST_F(limits, window_budget_shared_fairly_between_users)
+{
+	int total = -1, full = -1, status;
+	char share[32] = "";
+	struct chan ch;
+	pid_t pa, pb;
+
+	ASSERT_TRUE(self->have_rwin) TH_LOG("no window budget parameters");
+	/* The node's budget small, an endpoint's smaller: A needs several. */
+	ASSERT_EQ(0, set_param(P_RWIN_NODE, WIN_NODE));
+	ASSERT_EQ(0, set_param(P_RWIN_EP, WIN_PER_EP));
+	if (!read_file(P_SHARE, share, sizeof(share)))
+		share[strcspn(share, "\n")] = '\0';
+
+	ASSERT_EQ(0, chan_open(&ch));
+	pa = fork();
+	ASSERT_LE(0, pa);
+	if (pa == 0)
+		_exit(win_hog_child(&ch, UID_A));
+	chan_parent(&ch);
+	EXPECT_EQ(0, chan_get(ch.up[0], 60000, &total));
+	EXPECT_EQ(0, chan_get(ch.up[0], 1000, &full));
+	EXPECT_EQ(1, full) TH_LOG("uid %d never refused", UID_A);
+	fprintf(stderr, "# uid %d holds %d windows, the node's budget %d (share %s)\n",
+		UID_A, total, WIN_NODE, share[0] ? share : "none");
+	/* What the share gives, rounded down. */
+	if (share[0] && atoi(share) < 100)
+		EXPECT_EQ(WIN_NODE * atoi(share) / 100, total);
+
+	/* While A holds all it could, B still registers. */
+	pb = fork();
+	ASSERT_LE(0, pb);
+	if (pb == 0)
+		_exit(win_one_child(UID_B));
+	status = reap(pb);
+	EXPECT_EQ(0, status)
+		TH_LOG("uid %d holds %d of the node's %d windows (share %s): uid %d's register: %s",
+		       UID_A, total, WIN_NODE, share[0] ? share : "none",
+		       UID_B, status > 0 && status < 100 ? strerror(status) :
+		       "setup failed");
+	EXPECT_GT(WIN_NODE, total);
+
+	chan_put(ch.down[1], 0);
+	EXPECT_EQ(0, reap(pa));
+	close(ch.up[0]);
+	close(ch.down[1]);
 }
 
 /* --- listener close racing SCIF_ACCEPTREG -------------------------------- */

@@ -519,10 +519,12 @@ TEST(huge_mmap_enxio)
 static const char *const budget_params[] = {
 	"max_remote_windows_per_ep", "max_remote_runs_per_ep",
 	"max_remote_windows_per_node", "max_remote_runs_per_node",
+	"max_remote_user_share",
 };
+#define NR_BUDGET	ARRAY_SIZE(budget_params)
 
 FIXTURE(budget) {
-	long saved[4];
+	long saved[NR_BUDGET];
 	struct conn a, b;
 	uint8_t *buf;
 	long pinned0;
@@ -537,10 +539,12 @@ FIXTURE_SETUP(budget)
 	self->buf = MAP_FAILED;
 	if (getenv("SCIF_REG_SILENT"))
 		return;		/* the test skips */
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < NR_BUDGET; i++) {
 		self->saved[i] = get_param(budget_params[i]);
 		ASSERT_LT(0, self->saved[i]) TH_LOG("no %s", budget_params[i]);
 	}
+	/* The budgets below, not the user's share (scif_limits_test's). */
+	ASSERT_EQ(0, set_param("max_remote_user_share", 100));
 	self->pinned0 = rma_stat("pinned_pages");
 	ASSERT_EQ(0, connect_pair(&self->a));
 	ASSERT_EQ(0, connect_pair(&self->b));
@@ -559,7 +563,7 @@ FIXTURE_TEARDOWN(budget)
 	close(self->a.server);
 	close(self->b.client);
 	close(self->b.server);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < NR_BUDGET; i++)
 		set_param(budget_params[i], self->saved[i]);
 	munmap(self->buf, 16 * PG);
 	EXPECT_EQ(self->pinned0, pinned_settles_at(self->pinned0));
