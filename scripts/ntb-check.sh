@@ -83,8 +83,8 @@ ntb_run() { # kernel-name
 	# Minutes of TCP and link flaps (issue 31 item 9) on 6.12, where a
 	# guest once died of a corrupt slab after such traffic; the other
 	# kernels run the short traffic, for make check's hour.
-	list=ntb-net-steps
-	[ "$k" = 6.12 ] && list=ntb-net-long-steps
+	list="ntb-net-steps"
+	[ "$k" = 6.12 ] && list="ntb-net-long-steps"
 	echo "check: ntb_netdev and the full-reach window between two VMs, $k ($list)"
 	SCIF_VM_MEM=512M bash "$top/qemu/ntb-vm.sh" -2 -R -s "$list" \
 		-k "$image" -i "$ntb/initrd.cpio" -o "$vmdir" -t 900 \
