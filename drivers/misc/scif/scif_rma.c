@@ -56,6 +56,11 @@
 /* Descriptors an endpoint may have queued; the issuer waits beyond. */
 #define SCIF_RMA_MAX_QUEUED	64
 /*
+ * Descriptors the worker runs for an endpoint before it requeues the
+ * endpoint's work item behind the others (see scif_rma_engine_work()).
+ */
+#define SCIF_ENG_BUDGET		16
+/*
  * An asynchronous RMA longer than this goes to the worker even when
  * nothing is pending: its caller does not wait for a long copy, which
  * it may overlap with its own work (synchronous RMAs have no bound).
@@ -77,6 +82,11 @@ static atomic_long_t scif_rma_pinned;
  * place, as for one in its endpoint's queue.  A caller that runs its own
  * descriptors as it queues them (see scif_rma_claim_idle()) is counted
  * but never waits: it has one at a time.
+ *
+ * The waits are exclusive and each place given back wakes one waiter,
+ * the longest waiting: with hundreds of issuers waiting, waking them all
+ * for every descriptor completed spent the CPUs on wake-ups instead of
+ * copies, and left who got the place to chance.
  */
 static unsigned int scif_rma_max_queued = 4096;
 module_param_named(rma_max_queued, scif_rma_max_queued, uint, 0644);
@@ -983,7 +993,7 @@ static void scif_rma_slot_put(void)
 	atomic_dec(&scif_rma_queued);
 	/* wq_has_sleeper()'s barrier orders the decrement before the look. */
 	if (wq_has_sleeper(&scif_rma_room))
-		wake_up_all(&scif_rma_room);
+		wake_up(&scif_rma_room);	/* one exclusive waiter */
 }
 
 /*
@@ -1047,15 +1057,30 @@ static void scif_rma_run_queue(struct scif_endpt *ep, u64 until, bool keep)
 		scif_epd_put(ep);
 }
 
+/*
+ * The worker runs at most SCIF_ENG_BUDGET descriptors, then hands what
+ * is left back to the workqueue, whose work item goes behind the others
+ * waiting.  The workqueue runs at most 256 work items at once (its
+ * max_active); a worker that ran its queue until empty, on an endpoint
+ * whose issuer queues as fast as it copies, never returned, so that the
+ * endpoints beyond the 256th were never run and their closes, which wait
+ * for their RMAs, never returned.  With the budget each work item waits
+ * at most for a budget of each one ahead of it.
+ */
 static void scif_rma_engine_work(struct work_struct *work)
 {
 	struct scif_endpt *ep = container_of(work, struct scif_endpt,
 					     rma.eng_work);
+	u64 until;
 
 	scif_rma_test_delay();
 	/* Whoever runs the queue now hands back what it leaves. */
-	if (scif_rma_claim_queue(ep))
-		scif_rma_run_queue(ep, U64_MAX, false);
+	if (scif_rma_claim_queue(ep)) {
+		spin_lock(&ep->rma.eng_lock);
+		until = ep->rma.done + SCIF_ENG_BUDGET;
+		spin_unlock(&ep->rma.eng_lock);
+		scif_rma_run_queue(ep, until, false);
+	}
 	/* The reference scif_rma_kick() took for this run. */
 	scif_epd_put(ep);
 }
@@ -1119,7 +1144,8 @@ static int scif_rma_desc_queue(struct scif_endpt *ep, struct scif_rma_desc *d,
 	if (!scif_rma_slot_get()) {
 		if (READ_ONCE(ep->rma.nr_queued))
 			scif_rma_kick(ep);
-		if (wait_event_killable(scif_rma_room, scif_rma_slot_get()))
+		if (wait_event_killable_exclusive(scif_rma_room,
+						  scif_rma_slot_get()))
 			goto intr;
 	}
 	if (!scif_rma_desc_try_enqueue(ep, d, seq, false)) {

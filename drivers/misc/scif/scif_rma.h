@@ -224,7 +224,9 @@ struct scif_range;
  *	signal before returning
  * @eng_work: runs @queue on the copy engine's workqueue; holds a
  *	reference to the endpoint from queue_work() until its function is
- *	done with it (scif_rma_kick()), so the endpoint outlives it
+ *	done with it (scif_rma_kick()), so the endpoint outlives it; runs at
+ *	most SCIF_ENG_BUDGET descriptors, then queues itself again behind
+ *	the other endpoints' (the workqueue runs 256 at once)
  * @waiters: the peer's fence waits (struct scif_fence_waiter) for a
  *	sequence number not yet reached; the engine answers them as @done
  *	passes their number
