@@ -23,13 +23,13 @@
  *   frees the offsets, unpins the pages
  *
  * As the SCIF API has it, a window unregistered while it is referenced
- * (an RMA in progress) can no longer be used, but keeps its offsets and
- * pages until the last reference goes.  So the registrant's wait never
- * depends on how long the peer's copy
- * queue is: the peer answers UNREGISTER as soon as it reads it.  The
- * final acknowledgment is sent from wherever the last reference drops,
- * in a reply reserved when the remote window was made (one per window,
- * so a burst of them never overflows the reply queue).
+ * (an RMA in progress, a mapping) can no longer be used, but keeps its
+ * offsets and pages until the last reference goes.  The peer answers
+ * UNREGISTER as soon as it reads it, so the registrant's wait never
+ * depends on how long the peer's copy queue is.  The final
+ * acknowledgment is sent from wherever the last reference drops, in a
+ * reply reserved when the remote window was made (one per window, so a
+ * burst of them never overflows the reply queue).
  *
  * A disconnect or the loss of the node drops every window on both sides:
  * an endpoint stops using its peer's windows before it sends DISCONNECT
