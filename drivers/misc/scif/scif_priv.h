@@ -521,7 +521,8 @@ struct scif_user {
  * @handle: names the endpoint in node messages and debugfs
  * @list: link in scif_info.endpoints, under scif_info.eplock
  * @lost: link in scif_epd_node_lost()'s private list, while it resets
- *	the endpoint
+ *	the endpoint; an endpoint has one node, and the resets of one node
+ *	never run at once (scif_hw_node_down() cancels fail_work first)
  * @lost_drop: whether scif_epd_node_lost()'s second pass drops the
  *	protocol's reference; used only by it
  * @wq: woken on every change of state, data, room or requests
