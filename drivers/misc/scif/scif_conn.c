@@ -412,6 +412,13 @@ static void scif_conn_unmap_remote(struct scif_endpt *ep, bool disconnect)
 {
 	void *remote;
 
+	/*
+	 * First out of the fast path: a process whose call saw the reset
+	 * (the state below) must not then find the fast path live, with an
+	 * empty ring, and read 0 for a reset.  Again once the pointer is
+	 * gone, for a fast path set up meanwhile.
+	 */
+	scif_fp_revoke(ep);
 	mutex_lock(&ep->recv_mutex);
 	mutex_lock(&ep->send_mutex);
 	spin_lock(&ep->lock);

@@ -359,6 +359,8 @@ static bool scif_epd_lost_cut(struct scif_endpt *ep, bool hold)
 	bool drop = false, take = false;
 	void *remote;
 
+	/* As scif_conn_unmap_remote(): the fast path goes before the state. */
+	scif_fp_revoke(ep);
 	mutex_lock(&ep->recv_mutex);
 	mutex_lock(&ep->send_mutex);
 	spin_lock(&ep->lock);

@@ -367,9 +367,10 @@ struct file *scif_fp_open(struct scif_endpt *ep, struct scifioctl_fp *arg)
 /**
  * scif_fp_revoke() - the peer's half is being let go of: take it from
  *	every process
- * @ep: the endpoint; its rb.remote was just cleared
+ * @ep: the endpoint; its rb.remote was just cleared, or is about to be
  *
- * Must run before the peer is told it may free the half.
+ * Must run before the peer is told it may free the half.  Called again,
+ * it does no harm: the fast path never comes back to life.
  *
  * Context: process context; no SCIF lock held but ctl_mutex.
  */
