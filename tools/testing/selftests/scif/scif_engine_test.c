@@ -24,6 +24,7 @@
  * without it.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -455,13 +456,16 @@ TEST_F_TIMEOUT(engine, unregister_busy_window_answers_at_once, 120)
  * them all while the hook holds the RMA back: each window is answered
  * at once, and when the RMA is done and lets go of them, NWIN final
  * answers are sent from the engine, outside the node's receive work.
- * A child holds the node's reply work back (node_test "hold") from 1 s
- * after the RMA was queued until the parent lets it go, so that the
- * burst piles up as towards a peer slow to drain.  Before the fix those
+ * A child holds the node's reply work back (node_test "hold") from the
+ * moment the unregister returns (or, if it does not return within 10 s,
+ * then: before the fix it waited for the RMA) until the parent lets it
+ * go after the RMA, so that the burst piles up as towards a peer slow to
+ * drain.  The RMA is held back for 15 s: 5000 unregisters take seconds
+ * on the debug kernel.  Before the fix those
  * answers went through the bounded reply queue (4096) and the burst
  * took the loopback node down.
  */
-TEST_F_TIMEOUT(engine, release_burst_is_not_fatal, 600)
+TEST_F_TIMEOUT(engine, release_burst_is_not_fatal, 900)
 {
 	long fails0 = node_stat("node_failures"), wins0 = rma_stat("windows");
 	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
@@ -469,6 +473,7 @@ TEST_F_TIMEOUT(engine, release_burst_is_not_fatal, 600)
 	int c = p->cn.client, s = p->cn.server, mark, i, status;
 	char hold[32], unhold[32], maxr[32];
 	long len = NWIN * PG;
+	int go[2];
 	uint8_t *big, *src;
 	pid_t child;
 	struct conn cn2;
@@ -490,19 +495,23 @@ TEST_F_TIMEOUT(engine, release_burst_is_not_fatal, 600)
 			TH_LOG("window %d: %s", i, strerror(errno));
 	fill_pattern(src, len, 41);
 	ASSERT_LE(0, scif_register(c, src, len, NOFF, rw, SCIF_MAP_FIXED));
-	ASSERT_EQ(0, set_param(DELAY_PARAM, 3000));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, set_param(DELAY_PARAM, 15000));
 	ASSERT_EQ(0, set_param(DEFER_PARAM, 1));
 	ASSERT_EQ(0, scif_writeto(c, NOFF, len, NOFF, 0));
 	ASSERT_EQ(0, set_param(DEFER_PARAM, 0));
 	child = fork();
 	ASSERT_LE(0, child);
 	if (!child) {
-		usleep(1000000);
+		struct pollfd pfd = { .fd = go[0], .events = POLLIN };
+
+		poll(&pfd, 1, 10000);
 		_exit(write_file(NODE_TEST, hold) ? 1 : 0);
 	}
 	usleep(100000);
 	EXPECT_EQ(0, scif_unregister(s, NOFF, len))
 		TH_LOG("scif_unregister: %s", strerror(errno));
+	EXPECT_EQ(1, write(go[1], "g", 1));
 	ASSERT_EQ(0, scif_fence_mark(c, SCIF_FENCE_INIT_SELF, &mark));
 	EXPECT_EQ(0, scif_fence_wait(c, mark));
 	ASSERT_EQ(child, waitpid(child, &status, 0));
@@ -524,6 +533,8 @@ TEST_F_TIMEOUT(engine, release_burst_is_not_fatal, 600)
 	close(cn2.server);
 	munmap(big, len);
 	munmap(src, len);
+	close(go[0]);
+	close(go[1]);
 }
 
 /*
