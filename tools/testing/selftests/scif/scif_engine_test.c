@@ -47,6 +47,7 @@
 #define PARAMS		"/sys/module/scif/parameters/"
 #define DELAY_PARAM	PARAMS "eng_delay_ms"
 #define DEFER_PARAM	PARAMS "eng_defer"
+#define ACK_PARAM	PARAMS "rma_ack_timeout_ms"
 #define QUEUED_PARAM	PARAMS "rma_max_queued"
 #define PG		4096L
 #define WIN		(256 * 1024L)
@@ -212,12 +213,12 @@ static bool not_selected(const char *name)
 
 FIXTURE(engine) {
 	struct pair p;
-	long delay0, defer0;
+	long delay0, defer0, ack0;
 };
 
 FIXTURE_SETUP(engine)
 {
-	self->delay0 = self->defer0 = -1;
+	self->delay0 = self->defer0 = self->ack0 = -1;
 	self->p.cn.client = self->p.cn.server = -1;
 	if (not_selected(_metadata->name))
 		SKIP(return, "not in $SCIF_ENGINE_TESTS");
@@ -225,6 +226,7 @@ FIXTURE_SETUP(engine)
 		SKIP(return, "both ends must be on this node");
 	self->delay0 = get_param(DELAY_PARAM);
 	self->defer0 = get_param(DEFER_PARAM);
+	self->ack0 = get_param(ACK_PARAM);
 	ASSERT_EQ(0, pair_open(&self->p, WIN))
 		TH_LOG("pair: %s", strerror(errno));
 }
@@ -235,6 +237,8 @@ FIXTURE_TEARDOWN(engine)
 		set_param(DELAY_PARAM, self->delay0);
 	if (self->defer0 >= 0)
 		set_param(DEFER_PARAM, self->defer0);
+	if (self->ack0 >= 0)	/* also when a test failed half-way */
+		set_param(ACK_PARAM, self->ack0);
 	pair_close(&self->p, WIN);
 }
 
@@ -382,7 +386,6 @@ static long node_stat(const char *key)
 	return p ? atol(p + strlen(key) + 1) : -1;
 }
 
-#define ACK_PARAM	PARAMS "rma_ack_timeout_ms"
 #define NODE_TEST	"/sys/kernel/debug/scif/node_test"
 #define NWIN		5000	/* more than the 4096 replies a node may owe */
 #define NOFF		0x10000000L
