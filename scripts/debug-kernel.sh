@@ -18,6 +18,12 @@ if [ "${1:-}" = gcov ]; then
 	frags="$frags $top/qemu/gcov-kernel.config"
 	out=$cache/debug-gcov-6.1
 fi
+# One build at a time: a second caller (another make target, a helper's
+# run) waits for the first and then finds its result in the cache.
+if [ -z "${SCIF_DEBUG_KERNEL_LOCKED:-}" ]; then
+	mkdir -p "$cache"
+	SCIF_DEBUG_KERNEL_LOCKED=1 exec flock "$out.lock" sh "$0" "$@"
+fi
 tree=$(sh "$top/scripts/kernel-source.sh")
 
 # shellcheck disable=SC2086

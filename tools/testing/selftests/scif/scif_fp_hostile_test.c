@@ -34,8 +34,8 @@
 #include "kselftest_harness.h"
 #define SCIF_TEST_WITH_LIBSCIF
 #include "scif_test_util.h"
+#include "scif_fp_raw.h"
 
-#define SYSFS_NODES	"/sys/class/misc/scif/nodes"
 #define NODE_TEST	"/sys/kernel/debug/scif/node_test"
 #define DELAY_FP_REVOKE	3	/* SCIF_DELAY_FP_REVOKE in scif_priv.h */
 #define REVOKE_DELAY_MS	1000
@@ -48,63 +48,12 @@ __attribute__((constructor)) static void no_warmup(void)
 	setenv("SCIF_FASTPATH_WARMUP", "0", 0);
 }
 
-/* The data path of one endpoint, mapped by hand. */
-struct rawfp {
-	struct scifioctl_fp req;
-	struct scif_fp_ctl *ctl;
-	struct scif_fp_half *remote;
-};
-
-static int rawfp_open(int ep, struct rawfp *r)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-
-	memset(r, 0, sizeof(*r));
-	if (ioctl(ep, SCIF_FP_OPEN, &r->req) < 0)
-		return -1;
-	r->ctl = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, r->req.fd,
-		      SCIF_FP_CTL_OFF);
-	r->remote = mmap(NULL, r->req.remote_len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, r->req.fd, r->req.remote_off);
-	close(r->req.fd);
-	if (r->ctl == MAP_FAILED || r->remote == MAP_FAILED)
-		return -1;
-	return 0;
-}
-
-static void rawfp_close(struct rawfp *r)
-{
-	munmap(r->ctl, sysconf(_SC_PAGESIZE));
-	munmap(r->remote, r->req.remote_len);
-}
-
-/* SCIF_SEND and SCIF_RECV themselves, bypassing libscif. */
-static int kxfer(int ep, unsigned long cmd, void *buf, int len, int flags)
-{
-	struct scifioctl_msg m = {
-		.msg = (uintptr_t)buf, .len = len, .flags = flags,
-	};
-
-	return ioctl(ep, cmd, &m) < 0 ? -1 : m.out_len;
-}
-
-/* nodes/<self>/stats/<name> as a number; -1 if there is no such file. */
-static long long node_stat(const char *name)
-{
-	char path[256], buf[64];
-
-	snprintf(path, sizeof(path), SYSFS_NODES "/%u/stats/%s", local_node(),
-		 name);
-	if (read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	return strtoll(buf, NULL, 10);
-}
-
 enum { TXB, TXM, RXB, RXM, UTXB, UTXM, URXB, URXM, NR_STATS };
 
 static const char *const stat_names[NR_STATS] = {
-	"tx_bytes", "tx_msgs", "rx_bytes", "rx_msgs",
-	"user_tx_bytes", "user_tx_msgs", "user_rx_bytes", "user_rx_msgs",
+	"stats/tx_bytes", "stats/tx_msgs", "stats/rx_bytes", "stats/rx_msgs",
+	"stats/user_tx_bytes", "stats/user_tx_msgs", "stats/user_rx_bytes",
+	"stats/user_rx_msgs",
 };
 
 static void node_stats(long long *c)
@@ -112,29 +61,7 @@ static void node_stats(long long *c)
 	int i;
 
 	for (i = 0; i < NR_STATS; i++)
-		c[i] = node_stat(stat_names[i]);
-}
-
-/* The endpoint bound to local @port: its 7 counters from debugfs. */
-static int ep_counters(unsigned int port, unsigned long long *c)
-{
-	unsigned int lport, pnode, pport;
-	char line[512], handle[32], state[32];
-	FILE *f = fopen(EPD_LIST, "r");
-	int found = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%31s %31s %u %u:%u %llu %llu %llu %llu %llu %llu %llu",
-			   handle, state, &lport, &pnode, &pport, &c[0], &c[1],
-			   &c[2], &c[3], &c[4], &c[5], &c[6]) == 12 &&
-		    lport == port) {
-			found = 0;
-			break;
-		}
-	fclose(f);
-	return found;
+		c[i] = node_file(stat_names[i]);
 }
 
 FIXTURE(pair) {
@@ -208,7 +135,7 @@ TEST_F(pair, forged_counts_stay_out_of_node_stats)
 	EXPECT_EQ(0, after[UTXM] - before[UTXM]);
 	EXPECT_EQ(0, after[URXB] - before[URXB]);
 	EXPECT_EQ(0, after[URXM] - before[URXM]);
-	if (!ep_counters(self->cn.client_port, ep)) {
+	if (!ep_counters(self->cn.client_port, NULL, ep)) {
 		EXPECT_EQ(n * KBYTES, ep[0]);
 		EXPECT_EQ(n, ep[1]);
 	}

@@ -31,65 +31,12 @@
 #include "kselftest_harness.h"
 #define SCIF_TEST_WITH_LIBSCIF
 #include "scif_test_util.h"
+#include "scif_fp_raw.h"
 
 /* Every endpoint of this test gets libscif's data path on its first call. */
 __attribute__((constructor)) static void no_warmup(void)
 {
 	setenv("SCIF_FASTPATH_WARMUP", "0", 0);
-}
-
-/* The data path of one endpoint, mapped by hand. */
-struct rawfp {
-	struct scifioctl_fp req;
-	struct scif_fp_ctl *ctl;
-	const struct scif_fp_half *local;
-	struct scif_fp_half *remote;
-};
-
-static int rawfp_open(int ep, struct rawfp *r)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-
-	memset(r, 0, sizeof(*r));
-	if (ioctl(ep, SCIF_FP_OPEN, &r->req) < 0)
-		return -1;
-	r->ctl = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, r->req.fd,
-		      SCIF_FP_CTL_OFF);
-	r->local = mmap(NULL, r->req.local_len, PROT_READ, MAP_SHARED,
-			r->req.fd, r->req.local_off);
-	r->remote = mmap(NULL, r->req.remote_len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, r->req.fd, r->req.remote_off);
-	close(r->req.fd);
-	if (r->ctl == MAP_FAILED || r->local == MAP_FAILED ||
-	    r->remote == MAP_FAILED)
-		return -1;
-	return 0;
-}
-
-static void rawfp_close(struct rawfp *r)
-{
-	munmap(r->ctl, sysconf(_SC_PAGESIZE));
-	munmap((void *)r->local, r->req.local_len);
-	munmap(r->remote, r->req.remote_len);
-}
-
-/* SCIF_SEND and SCIF_RECV themselves, bypassing libscif. */
-static int ksend(int ep, void *buf, int len, int flags)
-{
-	struct scifioctl_msg m = {
-		.msg = (uintptr_t)buf, .len = len, .flags = flags,
-	};
-
-	return ioctl(ep, SCIF_SEND, &m) < 0 ? -1 : m.out_len;
-}
-
-static int krecv(int ep, void *buf, int len, int flags)
-{
-	struct scifioctl_msg m = {
-		.msg = (uintptr_t)buf, .len = len, .flags = flags,
-	};
-
-	return ioctl(ep, SCIF_RECV, &m) < 0 ? -1 : m.out_len;
 }
 
 /* Lines of /proc/self/maps naming the data path's files. */
@@ -235,12 +182,12 @@ TEST_F(pair, raw_rings_carry_data)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	r.ctl->tx_write = w + 7;
 	r.remote->rx_write = w + 7;
-	ASSERT_EQ(7, krecv(self->cn.server, in, sizeof(in), 0));
+	ASSERT_EQ(7, kxfer(self->cn.server, SCIF_RECV, in, sizeof(in), 0));
 	EXPECT_EQ(0, memcmp(in, "by hand", 7));
 	/* The kernel continues from the page's count. */
-	ASSERT_EQ(5, ksend(self->cn.client, "after", 5, SCIF_SEND_BLOCK));
+	ASSERT_EQ(5, kxfer(self->cn.client, SCIF_SEND, "after", 5, SCIF_SEND_BLOCK));
 	EXPECT_EQ(w + 12, r.ctl->tx_write);
-	ASSERT_EQ(5, krecv(self->cn.server, in, 5, SCIF_RECV_BLOCK));
+	ASSERT_EQ(5, kxfer(self->cn.server, SCIF_RECV, in, 5, SCIF_RECV_BLOCK));
 	EXPECT_EQ(0, memcmp(in, "after", 5));
 	rawfp_close(&r);
 }
@@ -255,11 +202,11 @@ TEST_F(pair, forged_count_resets_own_connection)
 	ASSERT_EQ(0, connect_pair(&other));
 	ASSERT_EQ(0, rawfp_open(self->cn.client, &r));
 	r.ctl->tx_write += 3 * r.req.tx_size;
-	EXPECT_EQ(-1, ksend(self->cn.client, buf, 8, SCIF_SEND_BLOCK));
+	EXPECT_EQ(-1, kxfer(self->cn.client, SCIF_SEND, buf, 8, SCIF_SEND_BLOCK));
 	EXPECT_EQ(ECONNRESET, errno);
 	EXPECT_EQ(0, r.ctl->state);
 	r.ctl->rx_read = 12345;		/* harmless now */
-	EXPECT_EQ(-1, ksend(self->cn.client, buf, 8, 0));
+	EXPECT_EQ(-1, kxfer(self->cn.client, SCIF_SEND, buf, 8, 0));
 	EXPECT_EQ(ECONNRESET, errno);
 	/* The other connection does not notice. */
 	ASSERT_EQ(8, scif_send(other.client, buf, 8, SCIF_SEND_BLOCK));
@@ -284,16 +231,16 @@ TEST_F(pair, stale_lock_taken_over)
 		_exit(0);
 	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
 	r.ctl->tx_lock = pid;
-	EXPECT_EQ(4, ksend(self->cn.client, buf, 4, SCIF_SEND_BLOCK));
+	EXPECT_EQ(4, kxfer(self->cn.client, SCIF_SEND, buf, 4, SCIF_SEND_BLOCK));
 	EXPECT_EQ(0, r.ctl->tx_lock);
-	EXPECT_EQ(4, krecv(self->cn.server, buf, 4, SCIF_RECV_BLOCK));
+	EXPECT_EQ(4, kxfer(self->cn.server, SCIF_RECV, buf, 4, SCIF_RECV_BLOCK));
 	r.ctl->tx_lock = 0x7fffffff;	/* no such process */
-	EXPECT_EQ(4, ksend(self->cn.client, buf, 4, 0));
-	EXPECT_EQ(4, krecv(self->cn.server, buf, 4, SCIF_RECV_BLOCK));
+	EXPECT_EQ(4, kxfer(self->cn.client, SCIF_SEND, buf, 4, 0));
+	EXPECT_EQ(4, kxfer(self->cn.server, SCIF_RECV, buf, 4, SCIF_RECV_BLOCK));
 	/* The kernel's own value, forged. */
 	r.ctl->rx_lock = SCIF_FP_KERNEL;
-	EXPECT_EQ(4, ksend(self->cn.server, buf, 4, SCIF_SEND_BLOCK));
-	EXPECT_EQ(4, krecv(self->cn.client, buf, 4, SCIF_RECV_BLOCK));
+	EXPECT_EQ(4, kxfer(self->cn.server, SCIF_SEND, buf, 4, SCIF_SEND_BLOCK));
+	EXPECT_EQ(4, kxfer(self->cn.client, SCIF_RECV, buf, 4, SCIF_RECV_BLOCK));
 	EXPECT_EQ(0, r.ctl->rx_lock);
 	EXPECT_EQ(0, memcmp(buf, "xyz", 4));
 	rawfp_close(&r);
@@ -307,9 +254,9 @@ TEST_F(pair, held_lock_waits_interruptibly)
 
 	ASSERT_EQ(0, rawfp_open(self->cn.client, &r));
 	r.ctl->tx_lock = getpid();
-	EXPECT_EQ(0, ksend(self->cn.client, buf, 4, 0));
+	EXPECT_EQ(0, kxfer(self->cn.client, SCIF_SEND, buf, 4, 0));
 	alarm_in_ms(300);
-	EXPECT_EQ(-1, ksend(self->cn.client, buf, 4, SCIF_SEND_BLOCK));
+	EXPECT_EQ(-1, kxfer(self->cn.client, SCIF_SEND, buf, 4, SCIF_SEND_BLOCK));
 	EXPECT_EQ(EINTR, errno);
 	alarm_cancel();
 	/* libscif leaves it to the kernel, which waits too: not forever. */
@@ -388,14 +335,14 @@ TEST_F(pair, library_and_kernel_interleave)
 	ASSERT_NE(NULL, in);
 	fill_pattern(out, N * LEN, 11);
 	for (i = 0; i < N; i++) {
-		n = i % 2 ? ksend(self->cn.client, out + i * LEN, LEN,
+		n = i % 2 ? kxfer(self->cn.client, SCIF_SEND, out + i * LEN, LEN,
 				  SCIF_SEND_BLOCK) :
 			    scif_send(self->cn.client, out + i * LEN, LEN,
 				      SCIF_SEND_BLOCK);
 		ASSERT_EQ(LEN, n);
 		n = i % 3 ? scif_recv(self->cn.server, in + got, LEN,
 				      SCIF_RECV_BLOCK) :
-			    krecv(self->cn.server, in + got, LEN,
+			    kxfer(self->cn.server, SCIF_RECV, in + got, LEN,
 				  SCIF_RECV_BLOCK);
 		ASSERT_EQ(LEN, n);
 		got += n;

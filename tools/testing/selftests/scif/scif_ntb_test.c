@@ -101,11 +101,23 @@ static int recv_all(int epd, void *p, int len)
 	return scif_recv(epd, p, len, SCIF_RECV_BLOCK) == len ? 0 : -1;
 }
 
+/* Wait (up to 10 s) for the 8 bytes at @p to be @want. */
+static int value_comes(volatile uint64_t *p, uint64_t want)
+{
+	int i;
+
+	for (i = 0; i < 10000 && *p != want; i++)
+		usleep(1000);
+	return *p == want;
+}
+
+/*
+ * CMD_CHECKVAL waits for the value: a remote signal is written once the
+ * RMAs before it completed, with no order against later messages.
+ */
 static int32_t serve_cmd(uint8_t *win, const struct cmd *c)
 {
-	uint64_t v;
-
-	if (c->off > WIN - 8 ||
+	if (c->off > WIN - 8 || (c->op == CMD_CHECKVAL && c->off % 8) ||
 	    (c->op != CMD_CHECKVAL && c->len > WIN - c->off))
 		return EINVAL;
 	switch (c->op) {
@@ -115,8 +127,8 @@ static int32_t serve_cmd(uint8_t *win, const struct cmd *c)
 	case CMD_CHECK:
 		return same(win + c->off, c->len, c->seed) ? 0 : EBADMSG;
 	case CMD_CHECKVAL:
-		memcpy(&v, win + c->off, sizeof(v));
-		return v == c->len ? 0 : EBADMSG;
+		return value_comes((volatile uint64_t *)(win + c->off), c->len) ?
+		       0 : EBADMSG;
 	}
 	return EINVAL;
 }
@@ -180,16 +192,6 @@ static int connect_node1(void)
 		usleep(100 * 1000);
 	}
 	return -1;
-}
-
-/* Wait (up to 10 s) for the 8 bytes at @p to be @want. */
-static int value_comes(volatile uint64_t *p, uint64_t want)
-{
-	int i;
-
-	for (i = 0; i < 10000 && *p != want; i++)
-		usleep(1000);
-	return *p == want;
 }
 
 /*

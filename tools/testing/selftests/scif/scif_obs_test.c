@@ -23,7 +23,6 @@
 #include "scif_json.h"
 #include "scif_test_util.h"
 
-#define SYSFS_NODES	"/sys/class/misc/scif/nodes"
 #define PORT		2470
 #define MSGS		10
 #define MSG_LEN		1000
@@ -38,17 +37,6 @@ static const char *const counter_names[NR_COUNTERS] = {
 	"errors",
 };
 
-/* nodes/<self>/<name> as a number; -1 (and errno) if unreadable. */
-static long long node_file(const char *name)
-{
-	char path[256], buf[64];
-
-	snprintf(path, sizeof(path), SYSFS_NODES "/%u/%s", local_node(), name);
-	if (read_file(path, buf, sizeof(buf)) < 0)
-		return -1;
-	return strtoll(buf, NULL, 10);
-}
-
 static void node_counters(long long *c)
 {
 	char name[32];
@@ -58,29 +46,6 @@ static void node_counters(long long *c)
 		snprintf(name, sizeof(name), "stats/%s", counter_names[i]);
 		c[i] = node_file(name);
 	}
-}
-
-/* The counters of the endpoint bound to local @port, from debugfs. */
-static int ep_counters(unsigned int port, unsigned long long *c)
-{
-	unsigned int lport, pnode, pport;
-	char line[512], handle[32], state[32];
-	FILE *f = fopen(EPD_LIST, "r");
-	int found = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%31s %31s %u %u:%u %llu %llu %llu %llu %llu %llu %llu",
-			   handle, state, &lport, &pnode, &pport, &c[0], &c[1],
-			   &c[2], &c[3], &c[4], &c[5], &c[6]) == 12 &&
-		    lport == port && !strcmp(state, "connected")) {
-			found = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
 }
 
 struct pair {
@@ -191,7 +156,7 @@ TEST(counters_match_known_traffic)
 	EXPECT_EQ(0, bad) TH_LOG("node counters:%s", msg);
 
 	/* The client's own: what it sent, received and wrote. */
-	ASSERT_EQ(0, ep_counters(p.client_port, ep));
+	ASSERT_EQ(0, ep_counters(p.client_port, "connected", ep));
 	EXPECT_EQ(MSGS * MSG_LEN, ep[0]);
 	EXPECT_EQ(MSGS, ep[1]);
 	EXPECT_EQ(REPLIES * REPLY_LEN, ep[2]);

@@ -270,6 +270,45 @@ static inline uint16_t local_node(void)
 	return self;
 }
 
+#define SYSFS_NODES	"/sys/class/misc/scif/nodes"
+
+/* nodes/<self>/<name> (e.g. "stats/tx_bytes") as a number; -1 if unreadable. */
+static inline long long node_file(const char *name)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), SYSFS_NODES "/%u/%s", local_node(), name);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+/*
+ * The 7 counters (tx bytes and messages, rx bytes and messages, RMA
+ * operations and bytes, errors) of the endpoint bound to local @port and,
+ * unless @state is NULL, in that state, from debugfs.  0, or -1 if there
+ * is none.
+ */
+static inline int ep_counters(unsigned int port, const char *state,
+			      unsigned long long *c)
+{
+	unsigned int lport, pnode, pport;
+	char line[512], handle[32], st[32];
+	FILE *f = fopen(EPD_LIST, "r");
+	int found = -1;
+
+	if (!f)
+		return -1;
+	while (found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%31s %31s %u %u:%u %llu %llu %llu %llu %llu %llu %llu",
+			   handle, st, &lport, &pnode, &pport, &c[0], &c[1],
+			   &c[2], &c[3], &c[4], &c[5], &c[6]) == 12 &&
+		    lport == port && (!state || !strcmp(st, state)))
+			found = 0;
+	fclose(f);
+	return found;
+}
+
 /* $SCIF_PEER_NODE, or the local node; looked up once. */
 static inline uint16_t peer_node(void)
 {
