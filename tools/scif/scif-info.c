@@ -24,8 +24,11 @@
 static const char *const counters[] = {
 	"tx_bytes", "tx_msgs", "rx_bytes", "rx_msgs", "rma_ops", "rma_bytes",
 	"errors",
+	/* What libscif's fast path moved, as its users counted it (0 if none). */
+	"user_tx_bytes", "user_tx_msgs", "user_rx_bytes", "user_rx_msgs",
 };
 #define NR_COUNTERS	(sizeof(counters) / sizeof(counters[0]))
+_Static_assert(NR_COUNTERS == 11, "parse_endpoint() reads 11 counters");
 
 struct node {
 	unsigned int id;
@@ -234,10 +237,11 @@ static bool parse_endpoint(const char *line, struct endpoint *e)
 	int n;
 
 	memset(e, 0, sizeof(*e));
-	n = sscanf(line, "%31s %31s %u %u:%u %llu %llu %llu %llu %llu %llu %llu",
+	n = sscanf(line, "%31s %31s %u %u:%u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 		   e->handle, e->state, &e->port, &e->pnode, &e->pport,
 		   &e->stats[0], &e->stats[1], &e->stats[2], &e->stats[3],
-		   &e->stats[4], &e->stats[5], &e->stats[6]);
+		   &e->stats[4], &e->stats[5], &e->stats[6], &e->stats[7],
+		   &e->stats[8], &e->stats[9], &e->stats[10]);
 	e->nr_stats = n > 5 ? n - 5 : 0;
 	return n >= 5;
 }

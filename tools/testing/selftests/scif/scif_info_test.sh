@@ -48,7 +48,8 @@ out=$("$info" stats); rc=$?
 echo "$out" | sed 's/^/# /'
 tx=$(cat /sys/class/misc/scif/nodes/0/stats/tx_bytes)
 [ "$rc" -eq 0 ] && echo "$out" | awk -v tx="$tx" '
-	NR == 1 { ok = ($2 == "tx_bytes" && $8 == "errors"); next }
+	NR == 1 { ok = ($2 == "tx_bytes" && $8 == "errors" &&
+		       $9 == "user_tx_bytes" && $12 == "user_rx_msgs"); next }
 	$1 == 0 && $2 == tx { found = 1 }
 	END { exit !(ok && found) }'
 result $? stats_shows_sysfs_counters

@@ -300,6 +300,9 @@ static void check_info_json(struct __test_metadata *_metadata, bool drop)
 	snprintf(path, sizeof(path), "nodes/%d/stats/errors", i);
 	ASSERT_EQ(0, json_get(out, path, val, sizeof(val)));
 	EXPECT_EQ(node_file("stats/errors"), atoll(val));
+	snprintf(path, sizeof(path), "nodes/%d/stats/user_tx_bytes", i);
+	ASSERT_EQ(0, json_get(out, path, val, sizeof(val)));
+	EXPECT_EQ(node_file("stats/user_tx_bytes"), atoll(val));
 	/* Endpoints need debugfs: root only, null otherwise. */
 	ASSERT_EQ(0, json_get(out, "endpoints", val, sizeof(val)));
 	if (drop) {
