@@ -28,11 +28,10 @@
  *                                    arguments, as a peer could send it
  *   node_test   test hooks of the node layer (scif_nodes.c)
  *   fail_alloc  fault injection into every allocation of the driver
- *               (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; see
- *               Documentation/fault-injection/ for the attributes)
+ *               (scif_fault.c; kernels with CONFIG_FAULT_INJECTION_DEBUG_FS;
+ *               see Documentation/fault-injection/ for the attributes)
  */
 #include <linux/debugfs.h>
-#include <linux/fault-inject.h>
 #include <linux/module.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
@@ -167,30 +166,6 @@ static void scif_debugfs_hooks_init(void)
 }
 #endif /* SCIF_TEST_HOOKS */
 
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-static DECLARE_FAULT_ATTR(scif_fail_alloc_attr);
-
-/**
- * scif_fail_alloc() - whether the next allocation is to fail
- *
- * Return: true when fault injection says so.
- */
-bool scif_fail_alloc(void)
-{
-	return should_fail(&scif_fail_alloc_attr, 1);
-}
-
-static void scif_debugfs_fault_init(void)
-{
-	fault_create_debugfs_attr("fail_alloc", scif_info.debugfs,
-				  &scif_fail_alloc_attr);
-}
-#else
-static void scif_debugfs_fault_init(void)
-{
-}
-#endif
-
 /**
  * scif_debugfs_init() - create the debugfs directory and its files
  *
@@ -208,7 +183,7 @@ void scif_debugfs_init(void)
 	debugfs_create_file("buses", 0400, scif_info.debugfs, NULL,
 			    &buses_fops);
 	scif_debugfs_hooks_init();
-	scif_debugfs_fault_init();
+	scif_fault_init(scif_info.debugfs);
 	scif_nodes_debugfs_init(scif_info.debugfs);
 }
 

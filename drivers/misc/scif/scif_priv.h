@@ -159,6 +159,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+#include "scif_fault.h"
 #include "scif_hw.h"
 #include "scif_lmap.h"
 #include "scif_mmap.h"
@@ -910,20 +911,12 @@ void scif_loopback_exit(void);
 /* scif_debugfs.c */
 void scif_debugfs_init(void);
 void scif_debugfs_exit(void);
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-bool scif_fail_alloc(void);
-#else
-static inline bool scif_fail_alloc(void)
-{
-	return false;
-}
-#endif
 
 /*
  * The driver's allocations: the kernel's, failed on request by the
- * fail_alloc fault injection (debug kernels).  Callers pass their GFP
- * flags (GFP_KERNEL_ACCOUNT for what a user sizes, __GFP_NOWARN for
- * what a user or a peer may ask too much of).
+ * fail_alloc fault injection (debug kernels; scif_fault.h).  Callers
+ * pass their GFP flags (GFP_KERNEL_ACCOUNT for what a user sizes,
+ * __GFP_NOWARN for what a user or a peer may ask too much of).
  */
 static inline void *scif_kzalloc(size_t size, gfp_t gfp)
 {
