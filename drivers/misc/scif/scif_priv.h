@@ -165,6 +165,7 @@
 #include "scif_mmap.h"
 #include "scif_proto.h"
 #include "scif_rma.h"
+#include "scif_testhooks.h"
 
 #define SCIF_DRV_NAME		"scif"
 /* Size of the receive ring of a node queue pair. */
@@ -802,38 +803,6 @@ void scif_epd_count_error(struct scif_endpt *ep);
 int scif_sysfs_init(void);
 void scif_sysfs_exit(void);
 void scif_sysfs_node_add(struct scif_node *node);
-#ifdef SCIF_TEST_HOOKS
-int scif_node_corrupt(u16 id, bool count, unsigned int nr);
-#endif
-
-/* Test-build delay points (scif_node_test_delay()). */
-enum scif_node_delay {
-	SCIF_DELAY_CONNECT,	/* connect: node found online, area allocated */
-	SCIF_DELAY_ACCEPT,	/* accept: node found online, area allocated */
-	SCIF_DELAY_NODE_LOST,	/* node lost: paths cut, references not dropped */
-	SCIF_DELAY_FP_REVOKE,	/* fast path revoked: not live, half not zapped */
-	SCIF_DELAY_NR
-};
-
-#ifdef SCIF_TEST_HOOKS
-void scif_node_test_delay(enum scif_node_delay point);
-bool scif_node_test_held(struct scif_node *node, unsigned int what);
-void scif_nodes_debugfs_init(struct dentry *dir);
-#else
-static inline void scif_node_test_delay(enum scif_node_delay point)
-{
-}
-
-static inline bool scif_node_test_held(struct scif_node *node,
-				       unsigned int what)
-{
-	return false;
-}
-
-static inline void scif_nodes_debugfs_init(struct dentry *dir)
-{
-}
-#endif
 
 /* scif_epd.c */
 struct scif_endpt *scif_epd_create(bool user);
@@ -883,9 +852,6 @@ void scif_msg_handle_notify(struct scif_node *node, const struct scif_msg *msg,
 			    struct scif_endpt *ep);
 __poll_t scif_msg_poll_mask(struct scif_endpt *ep);
 int scif_epd_fp_notify(struct scif_endpt *ep, int what);
-#ifdef SCIF_TEST_HOOKS
-int scif_msg_corrupt_rings(u16 port);
-#endif
 
 /* scif_fp.c */
 bool scif_fp_trylock(u32 *lock);
