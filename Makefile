@@ -11,7 +11,8 @@
 #   make selftests   build the selftest programs
 #   make test-modules  scif.ko and the kernel-API test module
 #   make lint        checkpatch --strict on drivers/, include/ and net/, shellcheck
-#                    on the shell scripts (scripts/lint-shell.sh)
+#                    on the shell scripts (scripts/lint-shell.sh), no test code
+#                    in shipped sources (scripts/lint-test-code.sh)
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a 2-node cluster of VMs and show them talk
 #   make bench       measure SCIF next to TCP, AF_UNIX and memcpy (build/bench)
@@ -180,6 +181,7 @@ lint:
 		--typedefsfile scripts/checkpatch-typedefs \
 		--quiet --show-types -f $$(find drivers include net -name '*.[ch]' | sort)
 	bash $(TOP)/scripts/lint-shell.sh
+	bash $(TOP)/scripts/lint-test-code.sh
 
 check:
 	bash $(TOP)/scripts/check.sh

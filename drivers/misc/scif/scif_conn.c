@@ -11,7 +11,6 @@
  */
 #define pr_fmt(fmt) "scif: " fmt
 
-#include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
@@ -22,27 +21,6 @@
 
 #include "scif_priv.h"
 #include "scif_trace.h"
-
-#ifdef SCIF_TEST_HOOKS
-/* Test hook: a listener's close pauses in its walk of parked requests. */
-static unsigned int scif_test_close_delay_ms;
-module_param_named(test_listener_close_delay_ms, scif_test_close_delay_ms,
-		   uint, 0644);
-MODULE_PARM_DESC(test_listener_close_delay_ms,
-		 "Test build only: milliseconds a listener's close waits in its walk of the parked requests (default 0)");
-
-static void scif_test_close_delay(void)
-{
-	unsigned int ms = READ_ONCE(scif_test_close_delay_ms);
-
-	if (ms)
-		msleep(ms);
-}
-#else
-static inline void scif_test_close_delay(void)
-{
-}
-#endif
 
 static bool scif_conn_ring_size_ok(u64 size)
 {

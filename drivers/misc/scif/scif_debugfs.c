@@ -14,29 +14,17 @@
  *   stats       "<name> <count>" lines: node messages dropped, nodes
  *               taken offline and connections reset for protocol errors,
  *               ranges of local memory mapped for peers (local_maps)
- *   corrupt     test hook (write only; the test build, SCIF_TEST_HOOKS,
- *               only): make this node a peer that breaks
- *               what it writes into another node's memory:
- *                 "msgs <node> <n>"  n node messages of random bytes
- *                 "count <node>"     a write count beyond the node ring
- *                 "conn <port>"      bad counts in the rings of every
- *                                    connection bound to local <port>
- *                 "fence <k> <dst> <src> <a0> .. <a4>" (hex but <k>)
- *                                    a forged fence message to this node
- *                                    itself (loopback): FENCE_MARK + k,
- *                                    k 0..3, with the given handles and
- *                                    arguments, as a peer could send it
- *   node_test   test hooks of the node layer (scif_nodes.c)
  *   fail_alloc  fault injection into every allocation of the driver
- *               (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; see
- *               Documentation/fault-injection/ for the attributes)
+ *               (scif_fault.c; kernels with CONFIG_FAULT_INJECTION_DEBUG_FS;
+ *               see Documentation/fault-injection/ for the attributes)
+ *
+ * The test build adds its hooks here (corrupt, node_test, forge,
+ * peer_fuzz, corrupt_runlist, drop_rma_msgs): see scif_testhooks.c.
  */
 #include <linux/debugfs.h>
-#include <linux/fault-inject.h>
 #include <linux/module.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
 
 #include "scif_priv.h"
 
@@ -107,90 +95,6 @@ static int stats_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(stats);
 
-#ifdef SCIF_TEST_HOOKS
-/* "fence ...": a fence message as a hostile peer would send it. */
-static int scif_debugfs_fence(const char *buf)
-{
-	struct scif_msg msg = { 0 };
-	struct scif_node *node;
-	unsigned int k;
-
-	if (sscanf(buf, "fence %u %llx %llx %llx %llx %llx %llx %llx", &k,
-		   &msg.dst, &msg.src, &msg.arg[0], &msg.arg[1], &msg.arg[2],
-		   &msg.arg[3], &msg.arg[4]) != 8 || k > 3)
-		return -EINVAL;
-	msg.op = SCIF_MSG_FENCE_MARK + k;
-	node = scif_node_get_online(scif_info.self);
-	return node ? scif_node_send(node, &msg) : -ENODEV;
-}
-
-static ssize_t corrupt_write(struct file *file, const char __user *ubuf,
-			     size_t len, loff_t *ppos)
-{
-	unsigned int a, b;
-	char buf[256];
-	int err;
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
-	if (sscanf(buf, "msgs %u %u", &a, &b) == 2 && a <= U16_MAX &&
-	    b <= 1024)
-		err = scif_node_corrupt(a, false, b);
-	else if (sscanf(buf, "count %u", &a) == 1 && a <= U16_MAX)
-		err = scif_node_corrupt(a, true, 0);
-	else if (sscanf(buf, "conn %u", &a) == 1 && a && a <= U16_MAX)
-		err = scif_msg_corrupt_rings(a) ? 0 : -ENOENT;
-	else if (!strncmp(buf, "fence ", 6))
-		err = scif_debugfs_fence(buf);
-	else
-		err = -EINVAL;
-	return err ?: len;
-}
-
-static const struct file_operations corrupt_fops = {
-	.owner = THIS_MODULE,
-	.write = corrupt_write,
-	.llseek = noop_llseek,
-};
-
-static void scif_debugfs_hooks_init(void)
-{
-	debugfs_create_file("corrupt", 0200, scif_info.debugfs, NULL,
-			    &corrupt_fops);
-}
-#else
-static void scif_debugfs_hooks_init(void)
-{
-}
-#endif /* SCIF_TEST_HOOKS */
-
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-static DECLARE_FAULT_ATTR(scif_fail_alloc_attr);
-
-/**
- * scif_fail_alloc() - whether the next allocation is to fail
- *
- * Return: true when fault injection says so.
- */
-bool scif_fail_alloc(void)
-{
-	return should_fail(&scif_fail_alloc_attr, 1);
-}
-
-static void scif_debugfs_fault_init(void)
-{
-	fault_create_debugfs_attr("fail_alloc", scif_info.debugfs,
-				  &scif_fail_alloc_attr);
-}
-#else
-static void scif_debugfs_fault_init(void)
-{
-}
-#endif
-
 /**
  * scif_debugfs_init() - create the debugfs directory and its files
  *
@@ -207,9 +111,7 @@ void scif_debugfs_init(void)
 			    &stats_fops);
 	debugfs_create_file("buses", 0400, scif_info.debugfs, NULL,
 			    &buses_fops);
-	scif_debugfs_hooks_init();
-	scif_debugfs_fault_init();
-	scif_nodes_debugfs_init(scif_info.debugfs);
+	scif_fault_init(scif_info.debugfs);
 }
 
 /**

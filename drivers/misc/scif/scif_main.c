@@ -12,10 +12,6 @@
 #define CREATE_TRACE_POINTS
 #include "scif_trace.h"
 
-#ifdef SCIF_TEST_HOOKS
-void scif_testhooks_init(void);	/* scif_testhooks.c */
-#endif
-
 unsigned int scif_max_endpoints = 65536;
 module_param_named(max_endpoints, scif_max_endpoints, uint, 0644);
 MODULE_PARM_DESC(max_endpoints,
@@ -99,9 +95,7 @@ static int __init scif_init(void)
 		goto undo_nodes;
 	scif_debugfs_init();
 	scif_window_debugfs_init(scif_info.debugfs);
-#ifdef SCIF_TEST_HOOKS
 	scif_testhooks_init();
-#endif
 	err = scif_mmap_init(scif_info.debugfs);
 	if (err)
 		goto undo_debugfs;

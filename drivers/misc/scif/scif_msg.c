@@ -12,7 +12,6 @@
 #include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/poll.h>
-#include <linux/random.h>
 
 #include "scif_priv.h"
 #include "scif_trace.h"
@@ -492,52 +491,3 @@ int scif_epd_fp_notify(struct scif_endpt *ep, int what)
 		scif_msg_notify(ep, data ? SCIF_MSG_DATA : SCIF_MSG_SPACE);
 	return 0;
 }
-
-#ifdef SCIF_TEST_HOOKS
-/**
- * scif_msg_corrupt_rings() - test hook: break the rings we send into
- * @port: local port of the connections to break
- *
- * For every connected endpoint bound to @port, stores counts that make
- * no sense in the peer's half of the queue pair (a write count beyond
- * the ring, a read count of bytes never sent) and tells the peer with
- * DATA and SPACE.  Reached only through debugfs.
- *
- * Context: process context; may sleep.
- * Return: the number of connections broken.
- */
-int scif_msg_corrupt_rings(u16 port)
-{
-	struct scif_endpt *ep, *batch[16];
-	int i, n = 0;
-
-	mutex_lock(&scif_info.eplock);
-	list_for_each_entry(ep, &scif_info.endpoints, list) {
-		if (READ_ONCE(ep->port) != port ||
-		    READ_ONCE(ep->state) != SCIF_EPD_CONNECTED ||
-		    !kref_get_unless_zero(&ep->ref))
-			continue;
-		batch[n++] = ep;
-		if (n == ARRAY_SIZE(batch))
-			break;
-	}
-	mutex_unlock(&scif_info.eplock);
-	for (i = 0; i < n; i++) {
-		ep = batch[i];
-		mutex_lock(&ep->send_mutex);
-		if (ep->rb.remote) {
-			WRITE_ONCE(ep->rb.remote->rx_write, ep->rb.tx_write +
-				   ep->rb.tx_size + 1 + get_random_u32() % 4096);
-			WRITE_ONCE(ep->rb.remote->tx_read, ep->rb.rx_read +
-				   ep->rb.rx_size + 1 + get_random_u32() % 4096);
-		}
-		mutex_unlock(&ep->send_mutex);
-		if (READ_ONCE(ep->state) == SCIF_EPD_CONNECTED) {
-			scif_msg_notify(ep, SCIF_MSG_DATA);
-			scif_msg_notify(ep, SCIF_MSG_SPACE);
-		}
-		scif_epd_put(ep);
-	}
-	return n;
-}
-#endif /* SCIF_TEST_HOOKS */

@@ -5,8 +5,6 @@
  */
 #define pr_fmt(fmt) "scif: " fmt
 
-#include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/export.h>
@@ -15,11 +13,9 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/random.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
-#include <linux/uaccess.h>
 
 #include "scif_kunit.h"
 #include "scif_priv.h"
@@ -1434,161 +1430,6 @@ void scif_client_unregister(struct scif_client *client)
 	mutex_unlock(&scif_info.node_lock);
 }
 EXPORT_SYMBOL_GPL(scif_client_unregister);
-
-#ifdef SCIF_TEST_HOOKS
-/**
- * scif_node_corrupt() - test hook: break our node queue pair towards a node
- * @id: the node whose ring we fill
- * @count: store a write count larger than the ring in the peer's half;
- *	else send @nr messages of random bytes
- * @nr: number of random messages
- *
- * Makes this node the misbehaving peer of scif_corrupt_test; reached
- * only through debugfs.
- *
- * Context: process context; may sleep.
- * Return: 0, or -ENODEV if @id is not online.
- */
-int scif_node_corrupt(u16 id, bool count, unsigned int nr)
-{
-	struct scif_node *node = scif_node_get_online(id);
-	struct scif_msg msg;
-	int err = 0;
-
-	if (!node)
-		return -ENODEV;
-	if (count) {
-		mutex_lock(&scif_info.node_lock);
-		mutex_lock(&node->tx_mutex);
-		if (node->online && node->rb.remote) {
-			/* Sticky: later sends publish bad counts too. */
-			node->rb.tx_skew = node->rb.tx_size + 1 +
-					   get_random_u32() % 4096;
-			WRITE_ONCE(node->rb.remote->rx_write,
-				   node->rb.tx_write + node->rb.tx_skew);
-			node->hw->ops->ring(node->hw, node->hw_ctx);
-		}
-		mutex_unlock(&node->tx_mutex);
-		mutex_unlock(&scif_info.node_lock);
-		return 0;
-	}
-	while (nr-- && !err) {
-		get_random_bytes(&msg, sizeof(msg));
-		/* Mostly known types, so that handles and arguments are read. */
-		msg.op %= SCIF_MSG_NR + 2;
-		err = scif_node_send(node, &msg);
-	}
-	return err;
-}
-
-/*
- * Test hooks, <debugfs>/scif/node_test (root only, write only):
- *   "hold <node> <bits>"  bit 0: rx_work leaves the node's messages in
- *                         the ring (this node stops draining it, as a
- *                         stuck peer would); bit 1: reply_work sends
- *                         nothing (replies pile up, as towards a peer
- *                         that does not drain)
- *   "flood <node> <n>"    send n CONNECT requests to port 0 (no
- *                         listener): each asks for a REJECT reply
- *   "loopback down|up"    take this node's loopback node down / up
- *   "delay <point> <ms>"  sleep at a delay point (enum scif_node_delay)
- */
-static unsigned int scif_test_delay_ms[SCIF_DELAY_NR];
-
-/**
- * scif_node_test_held() - test hook: whether work for @node is held back
- * @node: the node
- * @what: 1 for rx_work, 2 for reply_work
- *
- * Context: any context.
- * Return: true if "hold" asked for @what to do nothing.
- */
-bool scif_node_test_held(struct scif_node *node, unsigned int what)
-{
-	return READ_ONCE(node->test_held) & what;
-}
-
-static int scif_node_test_flood(u16 id, unsigned int nr)
-{
-	struct scif_node *node = scif_node_get_online(id);
-	struct scif_msg msg;
-	int err = 0;
-
-	if (!node)
-		return -ENODEV;
-	memset(&msg, 0, sizeof(msg));
-	msg.op = SCIF_MSG_CONNECT;
-	while (nr-- && !err)
-		err = scif_node_send(node, &msg);
-	return err;
-}
-
-/**
- * scif_node_test_delay() - test hook: sleep at a delay point if asked to
- * @point: the delay point
- *
- * Context: process context; may sleep.
- * Return: nothing; returns after the delay set for @point, if any.
- */
-void scif_node_test_delay(enum scif_node_delay point)
-{
-	unsigned int ms = scif_test_delay_ms[point];
-
-	if (ms)
-		msleep(ms);
-}
-
-static ssize_t scif_node_test_write(struct file *file,
-				    const char __user *ubuf, size_t len,
-				    loff_t *ppos)
-{
-	unsigned int a, b;
-	char buf[64];
-	int err = 0;
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
-	if (sscanf(buf, "hold %u %u", &a, &b) == 2 && a < SCIF_MAX_NODES) {
-		WRITE_ONCE(scif_info.nodes[a].test_held, b);
-		queue_work(scif_info.wq, &scif_info.nodes[a].rx_work);
-		queue_work(scif_info.wq, &scif_info.nodes[a].reply_work);
-	} else if (sscanf(buf, "flood %u %u", &a, &b) == 2 &&
-		   a < SCIF_MAX_NODES && b <= 100000) {
-		err = scif_node_test_flood(a, b);
-	} else if (sscanf(buf, "delay %u %u", &a, &b) == 2 &&
-		   a < SCIF_DELAY_NR && b <= 60000) {
-		scif_test_delay_ms[a] = b;
-	} else if (!strncmp(buf, "loopback down", 13)) {
-		scif_loopback_exit();
-	} else if (!strncmp(buf, "loopback up", 11)) {
-		err = scif_loopback_init();
-	} else {
-		err = -EINVAL;
-	}
-	return err ?: len;
-}
-
-static const struct file_operations scif_node_test_fops = {
-	.owner = THIS_MODULE,
-	.write = scif_node_test_write,
-	.llseek = noop_llseek,
-};
-
-/**
- * scif_nodes_debugfs_init() - create the node layer's test hook file
- * @dir: the driver's debugfs directory
- *
- * Context: process context, at module load.
- */
-void scif_nodes_debugfs_init(struct dentry *dir)
-{
-	debugfs_create_file("node_test", 0200, dir, NULL,
-			    &scif_node_test_fops);
-}
-#endif
 
 static void scif_nodes_free_stats(void)
 {

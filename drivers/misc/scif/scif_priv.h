@@ -159,11 +159,13 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+#include "scif_fault.h"
 #include "scif_hw.h"
 #include "scif_lmap.h"
 #include "scif_mmap.h"
 #include "scif_proto.h"
 #include "scif_rma.h"
+#include "scif_testhooks.h"
 
 #define SCIF_DRV_NAME		"scif"
 /* Size of the receive ring of a node queue pair. */
@@ -801,38 +803,6 @@ void scif_epd_count_error(struct scif_endpt *ep);
 int scif_sysfs_init(void);
 void scif_sysfs_exit(void);
 void scif_sysfs_node_add(struct scif_node *node);
-#ifdef SCIF_TEST_HOOKS
-int scif_node_corrupt(u16 id, bool count, unsigned int nr);
-#endif
-
-/* Test-build delay points (scif_node_test_delay()). */
-enum scif_node_delay {
-	SCIF_DELAY_CONNECT,	/* connect: node found online, area allocated */
-	SCIF_DELAY_ACCEPT,	/* accept: node found online, area allocated */
-	SCIF_DELAY_NODE_LOST,	/* node lost: paths cut, references not dropped */
-	SCIF_DELAY_FP_REVOKE,	/* fast path revoked: not live, half not zapped */
-	SCIF_DELAY_NR
-};
-
-#ifdef SCIF_TEST_HOOKS
-void scif_node_test_delay(enum scif_node_delay point);
-bool scif_node_test_held(struct scif_node *node, unsigned int what);
-void scif_nodes_debugfs_init(struct dentry *dir);
-#else
-static inline void scif_node_test_delay(enum scif_node_delay point)
-{
-}
-
-static inline bool scif_node_test_held(struct scif_node *node,
-				       unsigned int what)
-{
-	return false;
-}
-
-static inline void scif_nodes_debugfs_init(struct dentry *dir)
-{
-}
-#endif
 
 /* scif_epd.c */
 struct scif_endpt *scif_epd_create(bool user);
@@ -882,9 +852,6 @@ void scif_msg_handle_notify(struct scif_node *node, const struct scif_msg *msg,
 			    struct scif_endpt *ep);
 __poll_t scif_msg_poll_mask(struct scif_endpt *ep);
 int scif_epd_fp_notify(struct scif_endpt *ep, int what);
-#ifdef SCIF_TEST_HOOKS
-int scif_msg_corrupt_rings(u16 port);
-#endif
 
 /* scif_fp.c */
 bool scif_fp_trylock(u32 *lock);
@@ -910,20 +877,12 @@ void scif_loopback_exit(void);
 /* scif_debugfs.c */
 void scif_debugfs_init(void);
 void scif_debugfs_exit(void);
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-bool scif_fail_alloc(void);
-#else
-static inline bool scif_fail_alloc(void)
-{
-	return false;
-}
-#endif
 
 /*
  * The driver's allocations: the kernel's, failed on request by the
- * fail_alloc fault injection (debug kernels).  Callers pass their GFP
- * flags (GFP_KERNEL_ACCOUNT for what a user sizes, __GFP_NOWARN for
- * what a user or a peer may ask too much of).
+ * fail_alloc fault injection (debug kernels; scif_fault.h).  Callers
+ * pass their GFP flags (GFP_KERNEL_ACCOUNT for what a user sizes,
+ * __GFP_NOWARN for what a user or a peer may ask too much of).
  */
 static inline void *scif_kzalloc(size_t size, gfp_t gfp)
 {

@@ -42,9 +42,6 @@
 #include <linux/semaphore.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#ifdef SCIF_TEST_HOOKS
-#include <linux/delay.h>
-#endif
 
 #include "scif_priv.h"
 #include "scif_trace.h"
@@ -108,49 +105,6 @@ MODULE_PARM_DESC(rma_stage_bufs,
 static struct semaphore scif_stage_sem;
 static atomic_long_t scif_staged_bytes;
 #define SCIF_STAGE_TIMEOUT_MS	10000
-
-#ifdef SCIF_TEST_HOOKS
-/*
- * Test build only: milliseconds the engine's worker sleeps before it
- * looks at its endpoint, so that tests can close the endpoint while
- * the work item is pending or running.
- */
-static unsigned int scif_eng_delay_ms;
-module_param_named(eng_delay_ms, scif_eng_delay_ms, uint, 0644);
-MODULE_PARM_DESC(eng_delay_ms,
-		 "Test build: delay of the copy engine's worker, in ms (default 0)");
-
-static void scif_rma_test_delay(void)
-{
-	unsigned int ms = READ_ONCE(scif_eng_delay_ms);
-
-	if (ms)
-		msleep(ms);
-}
-
-/*
- * Test build only: every RMA and signal goes to the worker, as if
- * something were pending, so that tests can hold it back.
- */
-static bool scif_eng_defer;
-module_param_named(eng_defer, scif_eng_defer, bool, 0644);
-MODULE_PARM_DESC(eng_defer,
-		 "Test build: hand every RMA to the copy engine's worker (default N)");
-
-static bool scif_rma_test_defer(void)
-{
-	return READ_ONCE(scif_eng_defer);
-}
-#else
-static inline void scif_rma_test_delay(void)
-{
-}
-
-static inline bool scif_rma_test_defer(void)
-{
-	return false;
-}
-#endif
 
 /**
  * struct scif_rma_side - one side of a descriptor's copy

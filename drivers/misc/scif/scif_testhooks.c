@@ -43,11 +43,20 @@
  * free its ring under it: KASAN, seed 12); a real peer can speak only for
  * its own endpoints, and its writes into memory it said it let go of are
  * its own doing.
+ *
+ * Also here: <debugfs>/scif/corrupt, node_test, corrupt_runlist and
+ * drop_rma_msgs, and the module parameters test_listener_close_delay_ms,
+ * eng_delay_ms and eng_defer, each described where it is defined below.
+ * The driver reaches the hooks through scif_testhooks.h only, whose stubs
+ * compile to nothing in the shipped build.
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/kernel.h>
 #include <linux/maple_tree.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/random.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -388,10 +397,395 @@ static const struct file_operations forge_fops = {
 	.llseek = noop_llseek,
 };
 
-/* Declared here and in scif_main.c: the shipped build has neither. */
-#ifdef SCIF_TEST_HOOKS
-void scif_testhooks_init(void);
-#endif
+/*
+ * Test hook, module parameter test_listener_close_delay_ms: a listener's
+ * close pauses in its walk of parked requests (scif_conn.c).
+ */
+static unsigned int scif_test_close_delay_ms;
+module_param_named(test_listener_close_delay_ms, scif_test_close_delay_ms,
+		   uint, 0644);
+MODULE_PARM_DESC(test_listener_close_delay_ms,
+		 "Test build only: milliseconds a listener's close waits in its walk of the parked requests (default 0)");
+
+/**
+ * scif_test_close_delay() - test hook: a listener's close pauses
+ *
+ * Context: process context; may sleep.
+ * Return: nothing; returns after test_listener_close_delay_ms.
+ */
+void scif_test_close_delay(void)
+{
+	unsigned int ms = READ_ONCE(scif_test_close_delay_ms);
+
+	if (ms)
+		msleep(ms);
+}
+
+/*
+ * Test hook, module parameter eng_delay_ms: milliseconds the engine's
+ * worker sleeps before it looks at its endpoint (scif_rma.c), so that
+ * tests can close the endpoint while the work item is pending or running.
+ */
+static unsigned int scif_eng_delay_ms;
+module_param_named(eng_delay_ms, scif_eng_delay_ms, uint, 0644);
+MODULE_PARM_DESC(eng_delay_ms,
+		 "Test build: delay of the copy engine's worker, in ms (default 0)");
+
+/**
+ * scif_rma_test_delay() - test hook: the copy engine's worker pauses
+ *
+ * Context: process context (the engine's work item); may sleep.
+ * Return: nothing; returns after eng_delay_ms.
+ */
+void scif_rma_test_delay(void)
+{
+	unsigned int ms = READ_ONCE(scif_eng_delay_ms);
+
+	if (ms)
+		msleep(ms);
+}
+
+/*
+ * Test hook, module parameter eng_defer: every RMA and signal goes to
+ * the worker, as if something were pending, so that tests can hold it
+ * back.
+ */
+static bool scif_eng_defer;
+module_param_named(eng_defer, scif_eng_defer, bool, 0644);
+MODULE_PARM_DESC(eng_defer,
+		 "Test build: hand every RMA to the copy engine's worker (default N)");
+
+/**
+ * scif_rma_test_defer() - test hook: whether every RMA goes to the worker
+ *
+ * Context: any context.
+ * Return: the value of eng_defer.
+ */
+bool scif_rma_test_defer(void)
+{
+	return READ_ONCE(scif_eng_defer);
+}
+
+/*
+ * Test hook, <debugfs>/scif/drop_rma_msgs (root only): while non-zero,
+ * each REGISTER or UNREGISTER this node receives is ignored (left
+ * unanswered) and the count goes down by one: a silent peer.
+ */
+static atomic_t scif_drop_rma_msgs;
+
+/**
+ * scif_window_drop_msg() - test hook: whether to ignore a REGISTER or
+ *	UNREGISTER received
+ *
+ * Context: any context.
+ * Return: true (and one fewer to drop) while drop_rma_msgs is non-zero.
+ */
+bool scif_window_drop_msg(void)
+{
+	return atomic_add_unless(&scif_drop_rma_msgs, -1, 0);
+}
+
+/*
+ * Test hook, <debugfs>/scif/corrupt_runlist (root only): when non-zero,
+ * the next run list this node sends is damaged so that the peer's checks
+ * can be exercised (1 unaligned address, 2 run longer than the window,
+ * 3 runs adding up to more than the window, 4 address outside what the
+ * bus reaches, 5 zero length, 6 more runs claimed than the list holds).
+ * Reset after use.
+ */
+static u32 scif_corrupt_runlist;
+
+static void scif_window_runlist_corrupt(struct scif_runlist *rl,
+					struct scif_msg *msg)
+{
+	switch (xchg(&scif_corrupt_runlist, 0)) {
+	case 1:
+		rl->run[0].addr += 64;
+		break;
+	case 2:
+		rl->run[0].len = PAGE_MASK;
+		break;
+	case 3:
+		rl->run[rl->nr - 1].len += PAGE_SIZE;
+		break;
+	case 4:
+		rl->run[0].addr = 1ULL << 50;
+		break;
+	case 5:
+		rl->run[0].len = 0;
+		break;
+	case 6:
+		msg->arg[3] += 1ULL << 32;
+		break;
+	}
+}
+
+/**
+ * scif_window_runlist_maybe_corrupt() - test hook: damage a run list sent
+ * @rl: the run list about to go to the peer
+ * @msg: the REGISTER message that names it
+ *
+ * Context: process context.
+ * Return: nothing; @rl or @msg damaged as corrupt_runlist asked, once.
+ */
+void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
+				       struct scif_msg *msg)
+{
+	if (unlikely(READ_ONCE(scif_corrupt_runlist)))
+		scif_window_runlist_corrupt(rl, msg);
+}
+
+/* A DATA or SPACE message to @ep's peer, as scif_msg.c sends them. */
+static void scif_test_notify(struct scif_endpt *ep, u32 op)
+{
+	struct scif_msg msg;
+
+	scif_nodemsg_init(&msg, op, ep->peer_handle, ep->handle);
+	scif_node_send(ep->node, &msg);
+}
+
+/*
+ * "conn <port>" of <debugfs>/scif/corrupt: for every connected endpoint
+ * bound to @port, stores counts that make no sense in the peer's half of
+ * the queue pair (a write count beyond the ring, a read count of bytes
+ * never sent) and tells the peer with DATA and SPACE.  Returns the
+ * number of connections broken.
+ */
+static int scif_msg_corrupt_rings(u16 port)
+{
+	struct scif_endpt *ep, *batch[16];
+	int i, n = 0;
+
+	mutex_lock(&scif_info.eplock);
+	list_for_each_entry(ep, &scif_info.endpoints, list) {
+		if (READ_ONCE(ep->port) != port ||
+		    READ_ONCE(ep->state) != SCIF_EPD_CONNECTED ||
+		    !kref_get_unless_zero(&ep->ref))
+			continue;
+		batch[n++] = ep;
+		if (n == ARRAY_SIZE(batch))
+			break;
+	}
+	mutex_unlock(&scif_info.eplock);
+	for (i = 0; i < n; i++) {
+		ep = batch[i];
+		mutex_lock(&ep->send_mutex);
+		if (ep->rb.remote) {
+			WRITE_ONCE(ep->rb.remote->rx_write, ep->rb.tx_write +
+				   ep->rb.tx_size + 1 + get_random_u32() % 4096);
+			WRITE_ONCE(ep->rb.remote->tx_read, ep->rb.rx_read +
+				   ep->rb.rx_size + 1 + get_random_u32() % 4096);
+		}
+		mutex_unlock(&ep->send_mutex);
+		if (READ_ONCE(ep->state) == SCIF_EPD_CONNECTED) {
+			scif_test_notify(ep, SCIF_MSG_DATA);
+			scif_test_notify(ep, SCIF_MSG_SPACE);
+		}
+		scif_epd_put(ep);
+	}
+	return n;
+}
+
+/**
+ * scif_node_corrupt() - test hook: break our node queue pair towards a node
+ * @id: the node whose ring we fill
+ * @count: store a write count larger than the ring in the peer's half;
+ *	else send @nr messages of random bytes
+ * @nr: number of random messages
+ *
+ * Makes this node the misbehaving peer of scif_corrupt_test; reached
+ * only through debugfs.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -ENODEV if @id is not online.
+ */
+static int scif_node_corrupt(u16 id, bool count, unsigned int nr)
+{
+	struct scif_node *node = scif_node_get_online(id);
+	struct scif_msg msg;
+	int err = 0;
+
+	if (!node)
+		return -ENODEV;
+	if (count) {
+		mutex_lock(&scif_info.node_lock);
+		mutex_lock(&node->tx_mutex);
+		if (node->online && node->rb.remote) {
+			/* Sticky: later sends publish bad counts too. */
+			node->rb.tx_skew = node->rb.tx_size + 1 +
+					   get_random_u32() % 4096;
+			WRITE_ONCE(node->rb.remote->rx_write,
+				   node->rb.tx_write + node->rb.tx_skew);
+			node->hw->ops->ring(node->hw, node->hw_ctx);
+		}
+		mutex_unlock(&node->tx_mutex);
+		mutex_unlock(&scif_info.node_lock);
+		return 0;
+	}
+	while (nr-- && !err) {
+		get_random_bytes(&msg, sizeof(msg));
+		/* Mostly known types, so that handles and arguments are read. */
+		msg.op %= SCIF_MSG_NR + 2;
+		err = scif_node_send(node, &msg);
+	}
+	return err;
+}
+
+/*
+ * Test hooks, <debugfs>/scif/node_test (root only, write only):
+ *   "hold <node> <bits>"  bit 0: rx_work leaves the node's messages in
+ *                         the ring (this node stops draining it, as a
+ *                         stuck peer would); bit 1: reply_work sends
+ *                         nothing (replies pile up, as towards a peer
+ *                         that does not drain)
+ *   "flood <node> <n>"    send n CONNECT requests to port 0 (no
+ *                         listener): each asks for a REJECT reply
+ *   "loopback down|up"    take this node's loopback node down / up
+ *   "delay <point> <ms>"  sleep at a delay point (enum scif_node_delay)
+ */
+static unsigned int scif_test_delay_ms[SCIF_DELAY_NR];
+
+/**
+ * scif_node_test_held() - test hook: whether work for @node is held back
+ * @node: the node
+ * @what: 1 for rx_work, 2 for reply_work
+ *
+ * Context: any context.
+ * Return: true if "hold" asked for @what to do nothing.
+ */
+bool scif_node_test_held(struct scif_node *node, unsigned int what)
+{
+	return READ_ONCE(node->test_held) & what;
+}
+
+static int scif_node_test_flood(u16 id, unsigned int nr)
+{
+	struct scif_node *node = scif_node_get_online(id);
+	struct scif_msg msg;
+	int err = 0;
+
+	if (!node)
+		return -ENODEV;
+	memset(&msg, 0, sizeof(msg));
+	msg.op = SCIF_MSG_CONNECT;
+	while (nr-- && !err)
+		err = scif_node_send(node, &msg);
+	return err;
+}
+
+/**
+ * scif_node_test_delay() - test hook: sleep at a delay point if asked to
+ * @point: the delay point
+ *
+ * Context: process context; may sleep.
+ * Return: nothing; returns after the delay set for @point, if any.
+ */
+void scif_node_test_delay(enum scif_node_delay point)
+{
+	unsigned int ms = scif_test_delay_ms[point];
+
+	if (ms)
+		msleep(ms);
+}
+
+static ssize_t scif_node_test_write(struct file *file,
+				    const char __user *ubuf, size_t len,
+				    loff_t *ppos)
+{
+	unsigned int a, b;
+	char buf[64];
+	int err = 0;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "hold %u %u", &a, &b) == 2 && a < SCIF_MAX_NODES) {
+		WRITE_ONCE(scif_info.nodes[a].test_held, b);
+		queue_work(scif_info.wq, &scif_info.nodes[a].rx_work);
+		queue_work(scif_info.wq, &scif_info.nodes[a].reply_work);
+	} else if (sscanf(buf, "flood %u %u", &a, &b) == 2 &&
+		   a < SCIF_MAX_NODES && b <= 100000) {
+		err = scif_node_test_flood(a, b);
+	} else if (sscanf(buf, "delay %u %u", &a, &b) == 2 &&
+		   a < SCIF_DELAY_NR && b <= 60000) {
+		scif_test_delay_ms[a] = b;
+	} else if (!strncmp(buf, "loopback down", 13)) {
+		scif_loopback_exit();
+	} else if (!strncmp(buf, "loopback up", 11)) {
+		err = scif_loopback_init();
+	} else {
+		err = -EINVAL;
+	}
+	return err ?: len;
+}
+
+static const struct file_operations scif_node_test_fops = {
+	.owner = THIS_MODULE,
+	.write = scif_node_test_write,
+	.llseek = noop_llseek,
+};
+
+/*
+ * Test hook, <debugfs>/scif/corrupt (root only, write only): make this
+ * node a peer that breaks what it writes into another node's memory:
+ *   "msgs <node> <n>"  n node messages of random bytes
+ *   "count <node>"     a write count beyond the node ring
+ *   "conn <port>"      bad counts in the rings of every connection bound
+ *                      to local <port>
+ *   "fence <k> <dst> <src> <a0> .. <a4>" (hex but <k>)
+ *                      a forged fence message to this node itself
+ *                      (loopback): FENCE_MARK + k, k 0..3, with the given
+ *                      handles and arguments, as a peer could send it
+ */
+/* "fence ...": a fence message as a hostile peer would send it. */
+static int scif_debugfs_fence(const char *buf)
+{
+	struct scif_msg msg = { 0 };
+	struct scif_node *node;
+	unsigned int k;
+
+	if (sscanf(buf, "fence %u %llx %llx %llx %llx %llx %llx %llx", &k,
+		   &msg.dst, &msg.src, &msg.arg[0], &msg.arg[1], &msg.arg[2],
+		   &msg.arg[3], &msg.arg[4]) != 8 || k > 3)
+		return -EINVAL;
+	msg.op = SCIF_MSG_FENCE_MARK + k;
+	node = scif_node_get_online(scif_info.self);
+	return node ? scif_node_send(node, &msg) : -ENODEV;
+}
+
+static ssize_t corrupt_write(struct file *file, const char __user *ubuf,
+			     size_t len, loff_t *ppos)
+{
+	unsigned int a, b;
+	char buf[256];
+	int err;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "msgs %u %u", &a, &b) == 2 && a <= U16_MAX &&
+	    b <= 1024)
+		err = scif_node_corrupt(a, false, b);
+	else if (sscanf(buf, "count %u", &a) == 1 && a <= U16_MAX)
+		err = scif_node_corrupt(a, true, 0);
+	else if (sscanf(buf, "conn %u", &a) == 1 && a && a <= U16_MAX)
+		err = scif_msg_corrupt_rings(a) ? 0 : -ENOENT;
+	else if (!strncmp(buf, "fence ", 6))
+		err = scif_debugfs_fence(buf);
+	else
+		err = -EINVAL;
+	return err ?: len;
+}
+
+static const struct file_operations corrupt_fops = {
+	.owner = THIS_MODULE,
+	.write = corrupt_write,
+	.llseek = noop_llseek,
+};
 
 /**
  * scif_testhooks_init() - create the test hooks' debugfs files
@@ -404,8 +798,14 @@ void scif_testhooks_init(void);
  */
 void scif_testhooks_init(void)
 {
-	debugfs_create_file("peer_fuzz", 0600, scif_info.debugfs, NULL,
-			    &peer_fuzz_fops);
-	debugfs_create_file("forge", 0200, scif_info.debugfs, NULL,
-			    &forge_fops);
+	struct dentry *dir = scif_info.debugfs;
+
+	debugfs_create_file("peer_fuzz", 0600, dir, NULL, &peer_fuzz_fops);
+	debugfs_create_file("forge", 0200, dir, NULL, &forge_fops);
+	debugfs_create_file("corrupt", 0200, dir, NULL, &corrupt_fops);
+	debugfs_create_file("node_test", 0200, dir, NULL,
+			    &scif_node_test_fops);
+	debugfs_create_u32("corrupt_runlist", 0600, dir, &scif_corrupt_runlist);
+	debugfs_create_u32("drop_rma_msgs", 0600, dir,
+			   (u32 *)&scif_drop_rma_msgs.counter);
 }

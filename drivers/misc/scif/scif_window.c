@@ -103,74 +103,6 @@ module_param_named(rma_ack_timeout_ms, scif_rma_ack_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(rma_ack_timeout_ms,
 		 "Wait for a peer's REGISTER/UNREGISTER answer, ms (default 10000)");
 
-#ifdef SCIF_TEST_HOOKS
-/*
- * Test hook, <debugfs>/scif/drop_rma_msgs (root only): while non-zero,
- * each REGISTER or UNREGISTER this node receives is ignored (left
- * unanswered) and the count goes down by one: a silent peer.
- */
-static atomic_t scif_drop_rma_msgs;
-
-static bool scif_window_drop_msg(void)
-{
-	return atomic_add_unless(&scif_drop_rma_msgs, -1, 0);
-}
-#else
-static inline bool scif_window_drop_msg(void)
-{
-	return false;
-}
-#endif
-
-#ifdef SCIF_TEST_HOOKS
-/*
- * Test hook, <debugfs>/scif/corrupt_runlist (root only): when non-zero,
- * the next run list this node sends is damaged so that the peer's checks
- * can be exercised (1 unaligned address, 2 run longer than the window,
- * 3 runs adding up to more than the window, 4 address outside what the
- * bus reaches, 5 zero length, 6 more runs claimed than the list holds).
- * Reset after use.
- */
-static u32 scif_corrupt_runlist;
-
-static void scif_window_runlist_corrupt(struct scif_runlist *rl,
-					struct scif_msg *msg)
-{
-	switch (xchg(&scif_corrupt_runlist, 0)) {
-	case 1:
-		rl->run[0].addr += 64;
-		break;
-	case 2:
-		rl->run[0].len = PAGE_MASK;
-		break;
-	case 3:
-		rl->run[rl->nr - 1].len += PAGE_SIZE;
-		break;
-	case 4:
-		rl->run[0].addr = 1ULL << 50;
-		break;
-	case 5:
-		rl->run[0].len = 0;
-		break;
-	case 6:
-		msg->arg[3] += 1ULL << 32;
-		break;
-	}
-}
-
-static void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
-					      struct scif_msg *msg)
-{
-	if (unlikely(READ_ONCE(scif_corrupt_runlist)))
-		scif_window_runlist_corrupt(rl, msg);
-}
-#else
-static void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
-					      struct scif_msg *msg)
-{
-}
-#endif
-
 static int scif_window_stats_show(struct seq_file *s, void *unused)
 {
 	seq_printf(s, "pinned_pages %ld\nwindows %ld\nremote_windows %ld\n",
@@ -193,11 +125,6 @@ DEFINE_SHOW_ATTRIBUTE(scif_window_stats);
 void scif_window_debugfs_init(struct dentry *dir)
 {
 	debugfs_create_file("rma", 0400, dir, NULL, &scif_window_stats_fops);
-#ifdef SCIF_TEST_HOOKS
-	debugfs_create_u32("corrupt_runlist", 0600, dir, &scif_corrupt_runlist);
-	debugfs_create_u32("drop_rma_msgs", 0600, dir,
-			   (u32 *)&scif_drop_rma_msgs.counter);
-#endif
 }
 
 /**
