@@ -16,11 +16,12 @@
 #          messages to node 0, seed $PEER_FUZZ_SEED, while node 0 keeps a
 #          stream to node 2 going; node 0's memory must return to its
 #          baseline; then scif_link_fuzz.sh in a 2-node cluster of
-#          $FUZZ_KERNEL: node 1, as a root peer, is scif_net's and
-#          scif_vsock's link to node 0 and sends each $LINK_FUZZ_COUNT
-#          (default 100000) random frames (seed $PEER_FUZZ_SEED, at most
-#          $LINK_FUZZ_SECS seconds, default 2400); node 0's links must
-#          survive, come back to node 1's modules, and leak nothing
+#          $FUZZ_KERNEL: a root of node 1, then one of node 0, is the
+#          other's scif_net and scif_vsock links and sends each
+#          $LINK_FUZZ_COUNT (default 100000) random frames (seed
+#          $PEER_FUZZ_SEED, at most $LINK_FUZZ_SECS seconds a phase,
+#          default 1200); the victim's links must survive, come back to
+#          the modules, and leak nothing
 #
 # Ends with "N passed, N failed"; exits non-zero if anything failed.
 # Every guest waits for $SCIF_QEMU_LOCK if set (see qemu/run-vm.sh).
@@ -36,7 +37,7 @@ seed0=${FUZZ_SEED:-$(date +%s)}
 peer_count=${PEER_FUZZ_COUNT:-200000}
 peer_seed=${PEER_FUZZ_SEED:-$seed0}
 link_count=${LINK_FUZZ_COUNT:-100000}
-link_secs=${LINK_FUZZ_SECS:-2400}
+link_secs=${LINK_FUZZ_SECS:-1200}
 out=$BUILD/fuzz
 sd=$top/tools/testing/selftests/scif
 what=${*:-user peer}
@@ -150,8 +151,8 @@ link_fuzz() {
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko" > /dev/null
 	echo "fuzz: link fuzz, $link_count frames a link, seed $peer_seed, 2-node cluster of $k ($rel)"
 	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
-		-t $((link_secs + 900)) -S "$BUILD/qemu/ivshmem-server" \
-		-a "scif.step_timeout=$((link_secs + 600))" \
+		-t $((2 * link_secs + 900)) -S "$BUILD/qemu/ivshmem-server" \
+		-a "scif.step_timeout=$((2 * link_secs + 600))" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "fuzz: link-fuzz cluster: launcher reported failure"
 	for j in 0 1; do

@@ -1,40 +1,49 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A hostile root on a peer node as scif_net's and scif_vsock's link
- * (scif_peer_links.c), for scif_link_fuzz.sh in a 2-node cluster.
+ * A hostile root on a peer node as scif_net's and scif_vsock's links
+ * (scif_peer_links.c), for scif_link_fuzz.sh in a 2-node cluster.  The
+ * links have no handshake: frames start with the connection's first
+ * byte.  The lower id connects (from a privileged port), the higher
+ * listens (ports 700 and 701) and takes only privileged connectors of
+ * lower ids, so a root of the other node can be a link two ways:
  *
- *   scif_link_fuzz peer SEED COUNT SECS [net|vsock|both]
- *	node 1, root, scif_net and scif_vsock not loaded here: it holds
- *	their well-known ports (700, 701) as the modules would, so node 0's
- *	links (the lower id connects, from a privileged port) connect to it.
- *	On each link, in a thread of its own, COUNT frames at most (SECS
- *	seconds at most), drawn from a generator seeded with SEED:
+ *   scif_link_fuzz peer SEED COUNT SECS [net|vsock|both [VICTIM]]
+ *	the fuzzer, root, with neither module loaded on its node; VICTIM
+ *	(0) is the other node.  If VICTIM's id is the lower, it holds the
+ *	well-known ports as the modules would and VICTIM's links connect
+ *	to it; if the higher, it connects to VICTIM's listeners from the
+ *	highest free privileged port, as VICTIM's peer kernel would, and
+ *	again whenever the connection ends.  On each link, in a thread of
+ *	its own, COUNT frames at most (SECS seconds at most), drawn from
+ *	a generator seeded with SEED:
  *	  valid frames with random contents (net: Ethernet frames of every
  *	  kind, IPv4 with random headers among them; vsock: packets from
- *	  CID 4 to CID 3 with random op, ports, flags, credit and length,
- *	  and conversations with node 0's vsock listener), the largest the
- *	  link takes, frames sent a few bytes at a time;
- *	  headers node 0 must refuse (net: bad magic, lengths 0 to 13,
+ *	  its CID to VICTIM's with random op, ports, flags, credit and
+ *	  length, so that connections to VICTIM's vsock listener are made,
+ *	  written, credited and reset), the largest the link takes, frames
+ *	  sent a few bytes at a time;
+ *	  headers VICTIM must refuse (net: bad magic, lengths 0 to 13,
  *	  over the maximum; vsock: payload over 64 KiB, foreign CIDs,
- *	  unknown type), garbage: after each the connection must end
- *	  within 5 s (node 0 resets it) and node 0 must connect again;
+ *	  unknown type) and garbage: after each the connection must end
+ *	  within 5 s, and a new one must be made within 10 s;
  *	  truncated frames (a part of a header or of a payload, then the
  *	  connection closed).
- *	Whatever node 0 sends is read and parsed (ARP requests answered).
- *	Then a valid exchange: an ICMP echo to 10.77.0.1 answered (net);
- *	a connection to node 0's vsock port 5000 accepted and a message
- *	echoed (vsock).  It serves node 0's bystander stream (port 2411)
- *	meanwhile, then sends its verdicts ("PASS name" / "FAIL name" and
- *	"# " figures) to node 0 (port 2412), which prints them, and waits
- *	for node 0's "go" before it lets the ports go.
- *   scif_link_fuzz victim SECS
- *	node 0: a SCIF loopback echo stream and a stream to node 1's
- *	bystander server, a vsock echo listener on port 5000, until node 1
- *	reports (SECS at most); prints node 1's verdicts and its own: both
- *	streams moved and echoed intact during and after the fuzz, node 1
- *	still online.
+ *	Whatever VICTIM sends is read and parsed (ARP requests answered).
+ *	Then a valid exchange on the link: an ICMP echo to VICTIM's
+ *	10.77.0.<id + 1> answered; a vsock connection to VICTIM's port
+ *	5000 accepted and a message echoed.  It serves VICTIM's bystander
+ *	stream (port 2411) meanwhile, then sends its verdicts ("PASS name",
+ *	"FAIL name") and figures ("# " lines) to VICTIM (port 2412), and
+ *	prints them and the victim's, which come back.
+ *   scif_link_fuzz victim SECS [FUZZER]
+ *	the victim (FUZZER: the other node, 1): a SCIF loopback echo
+ *	stream and a stream to FUZZER's bystander server, a vsock echo
+ *	listener on port 5000, until FUZZER reports (SECS at most); prints
+ *	FUZZER's verdicts and its own: both streams moved and echoed
+ *	intact during and after the fuzz, FUZZER still online; sends its
+ *	own to FUZZER.
  *   scif_link_fuzz notify NODE PORT SECS / await PORT SECS
- *	a connection made / accepted: the scripts' handshake once the
+ *	a connection made / accepted: the scripts' handshakes once the
  *	links are the modules' again.
  */
 #include <errno.h>
@@ -75,13 +84,41 @@
 #define ACCEPT_MS	10000
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static const uint8_t mac0[6] = { 0x02, 0x53, 0x4e, 0, 0, 1 };
-static const uint8_t mac1[6] = { 0x02, 0x53, 0x4e, 0, 1, 0 };
-static const uint8_t ip0[4] = { 10, 77, 0, 1 };
-static const uint8_t ip1[4] = { 10, 77, 0, 2 };
 static const char final_msg[] = "scif_link_fuzz: the link works";
 
+/* The victim's and the fuzzer's node ids and what follows from them:
+ * scif_net's MAC addresses (02:53:4e:00:<self>:<peer>), the addresses
+ * the script gives (10.77.0.<id + 1>), the CIDs (<id + 3>).  The fuzzer
+ * connects if its id is the lower, else it listens (connecting).
+ */
+static uint16_t vnode, fnode;
+static uint8_t mac_v[6], mac_f[6], ip_v[4], ip_f[4];
+static uint64_t cid_v, cid_f;
+static bool connecting;
+
 static atomic_bool stop;
+
+static void roles(uint16_t victim, uint16_t fuzzer)
+{
+	static const uint8_t mac[6] = { 0x02, 0x53, 0x4e, 0, 0, 0 };
+	static const uint8_t net[4] = { 10, 77, 0, 0 };
+
+	vnode = victim;
+	fnode = fuzzer;
+	connecting = fuzzer < victim;
+	memcpy(mac_v, mac, 6);
+	memcpy(mac_f, mac, 6);
+	mac_v[4] = victim;
+	mac_v[5] = fuzzer;
+	mac_f[4] = fuzzer;
+	mac_f[5] = victim;
+	memcpy(ip_v, net, 4);
+	memcpy(ip_f, net, 4);
+	ip_v[3] = victim + 1;
+	ip_f[3] = fuzzer + 1;
+	cid_v = victim + CID_BASE;
+	cid_f = fuzzer + CID_BASE;
+}
 
 static long now_ms(void)
 {
@@ -138,6 +175,7 @@ static const char * const case_name[C_NR] = {
 struct link {
 	const char *name;
 	bool vsock;
+	uint16_t port;
 	int listener;
 	int epd;
 	uint64_t rng;
@@ -184,8 +222,8 @@ static void ip4(uint8_t *p, int len, uint8_t proto)
 	p[3] = len;
 	p[8] = 64;
 	p[9] = proto;
-	memcpy(p + 12, ip1, 4);
-	memcpy(p + 16, ip0, 4);
+	memcpy(p + 12, ip_f, 4);
+	memcpy(p + 16, ip_v, 4);
 	c = csum(p, 20);
 	p[10] = c >> 8;
 	p[11] = c;
@@ -196,7 +234,7 @@ static void ip4(uint8_t *p, int len, uint8_t proto)
 static void net_seen(struct link *lk, const uint8_t *f, uint32_t len)
 {
 	if (len >= 42 && f[12] == 0x08 && f[13] == 0x06 && f[21] == 1 &&
-	    !memcmp(f + 38, ip1, 4)) {
+	    !memcmp(f + 38, ip_f, 4)) {
 		memcpy(lk->arp_mac, f + 22, 6);
 		memcpy(lk->arp_ip, f + 28, 4);
 		lk->arp_due = true;
@@ -294,20 +332,49 @@ static void drop(struct link *lk)
 	lk->rxlen = 0;
 }
 
-/* Node 0's next connection: 0, or -1 if none came in time. */
+/* As the victim's kernel would: from the highest free privileged port
+ * (scif_peer_links.c), to the link's well-known port.  0 or -1.
+ */
+static int take_by_connecting(struct link *lk, int ms)
+{
+	struct scif_port_id dst = { .node = vnode, .port = lk->port };
+	long end = now_ms() + ms;
+	int port;
+
+	do {
+		lk->epd = scif_open();
+		if (lk->epd < 0)
+			return -1;
+		for (port = 1023; port >= 768; port--)
+			if (scif_bind(lk->epd, port) >= 0)
+				break;
+		if (port >= 768 && scif_connect(lk->epd, &dst) >= 0) {
+			lk->conns++;
+			return 0;
+		}
+		scif_close(lk->epd);
+		lk->epd = -1;
+		usleep(50000);
+	} while (now_ms() < end);
+	return -1;
+}
+
+/* The victim's next connection: 0, or -1 if none came in time. */
 static int take(struct link *lk, int ms)
 {
 	struct scif_pollepd pe = { .epd = lk->listener, .events = SCIF_POLLIN };
 	struct scif_port_id peer;
 
 	drop(lk);
+	if (connecting)
+		return take_by_connecting(lk, ms);
 	if (scif_poll(&pe, 1, ms) <= 0 ||
 	    scif_accept(lk->listener, &peer, &lk->epd, 0) < 0) {
 		lk->epd = -1;
 		return -1;
 	}
 	lk->conns++;
-	if (peer.node != 0 || !peer.port || peer.port >= 1024) {
+	if (peer.node != vnode || !peer.port || peer.port >= 1024) {
 		printf("# %s: a connection from %u:%u\n", lk->name, peer.node,
 		       peer.port);
 		lk->unpriv++;
@@ -383,10 +450,10 @@ static void arp_reply(struct link *lk)
 
 	lk->arp_due = false;
 	memcpy(f, lk->arp_mac, 6);
-	memcpy(f + 6, mac1, 6);
+	memcpy(f + 6, mac_f, 6);
 	memcpy(f + 12, "\x08\x06\x00\x01\x08\x00\x06\x04\x00\x02", 10);
-	memcpy(f + 22, mac1, 6);
-	memcpy(f + 28, ip1, 4);
+	memcpy(f + 22, mac_f, 6);
+	memcpy(f + 28, ip_f, 4);
 	memcpy(f + 32, lk->arp_mac, 6);
 	memcpy(f + 38, lk->arp_ip, 4);
 	v = htole32(SN_MAGIC);
@@ -417,9 +484,9 @@ static void net_frame(uint64_t *s, uint8_t *f, uint32_t len)
 
 	fill(s, f, len);
 	if (below(s, 4))
-		memcpy(f, below(s, 3) ? mac0 : (const uint8_t *)"\xff\xff\xff\xff\xff\xff", 6);
+		memcpy(f, below(s, 3) ? mac_v : (const uint8_t *)"\xff\xff\xff\xff\xff\xff", 6);
 	if (below(s, 2))
-		memcpy(f + 6, mac1, 6);
+		memcpy(f + 6, mac_f, 6);
 	if (below(s, 8)) {
 		f[12] = type >> 8;
 		f[13] = type;
@@ -442,8 +509,8 @@ static void vs_hdr(uint64_t *s, struct virtio_vsock_hdr *h, uint32_t len)
 	static const uint32_t ports[] = { VS_SERVE_PORT, VS_SERVE_PORT + 1,
 					  1024, 1025, 1026, 1027, 0, 0xffffffff };
 
-	h->src_cid = htole64(CID_BASE + 1);
-	h->dst_cid = htole64(CID_BASE);
+	h->src_cid = htole64(cid_f);
+	h->dst_cid = htole64(cid_v);
 	h->src_port = htole32(below(s, 2) ? 1024 + below(s, 8) : edgy32(s));
 	h->dst_port = htole32(below(s, 2) ? VS_SERVE_PORT :
 			      ports[below(s, 8)]);
@@ -471,10 +538,10 @@ static uint32_t bad_hdr(struct link *lk, uint8_t *p)
 					 below(s, 0xfffeffff));
 			break;
 		case 1:
-			h->src_cid = htole64(below(s, 2) ? rnd(s) : CID_BASE);
+			h->src_cid = htole64(below(s, 2) ? rnd(s) : cid_v);
 			break;
 		case 2:
-			h->dst_cid = htole64(below(s, 2) ? rnd(s) : CID_BASE + 1);
+			h->dst_cid = htole64(below(s, 2) ? rnd(s) : cid_f);
 			break;
 		default:
 			h->type = htole16(below(s, 2) ? 0 : 3 + below(s, 65533));
@@ -608,8 +675,8 @@ static uint32_t final_net(struct link *lk)
 	uint16_t c;
 
 	net_hdr(lk->tx, SN_MAGIC, len);
-	memcpy(f, mac0, 6);
-	memcpy(f + 6, mac1, 6);
+	memcpy(f, mac_v, 6);
+	memcpy(f + 6, mac_f, 6);
 	f[12] = 0x08;
 	f[13] = 0x00;
 	ip4(f + ETH_HLEN, len - ETH_HLEN, 1);
@@ -631,8 +698,8 @@ static uint32_t final_vsock(struct link *lk, uint16_t op)
 	uint32_t len = op == VIRTIO_VSOCK_OP_RW ? sizeof(final_msg) : 0;
 
 	memset(h, 0, VS_HDR);
-	h->src_cid = htole64(CID_BASE + 1);
-	h->dst_cid = htole64(CID_BASE);
+	h->src_cid = htole64(cid_f);
+	h->dst_cid = htole64(cid_v);
 	h->src_port = htole32(VS_FINAL_PORT);
 	h->dst_port = htole32(VS_SERVE_PORT);
 	h->len = htole32(len);
@@ -695,7 +762,7 @@ static bool final_check(struct link *lk)
 	return false;
 }
 
-/* ---- node 1: the links ---- */
+/* ---- the fuzzer: the links ---- */
 
 static void *fuzz_link(void *arg)
 {
@@ -706,14 +773,14 @@ static void *fuzz_link(void *arg)
 	lk->frames = 0;
 	lk->epd = -1;
 	if (take(lk, 60000)) {
-		printf("# %s: node 0 never connected\n", lk->name);
-		verdict(lk, false, "node_0_connected");
+		printf("# %s: no connection with node %u\n", lk->name, vnode);
+		verdict(lk, false, "link_taken");
 		return NULL;
 	}
 	while (lk->frames < count && now_ms() < deadline) {
 		if (lk->epd < 0 && take(lk, ACCEPT_MS)) {
-			printf("# %s: node 0 did not connect again within %d ms\n",
-			       lk->name, ACCEPT_MS);
+			printf("# %s: no connection with node %u again within %d ms\n",
+			       lk->name, vnode, ACCEPT_MS);
 			lk->reconnect_failed = true;
 			break;
 		}
@@ -726,8 +793,8 @@ static void *fuzz_link(void *arg)
 		if (!err && lk->arp_due)
 			arp_reply(lk);
 		if (err == -ETIMEDOUT) {
-			printf("# %s: frame %ld (%s): node 0 stopped reading\n",
-			       lk->name, lk->frames, case_name[c]);
+			printf("# %s: frame %ld (%s): node %u stopped reading\n",
+			       lk->name, lk->frames, case_name[c], vnode);
 			lk->stalls++;
 		}
 		if (err) {
@@ -736,11 +803,12 @@ static void *fuzz_link(void *arg)
 		}
 	}
 	lk->ms = now_ms() - t0;
-	verdict(lk, lk->conns && !lk->unpriv,
-		"connections_from_node_0_privileged_ports");
+	verdict(lk, lk->conns && !lk->unpriv, connecting ?
+		"connections_handed_over" :
+		"connections_from_victim_privileged_ports");
 	verdict(lk, !lk->bad_kept, "every_refused_header_ends_the_connection");
-	verdict(lk, !lk->reconnect_failed, "node_0_reconnects");
-	verdict(lk, !lk->stalls, "node_0_keeps_reading");
+	verdict(lk, !lk->reconnect_failed, "link_taken_again_each_time");
+	verdict(lk, !lk->stalls, "victim_keeps_reading");
 	verdict(lk, final_check(lk), "valid_exchange_after_fuzz");
 	return NULL;
 }
@@ -832,6 +900,8 @@ static void *serve_echo(void *arg)
 	return NULL;
 }
 
+static bool report(int ctl, int ms, const char *end);
+
 static int peer_main(uint64_t seed, long count, int secs, const char *which)
 {
 	struct link lk[2] = {
@@ -841,7 +911,7 @@ static int peer_main(uint64_t seed, long count, int secs, const char *which)
 	bool use[2] = { strcmp(which, "vsock") != 0, strcmp(which, "net") != 0 };
 	pthread_t th[2], bys;
 	int i, l, ctl;
-	char ack[2];
+	bool acked;
 
 	l = listen_on(BYST_PORT, 4);
 	if (l < 0)
@@ -850,10 +920,11 @@ static int peer_main(uint64_t seed, long count, int secs, const char *which)
 	for (i = 0; i < 2; i++) {
 		if (!use[i])
 			continue;
-		lk[i].listener = listen_on(i ? VSOCK_PORT : NET_PORT, 4);
+		lk[i].port = i ? VSOCK_PORT : NET_PORT;
+		lk[i].listener = connecting ? -1 : listen_on(lk[i].port, 4);
 		lk[i].tx = malloc(BUF_MAX);
 		lk[i].rx = malloc(BUF_MAX);
-		if (lk[i].listener < 0 || !lk[i].tx || !lk[i].rx)
+		if ((!connecting && lk[i].listener < 0) || !lk[i].tx || !lk[i].rx)
 			return 1;
 		lk[i].rng = seed * 2 + i;
 		lk[i].frames = count;
@@ -863,7 +934,7 @@ static int peer_main(uint64_t seed, long count, int secs, const char *which)
 	for (i = 0; i < 2; i++)
 		if (use[i])
 			pthread_join(th[i], NULL);
-	ctl = connect_to(0, CTL_PORT, 60);
+	ctl = connect_to(vnode, CTL_PORT, 60);
 	for (i = 0; i < 2; i++) {
 		char out[2048];
 		int n, c;
@@ -871,9 +942,11 @@ static int peer_main(uint64_t seed, long count, int secs, const char *which)
 		if (!use[i])
 			continue;
 		n = snprintf(out, sizeof(out),
-			     "# linkfuzz %s: seed %llu, %ld frames in %ld ms (%ld/s), %ld bytes, %ld connections, %ld frames from node 0\n# linkfuzz %s cases:",
-			     lk[i].name, (unsigned long long)seed, lk[i].frames,
-			     lk[i].ms, lk[i].ms ? lk[i].frames * 1000 / lk[i].ms : 0,
+			     "# linkfuzz %s: node %u %s node %u, seed %llu, %ld frames in %ld ms (%ld/s), %ld bytes, %ld connections, %ld frames back\n# linkfuzz %s cases:",
+			     lk[i].name, fnode, connecting ? "connects to" :
+			     "listens for", vnode, (unsigned long long)seed,
+			     lk[i].frames, lk[i].ms,
+			     lk[i].ms ? lk[i].frames * 1000 / lk[i].ms : 0,
 			     lk[i].bytes, lk[i].conns, lk[i].rx_units, lk[i].name);
 		for (c = 0; c < C_NR; c++)
 			n += snprintf(out + n, sizeof(out) - n, " %s=%ld",
@@ -885,12 +958,13 @@ static int peer_main(uint64_t seed, long count, int secs, const char *which)
 	}
 	fflush(stdout);
 	if (ctl < 0) {
-		printf("# could not report to node 0: %s\n", strerror(errno));
+		printf("# could not report to node %u: %s\n", vnode,
+		       strerror(errno));
 		return 1;
 	}
 	scif_send(ctl, "END\n", 4, SCIF_SEND_BLOCK);
-	/* Node 0 checks its streams and says go. */
-	recv_all(ctl, ack, 2, 120000);
+	/* The victim checks its streams and sends its verdicts. */
+	acked = report(ctl, 120000, "GO");
 	scif_close(ctl);
 	atomic_store(&stop, true);
 	pthread_join(bys, NULL);
@@ -899,12 +973,13 @@ static int peer_main(uint64_t seed, long count, int secs, const char *which)
 		if (!use[i])
 			continue;
 		drop(&lk[i]);
-		scif_close(lk[i].listener);
+		if (lk[i].listener >= 0)
+			scif_close(lk[i].listener);
 	}
-	return 0;
+	return acked ? 0 : 1;
 }
 
-/* ---- node 0 ---- */
+/* ---- the victim ---- */
 
 static atomic_long rounds[2], bad_rounds[2];
 
@@ -1008,14 +1083,22 @@ static bool node_listed(uint16_t id)
 	return false;
 }
 
+/* The victim's verdicts, printed and kept for the fuzzer. */
+static char said[2048];
+
 static void say(bool ok, const char *name)
 {
+	size_t n = strlen(said);
+
+	snprintf(said + n, sizeof(said) - n, "%s %s\n", ok ? "PASS" : "FAIL",
+		 name);
 	printf("%s %s\n", ok ? "PASS" : "FAIL", name);
-	fflush(stdout);
 }
 
-/* Node 1's report, printed as it comes until END: true if it came. */
-static bool report(int ctl, int ms)
+/* The other side's lines, printed as they come until the line @end:
+ * true if it came.
+ */
+static bool report(int ctl, int ms, const char *end)
 {
 	char buf[4096];
 	int len = 0;
@@ -1029,21 +1112,25 @@ static bool report(int ctl, int ms)
 			continue;
 		}
 		buf[len] = '\0';
-		if (!strcmp(buf, "END"))
+		if (!strcmp(buf, end))
 			return true;
 		printf("%s\n", buf);
 		len = 0;
 	}
 }
 
-static int victim_main(int secs)
+static int victim_main(int secs, uint16_t fuzzer)
 {
 	struct stream_arg sa[2];
 	pthread_t srv, vs = 0, st[2];
 	struct scif_port_id peer;
 	long r0[2], r1[2];
+	uint16_t nodes[16], self = 0;
 	int l, ctl, fd = -1, vl, i;
 	bool got;
+
+	scif_get_nodeIDs(nodes, 16, &self);
+	roles(self, fuzzer);
 
 	l = listen_on(LOOP_PORT, 4);
 	ctl = listen_on(CTL_PORT, 4);
@@ -1053,10 +1140,10 @@ static int victim_main(int secs)
 	vl = vs_listen();
 	if (vl >= 0)
 		pthread_create(&vs, NULL, vs_serve, (void *)(intptr_t)vl);
-	sa[0].fd = connect_to(0, LOOP_PORT, 10);
-	sa[1].fd = connect_to(1, BYST_PORT, 120);
+	sa[0].fd = connect_to(vnode, LOOP_PORT, 10);
+	sa[1].fd = connect_to(fnode, BYST_PORT, 120);
 	if (sa[0].fd < 0 || sa[1].fd < 0) {
-		printf("# no loopback stream or no stream to node 1\n");
+		printf("# no loopback stream or no stream to node %u\n", fnode);
 		say(false, "streams_started");
 		return 1;
 	}
@@ -1068,13 +1155,14 @@ static int victim_main(int secs)
 		struct scif_pollepd pe = { .epd = ctl, .events = SCIF_POLLIN };
 
 		got = scif_poll(&pe, 1, secs * 1000L) == 1 &&
-		      !scif_accept(ctl, &peer, &fd, 0) && report(fd, 30000);
+		      !scif_accept(ctl, &peer, &fd, 0) &&
+		      report(fd, 30000, "END");
 	}
-	say(got, "node_1_reported");
+	say(got, "fuzzer_reported");
 	for (i = 0; i < 2; i++)
 		r0[i] = atomic_load(&rounds[i]);
-	printf("# streams during the fuzz: loopback %ld rounds, to node 1 %ld\n",
-	       r0[0], r0[1]);
+	printf("# node %u's streams during the fuzz: loopback %ld rounds, to node %u %ld\n",
+	       vnode, r0[0], fnode, r0[1]);
 	say(r0[0] > 0 && !atomic_load(&bad_rounds[0]), "loopback_stream_during_fuzz");
 	say(r0[1] > 0 && !atomic_load(&bad_rounds[1]), "bystander_stream_during_fuzz");
 	sleep(1);
@@ -1082,7 +1170,7 @@ static int victim_main(int secs)
 		r1[i] = atomic_load(&rounds[i]);
 	say(r1[0] > r0[0] && !atomic_load(&bad_rounds[0]), "loopback_stream_after_fuzz");
 	say(r1[1] > r0[1] && !atomic_load(&bad_rounds[1]), "bystander_stream_after_fuzz");
-	say(node_listed(1), "node_1_still_online");
+	say(node_listed(fnode), "fuzzer_node_still_online");
 	atomic_store(&stop, true);
 	for (i = 0; i < 2; i++) {
 		pthread_join(st[i], NULL);
@@ -1092,7 +1180,8 @@ static int victim_main(int secs)
 	if (vl >= 0)
 		pthread_join(vs, NULL);
 	if (fd >= 0) {
-		scif_send(fd, "go", 2, SCIF_SEND_BLOCK);
+		scif_send(fd, said, strlen(said), SCIF_SEND_BLOCK);
+		scif_send(fd, "GO\n", 3, SCIF_SEND_BLOCK);
 		scif_close(fd);
 	}
 	scif_close(ctl);
@@ -1106,11 +1195,16 @@ int main(int argc, char **argv)
 	int fd, l, ok;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc >= 5 && !strcmp(argv[1], "peer"))
+	if (argc >= 5 && !strcmp(argv[1], "peer")) {
+		uint16_t nodes[16], self = 0;
+
+		scif_get_nodeIDs(nodes, 16, &self);
+		roles(argc > 6 ? atoi(argv[6]) : 0, self);
 		return peer_main(strtoull(argv[2], NULL, 0), atol(argv[3]),
 				 atoi(argv[4]), argc > 5 ? argv[5] : "both");
+	}
 	if (argc >= 3 && !strcmp(argv[1], "victim"))
-		return victim_main(atoi(argv[2]));
+		return victim_main(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 1);
 	if (argc >= 5 && !strcmp(argv[1], "notify")) {
 		fd = connect_to(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 		if (fd >= 0)
@@ -1131,8 +1225,8 @@ int main(int argc, char **argv)
 		scif_close(l);
 		return !ok;
 	}
-	fprintf(stderr, "usage: %s peer SEED COUNT SECS [net|vsock|both]\n"
-		"       %s victim SECS\n       %s notify NODE PORT SECS\n"
+	fprintf(stderr, "usage: %s peer SEED COUNT SECS [net|vsock|both [VICTIM]]\n"
+		"       %s victim SECS [FUZZER]\n       %s notify NODE PORT SECS\n"
 		"       %s await PORT SECS\n", argv[0], argv[0], argv[0],
 		argv[0]);
 	return 2;
