@@ -767,16 +767,19 @@ static bool final_check(struct link *lk)
 static void *fuzz_link(void *arg)
 {
 	struct link *lk = arg;
-	long t0 = now_ms(), count = lk->frames, deadline = lk->ms;
+	long t0, count = lk->frames, deadline;
 	int c, err;
 
 	lk->frames = 0;
 	lk->epd = -1;
-	if (take(lk, 60000)) {
+	if (take(lk, 120000)) {
 		printf("# %s: no connection with node %u\n", lk->name, vnode);
 		verdict(lk, false, "link_taken");
+		lk->ms = 0;
 		return NULL;
 	}
+	t0 = now_ms();
+	deadline = t0 + lk->ms;		/* SECS from the first connection */
 	while (lk->frames < count && now_ms() < deadline) {
 		if (lk->epd < 0 && take(lk, ACCEPT_MS)) {
 			printf("# %s: no connection with node %u again within %d ms\n",
@@ -928,7 +931,7 @@ static int peer_main(uint64_t seed, long count, int secs, const char *which)
 			return 1;
 		lk[i].rng = seed * 2 + i;
 		lk[i].frames = count;
-		lk[i].ms = now_ms() + secs * 1000L;
+		lk[i].ms = secs * 1000L;
 		pthread_create(&th[i], NULL, fuzz_link, &lk[i]);
 	}
 	for (i = 0; i < 2; i++)
