@@ -3,7 +3,7 @@
 #
 # make fuzz / make peer-fuzz: the fuzzers, long runs, with figures.
 #
-#   fuzz.sh [user] [peer]      (default: both)
+#   fuzz.sh [user] [peer] [link]   (default: user peer; peer includes link)
 #
 #   user   scif_fuzz in a guest of $FUZZ_KERNEL (default debug): $FUZZ_CALLS
 #          calls (default 1000000) in $FUZZ_STEPS runs of one guest (default
@@ -15,7 +15,13 @@
 #          sends $PEER_FUZZ_COUNT (default 200000) random and mutated node
 #          messages to node 0, seed $PEER_FUZZ_SEED, while node 0 keeps a
 #          stream to node 2 going; node 0's memory must return to its
-#          baseline
+#          baseline; then scif_link_fuzz.sh in a 2-node cluster of
+#          $FUZZ_KERNEL: a root of node 1, then one of node 0, is the
+#          other's scif_net and scif_vsock links and sends each
+#          $LINK_FUZZ_COUNT (default 100000) random frames (seed
+#          $PEER_FUZZ_SEED, at most $LINK_FUZZ_SECS seconds a phase,
+#          default 1200); the victim's links must survive, come back to
+#          the modules, and leak nothing
 #
 # Ends with "N passed, N failed"; exits non-zero if anything failed.
 # Every guest waits for $SCIF_QEMU_LOCK if set (see qemu/run-vm.sh).
@@ -30,6 +36,8 @@ threads=${FUZZ_THREADS:-4}
 seed0=${FUZZ_SEED:-$(date +%s)}
 peer_count=${PEER_FUZZ_COUNT:-200000}
 peer_seed=${PEER_FUZZ_SEED:-$seed0}
+link_count=${LINK_FUZZ_COUNT:-100000}
+link_secs=${LINK_FUZZ_SECS:-1200}
 out=$BUILD/fuzz
 sd=$top/tools/testing/selftests/scif
 what=${*:-user peer}
@@ -125,10 +133,42 @@ peer_fuzz() {
 		tee "$out/peer-figures.txt"
 }
 
+# scif_link_fuzz.sh's long run: scif_net, scif_vsock and the guest's
+# vsock modules as in make check's node-loss cluster.
+link_fuzz() {
+	local cdir=$out/link-$k vs=$BUILD/vsock/$k steps=$out/link-steps vsmods='' j
+	rm -rf "$cdir"
+	mkdir -p "$cdir"
+	if [ -e "$moddir/net/vmw_vsock/scif_vsock.ko" ] &&
+		sh "$top/scripts/vsock-test-build.sh" "$k" "$vs" > "$out/vsock-build.log" 2>&1; then
+		vsmods="$moddir/net/vmw_vsock/scif_vsock.ko $(ls "$vs"/modules/*.ko)"
+	fi
+	printf 'insmod\nLINKFUZZ_LIFE=0 LINKFUZZ_SEED=%s LINKFUZZ_COUNT=%s LINKFUZZ_SECS=%s scif_link_fuzz.sh\nrmmod\n' \
+		"$peer_seed" "$link_count" "$link_secs" > "$steps"
+	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko $vsmods" \
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$steps" "$BUILD/selftests" \
+		"$moddir/drivers/misc/scif/scif.ko" \
+		"$moddir/drivers/misc/scif/scif_ivshmem.ko" > /dev/null
+	echo "fuzz: link fuzz, $link_count frames a link, seed $peer_seed, 2-node cluster of $k ($rel)"
+	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
+		-t $((2 * link_secs + 900)) -S "$BUILD/qemu/ivshmem-server" \
+		-a "scif.step_timeout=$((2 * link_secs + 600))" \
+		> "$cdir/launcher.log" 2>&1 ||
+		echo "fuzz: link-fuzz cluster: launcher reported failure"
+	for j in 0 1; do
+		parse "$cdir/node$j/results.log" "$k/link-fuzz/node$j"
+		log_clean "$cdir/node$j/console.log" "$k/link-fuzz/node$j/kernel-log-clean"
+	done
+	grep -h '^# linkfuzz' "$cdir"/node0/results.log | tr -d '\r' |
+		tee "$out/link-figures.txt"
+}
+
 for w in $what; do
 	case "$w" in
 	user) user_fuzz ;;
-	peer) make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null && peer_fuzz ;;
+	peer) make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null &&
+		{ peer_fuzz; link_fuzz; } ;;
+	link) make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null && link_fuzz ;;
 	*) echo "fuzz: unknown part $w"; failed=$((failed + 1)) ;;
 	esac
 done
