@@ -17,8 +17,9 @@
  *   the counter page (tx_write, rx_read, both lock words, the state, the
  *   four traffic counts, the padding) and the peer's half (rx_write,
  *   rx_waiting, tx_wanted, tx_read, the padding, ring bytes and the
- *   bytes past the ring to the end of the last page), with 0, ~0, 2^31
- *   +- 1, the ring size +- 1, the current count +- 1, one ring ahead or
+ *   bytes past the ring to the end of the last page), with plausible
+ *   small steps (60 %), 0, ~0, 2^31 +- 1, the ring size +- 1, the
+ *   current count +- 1, one ring ahead or
  *   behind, huge and "negative" 64-bit counts, live, dead, forged and
  *   the kernel's holder values for the locks, and racing flips (a word
  *   toggled between a sane and an insane value many times in a row);
@@ -31,7 +32,8 @@
  * - one thread calls libscif's scif_send() and scif_recv() on the same
  *   endpoints (libscif maps the same data path: SCIF_FASTPATH_WARMUP=0);
  * - one thread closes one end of a pair, or both, and connects and maps
- *   them again, or maps an end's data path again;
+ *   them again (mostly, once the kernel reset them), or maps an end's
+ *   data path again;
  * - a bystander pair, never written into, streams a pattern with
  *   libscif and the ioctls mixed, which its receiver compares byte by
  *   byte;
@@ -118,8 +120,13 @@ static const errset errs[NR_OPS] = {
 	[C_POLL] = 0,
 	/* fastpath.rst: flags; not connected; no memory (the two pages). */
 	[C_FP_OPEN] = E(ECONNRESET) | E(ENOTCONN) | E(ENOMEM),
-	/* Parts only, whole pages of one part, shared, never executable. */
-	[C_MMAP] = E(EINVAL) | E(EACCES) | E(ENOMEM) | E(EOVERFLOW),
+	/*
+	 * Parts only, whole pages of one part, shared, never executable;
+	 * mmap(2) itself: EOVERFLOW, ENOMEM, EPERM (PROT_EXEC on a no-exec
+	 * file system, as the pseudo file system of the file may be).
+	 */
+	[C_MMAP] = E(EINVAL) | E(EACCES) | E(ENOMEM) | E(EOVERFLOW) |
+		E(EPERM),
 	/* Our half is never writable. */
 	[C_MPROTECT] = E(EACCES),
 	[C_LSEND] = E(ECONNRESET) | E(ENOTCONN),
@@ -344,7 +351,7 @@ static int connect_one(struct worker *w, int *c, int *a)
 {
 	struct scif_port_id dst = { .node = self_node, .port = listen_port };
 	struct scif_port_id peer;
-	int r;
+	int r, e;
 
 	*a = -1;
 	pthread_mutex_lock(&setup_lock);
@@ -356,8 +363,9 @@ static int connect_one(struct worker *w, int *c, int *a)
 	fcntl(*c, F_SETFL, O_NONBLOCK);
 	call_begin(w, C_SETUP, SETUP_MS);
 	r = scif_connect(*c, &dst);
-	call_end(w, C_SETUP, r, errno, 0);
-	if (r >= 0 || errno == EINPROGRESS) {
+	e = errno;
+	call_end(w, C_SETUP, r, e, 0);
+	if (r >= 0 || e == EINPROGRESS) {
 		call_begin(w, C_SETUP, SETUP_MS);
 		r = scif_accept(listen_fd, &peer, a, SCIF_ACCEPT_SYNC);
 		call_end(w, C_SETUP, r, errno, 0);
@@ -391,8 +399,14 @@ static void pair_make(struct worker *w, int p)
 
 /* ---- Values leaning to the edges ---- */
 
+/*
+ * A count: mostly a plausible step (garbage data that moves, the
+ * connection lives on), else one of the edges, which mostly reset it.
+ */
 static uint32_t wild32(struct worker *w, uint32_t cur, uint32_t ring)
 {
+	if (chance(w, 60))
+		return cur + below(w, 256);
 	switch (below(w, 14)) {
 	case 0: return 0;
 	case 1: return ~0U;
@@ -560,8 +574,8 @@ static void *writer_main(void *arg)
 			}
 		}
 		pthread_rwlock_unlock(&s->lk);
-		if (chance(w, 20))
-			sched_yield();
+		/* About as many writes as calls, rather than 30 times more. */
+		usleep(below(w, 1000));
 	}
 	return NULL;
 }
@@ -719,7 +733,11 @@ static void *reopen_main(void *arg)
 		struct side *s0 = &sides[2 * p], *s1 = &sides[2 * p + 1];
 		struct side *s = chance(w, 50) ? s0 : s1;
 
-		usleep(1000 + below(w, 20000));
+		usleep(500 + below(w, 5000));
+		/* A pair the kernel reset (or half closed) is connected again. */
+		if ((s0->fd < 0 || s1->fd < 0 ||
+		     (s0->mapped && !s0->fp.ctl->state)) && chance(w, 80))
+			k = 5;
 		if (k < 3) {
 			/* One end goes; the other is fuzzed on, half dead. */
 			pthread_rwlock_wrlock(&s->lk);
@@ -772,6 +790,9 @@ static void *by_sender(void *arg)
 			r = kxfer(by_tx, SCIF_SEND, w->buf, len, SCIF_SEND_BLOCK);
 		else
 			r = scif_send(by_tx, w->buf, len, SCIF_SEND_BLOCK);
+		atomic_fetch_add(&n_calls, 1);
+		if (r >= 0)
+			atomic_fetch_add(&ok_hist[C_BYSTANDER], 1);
 		if (r < 0) {
 			printf("# bystander send: %s\n", strerror(errno));
 			atomic_fetch_add(&by_mismatch, 1);
@@ -813,6 +834,9 @@ static void *by_receiver(void *arg)
 			r = kxfer(by_rx, SCIF_RECV, w->buf, BUFSZ, 0);
 		else
 			r = scif_recv(by_rx, w->buf, BUFSZ, 0);
+		atomic_fetch_add(&n_calls, 1);
+		if (r >= 0)
+			atomic_fetch_add(&ok_hist[C_BYSTANDER], 1);
 		if (r < 0) {
 			printf("# bystander recv: %s\n", strerror(errno));
 			atomic_fetch_add(&by_mismatch, 1);
