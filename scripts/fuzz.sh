@@ -10,7 +10,11 @@
 #          10), each with its own seed ($FUZZ_SEED + i; default: the time)
 #          and $FUZZ_THREADS threads (4); then the figures: calls, calls/s,
 #          the errno histogram, the seeds, and whether the kernel log is
-#          clean
+#          clean; then, in the same guest, scif_fp_fuzz (a user writing
+#          anything into its mapped data path): $FP_FUZZ_OPS operations
+#          (calls and word writes, default 2000000) in at most
+#          $FP_FUZZ_SECS seconds (default 480), seed $FUZZ_SEED, and its
+#          figures
 #   peer   scif_peer_fuzz_test in a 3-node cluster of $FUZZ_KERNEL: node 1
 #          sends $PEER_FUZZ_COUNT (default 200000) random and mutated node
 #          messages to node 0, seed $PEER_FUZZ_SEED, while node 0 keeps a
@@ -38,6 +42,8 @@ peer_count=${PEER_FUZZ_COUNT:-200000}
 peer_seed=${PEER_FUZZ_SEED:-$seed0}
 link_count=${LINK_FUZZ_COUNT:-100000}
 link_secs=${LINK_FUZZ_SECS:-1200}
+fp_ops=${FP_FUZZ_OPS:-2000000}
+fp_secs=${FP_FUZZ_SECS:-480}
 out=$BUILD/fuzz
 sd=$top/tools/testing/selftests/scif
 what=${*:-user peer}
@@ -81,12 +87,13 @@ user_fuzz() {
 		for i in $(seq 0 $((nsteps - 1))); do
 			echo "scif_fuzz -s $((seed0 + i)) -n $per -t $threads -T 580"
 		done
+		echo "scif_fp_fuzz -s $seed0 -n $fp_ops -T $fp_secs"
 		echo rmmod
 	} > "$steps"
 	sh "$top/qemu/mkinitramfs.sh" "$vm.cpio" "$steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" > /dev/null
 	echo "fuzz: $calls calls in $nsteps runs on $k ($rel), seeds $seed0.."$((seed0 + nsteps - 1))
-	SCIF_VM_MEM=2G SCIF_VM_TIMEOUT=$((nsteps * 600 + 300)) \
+	SCIF_VM_MEM=2G SCIF_VM_TIMEOUT=$((nsteps * 600 + fp_secs + 480)) \
 		sh "$top/qemu/run-vm.sh" "$image" "$vm.cpio" "$vm" > "$vm.out" 2>&1 ||
 		echo "fuzz: guest exited with status $?"
 	parse "$vm/results.log" "$k/fuzz"
@@ -110,6 +117,8 @@ user_fuzz() {
 		for (e in hist) printf " %s=%d", e, hist[e]
 		printf "\n"
 	}' | tee "$out/user-figures.txt"
+	tr -d '\r' < "$vm/results.log" | grep '^# fp-fuzz' |
+		tee "$out/fp-figures.txt"
 }
 
 peer_fuzz() {
