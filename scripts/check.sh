@@ -214,7 +214,7 @@ node_loss_run() { # kernel-name
 		"$moddir/drivers/misc/scif/scif.ko" \
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
 	echo "check: node loss and restart in a 2-node cluster of $k"
-	# About 8 minutes on the debug kernel with the link fuzzer: 15 at most.
+	# About 7 minutes on the debug kernel: 15 at most.
 	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
 		-t 900 -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
