@@ -59,8 +59,12 @@ pings() { # peer args...
 	p=$1
 	shift
 	out=$(ping "$@" "$(addr "$p" "$self")" 2>&1)
-	echo "$out" | tail -n 1 | sed 's/^/# /'
-	echo "$out" | awk '/packets transmitted/ { exit !($1 > 0 && $1 == $4) }'
+	echo "$out" | tail -n 2 | sed 's/^/# /'
+	echo "$out" | awk '/packets transmitted/ { exit !($1 > 0 && $1 == $4) }' &&
+		return 0
+	# Lost: what each side of the device counted, for the report.
+	ip -s link show dev "$(dev_of "$p")" 2>&1 | sed 's/^/# /'
+	return 1
 }
 
 answers() { # peer
