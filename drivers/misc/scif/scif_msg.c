@@ -187,8 +187,10 @@ static ssize_t scif_msg_send_some(struct scif_endpt *ep, struct iov_iter *from,
 	}
 	count = iov_iter_count(from);
 	iov_iter_truncate(from, SCIF_XFER_PIECE(ep->rb.tx_size));
+	/* One look at the peer's count: short only if @from faulted. */
 	want = min_t(size_t, scif_rb_tx_room(&ep->rb), iov_iter_count(from));
-	sent = scif_rb_put(&ep->rb, from);
+	scif_node_test_delay(SCIF_DELAY_MSG_COUNT);
+	sent = scif_rb_put_n(&ep->rb, from, want);
 	iov_iter_reexpand(from, count - sent);
 	if (sent) {
 		ep->stats.tx_bytes += sent;
@@ -258,8 +260,10 @@ static ssize_t scif_msg_recv_some(struct scif_endpt *ep, struct iov_iter *to,
 	}
 	count = iov_iter_count(to);
 	iov_iter_truncate(to, SCIF_XFER_PIECE(ep->rb.rx_size));
+	/* One look at the peer's count: short only if @to faulted. */
 	want = min_t(size_t, avail, iov_iter_count(to));
-	got = scif_rb_get(&ep->rb, to);
+	scif_node_test_delay(SCIF_DELAY_MSG_COUNT);
+	got = scif_rb_get_n(&ep->rb, to, want);
 	iov_iter_reexpand(to, count - got);
 	if (got) {
 		ep->stats.rx_bytes += got;

@@ -723,7 +723,9 @@ bool scif_rb_tx_broken_at(const struct scif_rb *rb, u32 tx_write);
 int scif_rb_rx_avail(const struct scif_rb *rb, u32 *avail);
 int scif_rb_rx_avail_at(const struct scif_rb *rb, u32 rx_read, u32 *avail);
 size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from);
+size_t scif_rb_put_n(struct scif_rb *rb, struct iov_iter *from, size_t n);
 size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to);
+size_t scif_rb_get_n(struct scif_rb *rb, struct iov_iter *to, size_t n);
 
 /* scif_nodes.c */
 struct scif_reply;

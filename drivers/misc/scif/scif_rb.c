@@ -280,18 +280,22 @@ static size_t scif_rb_copy(u8 *ring, u32 size, u32 pos, size_t n,
 }
 
 /**
- * scif_rb_put() - send as much of @from as there is room for
+ * scif_rb_put_n() - send @n bytes of @from, for which there is room
  * @rb: the ring; the caller owns its transmit side
  * @from: the data; advanced by what was sent
+ * @n: at most the room the caller saw (scif_rb_tx_room()) and what
+ *	@from holds: the peer's count is not read again, so a count the
+ *	peer changes meanwhile cannot make the send short (0 if the peer
+ *	is not mapped: scif_rb_tx_room() says so)
  *
- * Return: the number of bytes sent, which is short of the room only if
- * @from faulted.
+ * Context: any that may fault on @from; the caller's lock on the
+ * transmit side (an endpoint's send mutex) held.
+ * Return: the number of bytes sent, short of @n only if @from faulted.
  */
-size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from)
+size_t scif_rb_put_n(struct scif_rb *rb, struct iov_iter *from, size_t n)
 {
-	size_t n, done;
+	size_t done;
 
-	n = min_t(size_t, scif_rb_tx_room(rb), iov_iter_count(from));
 	if (!n)
 		return 0;
 	done = scif_rb_copy(rb->remote->rx_data, rb->tx_size,
@@ -307,22 +311,37 @@ size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from)
 }
 
 /**
- * scif_rb_get() - receive as much as is waiting, up to what @to holds
+ * scif_rb_put() - send as much of @from as there is room for
+ * @rb: the ring; the caller owns its transmit side
+ * @from: the data; advanced by what was sent
+ *
+ * Return: the number of bytes sent, which is short of the room only if
+ * @from faulted.
+ */
+size_t scif_rb_put(struct scif_rb *rb, struct iov_iter *from)
+{
+	return scif_rb_put_n(rb, from, min_t(size_t, scif_rb_tx_room(rb),
+					     iov_iter_count(from)));
+}
+
+/**
+ * scif_rb_get_n() - receive @n bytes, which are waiting, into @to
  * @rb: the ring; the caller owns its receive side
  * @to: where the data goes; advanced by what was received
+ * @n: at most what the caller saw waiting (scif_rb_rx_avail()) and what
+ *	@to holds: the peer's count is not read again, so a count the peer
+ *	changes meanwhile cannot make the receive short
  *
  * The read count is published to the peer only while it is mapped.
  *
- * Return: the number of bytes received (short only if @to faulted).
+ * Context: any that may fault on @to; the caller's lock on the receive
+ * side (an endpoint's receive mutex) held.
+ * Return: the number of bytes received, short of @n only if @to faulted.
  */
-size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to)
+size_t scif_rb_get_n(struct scif_rb *rb, struct iov_iter *to, size_t n)
 {
-	size_t n, done;
-	u32 avail;
+	size_t done;
 
-	if (scif_rb_rx_avail(rb, &avail))
-		return 0;
-	n = min_t(size_t, avail, iov_iter_count(to));
 	if (!n)
 		return 0;
 	/* Read the data only after the count that exposed it. */
@@ -338,4 +357,20 @@ size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to)
 	if (rb->remote)
 		WRITE_ONCE(rb->remote->tx_read, rb->rx_read);
 	return done;
+}
+
+/**
+ * scif_rb_get() - receive as much as is waiting, up to what @to holds
+ * @rb: the ring; the caller owns its receive side
+ * @to: where the data goes; advanced by what was received
+ *
+ * Return: the number of bytes received (short only if @to faulted).
+ */
+size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to)
+{
+	u32 avail;
+
+	if (scif_rb_rx_avail(rb, &avail))
+		return 0;
+	return scif_rb_get_n(rb, to, min_t(size_t, avail, iov_iter_count(to)));
 }

@@ -39,6 +39,8 @@
 #define NODE_TEST	"/sys/kernel/debug/scif/node_test"
 #define DELAY_FP_REVOKE	3	/* SCIF_DELAY_FP_REVOKE in scif_priv.h */
 #define REVOKE_DELAY_MS	1000
+#define DELAY_MSG_COUNT	4	/* SCIF_DELAY_MSG_COUNT in scif_testhooks.h */
+#define COUNT_DELAY_MS	1000
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
 
@@ -76,8 +78,10 @@ FIXTURE_SETUP(pair)
 
 FIXTURE_TEARDOWN(pair)
 {
-	if (!access(NODE_TEST, W_OK))
+	if (!access(NODE_TEST, W_OK)) {
 		write_file(NODE_TEST, "delay 3 0");
+		write_file(NODE_TEST, "delay 4 0");
+	}
 	if (self->cn.client >= 0)
 		scif_close(self->cn.client);
 	if (self->cn.server >= 0)
@@ -231,6 +235,79 @@ TEST_F(pair, revoke_order_forced)
 	EXPECT_LE(REVOKE_DELAY_MS / 2, live_ms);
 	TH_LOG("state live for %ld ms after the close", live_ms);
 	rawfp_close(&r);
+}
+
+
+/* Writes @val into @word @after_ms after it starts: the hostile peer. */
+struct scribbler {
+	uint32_t *word;
+	uint32_t val;
+	long after_ms;
+};
+
+static void *scribble_fn(void *arg)
+{
+	struct scribbler *sc = arg;
+
+	usleep(sc->after_ms * 1000);
+	__atomic_store_n(sc->word, sc->val, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The server's process, as its peer, breaks the count the client's
+ * kernel reads (through the server's mapping of the client's half) while
+ * a send or a receive of the client is held between its look at that
+ * count and its copy (delay point 4).  The call must move what it saw,
+ * or report the reset: never EFAULT for a good buffer.  Before the fix
+ * the count was read again for the copy, found broken, nothing copied,
+ * and the call failed with EFAULT.
+ */
+static void count_broken_mid_call(struct __test_metadata *_metadata,
+				  struct conn *cn, bool send)
+{
+	char out[100], in[100];
+	struct scribbler sc;
+	struct rawfp s;
+	pthread_t t;
+	int n, err;
+
+	fill_pattern(out, sizeof(out), 11);
+	if (!send)
+		ASSERT_EQ(100, kxfer(cn->server, SCIF_SEND, out, 100,
+				     SCIF_SEND_BLOCK));
+	ASSERT_EQ(0, rawfp_open(cn->server, &s));
+	sc.word = send ? &s.remote->tx_read : &s.remote->rx_write;
+	sc.val = *sc.word + 0x40000000u;
+	sc.after_ms = COUNT_DELAY_MS / 3;
+	ASSERT_EQ(0, write_file(NODE_TEST,
+				"delay 4 " STR(COUNT_DELAY_MS)));
+	ASSERT_EQ(0, pthread_create(&t, NULL, scribble_fn, &sc));
+	n = send ? kxfer(cn->client, SCIF_SEND, out, 100, 0) :
+		   kxfer(cn->client, SCIF_RECV, in, 100, 0);
+	err = errno;
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, write_file(NODE_TEST, "delay 4 0"));
+	EXPECT_TRUE(n == 100 || (n < 0 && err == ECONNRESET))
+		TH_LOG("%s: %d (%s)", send ? "send" : "recv", n,
+		       n < 0 ? strerror(err) : "bytes");
+	if (!send && n == 100)
+		EXPECT_EQ(-1, check_pattern(in, 100, 11));
+	rawfp_close(&s);
+}
+
+TEST_F(pair, count_broken_mid_send_is_no_efault)
+{
+	if (access(NODE_TEST, W_OK))
+		SKIP(return, "no test hooks (root, test build)");
+	count_broken_mid_call(_metadata, &self->cn, true);
+}
+
+TEST_F(pair, count_broken_mid_recv_is_no_efault)
+{
+	if (access(NODE_TEST, W_OK))
+		SKIP(return, "no test hooks (root, test build)");
+	count_broken_mid_call(_metadata, &self->cn, false);
 }
 
 TEST_HARNESS_MAIN
