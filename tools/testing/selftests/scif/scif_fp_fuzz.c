@@ -79,6 +79,7 @@
 
 #include "scif.h"
 #include "scif_fp_raw.h"
+#include "scif_fuzz_rng.h"
 
 #define MAXPAIRS	64
 #define MAXW		16
@@ -191,40 +192,12 @@ static int nworkers;
 static __thread volatile sig_atomic_t usr1_seen;
 static __thread sig_atomic_t usr1_at_begin;
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-static uint64_t rnd(struct worker *w)
-{
-	uint64_t x = w->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	w->rng = x;
-	return x * 0x2545f4914f6cdd1dULL;
-}
-
-static uint64_t below(struct worker *w, uint64_t n)
-{
-	return n ? rnd(w) % n : 0;
-}
-
-static bool chance(struct worker *w, int pct)
-{
-	return (int)below(w, 100) < pct;
-}
 
 static bool budget_left(void)
 {
 	return !atomic_load(&stop) &&
 	       atomic_load(&n_calls) + atomic_load(&n_writes) < opt_ops &&
-	       now_ms() - t_start < opt_secs * 1000L;
+	       fuzz_now_ms() - t_start < opt_secs * 1000L;
 }
 
 /* ---- Calls: timing, interruption, errno ---- */
@@ -240,7 +213,7 @@ static void call_begin(struct worker *w, enum op op, int limit)
 	usr1_at_begin = usr1_seen;
 	atomic_store(&w->op, op);
 	atomic_store(&w->limit_ms, limit);
-	atomic_store(&w->call_start, now_ms());
+	atomic_store(&w->call_start, fuzz_now_ms());
 }
 
 /*
@@ -281,7 +254,7 @@ static void *watchdog_main(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
-		long now = now_ms();
+		long now = fuzz_now_ms();
 
 		for (i = 0; i < nworkers; i++) {
 			struct worker *w = &workers[i];
@@ -405,9 +378,9 @@ static void pair_make(struct worker *w, int p)
  */
 static uint32_t wild32(struct worker *w, uint32_t cur, uint32_t ring)
 {
-	if (chance(w, 60))
-		return cur + below(w, 256);
-	switch (below(w, 14)) {
+	if (fuzz_chance(&w->rng, 60))
+		return cur + fuzz_below(&w->rng, 256);
+	switch (fuzz_below(&w->rng, 14)) {
 	case 0: return 0;
 	case 1: return ~0U;
 	case 2: return 0x7fffffff;
@@ -419,15 +392,15 @@ static uint32_t wild32(struct worker *w, uint32_t cur, uint32_t ring)
 	case 8: return cur + ring;
 	case 9: return cur + ring + 1;
 	case 10: return cur - ring - 1;
-	case 11: return cur + below(w, ring);	/* plausible: garbage data */
+	case 11: return cur + fuzz_below(&w->rng, ring);	/* plausible: garbage data */
 	case 12: return cur;
-	default: return rnd(w);
+	default: return fuzz_rnd(&w->rng);
 	}
 }
 
 static uint64_t wild64(struct worker *w, uint64_t cur)
 {
-	switch (below(w, 10)) {
+	switch (fuzz_below(&w->rng, 10)) {
 	case 0: return 0;
 	case 1: return ~0ULL;
 	case 2: return (1ULL << 31) - 1;
@@ -435,22 +408,22 @@ static uint64_t wild64(struct worker *w, uint64_t cur)
 	case 4: return (uint64_t)-5000;
 	case 5: return cur + (1ULL << 40);
 	case 6: return cur - 1;
-	case 7: return cur + below(w, 1 << 20);
+	case 7: return cur + fuzz_below(&w->rng, 1 << 20);
 	case 8: return cur;
-	default: return rnd(w);
+	default: return fuzz_rnd(&w->rng);
 	}
 }
 
 static uint32_t wild_lock(struct worker *w)
 {
-	switch (below(w, 10)) {
+	switch (fuzz_below(&w->rng, 10)) {
 	case 0: return SCIF_FP_KERNEL;
 	case 1: return getpid();		/* live: the kernel waits */
 	case 2: return gettid();		/* a thread, not a process */
 	case 3: return 1;			/* init: live */
 	case 4: return PID_LIMIT + 1;
 	case 5: return 0x80000000;
-	case 6: return rnd(w);
+	case 6: return fuzz_rnd(&w->rng);
 	default: return 0;			/* mostly: let go */
 	}
 }
@@ -475,22 +448,22 @@ static void write_ctl(struct worker *w, struct side *s)
 	volatile struct scif_fp_ctl *c = s->fp.ctl;
 	uint32_t ring = s->fp.req.tx_size, rring = s->fp.req.rx_size;
 
-	switch (below(w, 12)) {
+	switch (fuzz_below(&w->rng, 12)) {
 	case 0: put32(&c->tx_write, wild32(w, c->tx_write, ring)); break;
 	case 1: put32(&c->rx_read, wild32(w, c->rx_read, rring)); break;
 	case 2: put32(&c->tx_lock, wild_lock(w)); break;
 	case 3: put32(&c->rx_lock, wild_lock(w)); break;
-	case 4: put32(&c->state, below(w, 4) == 0 ? ~0U : below(w, 3)); break;
+	case 4: put32(&c->state, fuzz_below(&w->rng, 4) == 0 ? ~0U : fuzz_below(&w->rng, 3)); break;
 	case 5: put64(&c->tx_bytes, wild64(w, c->tx_bytes)); break;
 	case 6: put64(&c->tx_msgs, wild64(w, c->tx_msgs)); break;
 	case 7: put64(&c->rx_bytes, wild64(w, c->rx_bytes)); break;
 	case 8: put64(&c->rx_msgs, wild64(w, c->rx_msgs)); break;
-	case 9: put32(&c->pad0[below(w, 13)], rnd(w)); break;
-	case 10: put32(&c->pad1[below(w, 14)], rnd(w)); break;
+	case 9: put32(&c->pad0[fuzz_below(&w->rng, 13)], fuzz_rnd(&w->rng)); break;
+	case 10: put32(&c->pad1[fuzz_below(&w->rng, 14)], fuzz_rnd(&w->rng)); break;
 	default:
 		/* Past the structure, to the end of the page. */
 		put32((uint32_t *)((char *)c + sizeof(*c)) +
-		      below(w, (4096 - sizeof(*c)) / 4), rnd(w));
+		      fuzz_below(&w->rng, (4096 - sizeof(*c)) / 4), fuzz_rnd(&w->rng));
 	}
 }
 
@@ -501,27 +474,27 @@ static void write_remote(struct worker *w, struct side *s)
 	uint32_t ring = s->fp.req.tx_size, off;
 	size_t len = s->fp.req.remote_len;
 
-	switch (below(w, 8)) {
+	switch (fuzz_below(&w->rng, 8)) {
 	case 0: put32(&h->rx_write, wild32(w, h->rx_write, ring)); break;
 	case 1: put32(&h->tx_read, wild32(w, h->tx_read, ring)); break;
-	case 2: put32(&h->rx_waiting, below(w, 3) ? below(w, 2) : rnd(w)); break;
-	case 3: put32(&h->tx_wanted, below(w, 3) ? below(w, 2) : rnd(w)); break;
+	case 2: put32(&h->rx_waiting, fuzz_below(&w->rng, 3) ? fuzz_below(&w->rng, 2) : fuzz_rnd(&w->rng)); break;
+	case 3: put32(&h->tx_wanted, fuzz_below(&w->rng, 3) ? fuzz_below(&w->rng, 2) : fuzz_rnd(&w->rng)); break;
 	case 4:
-		put32((uint32_t *)&h->pad0[4 * below(w, 13)], rnd(w));
+		put32((uint32_t *)&h->pad0[4 * fuzz_below(&w->rng, 13)], fuzz_rnd(&w->rng));
 		break;
 	case 5:
-		put32((uint32_t *)&h->pad1[4 * below(w, 15)], rnd(w));
+		put32((uint32_t *)&h->pad1[4 * fuzz_below(&w->rng, 15)], fuzz_rnd(&w->rng));
 		break;
 	case 6:
 		off = s->fp.req.ring_off + ring;
 		if (off + 4 <= len)
 			put32((uint32_t *)((char *)h + off +
-					   4 * below(w, (len - off) / 4)),
-			      rnd(w));
+					   4 * fuzz_below(&w->rng, (len - off) / 4)),
+			      fuzz_rnd(&w->rng));
 		break;
 	default:
 		put32((uint32_t *)((char *)h + s->fp.req.ring_off +
-				   4 * below(w, ring / 4)), rnd(w));
+				   4 * fuzz_below(&w->rng, ring / 4)), fuzz_rnd(&w->rng));
 	}
 }
 
@@ -533,16 +506,16 @@ static void flip(struct worker *w, struct side *s)
 {
 	volatile uint32_t *p;
 	uint32_t v, bad;
-	int i, n = 16 + below(w, 240);
+	int i, n = 16 + fuzz_below(&w->rng, 240);
 
-	switch (below(w, 4)) {
+	switch (fuzz_below(&w->rng, 4)) {
 	case 0: p = &s->fp.ctl->tx_write; break;
 	case 1: p = &s->fp.ctl->rx_read; break;
 	case 2: p = &s->fp.remote->rx_write; break;
 	default: p = &s->fp.remote->tx_read; break;
 	}
 	v = *p;
-	bad = v + s->fp.req.tx_size + 1 + below(w, 3);
+	bad = v + s->fp.req.tx_size + 1 + fuzz_below(&w->rng, 3);
 	for (i = 0; i < n; i++)
 		put32(p, i & 1 ? v : bad);
 	put32(p, v);
@@ -553,29 +526,29 @@ static void *writer_main(void *arg)
 	struct worker *w = arg;
 
 	while (budget_left()) {
-		struct side *s = &sides[below(w, 2 * opt_pairs)];
-		int i, n = 1 + below(w, 8);
+		struct side *s = &sides[fuzz_below(&w->rng, 2 * opt_pairs)];
+		int i, n = 1 + fuzz_below(&w->rng, 8);
 
 		pthread_rwlock_rdlock(&s->lk);
 		if (s->mapped) {
-			if (chance(w, 5))
+			if (fuzz_chance(&w->rng, 5))
 				flip(w, s);
 			else
 				for (i = 0; i < n; i++) {
-					if (chance(w, 50))
+					if (fuzz_chance(&w->rng, 50))
 						write_ctl(w, s);
 					else
 						write_remote(w, s);
 				}
 			/* Often let go of the locks, so that calls move data. */
-			if (chance(w, 30)) {
+			if (fuzz_chance(&w->rng, 30)) {
 				put32(&s->fp.ctl->tx_lock, 0);
 				put32(&s->fp.ctl->rx_lock, 0);
 			}
 		}
 		pthread_rwlock_unlock(&s->lk);
 		/* About as many writes as calls, rather than 30 times more. */
-		usleep(below(w, 1000));
+		usleep(fuzz_below(&w->rng, 1000));
 	}
 	return NULL;
 }
@@ -587,9 +560,9 @@ static int wild_len(struct worker *w)
 	static const int e[] = { 0, 1, 63, 64, 4095, 4096, 65535, 65536,
 				 65537, 131072, BUFSZ };
 
-	if (chance(w, 30))
-		return e[below(w, sizeof(e) / sizeof(e[0]))];
-	return below(w, 8192);
+	if (fuzz_chance(&w->rng, 30))
+		return e[fuzz_below(&w->rng, sizeof(e) / sizeof(e[0]))];
+	return fuzz_below(&w->rng, 8192);
 }
 
 /* mmap() of the file of SCIF_FP_OPEN at any offset, length, protection. */
@@ -610,19 +583,19 @@ static void wild_mmap(struct worker *w, struct side *s)
 	call_end(w, C_FP_OPEN, r, errno, 0);
 	if (r < 0)
 		return;
-	switch (below(w, 5)) {
+	switch (fuzz_below(&w->rng, 5)) {
 	case 0: off = 0; break;
 	case 1: off = req.local_off; break;
 	case 2: off = req.remote_off; break;
 	case 3: off = req.remote_off + req.remote_len; break;
-	default: off = below(w, 40) * pg; break;
+	default: off = fuzz_below(&w->rng, 40) * pg; break;
 	}
-	if (chance(w, 5))
-		off = chance(w, 50) ? ~0ULL - pg + 1 : off + 1;
-	len = chance(w, 10) ? (uint64_t)1 << (30 + below(w, 20)) :
-			      (1 + below(w, 20)) * pg;
-	prot = prots[below(w, 5)];
-	flags = chance(w, 85) ? MAP_SHARED : MAP_PRIVATE;
+	if (fuzz_chance(&w->rng, 5))
+		off = fuzz_chance(&w->rng, 50) ? ~0ULL - pg + 1 : off + 1;
+	len = fuzz_chance(&w->rng, 10) ? (uint64_t)1 << (30 + fuzz_below(&w->rng, 20)) :
+			      (1 + fuzz_below(&w->rng, 20)) * pg;
+	prot = prots[fuzz_below(&w->rng, 5)];
+	flags = fuzz_chance(&w->rng, 85) ? MAP_SHARED : MAP_PRIVATE;
 	call_begin(w, C_MMAP, QUICK_MS);
 	p = mmap(NULL, len, prot, flags, req.fd, off);
 	call_end(w, C_MMAP, p == MAP_FAILED ? -1 : 0, errno, 0);
@@ -638,28 +611,28 @@ static void wild_mmap(struct worker *w, struct side *s)
 
 static void kcall(struct worker *w, struct side *s)
 {
-	int len, flags = 0, r, what, k = below(w, 100);
+	int len, flags = 0, r, what, k = fuzz_below(&w->rng, 100);
 	errset extra = 0;
-	bool block = chance(w, 10), tx;
+	bool block = fuzz_chance(&w->rng, 10), tx;
 
 	if (k < 60) {
 		tx = k < 30;
 		len = wild_len(w);
 		if (block)
 			flags = tx ? SCIF_SEND_BLOCK : SCIF_RECV_BLOCK;
-		if (chance(w, 3)) {
-			flags |= 1 << (1 + below(w, 30));
+		if (fuzz_chance(&w->rng, 3)) {
+			flags |= 1 << (1 + fuzz_below(&w->rng, 30));
 			extra = E(EINVAL);
 		}
-		if (chance(w, 2)) {
-			len = -1 - (int)below(w, 1 << 30);
+		if (fuzz_chance(&w->rng, 2)) {
+			len = -1 - (int)fuzz_below(&w->rng, 1 << 30);
 			extra = E(EINVAL);
 		}
 		call_begin(w, tx ? C_SEND : C_RECV, QUICK_MS);
 		r = kxfer(s->fd, tx ? SCIF_SEND : SCIF_RECV, w->buf, len, flags);
 		call_end(w, tx ? C_SEND : C_RECV, r, errno, extra);
 	} else if (k < 75) {
-		what = chance(w, 90) ? 1 + below(w, 2) : (int)rnd(w);
+		what = fuzz_chance(&w->rng, 90) ? 1 + fuzz_below(&w->rng, 2) : (int)fuzz_rnd(&w->rng);
 		if (what != SCIF_FP_NOTIFY_DATA && what != SCIF_FP_NOTIFY_SPACE)
 			extra = E(EINVAL);
 		call_begin(w, C_NOTIFY, QUICK_MS);
@@ -687,14 +660,14 @@ static void kcall(struct worker *w, struct side *s)
 
 static void lcall(struct worker *w, struct side *s)
 {
-	bool tx = chance(w, 50), block = chance(w, 5);
+	bool tx = fuzz_chance(&w->rng, 50), block = fuzz_chance(&w->rng, 5);
 	errset extra = 0;
-	int len = 1 + below(w, 16384), flags = 0, r;
+	int len = 1 + fuzz_below(&w->rng, 16384), flags = 0, r;
 
 	if (block)
 		flags = tx ? SCIF_SEND_BLOCK : SCIF_RECV_BLOCK;
-	if (chance(w, 2)) {
-		flags = 4 + below(w, 100);
+	if (fuzz_chance(&w->rng, 2)) {
+		flags = 4 + fuzz_below(&w->rng, 100);
 		extra = E(EINVAL);
 	}
 	call_begin(w, tx ? C_LSEND : C_LRECV, QUICK_MS);
@@ -709,7 +682,7 @@ static void *caller_main(void *arg)
 	bool lib = w->idx == opt_writers + opt_kthreads;
 
 	while (budget_left()) {
-		struct side *s = &sides[below(w, 2 * opt_pairs)];
+		struct side *s = &sides[fuzz_below(&w->rng, 2 * opt_pairs)];
 
 		pthread_rwlock_rdlock(&s->lk);
 		if (s->fd >= 0) {
@@ -729,14 +702,14 @@ static void *reopen_main(void *arg)
 	struct worker *w = arg;
 
 	while (budget_left()) {
-		int p = below(w, opt_pairs), k = below(w, 10);
+		int p = fuzz_below(&w->rng, opt_pairs), k = fuzz_below(&w->rng, 10);
 		struct side *s0 = &sides[2 * p], *s1 = &sides[2 * p + 1];
-		struct side *s = chance(w, 50) ? s0 : s1;
+		struct side *s = fuzz_chance(&w->rng, 50) ? s0 : s1;
 
-		usleep(500 + below(w, 5000));
+		usleep(500 + fuzz_below(&w->rng, 5000));
 		/* A pair the kernel reset (or half closed) is connected again. */
 		if ((s0->fd < 0 || s1->fd < 0 ||
-		     (s0->mapped && !s0->fp.ctl->state)) && chance(w, 80))
+		     (s0->mapped && !s0->fp.ctl->state)) && fuzz_chance(&w->rng, 80))
 			k = 5;
 		if (k < 3) {
 			/* One end goes; the other is fuzzed on, half dead. */
@@ -782,11 +755,11 @@ static void *by_sender(void *arg)
 	uint64_t off = 0;
 
 	while (budget_left()) {
-		int len = 1 + below(w, chance(w, 10) ? BUFSZ : 4096), i, r;
+		int len = 1 + fuzz_below(&w->rng, fuzz_chance(&w->rng, 10) ? BUFSZ : 4096), i, r;
 
 		for (i = 0; i < len; i++)
 			w->buf[i] = by_byte(off + i);
-		if (chance(w, 20))
+		if (fuzz_chance(&w->rng, 20))
 			r = kxfer(by_tx, SCIF_SEND, w->buf, len, SCIF_SEND_BLOCK);
 		else
 			r = scif_send(by_tx, w->buf, len, SCIF_SEND_BLOCK);
@@ -810,11 +783,11 @@ static void *by_receiver(void *arg)
 {
 	struct worker *w = arg;
 	uint64_t off = 0;
-	long last = now_ms(), deadline = 0;
+	long last = fuzz_now_ms(), deadline = 0;
 	int i, r;
 
 	for (;;) {
-		long now = now_ms();
+		long now = fuzz_now_ms();
 
 		if (atomic_load(&by_done)) {
 			if (off >= atomic_load(&by_sent))
@@ -830,7 +803,7 @@ static void *by_receiver(void *arg)
 			}
 		}
 		poll(&(struct pollfd){ .fd = by_rx, .events = POLLIN }, 1, 100);
-		if (chance(w, 20))
+		if (fuzz_chance(&w->rng, 20))
 			r = kxfer(by_rx, SCIF_RECV, w->buf, BUFSZ, 0);
 		else
 			r = scif_recv(by_rx, w->buf, BUFSZ, 0);
@@ -852,7 +825,7 @@ static void *by_receiver(void *arg)
 			}
 		off += r;
 		atomic_store(&by_recv, off);
-		now = now_ms();
+		now = fuzz_now_ms();
 		if (r > 0) {
 			if (now - last > atomic_load(&by_max_gap))
 				atomic_store(&by_max_gap, now - last);
@@ -1049,7 +1022,7 @@ static int fuzz_child(void)
 	}
 	for (i = 0; i < opt_pairs; i++)
 		pair_make(&workers[0], i);
-	t_start = t0 = now_ms();
+	t_start = t0 = fuzz_now_ms();
 	/* workers[0] made the listener; the threads get their own. */
 	nworkers = 0;
 	nth = opt_writers + opt_kthreads + 2;
@@ -1077,7 +1050,7 @@ static int fuzz_child(void)
 	atomic_store(&stop, true);
 	pthread_join(wd, NULL);
 	stats_sample(true);
-	print_figures(now_ms() - t0);
+	print_figures(fuzz_now_ms() - t0);
 	/* Every endpoint, fuzzed or not, must close. */
 	for (i = 0; i < 2 * opt_pairs; i++)
 		side_close(&workers[0], &sides[i]);
@@ -1156,7 +1129,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ep0 = count_lines(EPD_LIST);
-	t0 = now_ms();
+	t0 = fuzz_now_ms();
 	pid = fork();
 	if (pid == 0)
 		_exit(fuzz_child());
@@ -1165,7 +1138,7 @@ int main(int argc, char **argv)
 			code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 			break;
 		}
-		if (now_ms() - t0 > (opt_secs + 60) * 1000L) {
+		if (fuzz_now_ms() - t0 > (opt_secs + 60) * 1000L) {
 			printf("# child still running after %d s: killed\n",
 			       opt_secs + 60);
 			kill(pid, SIGKILL);

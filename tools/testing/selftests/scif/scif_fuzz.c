@@ -58,6 +58,7 @@
 #include <ucontext.h>
 #include <linux/scif_ioctl.h>
 #include "scif.h"
+#include "scif_fuzz_rng.h"
 
 #define PG		4096L
 #define NSLOT		24
@@ -250,36 +251,7 @@ static __thread sig_atomic_t usr1_at_begin;
 static __thread volatile int fault_op = -1;
 static atomic_bool stop;
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* ---- Random values leaning to the edges ---- */
-
-static uint64_t rnd(struct worker *w)
-{
-	uint64_t x = w->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	w->rng = x;
-	return x * 0x2545f4914f6cdd1dULL;
-}
-
-static uint64_t below(struct worker *w, uint64_t n)
-{
-	return n ? rnd(w) % n : 0;
-}
-
-static bool chance(struct worker *w, int pct)
-{
-	return (int)below(w, 100) < pct;
-}
 
 static uint64_t edge_len(struct worker *w)
 {
@@ -289,13 +261,13 @@ static uint64_t edge_len(struct worker *w)
 		1ULL << 40, 1ULL << 44, UINT64_MAX, UINT64_MAX - PG + 1,
 	};
 
-	switch (below(w, 4)) {
+	switch (fuzz_below(&w->rng, 4)) {
 	case 0:
-		return e[below(w, sizeof(e) / sizeof(e[0]))];
+		return e[fuzz_below(&w->rng, sizeof(e) / sizeof(e[0]))];
 	case 1:
-		return below(w, 16 * PG);
+		return fuzz_below(&w->rng, 16 * PG);
 	default:
-		return (1 + below(w, 16)) * PG;
+		return (1 + fuzz_below(&w->rng, 16)) * PG;
 	}
 }
 
@@ -305,7 +277,7 @@ static int64_t pool_off(struct worker *w)
 
 	pthread_mutex_lock(&tbl_lock);
 	if (noffs)
-		v = offs[below(w, noffs < NPOOL ? noffs : NPOOL)];
+		v = offs[fuzz_below(&w->rng, noffs < NPOOL ? noffs : NPOOL)];
 	pthread_mutex_unlock(&tbl_lock);
 	return v;
 }
@@ -324,13 +296,13 @@ static int64_t edge_off(struct worker *w)
 		INT64_MAX, INT64_MIN, INT64_MAX - PG + 1, 1LL << 52,
 	};
 
-	switch (below(w, 6)) {
+	switch (fuzz_below(&w->rng, 6)) {
 	case 0:
-		return e[below(w, sizeof(e) / sizeof(e[0]))];
+		return e[fuzz_below(&w->rng, sizeof(e) / sizeof(e[0]))];
 	case 1:
-		return pool_off(w) + (int64_t)below(w, 3) - 1;
+		return pool_off(w) + (int64_t)fuzz_below(&w->rng, 3) - 1;
 	case 2:
-		return pool_off(w) + (int64_t)below(w, 16) * PG;
+		return pool_off(w) + (int64_t)fuzz_below(&w->rng, 16) * PG;
 	default:
 		return pool_off(w);
 	}
@@ -378,21 +350,21 @@ static void *edge_addr(struct worker *w)
 	};
 	char *c;
 
-	switch (below(w, 10)) {
+	switch (fuzz_below(&w->rng, 10)) {
 	case 0:
-		return (void *)e[below(w, sizeof(e) / sizeof(e[0]))];
+		return (void *)e[fuzz_below(&w->rng, sizeof(e) / sizeof(e[0]))];
 	case 1:
-		return w->buf + below(w, BUFSZ);
+		return w->buf + fuzz_below(&w->rng, BUFSZ);
 	case 2:
 		pthread_mutex_lock(&tbl_lock);
-		c = maps[below(w, NMAP)].addr;
+		c = maps[fuzz_below(&w->rng, NMAP)].addr;
 		pthread_mutex_unlock(&tbl_lock);
 		if (c)
 			return c;
 		/* fall through */
 	default:
-		c = chunk[below(w, NCHUNK)] + below(w, CHUNK / PG) * PG;
-		return chance(w, 10) ? c + 1 + below(w, PG - 1) : c;
+		c = chunk[fuzz_below(&w->rng, NCHUNK)] + fuzz_below(&w->rng, CHUNK / PG) * PG;
+		return fuzz_chance(&w->rng, 10) ? c + 1 + fuzz_below(&w->rng, PG - 1) : c;
 	}
 }
 
@@ -470,7 +442,7 @@ static uint16_t pool_port(struct worker *w)
 
 	pthread_mutex_lock(&tbl_lock);
 	if (nports)
-		p = ports[below(w, nports < NPOOL ? nports : NPOOL)];
+		p = ports[fuzz_below(&w->rng, nports < NPOOL ? nports : NPOOL)];
 	pthread_mutex_unlock(&tbl_lock);
 	return p;
 }
@@ -489,11 +461,11 @@ static uint16_t edge_port(struct worker *w)
 		SCIF_PORT_RSVD - 1, SCIF_PORT_RSVD, 65535,
 	};
 
-	switch (below(w, 4)) {
+	switch (fuzz_below(&w->rng, 4)) {
 	case 0:
-		return e[below(w, sizeof(e) / sizeof(e[0]))];
+		return e[fuzz_below(&w->rng, sizeof(e) / sizeof(e[0]))];
 	case 1:
-		return 2000 + below(w, 64);
+		return 2000 + fuzz_below(&w->rng, 64);
 	default:
 		return pool_port(w);
 	}
@@ -508,7 +480,7 @@ static void call_begin(struct worker *w, enum op op, int limit)
 	atomic_store(&w->kicked, false);
 	usr1_at_begin = usr1_seen;
 	atomic_store(&w->limit_ms, limit);
-	atomic_store(&w->call_start, now_ms());
+	atomic_store(&w->call_start, fuzz_now_ms());
 }
 
 /* The watchdog kicked this call (or a kick meant for the last one hit it). */
@@ -710,7 +682,7 @@ static void check_stream(struct worker *w)
 {
 	static __thread char rx[8192];
 	char tx[8192];
-	int len = 1 + below(w, sizeof(tx)), got = 0, n;
+	int len = 1 + fuzz_below(&w->rng, sizeof(tx)), got = 0, n;
 	uint32_t seed = ++w->stream_seq;
 
 	for (n = 0; n < len; n++)
@@ -743,14 +715,14 @@ static void check_rma(struct worker *w)
 		SCIF_RMA_SYNC | SCIF_RMA_ORDERED, 0, SCIF_RMA_USECPU,
 		SCIF_RMA_ORDERED, SCIF_RMA_USECACHE | SCIF_RMA_SYNC,
 	};
-	size_t off = below(w, PAIR_PAGES) * PG;
-	size_t len = 1 + below(w, PAIR_PAGES * PG - off);
-	int flags = fl[below(w, sizeof(fl) / sizeof(fl[0]))];
-	int kind = below(w, 4), mark = 0, rc;
-	uint8_t v = (uint8_t)rnd(w), *src, *dst;
+	size_t off = fuzz_below(&w->rng, PAIR_PAGES) * PG;
+	size_t len = 1 + fuzz_below(&w->rng, PAIR_PAGES * PG - off);
+	int flags = fl[fuzz_below(&w->rng, sizeof(fl) / sizeof(fl[0]))];
+	int kind = fuzz_below(&w->rng, 4), mark = 0, rc;
+	uint8_t v = (uint8_t)fuzz_rnd(&w->rng), *src, *dst;
 	/* The signal value lands in the last 8 bytes of c's window. */
 	off_t sig = w->oc + PAIR_PAGES * PG - 8;
-	uint64_t sval = rnd(w) | 1;
+	uint64_t sval = fuzz_rnd(&w->rng) | 1;
 
 	if (off + len > PAIR_PAGES * PG - 8)
 		len = PAIR_PAGES * PG - 8 - off;
@@ -779,7 +751,7 @@ static void check_rma(struct worker *w)
 	}
 	if (!rc && !(flags & SCIF_RMA_SYNC)) {
 		/* Wait for it: a mark and a wait, or a local signal. */
-		if (chance(w, 50)) {
+		if (fuzz_chance(&w->rng, 50)) {
 			rc = scif_fence_mark(w->pc, SCIF_FENCE_INIT_SELF, &mark);
 			if (!rc)
 				rc = scif_fence_wait(w->pc, mark);
@@ -816,10 +788,10 @@ static void check_rma(struct worker *w)
 
 static int rma_flags(struct worker *w)
 {
-	int f = below(w, 16);
+	int f = fuzz_below(&w->rng, 16);
 
-	if (chance(w, 5))
-		f |= 1 << below(w, 31);
+	if (fuzz_chance(&w->rng, 5))
+		f |= 1 << fuzz_below(&w->rng, 31);
 	return f;
 }
 
@@ -835,7 +807,7 @@ static int fence_flags(struct worker *w)
 		SCIF_SIGNAL_LOCAL, 0x40, -1,
 	};
 
-	return e[below(w, sizeof(e) / sizeof(e[0]))];
+	return e[fuzz_below(&w->rng, sizeof(e) / sizeof(e[0]))];
 }
 
 /* Where mapping @k goes: a slot of the arena, PROT_NONE while unused. */
@@ -892,7 +864,7 @@ static void make_pair(struct worker *w)
 	int i, li = -1, l, c, a = -1, r;
 
 	pthread_mutex_lock(&tbl_lock);
-	for (i = below(w, NSLOT); li < 0 && i < 2 * NSLOT; i++)
+	for (i = fuzz_below(&w->rng, NSLOT); li < 0 && i < 2 * NSLOT; i++)
 		if (slots[i % NSLOT].listening && slots[i % NSLOT].port)
 			li = i % NSLOT;
 	pthread_mutex_unlock(&tbl_lock);
@@ -938,7 +910,7 @@ static void make_pair(struct worker *w)
 	call_begin(w, OP_POLL, QUICK_MS);
 	poll(&(struct pollfd){ .fd = c, .events = POLLOUT }, 1, 100);
 	call_end(w);
-	if (chance(w, 70))
+	if (fuzz_chance(&w->rng, 70))
 		fcntl(c, F_SETFL, 0);
 	slot_install(c);
 	if (a >= 0)
@@ -955,10 +927,10 @@ static void fork_child(struct worker *w)
 
 	alarm(10);
 	for (i = 0; i < 8; i++) {
-		fd = slots[below(w, NSLOT)].fd;
+		fd = slots[fuzz_below(&w->rng, NSLOT)].fd;
 		if (fd < 0)
 			continue;
-		switch (below(w, 5)) {
+		switch (fuzz_below(&w->rng, 5)) {
 		case 0:
 			scif_send(fd, b, sizeof(b), 0);
 			break;
@@ -969,8 +941,8 @@ static void fork_child(struct worker *w)
 			scif_fence_mark(fd, SCIF_FENCE_INIT_SELF, (int *)b);
 			break;
 		case 3:
-			scif_writeto(fd, offs[below(w, NPOOL)], PG,
-				     offs[below(w, NPOOL)], 0);
+			scif_writeto(fd, offs[fuzz_below(&w->rng, NPOOL)], PG,
+				     offs[fuzz_below(&w->rng, NPOOL)], 0);
 			break;
 		default:
 			close(fd);
@@ -984,7 +956,7 @@ static void fork_child(struct worker *w)
 
 static void do_op(struct worker *w, enum op op)
 {
-	int si = below(w, NSLOT), fd = -1, r, mark;
+	int si = fuzz_below(&w->rng, NSLOT), fd = -1, r, mark;
 	struct scif_port_id id, peer;
 	struct mapping m;
 	void *p;
@@ -994,7 +966,7 @@ static void do_op(struct worker *w, enum op op)
 	case OP_OPEN:
 		r = CALL(w, op, scif_open());
 		if (r >= 0) {
-			if (chance(w, 20))
+			if (fuzz_chance(&w->rng, 20))
 				fcntl(r, F_SETFL, O_NONBLOCK);
 			slot_install(r);
 		}
@@ -1031,7 +1003,7 @@ static void do_op(struct worker *w, enum op op)
 		return;
 	}
 	case OP_REMAP: {
-		int c = below(w, NCHUNK);
+		int c = fuzz_below(&w->rng, NCHUNK);
 
 		/* Registered windows keep the old pages; new ones differ. */
 		/* Fixed mappings: the arena never has a hole. */
@@ -1051,14 +1023,14 @@ static void do_op(struct worker *w, enum op op)
 	}
 	case OP_NODEIDS: {
 		uint16_t nodes[4], self;
-		int len = below(w, 6) - 1;
+		int len = fuzz_below(&w->rng, 6) - 1;
 
-		CALL(w, op, scif_get_nodeIDs(chance(w, 10) ? (uint16_t *)8 :
+		CALL(w, op, scif_get_nodeIDs(fuzz_chance(&w->rng, 10) ? (uint16_t *)8 :
 					     nodes, len, &self));
 		return;
 	}
 	case OP_MUNMAP: {
-		int k = below(w, NMAP);
+		int k = fuzz_below(&w->rng, NMAP);
 		size_t part;
 
 		pthread_mutex_lock(&tbl_lock);
@@ -1069,7 +1041,7 @@ static void do_op(struct worker *w, enum op op)
 		if (m.busy || !m.addr)
 			return;
 		/* A page in the middle (splitting it), its tail, or all. */
-		part = m.len / PG > 2 && chance(w, 30) ? PG : m.len;
+		part = m.len / PG > 2 && fuzz_chance(&w->rng, 30) ? PG : m.len;
 		if (part == m.len) {
 			r = CALL(w, op, zone_unmap(m.addr, m.len));
 			map_release(k, NULL, 0, 0);
@@ -1081,12 +1053,12 @@ static void do_op(struct worker *w, enum op op)
 	}
 	case OP_TOUCH:
 		pthread_mutex_lock(&tbl_lock);
-		m = maps[below(w, NMAP)];
+		m = maps[fuzz_below(&w->rng, NMAP)];
 		pthread_mutex_unlock(&tbl_lock);
 		/* Another thread may unmap it meanwhile: that faults too. */
 		if (m.addr)
-			touch((char *)m.addr + below(w, m.len / PG) * PG,
-			      chance(w, 50));
+			touch((char *)m.addr + fuzz_below(&w->rng, m.len / PG) * PG,
+			      fuzz_chance(&w->rng, 50));
 		outcome(w, op, 0, 0);
 		return;
 	case OP_PAIR:
@@ -1108,8 +1080,8 @@ static void do_op(struct worker *w, enum op op)
 	}
 
 	/* The rest take an endpoint (sometimes a bad descriptor). */
-	if (chance(w, 2)) {
-		fd = chance(w, 50) ? -1 : 1000;
+	if (fuzz_chance(&w->rng, 2)) {
+		fd = fuzz_chance(&w->rng, 50) ? -1 : 1000;
 		si = -1;
 	} else {
 		fd = slot_get(si);
@@ -1128,7 +1100,7 @@ static void do_op(struct worker *w, enum op op)
 		}
 		break;
 	case OP_LISTEN:
-		r = below(w, 4) ? below(w, 8) : (int)rnd(w);
+		r = fuzz_below(&w->rng, 4) ? fuzz_below(&w->rng, 8) : (int)fuzz_rnd(&w->rng);
 		if (!CALL(w, op, scif_listen(fd, r))) {
 			pthread_mutex_lock(&tbl_lock);
 			slots[si].listening = true;
@@ -1136,11 +1108,11 @@ static void do_op(struct worker *w, enum op op)
 		}
 		break;
 	case OP_CONNECT:
-		id.node = chance(w, 90) ? self_node : below(w, 70000);
+		id.node = fuzz_chance(&w->rng, 90) ? self_node : fuzz_below(&w->rng, 70000);
 		id.port = edge_port(w);
 		call_begin(w, op, QUICK_MS);
 		errno = 0;
-		r = scif_connect(fd, chance(w, 3) ? NULL : &id);
+		r = scif_connect(fd, fuzz_chance(&w->rng, 3) ? NULL : &id);
 		r = r < 0 ? -1 : r;
 		call_end(w);
 		outcome(w, op, r, errno);
@@ -1149,19 +1121,19 @@ static void do_op(struct worker *w, enum op op)
 		int nfd = -1;
 
 		r = CALL(w, op, scif_accept(fd, &peer, &nfd,
-					    chance(w, 50) ? SCIF_ACCEPT_SYNC :
-					    chance(w, 90) ? 0 : 7));
+					    fuzz_chance(&w->rng, 50) ? SCIF_ACCEPT_SYNC :
+					    fuzz_chance(&w->rng, 90) ? 0 : 7));
 		if (!r && nfd >= 0)
 			slot_install(nfd);
 		break;
 	}
 	case OP_ACCEPTREQ: {
 		struct scifioctl_accept req = {
-			.flags = chance(w, 30) ? SCIF_ACCEPT_SYNC : 0,
+			.flags = fuzz_chance(&w->rng, 30) ? SCIF_ACCEPT_SYNC : 0,
 		};
 
 		r = CALL(w, op, ioctl(fd, SCIF_ACCEPTREQ,
-				      chance(w, 3) ? (void *)8 : &req));
+				      fuzz_chance(&w->rng, 3) ? (void *)8 : &req));
 		if (!r) {
 			pthread_mutex_lock(&tbl_lock);
 			cookies[ncookies++ % NPOOL] = req.endpt;
@@ -1174,11 +1146,11 @@ static void do_op(struct worker *w, enum op op)
 		int nfd;
 
 		pthread_mutex_lock(&tbl_lock);
-		ck = cookies[below(w, NPOOL)];
+		ck = cookies[fuzz_below(&w->rng, NPOOL)];
 		pthread_mutex_unlock(&tbl_lock);
-		if (chance(w, 10))
-			ck = rnd(w);
-		if (chance(w, 60)) {
+		if (fuzz_chance(&w->rng, 10))
+			ck = fuzz_rnd(&w->rng);
+		if (fuzz_chance(&w->rng, 60)) {
 			/* On a fresh endpoint, as libscif does. */
 			slot_put(si);
 			si = -1;
@@ -1194,13 +1166,13 @@ static void do_op(struct worker *w, enum op op)
 	}
 	case OP_SEND:
 	case OP_RECV: {
-		int len = chance(w, 10) ? (int)edge_len(w) : (int)below(w, 9000);
+		int len = fuzz_chance(&w->rng, 10) ? (int)edge_len(w) : (int)fuzz_below(&w->rng, 9000);
 		char *b = w->buf;
-		int flags = chance(w, 20) ? SCIF_SEND_BLOCK : 0;
+		int flags = fuzz_chance(&w->rng, 20) ? SCIF_SEND_BLOCK : 0;
 
-		if (chance(w, 3))
-			flags = (int)rnd(w);
-		if (chance(w, 5))
+		if (fuzz_chance(&w->rng, 3))
+			flags = (int)fuzz_rnd(&w->rng);
+		if (fuzz_chance(&w->rng, 5))
 			b = edge_addr(w);
 		else if (len > BUFSZ || len < 0)
 			len = BUFSZ;
@@ -1217,10 +1189,10 @@ static void do_op(struct worker *w, enum op op)
 	case OP_POLL: {
 		struct scif_pollepd pe[2] = {
 			{ .epd = fd, .events = POLLIN | POLLOUT },
-			{ .epd = slots[below(w, NSLOT)].fd, .events = POLLIN },
+			{ .epd = slots[fuzz_below(&w->rng, NSLOT)].fd, .events = POLLIN },
 		};
 
-		CALL(w, op, scif_poll(pe, 1 + below(w, 2), below(w, 3) * 10));
+		CALL(w, op, scif_poll(pe, 1 + fuzz_below(&w->rng, 2), fuzz_below(&w->rng, 3) * 10));
 		break;
 	}
 	case OP_REG: {
@@ -1229,25 +1201,25 @@ static void do_op(struct worker *w, enum op op)
 			SCIF_PROT_READ | SCIF_PROT_WRITE, 0, 4,
 		};
 		uint64_t len = edge_len(w);
-		int64_t off = chance(w, 50) ? edge_off(w) :
-			      (int64_t)below(w, 64) * PG;
-		int mflags = chance(w, 40) ? SCIF_MAP_FIXED :
-			     chance(w, 95) ? 0 : (int)rnd(w);
+		int64_t off = fuzz_chance(&w->rng, 50) ? edge_off(w) :
+			      (int64_t)fuzz_below(&w->rng, 64) * PG;
+		int mflags = fuzz_chance(&w->rng, 40) ? SCIF_MAP_FIXED :
+			     fuzz_chance(&w->rng, 95) ? 0 : (int)fuzz_rnd(&w->rng);
 
 		void *a = edge_addr(w);
-		int prot = prots[below(w, 5)];
+		int prot = prots[fuzz_below(&w->rng, 5)];
 
-		if (chance(w, 50)) {
+		if (fuzz_chance(&w->rng, 50)) {
 			/* Plausible: pages of a chunk, at a free offset. */
-			int pg = below(w, CHUNK / PG);
+			int pg = fuzz_below(&w->rng, CHUNK / PG);
 
-			a = chunk[below(w, NCHUNK)] + pg * PG;
-			len = (1 + below(w, CHUNK / PG - pg)) * PG;
+			a = chunk[fuzz_below(&w->rng, NCHUNK)] + pg * PG;
+			len = (1 + fuzz_below(&w->rng, CHUNK / PG - pg)) * PG;
 			if (len > 16 * PG)
-				len = (1 + below(w, 16)) * PG;
+				len = (1 + fuzz_below(&w->rng, 16)) * PG;
 			prot = SCIF_PROT_READ | SCIF_PROT_WRITE;
-			mflags = chance(w, 30) ? SCIF_MAP_FIXED : 0;
-			off = below(w, 1024) * PG;
+			mflags = fuzz_chance(&w->rng, 30) ? SCIF_MAP_FIXED : 0;
+			off = fuzz_below(&w->rng, 1024) * PG;
 		}
 		ret = CALL(w, op, scif_register(fd, a, len, off, prot, mflags));
 		if (ret >= 0)
@@ -1266,14 +1238,14 @@ static void do_op(struct worker *w, enum op op)
 	case OP_WRITETO:
 	case OP_VREADFROM:
 	case OP_VWRITETO: {
-		bool sane = chance(w, 60);
+		bool sane = fuzz_chance(&w->rng, 60);
 		int64_t lo = sane ? pool_off(w) : edge_off(w);
 		int64_t ro = sane ? pool_off(w) : edge_off(w);
-		uint64_t len = sane ? (chance(w, 50) ? 1 + below(w, 3 * PG) :
-				       (1 + below(w, 4)) * PG) : edge_len(w);
-		void *a = sane ? chunk[below(w, NCHUNK)] + below(w, 32) * PG :
+		uint64_t len = sane ? (fuzz_chance(&w->rng, 50) ? 1 + fuzz_below(&w->rng, 3 * PG) :
+				       (1 + fuzz_below(&w->rng, 4)) * PG) : edge_len(w);
+		void *a = sane ? chunk[fuzz_below(&w->rng, NCHUNK)] + fuzz_below(&w->rng, 32) * PG :
 			  edge_addr(w);
-		int f = sane ? (int)below(w, 16) : rma_flags(w);
+		int f = sane ? (int)fuzz_below(&w->rng, 16) : rma_flags(w);
 
 		if (op == OP_READFROM)
 			CALL(w, op, scif_readfrom(fd, lo, len, ro, f));
@@ -1287,7 +1259,7 @@ static void do_op(struct worker *w, enum op op)
 	}
 	case OP_FENCE_MARK:
 		r = CALL(w, op, scif_fence_mark(fd, fence_flags(w),
-						chance(w, 3) ? (int *)8 : &mark));
+						fuzz_chance(&w->rng, 3) ? (int *)8 : &mark));
 		if (!r) {
 			pthread_mutex_lock(&tbl_lock);
 			marks[nmarks++ % NPOOL] = mark;
@@ -1296,26 +1268,26 @@ static void do_op(struct worker *w, enum op op)
 		break;
 	case OP_FENCE_WAIT:
 		pthread_mutex_lock(&tbl_lock);
-		mark = chance(w, 80) ? marks[below(w, NPOOL)] : (int)rnd(w);
+		mark = fuzz_chance(&w->rng, 80) ? marks[fuzz_below(&w->rng, NPOOL)] : (int)fuzz_rnd(&w->rng);
 		pthread_mutex_unlock(&tbl_lock);
 		CALL(w, op, scif_fence_wait(fd, mark));
 		break;
 	case OP_FENCE_SIGNAL:
-		CALL(w, op, scif_fence_signal(fd, edge_off(w), rnd(w),
-					      edge_off(w), rnd(w),
+		CALL(w, op, scif_fence_signal(fd, edge_off(w), fuzz_rnd(&w->rng),
+					      edge_off(w), fuzz_rnd(&w->rng),
 					      fence_flags(w)));
 		break;
 	case OP_MMAP: {
 		static const int prots[] = {
 			PROT_READ, PROT_WRITE, PROT_READ | PROT_WRITE, 0,
 		};
-		size_t len = chance(w, 10) ? edge_len(w) :
-			     (1 + below(w, 8)) * PG;
-		int prot = prots[below(w, 4)];
+		size_t len = fuzz_chance(&w->rng, 10) ? edge_len(w) :
+			     (1 + fuzz_below(&w->rng, 8)) * PG;
+		int prot = prots[fuzz_below(&w->rng, 4)];
 
-		int k = below(w, NMAP);
+		int k = fuzz_below(&w->rng, NMAP);
 
-		if (len > MAPSLOT || chance(w, 3)) {
+		if (len > MAPSLOT || fuzz_chance(&w->rng, 3)) {
 			/* Anywhere, mmap(2)'s flags: unmapped at once. */
 			static const int fl[] = {
 				MAP_SHARED, MAP_PRIVATE,
@@ -1326,7 +1298,7 @@ static void do_op(struct worker *w, enum op op)
 			};
 
 			p = (void *)CALL(w, op, mmap(NULL, len, prot,
-						     fl[below(w, 7)], fd,
+						     fl[fuzz_below(&w->rng, 7)], fd,
 						     edge_off(w)));
 			if (p != MAP_FAILED)
 				munmap(p, len);
@@ -1337,7 +1309,7 @@ static void do_op(struct worker *w, enum op op)
 		pthread_rwlock_wrlock(&hole_lock);
 		p = (void *)CALL(w, op, scif_mmap(zone(k), len, prot,
 						  SCIF_MAP_FIXED, fd,
-						  chance(w, 50) ? pool_off(w) :
+						  fuzz_chance(&w->rng, 50) ? pool_off(w) :
 						  edge_off(w)));
 		if (p == MAP_FAILED)
 			zone_unmap(zone(k), MAPSLOT);
@@ -1347,8 +1319,8 @@ static void do_op(struct worker *w, enum op op)
 	}
 	case OP_RAW: {
 		/* Any SCIF ioctl number (and a few others), garbage arg. */
-		unsigned long nr = below(w, 20);
-		unsigned long dir = below(w, 4), size = below(w, 64);
+		unsigned long nr = fuzz_below(&w->rng, 20);
+		unsigned long dir = fuzz_below(&w->rng, 4), size = fuzz_below(&w->rng, 64);
 		unsigned long cmd = (dir << 30) | (size << 16) | ('s' << 8) | nr;
 		static const unsigned long real[] = {
 			SCIF_BIND, SCIF_LISTEN, SCIF_CONNECT, SCIF_ACCEPTREQ,
@@ -1362,18 +1334,18 @@ static void do_op(struct worker *w, enum op op)
 		void *a;
 
 		for (i = 0; i < 8; i++)
-			arg[i] = chance(w, 30) ? (uint64_t)edge_off(w) :
-				 chance(w, 30) ? edge_len(w) : rnd(w);
+			arg[i] = fuzz_chance(&w->rng, 30) ? (uint64_t)edge_off(w) :
+				 fuzz_chance(&w->rng, 30) ? edge_len(w) : fuzz_rnd(&w->rng);
 		/* A receive/send buffer must stay in our own memory. */
-		arg[0] = (uintptr_t)(w->buf + below(w, BUFSZ / 2));
+		arg[0] = (uintptr_t)(w->buf + fuzz_below(&w->rng, BUFSZ / 2));
 		arg[1] &= 0xfff;
-		arg[3] = (uintptr_t)chunk[below(w, NCHUNK)];
-		if (chance(w, 80))
-			cmd = real[below(w, 17)];
+		arg[3] = (uintptr_t)chunk[fuzz_below(&w->rng, NCHUNK)];
+		if (fuzz_chance(&w->rng, 80))
+			cmd = real[fuzz_below(&w->rng, 17)];
 		if (cmd == SCIF_LISTEN || cmd == SCIF_FENCE_WAIT)
-			a = (void *)(uintptr_t)rnd(w);
+			a = (void *)(uintptr_t)fuzz_rnd(&w->rng);
 		else
-			a = chance(w, 5) ? (void *)edge_addr(w) : arg;
+			a = fuzz_chance(&w->rng, 5) ? (void *)edge_addr(w) : arg;
 		/* SCIF_ACCEPTREG/RECV may write through arg[0]: our buffer. */
 		CALL(w, op, ioctl(fd, cmd, a));
 		break;
@@ -1395,7 +1367,7 @@ static enum op pick_op(struct worker *w)
 	if (!total)
 		for (i = 0; i < NR_OPS; i++)
 			total += op_weight[i];
-	r = below(w, total);
+	r = fuzz_below(&w->rng, total);
 	for (i = 0; r >= op_weight[i]; i++)
 		r -= op_weight[i];
 	return i;
@@ -1431,7 +1403,7 @@ static void *watchdog_main(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
-		long now = now_ms();
+		long now = fuzz_now_ms();
 
 		for (i = 0; i < opt_threads; i++) {
 			struct worker *w = &workers[i];
@@ -1583,7 +1555,7 @@ static int fuzz_child(void)
 		madvise(w->wa, PAIR_PAGES * PG, MADV_DONTFORK);
 		madvise(w->wc, PAIR_PAGES * PG, MADV_DONTFORK);
 	}
-	t0 = now_ms();
+	t0 = fuzz_now_ms();
 	for (i = 0; i < opt_threads; i++)
 		pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
 	pthread_create(&wd, NULL, watchdog_main, NULL);
@@ -1591,7 +1563,7 @@ static int fuzz_child(void)
 		pthread_join(workers[i].tid, NULL);
 	atomic_store(&stop, true);
 	pthread_join(wd, NULL);
-	print_figures(now_ms() - t0);
+	print_figures(fuzz_now_ms() - t0);
 	for (i = 0; i < NSLOT; i++)
 		if (slots[i].fd >= 0)
 			close(slots[i].fd);
@@ -1684,7 +1656,7 @@ int main(int argc, char **argv)
 	pin0 = dbg_value("rma", "pinned_pages");
 	win0 = dbg_value("rma", "windows");
 
-	t0 = now_ms();
+	t0 = fuzz_now_ms();
 	pid = fork();
 	if (pid == 0)
 		_exit(fuzz_child());
@@ -1695,7 +1667,7 @@ int main(int argc, char **argv)
 			code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 			break;
 		}
-		if (now_ms() - t0 > opt_secs * 1000L) {
+		if (fuzz_now_ms() - t0 > opt_secs * 1000L) {
 			printf("# child still running after %d s: killed\n",
 			       opt_secs);
 			kill(pid, SIGKILL);
