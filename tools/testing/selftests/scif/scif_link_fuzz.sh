@@ -46,25 +46,6 @@ tap_suite=scif_link_fuzz
 # shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
 . "$(dirname "$0")/scif_tap_lib.sh"
 
-loaded() { grep -q "^$1 " /proc/modules; }
-
-insmod_list() {
-	for m in "$@"; do
-		[ -e "$ex/$m.ko" ] || continue
-		loaded "$m" || insmod "$ex/$m.ko" || return 1
-	done
-}
-
-rmmod_list() {
-	for m in "$@"; do
-		! loaded "$m" || rmmod "$m" || return 1
-	done
-}
-
-rmmod_soon() {
-	wait_for 20 rmmod "$1" 2> /dev/null || ! loaded "$1"
-}
-
 endpoints() { wc -l < "$dbg/endpoints"; }
 
 endpoints_at_most() { [ "$(endpoints)" -le "$1" ]; }

@@ -46,3 +46,27 @@ wait_for() {
 carrier_is() { # 0|1
 	[ "$(cat "/sys/class/net/$dev/carrier" 2>/dev/null)" = "$1" ]
 }
+
+# Modules the test build puts in /modules/extra ($ex, set by the script).
+loaded() { grep -q "^$1 " /proc/modules; }
+
+# insmod_list NAME...: load $ex/NAME.ko for each present (a module may be
+# built in), in order.
+insmod_list() {
+	for m in "$@"; do
+		[ -e "$ex/$m.ko" ] || continue
+		loaded "$m" || insmod "$ex/$m.ko" || return 1
+	done
+}
+
+rmmod_list() {
+	for m in "$@"; do
+		! loaded "$m" || rmmod "$m" || return 1
+	done
+}
+
+# rmmod_soon MODULE: closed sockets may linger a few seconds (the common
+# code's close timeout) and hold the module till then.
+rmmod_soon() {
+	wait_for 20 rmmod "$1" 2> /dev/null || ! loaded "$1"
+}

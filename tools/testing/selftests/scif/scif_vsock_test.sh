@@ -54,35 +54,12 @@ tap_suite=scif_vsock
 # shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
 . "$(dirname "$0")/scif_tap_lib.sh"
 
-loaded() { grep -q "^$1 " /proc/modules; }
-
-
 fetched() { # NAME: the peer has put up flag file NAME
 	timeout 5 wget -q -O /dev/null "http://$peer_ip/$1" 2> /dev/null
 }
 
 flag() { touch "$www/$1"; }
 
-# insmod_list NAME...: load /modules/extra/NAME.ko for each present (a
-# module may be built in), in order.
-insmod_list() {
-	for m in "$@"; do
-		[ -e "$ex/$m.ko" ] || continue
-		loaded "$m" || insmod "$ex/$m.ko" || return 1
-	done
-}
-
-rmmod_list() {
-	for m in "$@"; do
-		! loaded "$m" || rmmod "$m" || return 1
-	done
-}
-
-# rmmod_soon MODULE: closed sockets may linger a few seconds (the common
-# code's close timeout) and hold the module till then.
-rmmod_soon() {
-	wait_for 20 rmmod "$1" 2> /dev/null || ! loaded "$1"
-}
 
 net_setup() {
 	{ loaded scif_net || insmod "$ex/scif_net.ko"; } &&
