@@ -529,8 +529,9 @@ static int pidfile_write(struct server *s, pid_t pid)
 
 /*
  * The header that makes the memory SCIF's (struct scif_iv_header in
- * drivers/misc/scif/scif_ivshmem.c): scif_ivshmem takes a doorbell device
- * only if its memory starts with it, and writes nothing into any other.
+ * drivers/misc/scif/bus/scif_ivshmem.c): scif_ivshmem takes a doorbell
+ * device only if its memory starts with it, and writes nothing into any
+ * other.
  */
 struct scif_table_header {
 	uint64_t magic;		/* "SCIFTBL1" */

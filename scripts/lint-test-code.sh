@@ -4,9 +4,9 @@
 # lint-test-code.sh [DIR]: the shipped sources of the SCIF core carry no
 # test code.  Test code lives in test files of their own (named *_kunit.c
 # or *testhooks.c, built or included only in the test build); every other
-# .c file of DIR (default drivers/misc/scif) is shipped, and may hold a
-# block under a test macro (#ifdef SCIF_TEST_HOOKS, #ifdef SCIF_KUNIT, or
-# any #if naming them) of at most one line and no #else: the kernel's
+# .c file under DIR (default drivers/misc/scif, with its bus/) is shipped,
+# and may hold a block under a test macro (#ifdef SCIF_TEST_HOOKS,
+# #ifdef SCIF_KUNIT, or any #if naming them) of at most one line and no #else: the kernel's
 # one-line hook, such as the #include of a test file at the end of the
 # file.  Calls into the test hooks go through headers whose stubs compile
 # to nothing without SCIF_TEST_HOOKS (scif_testhooks.h).
@@ -17,7 +17,7 @@ set -eu
 cd "$(dirname "$0")/.."
 dir=${1:-drivers/misc/scif}
 status=0
-for f in "$dir"/*.c; do
+for f in $(find "$dir" -name "*.c" | sort); do
 	case ${f##*/} in
 	*_kunit.c | *testhooks.c) continue ;;
 	esac

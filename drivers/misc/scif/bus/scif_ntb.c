@@ -49,7 +49,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
-#include "scif_hw.h"
+#include "../scif_hw.h"
 
 #define SCIF_NTB_MAGIC		0x544e4353	/* "SCNT" */
 #define SCIF_NTB_VERSION	1

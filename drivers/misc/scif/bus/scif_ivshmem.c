@@ -46,7 +46,7 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 
-#include "scif_hw.h"
+#include "../scif_hw.h"
 #include "scif_ivshmem_testhooks.h"
 
 #define IVSHMEM_REG_IVPOSITION	0x08
