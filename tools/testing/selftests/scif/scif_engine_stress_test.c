@@ -242,8 +242,7 @@ TEST_F_TIMEOUT(stress, many_pairs_victim_finishes_in_bounded_time, 600)
 	 * step takes over 8 minutes, too much of make check's hour; it runs
 	 * there by hand (SCIF_STRESS_ON_DEBUG=1), see testing.rst.
 	 */
-	if (!access("/sys/kernel/debug/kmemleak", F_OK) &&
-	    !getenv("SCIF_STRESS_ON_DEBUG"))
+	if (test_debug_kernel() && !getenv("SCIF_STRESS_ON_DEBUG"))
 		SKIP(return, "the debug kernel: SCIF_STRESS_ON_DEBUG=1 runs it");
 	ASSERT_EQ(0, read_file(QUEUED_PARAM, max0, sizeof(max0)));
 	max0[strcspn(max0, "\n")] = '\0';
