@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * SCIF hardware bus: the interface between the SCIF core and the links
- * that join this node to its peers (loopback and QEMU ivshmem today).
+ * that join this node to its peers: loopback (the core's own,
+ * scif_loopback.c), and in bus/ QEMU ivshmem (scif_ivshmem.c) and the
+ * Linux NTB API (scif_ntb.c), each of which includes only this header.
  * Documentation/scif/design.rst ("The hardware bus seam") is the full
  * contract: read it before writing a bus.
  *
