@@ -7,10 +7,11 @@
 # strict module build, a QEMU run of the selftests (and, but on debug,
 # one of the installed .debs), runs of clusters of each size in
 # $CLUSTERS (default "2 4"; on 6.1 those also in $CLUSTERS_6_1, on debug
-# those also in $DEBUG_CLUSTERS, default "2"), node loss, the misbehaving
-# peer (kernels of $CORRUPT_KERNELS), the DMA runs (the copy engine on a
-# software DMA provider; kernels of $DMA_KERNELS, the 2-node DMA cluster
-# on those of $DMA_CLUSTER_KERNELS), the emulated NTB's runs
+# those also in $DEBUG_CLUSTERS, default "2"), node loss (kernels of
+# $NODE_LOSS_KERNELS), the misbehaving peer (kernels of
+# $CORRUPT_KERNELS), the DMA runs (the copy engine on a software DMA
+# provider; kernels of $DMA_KERNELS, the 2-node DMA cluster on those of
+# $DMA_CLUSTER_KERNELS), the emulated NTB's runs
 # (scripts/ntb-check.sh: the upstream ntb_test.sh in one VM,
 # ntb_transport + ntb_netdev between two, not on debug) and SCIF over
 # that NTB (scripts/scif-ntb-check.sh, the runs of $SCIF_NTB_RUNS; on 6.1
@@ -41,9 +42,11 @@ DEBUG_SCIF_NTB_RUNS=${DEBUG_SCIF_NTB_RUNS-windows}
 # NTB paths under KASAN; 6.1 keeps the NTB core's build and ntb_test.sh
 # (ntb_run), which is what a Debian 6.1 host with NTB hardware needs.
 SCIF_NTB_RUNS_6_1=${SCIF_NTB_RUNS_6_1-}
-# The kernels that run the misbehaving peer's cluster (corrupt_run) and
-# the DMA runs (dma_run): not 6.1, whose code is the debug kernel's, to
-# keep make check within its hour (testing.rst, "What it runs").
+# The kernels that run the node-loss cluster (node_loss_run), the
+# misbehaving peer's cluster (corrupt_run) and the DMA runs (dma_run):
+# not 6.1, whose code is the debug kernel's, to keep make check within
+# its hour (testing.rst, "What it runs").
+NODE_LOSS_KERNELS=${NODE_LOSS_KERNELS-6.12 debug}
 CORRUPT_KERNELS=${CORRUPT_KERNELS-6.12 debug}
 DMA_KERNELS=${DMA_KERNELS-6.12 debug}
 # Of those, the kernels that also run the 2-node DMA cluster (the single
@@ -370,7 +373,11 @@ for k in $KERNELS; do
 		fi
 		timed cluster_run "$k" "$n"
 	done
-	[ -n "$CLUSTERS" ] && timed node_loss_run "$k"
+	if [ -n "$CLUSTERS" ] && [[ " $NODE_LOSS_KERNELS " = *" $k "* ]]; then
+		timed node_loss_run "$k"
+	elif [ -n "$CLUSTERS" ]; then
+		record SKIP "$k/node-loss (not in NODE_LOSS_KERNELS: see testing.rst)"
+	fi
 	if [ -n "$CLUSTERS" ] && [[ " $CORRUPT_KERNELS " = *" $k "* ]]; then
 		timed corrupt_run "$k"
 	elif [ -n "$CLUSTERS" ]; then
