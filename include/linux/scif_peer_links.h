@@ -39,14 +39,14 @@ struct scif_peer_links;
  *	under @tx_mutex, read by the link thread and by the sender under it
  * @closing: set by the link thread before it takes @tx_mutex to end the
  *	connection, so that the sender lets go at once
- * @tx_failed: set by the sender (spl_tx_failed()) when a send failed;
+ * @tx_failed: set by the sender (scif_peer_links_tx_failed()) when a send failed;
  *	the link thread then resets the connection
  * @lock: protects @pending
  * @pending: an endpoint the listener accepted from @peer, not yet taken
  *	by the link thread
  * @wq: the link thread waits here (for @pending, the peer's return, and
  *	whatever the client's @rx waits for)
- * @thread: the link thread; runs from creation to spl_stop()
+ * @thread: the link thread; runs from creation to scif_peer_links_stop()
  *
  * Lock order: @tx_mutex, then @lock or the client's own spinlocks.  No
  * SCIF call is made under a spinlock.
@@ -69,10 +69,10 @@ struct spl_link {
  * @name: the module's name: the SCIF client's, "<name>_listen" for the
  *	listener and "<name>/<peer>" for the link threads
  * @port: the well-known SCIF port every node listens on
- * @probe: the SCIF client's probe: calls spl_node_online() on the
+ * @probe: the SCIF client's probe: calls scif_peer_links_node_online() on the
  *	client's struct scif_peer_links (SCIF's callbacks carry no context)
- * @remove: the SCIF client's remove: calls spl_node_offline()
- * @create: make the client's link to @peer (which calls spl_link_init()),
+ * @remove: the SCIF client's remove: calls scif_peer_links_node_offline()
+ * @create: make the client's link to @peer (which calls scif_peer_links_link_init()),
  *	or an ERR_PTR; from the nodes work
  * @destroy: free a link @create made, after its thread has stopped (or
  *	failed to start) and its pending endpoint is closed
@@ -99,22 +99,22 @@ struct spl_ops {
 
 /**
  * struct scif_peer_links - a client's links, one per peer node
- * @ops: the client; set by spl_init(), before anything runs
+ * @ops: the client; set by scif_peer_links_init(), before anything runs
  * @links: the links by peer id, created by @nodes_work and freed by
- *	spl_stop(); written under @links_lock, read locklessly (READ_ONCE)
- *	by spl_link_of(): a link lives until spl_stop()
+ *	scif_peer_links_stop(); written under @links_lock, read locklessly (READ_ONCE)
+ *	by spl_link_of(): a link lives until scif_peer_links_stop()
  * @links_lock: protects the writing of @links and the listener's hand-over;
  *	never held across a SCIF call
  * @online: the nodes SCIF reports online (atomic bitops)
  * @self: this node's id, as @nodes_work last read it (READ_ONCE)
- * @listener: the listener thread, from spl_start() to spl_stop()
+ * @listener: the listener thread, from scif_peer_links_start() to scif_peer_links_stop()
  * @listen_epd: the endpoint it listens on
  * @nodes_work: creates the links of nodes that came online
  * @client: the SCIF client, named after @ops
  *
  * Lock order: @links_lock, then a link's @lock.  The client allocates
  * this structure (statically or not) and owns it; the module only uses
- * it between spl_init() and spl_stop().
+ * it between scif_peer_links_init() and scif_peer_links_stop().
  */
 struct scif_peer_links {
 	const struct spl_ops *ops;
@@ -133,7 +133,7 @@ struct scif_peer_links {
  * @spl: the client's links
  *
  * Context: any.
- * Return: the id the nodes work last read (spl_init() reads it first).
+ * Return: the id the nodes work last read (scif_peer_links_init() reads it first).
  */
 static inline u16 spl_self_id(struct scif_peer_links *spl)
 {
@@ -158,7 +158,7 @@ static inline bool spl_peer_online(struct scif_peer_links *spl, u16 node)
  * @spl: the client's links
  * @node: any value, the peer's hostile ones too
  *
- * Context: any; the link lives until spl_stop().
+ * Context: any; the link lives until scif_peer_links_stop().
  * Return: the link to @node, or NULL if there is none (yet).
  */
 static inline struct spl_link *spl_link_of(struct scif_peer_links *spl,
@@ -169,15 +169,18 @@ static inline struct spl_link *spl_link_of(struct scif_peer_links *spl,
 	return READ_ONCE(spl->links[node]);
 }
 
-void spl_init(struct scif_peer_links *spl, const struct spl_ops *ops);
-int spl_start(struct scif_peer_links *spl);
-void spl_stop(struct scif_peer_links *spl);
-void spl_node_online(struct scif_peer_links *spl, struct scif_peer_dev *peer);
-void spl_node_offline(struct scif_peer_links *spl, struct scif_peer_dev *peer);
-void spl_link_init(struct scif_peer_links *spl, struct spl_link *link,
-		   u16 peer);
-void spl_tx_failed(struct spl_link *link);
-int spl_xfer(struct spl_link *link, scif_epd_t epd, void *buf, int len,
-	     bool tx, bool may_stop);
+void scif_peer_links_init(struct scif_peer_links *spl,
+			  const struct spl_ops *ops);
+int scif_peer_links_start(struct scif_peer_links *spl);
+void scif_peer_links_stop(struct scif_peer_links *spl);
+void scif_peer_links_node_online(struct scif_peer_links *spl,
+				 struct scif_peer_dev *peer);
+void scif_peer_links_node_offline(struct scif_peer_links *spl,
+				  struct scif_peer_dev *peer);
+void scif_peer_links_link_init(struct scif_peer_links *spl,
+			       struct spl_link *link, u16 peer);
+void scif_peer_links_tx_failed(struct spl_link *link);
+int scif_peer_links_xfer(struct spl_link *link, scif_epd_t epd, void *buf,
+			 int len, bool tx, bool may_stop);
 
 #endif /* _LINUX_SCIF_PEER_LINKS_H */

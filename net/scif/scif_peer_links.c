@@ -20,7 +20,7 @@
  * user can take it over.  The SCIF client's probe and remove only mark
  * nodes online or offline and queue a work item, which creates the link
  * of a node seen for the first time.  A link lives until the client
- * calls spl_stop() (at its unload).  Documentation/scif/net.rst has the
+ * calls scif_peer_links_stop() (at its unload).  Documentation/scif/net.rst has the
  * design.
  */
 #include <linux/err.h>
@@ -40,7 +40,7 @@
 #define SPL_PORT_BOTTOM	(SCIF_ADMIN_PORT_END - 256)
 
 /**
- * spl_link_init() - the shared part of a client's new link
+ * scif_peer_links_link_init() - the shared part of a client's new link
  * @spl: the client's links
  * @link: the link, zeroed, embedded in the client's
  * @peer: the peer's node id
@@ -49,8 +49,8 @@
  *
  * Context: any.
  */
-void spl_link_init(struct scif_peer_links *spl, struct spl_link *link,
-		   u16 peer)
+void scif_peer_links_link_init(struct scif_peer_links *spl,
+			       struct spl_link *link, u16 peer)
 {
 	link->spl = spl;
 	link->peer = peer;
@@ -58,22 +58,22 @@ void spl_link_init(struct scif_peer_links *spl, struct spl_link *link,
 	spin_lock_init(&link->lock);
 	init_waitqueue_head(&link->wq);
 }
-EXPORT_SYMBOL_GPL(spl_link_init);
+EXPORT_SYMBOL_GPL(scif_peer_links_link_init);
 
 /**
- * spl_tx_failed() - a send on @link failed: reset its connection
+ * scif_peer_links_tx_failed() - a send on @link failed: reset its connection
  * @link: the link
  *
  * For the client's sender; the link thread then ends the connection.
  *
  * Context: any.
  */
-void spl_tx_failed(struct spl_link *link)
+void scif_peer_links_tx_failed(struct spl_link *link)
 {
 	WRITE_ONCE(link->tx_failed, true);
 	wake_up(&link->wq);
 }
-EXPORT_SYMBOL_GPL(spl_tx_failed);
+EXPORT_SYMBOL_GPL(scif_peer_links_tx_failed);
 
 /* @tx: asked by the sender, which is not the link thread. */
 static bool spl_stopping(struct spl_link *link, bool tx)
@@ -84,7 +84,7 @@ static bool spl_stopping(struct spl_link *link, bool tx)
 }
 
 /**
- * spl_xfer() - move bytes over a link's connection
+ * scif_peer_links_xfer() - move bytes over a link's connection
  * @link: the link
  * @epd: its connected endpoint: the link thread's, or @link->epd under
  *	@link->tx_mutex
@@ -102,8 +102,8 @@ static bool spl_stopping(struct spl_link *link, bool tx)
  * Return: 0 when all of @len moved; -EAGAIN on a reason to stop if
  * @may_stop and no byte moved yet, else -ECONNABORTED; or SCIF's error.
  */
-int spl_xfer(struct spl_link *link, scif_epd_t epd, void *buf, int len,
-	     bool tx, bool may_stop)
+int scif_peer_links_xfer(struct spl_link *link, scif_epd_t epd, void *buf,
+			 int len, bool tx, bool may_stop)
 {
 	struct scif_pollepd pe = { .epd = epd };
 	int done = 0, n;
@@ -125,7 +125,7 @@ int spl_xfer(struct spl_link *link, scif_epd_t epd, void *buf, int len,
 	}
 	return 0;
 }
-EXPORT_SYMBOL_GPL(spl_xfer);
+EXPORT_SYMBOL_GPL(scif_peer_links_xfer);
 
 /* ---- the connection ---- */
 
@@ -418,7 +418,7 @@ static void spl_nodes_work_fn(struct work_struct *work)
 }
 
 /**
- * spl_node_online() - SCIF's probe of a client, for its links
+ * scif_peer_links_node_online() - SCIF's probe of a client, for its links
  * @spl: the client's links
  * @peer: the node SCIF reports online
  *
@@ -426,17 +426,17 @@ static void spl_nodes_work_fn(struct work_struct *work)
  *
  * Context: SCIF's client probe, under SCIF's node lock: takes no lock.
  */
-void spl_node_online(struct scif_peer_links *spl, struct scif_peer_dev *peer)
+void scif_peer_links_node_online(struct scif_peer_links *spl, struct scif_peer_dev *peer)
 {
 	if (peer->dnode >= SCIF_MAX_NODES)
 		return;
 	set_bit(peer->dnode, spl->online);
 	schedule_work(&spl->nodes_work);
 }
-EXPORT_SYMBOL_GPL(spl_node_online);
+EXPORT_SYMBOL_GPL(scif_peer_links_node_online);
 
 /**
- * spl_node_offline() - SCIF's remove of a client, for its links
+ * scif_peer_links_node_offline() - SCIF's remove of a client, for its links
  * @spl: the client's links
  * @peer: the node gone
  *
@@ -444,19 +444,19 @@ EXPORT_SYMBOL_GPL(spl_node_online);
  *
  * Context: SCIF's client remove, under SCIF's node lock: takes no lock.
  */
-void spl_node_offline(struct scif_peer_links *spl, struct scif_peer_dev *peer)
+void scif_peer_links_node_offline(struct scif_peer_links *spl, struct scif_peer_dev *peer)
 {
 	if (peer->dnode >= SCIF_MAX_NODES)
 		return;
 	clear_bit(peer->dnode, spl->online);
 	schedule_work(&spl->nodes_work);
 }
-EXPORT_SYMBOL_GPL(spl_node_offline);
+EXPORT_SYMBOL_GPL(scif_peer_links_node_offline);
 
 /* ---- the client's side ---- */
 
 /**
- * spl_init() - make a client's links ready to start
+ * scif_peer_links_init() - make a client's links ready to start
  * @spl: the client's links, zeroed
  * @ops: the client, which outlives @spl's use
  *
@@ -464,7 +464,7 @@ EXPORT_SYMBOL_GPL(spl_node_offline);
  *
  * Context: process.
  */
-void spl_init(struct scif_peer_links *spl, const struct spl_ops *ops)
+void scif_peer_links_init(struct scif_peer_links *spl, const struct spl_ops *ops)
 {
 	u16 self;
 
@@ -477,16 +477,16 @@ void spl_init(struct scif_peer_links *spl, const struct spl_ops *ops)
 	scif_get_node_ids(NULL, 0, &self);
 	WRITE_ONCE(spl->self, self);
 }
-EXPORT_SYMBOL_GPL(spl_init);
+EXPORT_SYMBOL_GPL(scif_peer_links_init);
 
 /**
- * spl_start() - listen, then be told of nodes: links come as peers do
- * @spl: the client's links, after spl_init()
+ * scif_peer_links_start() - listen, then be told of nodes: links come as peers do
+ * @spl: the client's links, after scif_peer_links_init()
  *
  * Context: process; sleeps.
  * Return: 0, or an errno (nothing is left running).
  */
-int spl_start(struct scif_peer_links *spl)
+int scif_peer_links_start(struct scif_peer_links *spl)
 {
 	int err;
 
@@ -501,17 +501,17 @@ stop:
 	spl_listen_stop(spl);
 	return err;
 }
-EXPORT_SYMBOL_GPL(spl_start);
+EXPORT_SYMBOL_GPL(scif_peer_links_start);
 
 /**
- * spl_stop() - no more nodes, no listener, then every link destroyed
- * @spl: the client's links, after spl_start() succeeded
+ * scif_peer_links_stop() - no more nodes, no listener, then every link destroyed
+ * @spl: the client's links, after scif_peer_links_start() succeeded
  *
  * At the client's unload: &spl_ops.destroy is called for every link.
  *
  * Context: process; sleeps until every thread has stopped.
  */
-void spl_stop(struct scif_peer_links *spl)
+void scif_peer_links_stop(struct scif_peer_links *spl)
 {
 	u16 id;
 
@@ -524,7 +524,7 @@ void spl_stop(struct scif_peer_links *spl)
 		spl->links[id] = NULL;
 	}
 }
-EXPORT_SYMBOL_GPL(spl_stop);
+EXPORT_SYMBOL_GPL(scif_peer_links_stop);
 
 MODULE_DESCRIPTION("SCIF: one connection per peer node, for kernel clients");
 MODULE_LICENSE("GPL");

@@ -283,11 +283,13 @@ static void sv_tx_work(struct work_struct *work)
 		memcpy(link->txbuf, virtio_vsock_hdr(skb), SV_HDR_LEN);
 		err = skb_copy_bits(skb, 0, link->txbuf + SV_HDR_LEN, skb->len);
 		if (!err)
-			err = spl_xfer(&link->sl, link->sl.epd, link->txbuf,
-				       SV_HDR_LEN + skb->len, true, false);
+			err = scif_peer_links_xfer(&link->sl, link->sl.epd,
+						   link->txbuf,
+						   SV_HDR_LEN + skb->len,
+						   true, false);
 		if (err) {
 			atomic64_inc(&link->tx_dropped);
-			spl_tx_failed(&link->sl);
+			scif_peer_links_tx_failed(&link->sl);
 		} else {
 			virtio_transport_deliver_tap_pkt(skb);
 		}
@@ -377,7 +379,7 @@ static int sv_rx_one(struct spl_link *sl, scif_epd_t epd)
 	struct sk_buff *skb;
 	int len, err, tries;
 
-	err = spl_xfer(sl, epd, link->rxbuf, SV_HDR_LEN, false, true);
+	err = scif_peer_links_xfer(sl, epd, link->rxbuf, SV_HDR_LEN, false, true);
 	if (err)
 		return err;
 	len = sv_check_hdr(link, link->rxbuf);
@@ -387,7 +389,7 @@ static int sv_rx_one(struct spl_link *sl, scif_epd_t epd)
 				    sl->peer);
 		return len;
 	}
-	err = spl_xfer(sl, epd, link->rxbuf + SV_HDR_LEN, len, false, false);
+	err = scif_peer_links_xfer(sl, epd, link->rxbuf + SV_HDR_LEN, len, false, false);
 	if (err)
 		return err;
 	/* A packet lost here would corrupt its stream: try a while, then
@@ -454,7 +456,7 @@ static struct spl_link *sv_link_create(u16 self, u16 peer)
 	link = kzalloc(sizeof(*link), GFP_KERNEL);
 	if (!link)
 		return ERR_PTR(-ENOMEM);
-	spl_link_init(&sv_links, &link->sl, peer);
+	scif_peer_links_link_init(&sv_links, &link->sl, peer);
 	skb_queue_head_init(&link->txq);
 	INIT_WORK(&link->tx_work, sv_tx_work);
 	link->rxbuf = kvmalloc(SV_MAX_PKT, GFP_KERNEL);
@@ -486,12 +488,12 @@ static void sv_link_destroy(struct spl_link *sl)
 /* SCIF's client callbacks carry no context: these name the links. */
 static void sv_probe(struct scif_peer_dev *peer)
 {
-	spl_node_online(&sv_links, peer);
+	scif_peer_links_node_online(&sv_links, peer);
 }
 
 static void sv_remove(struct scif_peer_dev *peer)
 {
-	spl_node_offline(&sv_links, peer);
+	scif_peer_links_node_offline(&sv_links, peer);
 }
 
 static const struct spl_ops sv_spl_ops = {
@@ -622,12 +624,12 @@ static int __init sv_init(void)
 	u16 self;
 	int err;
 
-	spl_init(&sv_links, &sv_spl_ops);
+	scif_peer_links_init(&sv_links, &sv_spl_ops);
 	self = spl_self_id(&sv_links);
 	err = sv_register();
 	if (err)
 		return err;
-	err = spl_start(&sv_links);
+	err = scif_peer_links_start(&sv_links);
 	if (err)
 		goto unregister;
 	pr_info("scif_vsock: node %u is CID %u\n", self, sv_cid_of(self));
@@ -641,7 +643,7 @@ static void __exit sv_exit(void)
 {
 	/* Sockets hold the module: none is ours any more. */
 	vsock_core_unregister(&sv_transport.transport);
-	spl_stop(&sv_links);
+	scif_peer_links_stop(&sv_links);
 }
 
 module_init(sv_init);

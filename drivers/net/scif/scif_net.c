@@ -148,11 +148,11 @@ static void sn_tx_work(struct work_struct *work)
 	mutex_lock(&link->sl.tx_mutex);
 	while (!err && link->sl.epd && !READ_ONCE(link->sl.closing) &&
 	       (skb = skb_dequeue(&link->txq))) {
-		err = spl_xfer(&link->sl, link->sl.epd, skb->data, skb->len,
-			       true, false);
+		err = scif_peer_links_xfer(&link->sl, link->sl.epd, skb->data,
+					   skb->len, true, false);
 		if (err) {
 			atomic64_inc(&link->stats.tx_dropped);
-			spl_tx_failed(&link->sl);
+			scif_peer_links_tx_failed(&link->sl);
 		} else {
 			atomic64_inc(&link->stats.tx_packets);
 			atomic64_add(skb->len - sizeof(struct sn_hdr),
@@ -224,7 +224,7 @@ static int sn_rx_one(struct sn_link *link, scif_epd_t epd)
 	struct sk_buff *skb;
 	int len, err;
 
-	err = spl_xfer(&link->sl, epd, &hdr, sizeof(hdr), false, true);
+	err = scif_peer_links_xfer(&link->sl, epd, &hdr, sizeof(hdr), false, true);
 	if (err)
 		return err;
 	len = sn_check_hdr(&hdr);
@@ -237,7 +237,7 @@ static int sn_rx_one(struct sn_link *link, scif_epd_t epd)
 	skb = __netdev_alloc_skb_ip_align(link->ndev, len, GFP_KERNEL);
 	if (!skb)
 		return -ENOMEM;
-	err = spl_xfer(&link->sl, epd, skb_put(skb, len), len, false, false);
+	err = scif_peer_links_xfer(&link->sl, epd, skb_put(skb, len), len, false, false);
 	if (err) {
 		kfree_skb(skb);
 		return err;
@@ -370,7 +370,7 @@ static struct spl_link *sn_link_create(u16 self, u16 peer)
 	if (!ndev)
 		return ERR_PTR(-ENOMEM);
 	link = netdev_priv(ndev);
-	spl_link_init(&sn_links, &link->sl, peer);
+	scif_peer_links_link_init(&sn_links, &link->sl, peer);
 	link->ndev = ndev;
 	skb_queue_head_init(&link->rxq);
 	skb_queue_head_init(&link->txq);
@@ -410,12 +410,12 @@ static void sn_link_destroy(struct spl_link *sl)
 /* SCIF's client callbacks carry no context: these name the links. */
 static void sn_probe(struct scif_peer_dev *peer)
 {
-	spl_node_online(&sn_links, peer);
+	scif_peer_links_node_online(&sn_links, peer);
 }
 
 static void sn_remove(struct scif_peer_dev *peer)
 {
-	spl_node_offline(&sn_links, peer);
+	scif_peer_links_node_offline(&sn_links, peer);
 }
 
 static const struct spl_ops sn_spl_ops = {
@@ -434,13 +434,13 @@ static const struct spl_ops sn_spl_ops = {
 
 static int __init sn_init(void)
 {
-	spl_init(&sn_links, &sn_spl_ops);
-	return spl_start(&sn_links);
+	scif_peer_links_init(&sn_links, &sn_spl_ops);
+	return scif_peer_links_start(&sn_links);
 }
 
 static void __exit sn_exit(void)
 {
-	spl_stop(&sn_links);
+	scif_peer_links_stop(&sn_links);
 }
 
 module_init(sn_init);
