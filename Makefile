@@ -27,8 +27,8 @@
 #                    of scripts/ntb-modules.sh's ntb.ko), into NTB_MODDIR=
 #   make install     modules_install, then the user side (below), into
 #                    $(DESTDIR); PREFIX (/usr/local) for the user side
-#   make modules_install  scif.ko, scif_ivshmem.ko, scif_net.ko and
-#                    scif_vsock.ko (if the kernel has the virtio vsock
+#   make modules_install  scif.ko, scif_ivshmem.ko, scif_peer_links.ko,
+#                    scif_net.ko and scif_vsock.ko (if the kernel has the virtio vsock
 #                    common code) for KVER (without test hooks) to
 #                    /lib/modules/KVER/updates, then depmod
 #                    (not with a DESTDIR: a packager's depmod does it)
@@ -153,6 +153,7 @@ modules_install:
 	install -d $(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
 	install -m 0644 $(INSTALL_MODDIR)/drivers/misc/scif/scif.ko \
 		$(INSTALL_MODDIR)/drivers/misc/scif/scif_ivshmem.ko \
+		$(INSTALL_MODDIR)/net/scif/scif_peer_links.ko \
 		$(INSTALL_MODDIR)/drivers/net/scif/scif_net.ko \
 		$$(ls $(INSTALL_MODDIR)/net/vmw_vsock/scif_vsock.ko 2> /dev/null) \
 		$(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)/

@@ -40,6 +40,7 @@
 # the virtio-net link (via iperf3), printing iperf3's summary lines as
 # "# iperf3-summary VIA: ..." (scripts/bench.sh makes them rows "2vm,bw,
 # VIA,131072,SECONDS,,,,MB/s"); node 1 serves iperf3 from the start.
+# Both scif_net.ko and scif_vsock.ko need scif_peer_links.ko there too.
 # When it carries scif_vsock.ko, both nodes load it (with the kernel's
 # vsock core) before anything else, node 1's scif-bench serves AF_VSOCK
 # too, and node 0 measures lat, bw and connect over vsock (CID 4, node 1)
@@ -55,7 +56,7 @@ iperf_secs=10
 case " ${SCIF_BENCH_ARGS:-} " in
 *" -q "*) rxe_sizes=4096 rxe_iters=10 iperf_secs=2 ;;
 esac
-vsock_mods="vsock vmw_vsock_virtio_transport_common scif_vsock"
+vsock_mods="vsock vmw_vsock_virtio_transport_common scif_peer_links scif_vsock"
 
 # Wait up to 60 s for a server to answer on transport args "$@".
 wait_server() {
@@ -125,12 +126,20 @@ unload_extra() {
 	done
 }
 
+# scif_net and scif_vsock use scif_peer_links.ko, which holds scif.ko:
+# it goes once neither holds it.
+links_down() {
+	[ "$(cat /sys/module/scif_peer_links/refcnt 2> /dev/null)" != 0 ] ||
+		rmmod scif_peer_links 2> /dev/null
+}
+
 # net_up NODE-ID PEER-ID SECONDS: scif_net loaded, sn<peer> up with
 # 10.77.0.<id+1> and, within SECONDS, its carrier on (the peer's
 # scif_net connected).
 net_up() {
 	dev=sn$2
-	insmod /modules/extra/scif_net.ko || return 1
+	load_extra scif_peer_links && insmod /modules/extra/scif_net.ko ||
+		return 1
 	i=0
 	until [ -e "/sys/class/net/$dev" ]; do
 		i=$((i + 1))
@@ -174,6 +183,7 @@ rxe_down() {
 	# shellcheck disable=SC2086 # a list of names
 	unload_extra $rxe_mods
 	rmmod scif_net
+	links_down
 }
 
 # Node 0, scif_net up: iperf3 TCP to node 1 over sn1 and over virtio-net,
@@ -214,6 +224,7 @@ vsock_down() {
 		[ $i -lt 75 ] || { echo "bench-progress: scif_vsock stays" >&2; return 1; }
 		sleep 0.2
 	done
+	links_down
 	unload_extra vsock vmw_vsock_virtio_transport_common
 }
 
@@ -254,6 +265,7 @@ rxe_client() {
 	if ! net_up 0 1 60; then
 		echo "bench-progress: scif_net: no link to node 1" >&2
 		rmmod scif_net 2> /dev/null
+		links_down
 		return 1
 	fi
 	# TCP over this link and over virtio-net, before rxe.
@@ -354,7 +366,8 @@ client)
 	measure 2vm memcpy copy64
 	measure 2vm -n 1 raw-lat raw-bw mmap-lat
 	two_vm_rounds
-	# Before the reload below: scif_net and scif_vsock hold scif.ko.
+	# Before the reload below: scif_net and scif_vsock hold scif.ko (by
+	# scif_peer_links.ko).
 	rxe_present && rxe_client
 	vsock_present && vsock_down
 	# Node 1 keeps serving while this node comes back with DMA.

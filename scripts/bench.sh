@@ -98,7 +98,8 @@ if [ -e "$BUILD/modules/$rel/net/vmw_vsock/scif_vsock.ko" ]; then
 		$BUILD/modules/$rel/net/vmw_vsock/scif_vsock.ko"
 fi
 
-EXTRA_MODULES="$soft $BUILD/modules/$rel/drivers/net/scif/scif_net.ko $rxe $vsock" \
+EXTRA_MODULES="$soft $BUILD/modules/$rel/net/scif/scif_peer_links.ko
+	$BUILD/modules/$rel/drivers/net/scif/scif_net.ko $rxe $vsock" \
 EXTRA_PROGRAMS="/usr/bin/ib_write_bw /usr/bin/ib_read_lat /usr/bin/rdma
 	$(echo /usr/lib/*/libibverbs/librxe-rdmav*.so) $(command -v iperf3)" \
 EXTRA_FILES=/etc/libibverbs.d/rxe.driver \

@@ -122,8 +122,10 @@ cluster_run() { # kernel-name nodes
 	lists=cross-steps,agent-steps
 	for j in $(seq 2 $((n - 1))); do lists=$lists,; done
 	# scif_kapi_test.ko: node 0 and node 1 test scif_get_pages() across;
-	# scif_net.ko: scif_net_mesh.sh, with three nodes or more.
+	# scif_net.ko, and scif_peer_links.ko that it uses: scif_net_mesh.sh,
+	# with three nodes or more.
 	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
+		$moddir/net/scif/scif_peer_links.ko
 		$moddir/drivers/net/scif/scif_net.ko" \
 	EXTRA_LISTS="$sd/cross-steps $sd/agent-steps" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/cluster-steps" \
@@ -199,7 +201,8 @@ node_loss_run() { # kernel-name
 	cdir=$out/node-loss-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	# scif_net_test.sh runs first: scif_net.ko, iperf3 (scripts/deps.sh);
+	# scif_net_test.sh runs first: scif_net.ko (with scif_peer_links.ko,
+	# which scif_vsock.ko uses too), iperf3 (scripts/deps.sh);
 	# then scif_rxe_test.sh: rdma_rxe, the verbs programs; then
 	# scif_vsock_test.sh: scif_vsock.ko, the guest's vsock modules,
 	# the kernel's vsock_test (scripts/vsock-test-build.sh) and socat.
@@ -209,7 +212,8 @@ node_loss_run() { # kernel-name
 			sh "$top/scripts/vsock-test-build.sh" "$k" "$vs"; then
 		vsmods="$moddir/net/vmw_vsock/scif_vsock.ko $(ls "$vs"/modules/*.ko)"
 	fi
-	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko $(rxe_modules "$k" "$kdir" "$rel") $vsmods" \
+	EXTRA_MODULES="$moddir/net/scif/scif_peer_links.ko $moddir/drivers/net/scif/scif_net.ko
+		$(rxe_modules "$k" "$kdir" "$rel") $vsmods" \
 	EXTRA_PROGRAMS="$(command -v iperf3) $(rxe_programs)${vsmods:+ $vs/vsock_test $(command -v socat)}" \
 	EXTRA_FILES=/etc/libibverbs.d/rxe.driver \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \

@@ -142,8 +142,8 @@ peer_fuzz() {
 		tee "$out/peer-figures.txt"
 }
 
-# scif_link_fuzz.sh's long run: scif_net, scif_vsock and the guest's
-# vsock modules as in make check's node-loss cluster.
+# scif_link_fuzz.sh's long run: scif_peer_links, scif_net, scif_vsock and
+# the guest's vsock modules as in make check's node-loss cluster.
 link_fuzz() {
 	local cdir=$out/link-$k vs=$BUILD/vsock/$k steps=$out/link-steps vsmods='' j
 	rm -rf "$cdir"
@@ -154,7 +154,8 @@ link_fuzz() {
 	fi
 	printf 'insmod\nLINKFUZZ_LIFE=0 LINKFUZZ_SEED=%s LINKFUZZ_COUNT=%s LINKFUZZ_SECS=%s scif_link_fuzz.sh\nrmmod\n' \
 		"$peer_seed" "$link_count" "$link_secs" > "$steps"
-	EXTRA_MODULES="$moddir/drivers/net/scif/scif_net.ko $vsmods" \
+	EXTRA_MODULES="$moddir/net/scif/scif_peer_links.ko
+		$moddir/drivers/net/scif/scif_net.ko $vsmods" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" \
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko" > /dev/null

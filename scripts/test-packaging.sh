@@ -46,7 +46,7 @@ check() { # name command...: ok if the command succeeds (output in $out/NAME.log
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 
 versions_agree() {
-	local drv lib deb net vs
+	local drv lib deb net vs pl
 	drv=$(sed -n 's/^#define SCIF_DRIVER_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
 		"$top/drivers/misc/scif/scif_hw.h")
 	lib=$(sed -n 's/^VERSION := //p' "$top/tools/lib/scif/Makefile")
@@ -54,10 +54,13 @@ versions_agree() {
 		"$top/drivers/net/scif/scif_net.c")
 	vs=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
 		"$top/net/vmw_vsock/scif_vsock.c")
+	pl=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
+		"$top/net/scif/scif_peer_links.c")
 	deb=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
-	echo "dkms.conf $version, driver $drv, scif_net $net, scif_vsock $vs, libscif $lib, debian $deb"
+	echo "dkms.conf $version, driver $drv, scif_net $net, scif_vsock $vs, scif_peer_links $pl, libscif $lib, debian $deb"
 	[ -n "$version" ] && [ "$drv" = "$version" ] && [ "$lib" = "$version" ] &&
 		[ "$net" = "$version" ] && [ "$vs" = "$version" ] &&
+		[ "$pl" = "$version" ] &&
 		[ "${deb%%-*}" = "$version" ]
 }
 check versions-agree versions_agree
@@ -91,6 +94,7 @@ expected_install() {
 	lib/modules/$rel61/updates/scif.ko
 	lib/modules/$rel61/updates/scif_ivshmem.ko
 	lib/modules/$rel61/updates/scif_net.ko
+	lib/modules/$rel61/updates/scif_peer_links.ko
 	lib/modules/$rel61/updates/scif_vsock.ko
 	usr/bin/scif-bench
 	usr/bin/scif-info
@@ -204,7 +208,7 @@ dkms_cycle() { # kernel-name
 	"$@" status -m scif | tee "$t/status"
 	grep -q "^scif/$version, $rel, [^:]*: installed" "$t/status" || return 1
 	# DKMS compresses them as the kernel's own modules are (6.12: xz).
-	for ko in scif scif_ivshmem scif_net scif_vsock; do
+	for ko in scif scif_ivshmem scif_peer_links scif_net scif_vsock; do
 		ko=$(ls "$t/lib/modules/$rel/updates/dkms/$ko".ko* 2> /dev/null)
 		[ -n "$ko" ] && [ -e "$ko" ] || { echo "missing $ko.ko*"; return 1; }
 		[ "$(modinfo -F version "$ko")" = "$version" ] || return 1
@@ -212,6 +216,8 @@ dkms_cycle() { # kernel-name
 	done
 	depmod -b "$t" "$rel" 2> /dev/null &&
 		grep -Eq '^updates/dkms/scif_ivshmem\.ko(\.xz|\.zst)?: updates/dkms/scif\.ko' \
+			"$t/lib/modules/$rel/modules.dep" &&
+		grep -Eq '^updates/dkms/scif_net\.ko(\.xz|\.zst)?: updates/dkms/scif_peer_links\.ko' \
 			"$t/lib/modules/$rel/modules.dep" || return 1
 	# Kept for scripts/test-debs-guest.sh, which boots them.
 	mkdir -p "$t/built"

@@ -9,9 +9,10 @@
  * hands what arrives to virtio_transport_recv_pkt().  Node N has CID
  * N + SV_CID_BASE.  The connections (every node listens on SV_PORT, the
  * lower id of each pair connects; a kthread per link makes and remakes
- * its connection) are scif_peer_links.c's, shared with scif_net; this
- * file is the data path: the link thread reads packets (sv_rx_one), and
- * when the connection ends every socket to that node is reset.  Packets
+ * its connection) are scif_peer_links.ko's, with links of this module's
+ * own (scif_net has others); this file is the data path: the link thread
+ * reads packets (sv_rx_one), and when the connection ends every socket
+ * to that node is reset.  Packets
  * to send are queued by send_pkt and sent by a work item; beyond a
  * budget a link is congested and its senders wait for room
  * (stream_has_space says none) until the work item drains it.
@@ -25,6 +26,7 @@
 #include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/scif.h>
+#include <linux/scif_peer_links.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -34,8 +36,6 @@
 #include <net/af_vsock.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
-
-#include "../scif/scif_peer_links.c"
 
 /* The well-known port; below SCIF_ADMIN_PORT_END, so privileged. */
 #define SV_PORT		701
@@ -58,7 +58,7 @@
 
 /**
  * struct sv_link - a peer node's connection
- * @sl: the connection (scif_peer_links.c); @sl.tx_mutex is held by
+ * @sl: the connection (scif_peer_links.ko); @sl.tx_mutex is held by
  *	@tx_work while it uses @sl.epd
  * @txq: packets to send; its lock also protects @tx_bytes and
  *	@tx_waiting
@@ -89,12 +89,14 @@ struct sv_link {
 	atomic64_t rx_bad;
 };
 
-/* The links are read locklessly by send_pkt (spl_link_of()), which is
+/* sv_links: the links to every peer (scif_peer_links.ko), this module's
+ * own.  They are read locklessly by send_pkt (spl_link_of()), which is
  * fine because a link lives until unload, and unload unregisters the
  * transport before it frees links.
  * sv_reset_cid: the CID whose sockets sv_reset_sock resets; written and
  * used under sv_reset_lock.
  */
+static struct scif_peer_links sv_links;
 static DEFINE_MUTEX(sv_reset_lock);
 static u32 sv_reset_cid;
 
@@ -107,7 +109,7 @@ static u32 sv_cid_of(u16 node)
 
 static u32 sv_get_local_cid(void)
 {
-	return sv_cid_of(spl_self_id());
+	return sv_cid_of(spl_self_id(&sv_links));
 }
 
 static struct sv_link *sv_link(struct spl_link *sl)
@@ -122,7 +124,7 @@ static struct sv_link *sv_link_of_cid(u64 cid)
 
 	if (cid < SV_CID_BASE || cid >= SV_CID_BASE + SCIF_MAX_NODES)
 		return NULL;
-	sl = spl_link_of(cid - SV_CID_BASE);
+	sl = spl_link_of(&sv_links, cid - SV_CID_BASE);
 	return sl ? sv_link(sl) : NULL;
 }
 
@@ -206,7 +208,7 @@ static int sv_send_pkt(struct sk_buff *skb)
 	int len = skb->len;
 	int err = -EHOSTUNREACH;
 
-	if (!link || !spl_peer_online(link->sl.peer))
+	if (!link || !spl_peer_online(&sv_links, link->sl.peer))
 		goto drop;
 	err = -EMSGSIZE;
 	if (len > SV_MAX_PAYLOAD || len != le32_to_cpu(hdr->len))
@@ -281,11 +283,13 @@ static void sv_tx_work(struct work_struct *work)
 		memcpy(link->txbuf, virtio_vsock_hdr(skb), SV_HDR_LEN);
 		err = skb_copy_bits(skb, 0, link->txbuf + SV_HDR_LEN, skb->len);
 		if (!err)
-			err = spl_xfer(&link->sl, link->sl.epd, link->txbuf,
-				       SV_HDR_LEN + skb->len, true, false);
+			err = scif_peer_links_xfer(&link->sl, link->sl.epd,
+						   link->txbuf,
+						   SV_HDR_LEN + skb->len,
+						   true, false);
 		if (err) {
 			atomic64_inc(&link->tx_dropped);
-			spl_tx_failed(&link->sl);
+			scif_peer_links_tx_failed(&link->sl);
 		} else {
 			virtio_transport_deliver_tap_pkt(skb);
 		}
@@ -375,7 +379,7 @@ static int sv_rx_one(struct spl_link *sl, scif_epd_t epd)
 	struct sk_buff *skb;
 	int len, err, tries;
 
-	err = spl_xfer(sl, epd, link->rxbuf, SV_HDR_LEN, false, true);
+	err = scif_peer_links_xfer(sl, epd, link->rxbuf, SV_HDR_LEN, false, true);
 	if (err)
 		return err;
 	len = sv_check_hdr(link, link->rxbuf);
@@ -385,7 +389,7 @@ static int sv_rx_one(struct spl_link *sl, scif_epd_t epd)
 				    sl->peer);
 		return len;
 	}
-	err = spl_xfer(sl, epd, link->rxbuf + SV_HDR_LEN, len, false, false);
+	err = scif_peer_links_xfer(sl, epd, link->rxbuf + SV_HDR_LEN, len, false, false);
 	if (err)
 		return err;
 	/* A packet lost here would corrupt its stream: try a while, then
@@ -452,7 +456,7 @@ static struct spl_link *sv_link_create(u16 self, u16 peer)
 	link = kzalloc(sizeof(*link), GFP_KERNEL);
 	if (!link)
 		return ERR_PTR(-ENOMEM);
-	spl_link_init(&link->sl, peer);
+	scif_peer_links_link_init(&sv_links, &link->sl, peer);
 	skb_queue_head_init(&link->txq);
 	INIT_WORK(&link->tx_work, sv_tx_work);
 	link->rxbuf = kvmalloc(SV_MAX_PKT, GFP_KERNEL);
@@ -481,9 +485,22 @@ static void sv_link_destroy(struct spl_link *sl)
 	kfree(link);
 }
 
+/* SCIF's client callbacks carry no context: these name the links. */
+static void sv_probe(struct scif_peer_dev *peer)
+{
+	scif_peer_links_node_online(&sv_links, peer);
+}
+
+static void sv_remove(struct scif_peer_dev *peer)
+{
+	scif_peer_links_node_offline(&sv_links, peer);
+}
+
 static const struct spl_ops sv_spl_ops = {
 	.name = "scif_vsock",
 	.port = SV_PORT,
+	.probe = sv_probe,
+	.remove = sv_remove,
 	.create = sv_link_create,
 	.destroy = sv_link_destroy,
 	.up = sv_up,
@@ -607,12 +624,12 @@ static int __init sv_init(void)
 	u16 self;
 	int err;
 
-	spl_init(&sv_spl_ops);
-	self = spl_self_id();
+	scif_peer_links_init(&sv_links, &sv_spl_ops);
+	self = spl_self_id(&sv_links);
 	err = sv_register();
 	if (err)
 		return err;
-	err = spl_start();
+	err = scif_peer_links_start(&sv_links);
 	if (err)
 		goto unregister;
 	pr_info("scif_vsock: node %u is CID %u\n", self, sv_cid_of(self));
@@ -626,7 +643,7 @@ static void __exit sv_exit(void)
 {
 	/* Sockets hold the module: none is ours any more. */
 	vsock_core_unregister(&sv_transport.transport);
-	spl_stop();
+	scif_peer_links_stop(&sv_links);
 }
 
 module_init(sv_init);

@@ -21,7 +21,7 @@ rel=$(uname -r)
 dkms=/lib/modules/$rel/updates/dkms
 cp -a /tests/pkgroot/. /
 [ -e "$dkms/scif.ko" ] && [ -e "$dkms/scif_ivshmem.ko" ] &&
-	[ -e "$dkms/scif_vsock.ko" ] &&
+	[ -e "$dkms/scif_peer_links.ko" ] && [ -e "$dkms/scif_vsock.ko" ] &&
 	[ -e /usr/lib/x86_64-linux-gnu/libscif.so.0 ] && [ -x /usr/bin/scif-info ]
 result $? installed_files_in_place
 
@@ -49,9 +49,12 @@ echo "$out" | sed 's/^/# /'
 	echo "$out" | grep -qx 'nodes: 1, self 0'
 result $? scif_0_0_binary_runs_with_ours
 
-# scif_net: one node has no peer, so no device; it loads and unloads.
-insmod "$dkms/scif_net.ko" && [ -d /sys/module/scif_net ] &&
-	! ls -d /sys/class/net/sn* 2> /dev/null && rmmod scif_net
+# scif_net: one node has no peer, so no device; it loads and unloads,
+# after and before the per-peer links it uses.
+insmod "$dkms/scif_peer_links.ko" && insmod "$dkms/scif_net.ko" &&
+	[ -d /sys/module/scif_net ] &&
+	! ls -d /sys/class/net/sn* 2> /dev/null && rmmod scif_net &&
+	rmmod scif_peer_links
 result $? dkms_scif_net_loads_and_unloads
 
 rmmod scif_ivshmem && rmmod scif

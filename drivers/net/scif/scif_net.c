@@ -4,11 +4,11 @@
  *
  * A link is one net device, "sn<peer>".  Its SCIF connection (every
  * node listens on SN_PORT, the lower id of each pair connects; a kthread
- * per link makes and remakes it) is scif_peer_links.c's, shared with
- * scif_vsock; this file is the data path: the link thread reads frames
- * (sn_rx) and hands them to NAPI, and frames to send are queued by
- * ndo_start_xmit and sent by a work item.  Documentation/scif/net.rst
- * has the design.
+ * per link makes and remakes it) is scif_peer_links.ko's, with links of
+ * this module's own (scif_vsock has others); this file is the data path:
+ * the link thread reads frames (sn_rx) and hands them to NAPI, and
+ * frames to send are queued by ndo_start_xmit and sent by a work item.
+ * Documentation/scif/net.rst has the design.
  */
 #include <linux/atomic.h>
 #include <linux/etherdevice.h>
@@ -17,12 +17,11 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/scif.h>
+#include <linux/scif_peer_links.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
-
-#include "../../../net/scif/scif_peer_links.c"
 
 /* The well-known port; below SCIF_ADMIN_PORT_END, so privileged. */
 #define SN_PORT		700
@@ -66,7 +65,7 @@ struct sn_stats {
 
 /**
  * struct sn_link - a peer node's device and connection (netdev_priv)
- * @sl: the connection (scif_peer_links.c); @sl.tx_mutex is held by
+ * @sl: the connection (scif_peer_links.ko); @sl.tx_mutex is held by
  *	@tx_work while it uses @sl.epd, and the link thread waits on @sl.wq
  *	for room in @rxq too
  * @ndev: the net device
@@ -88,6 +87,9 @@ struct sn_link {
 	struct work_struct tx_work;
 	struct sn_stats stats;
 };
+
+/* The links to every peer (scif_peer_links.ko), this module's own. */
+static struct scif_peer_links sn_links;
 
 static struct sn_link *sn_link(struct spl_link *sl)
 {
@@ -146,11 +148,11 @@ static void sn_tx_work(struct work_struct *work)
 	mutex_lock(&link->sl.tx_mutex);
 	while (!err && link->sl.epd && !READ_ONCE(link->sl.closing) &&
 	       (skb = skb_dequeue(&link->txq))) {
-		err = spl_xfer(&link->sl, link->sl.epd, skb->data, skb->len,
-			       true, false);
+		err = scif_peer_links_xfer(&link->sl, link->sl.epd, skb->data,
+					   skb->len, true, false);
 		if (err) {
 			atomic64_inc(&link->stats.tx_dropped);
-			spl_tx_failed(&link->sl);
+			scif_peer_links_tx_failed(&link->sl);
 		} else {
 			atomic64_inc(&link->stats.tx_packets);
 			atomic64_add(skb->len - sizeof(struct sn_hdr),
@@ -222,7 +224,7 @@ static int sn_rx_one(struct sn_link *link, scif_epd_t epd)
 	struct sk_buff *skb;
 	int len, err;
 
-	err = spl_xfer(&link->sl, epd, &hdr, sizeof(hdr), false, true);
+	err = scif_peer_links_xfer(&link->sl, epd, &hdr, sizeof(hdr), false, true);
 	if (err)
 		return err;
 	len = sn_check_hdr(&hdr);
@@ -235,7 +237,7 @@ static int sn_rx_one(struct sn_link *link, scif_epd_t epd)
 	skb = __netdev_alloc_skb_ip_align(link->ndev, len, GFP_KERNEL);
 	if (!skb)
 		return -ENOMEM;
-	err = spl_xfer(&link->sl, epd, skb_put(skb, len), len, false, false);
+	err = scif_peer_links_xfer(&link->sl, epd, skb_put(skb, len), len, false, false);
 	if (err) {
 		kfree_skb(skb);
 		return err;
@@ -368,7 +370,7 @@ static struct spl_link *sn_link_create(u16 self, u16 peer)
 	if (!ndev)
 		return ERR_PTR(-ENOMEM);
 	link = netdev_priv(ndev);
-	spl_link_init(&link->sl, peer);
+	scif_peer_links_link_init(&sn_links, &link->sl, peer);
 	link->ndev = ndev;
 	skb_queue_head_init(&link->rxq);
 	skb_queue_head_init(&link->txq);
@@ -405,9 +407,22 @@ static void sn_link_destroy(struct spl_link *sl)
 	free_netdev(ndev);
 }
 
+/* SCIF's client callbacks carry no context: these name the links. */
+static void sn_probe(struct scif_peer_dev *peer)
+{
+	scif_peer_links_node_online(&sn_links, peer);
+}
+
+static void sn_remove(struct scif_peer_dev *peer)
+{
+	scif_peer_links_node_offline(&sn_links, peer);
+}
+
 static const struct spl_ops sn_spl_ops = {
 	.name = "scif_net",
 	.port = SN_PORT,
+	.probe = sn_probe,
+	.remove = sn_remove,
 	.create = sn_link_create,
 	.destroy = sn_link_destroy,
 	.up = sn_up,
@@ -419,13 +434,13 @@ static const struct spl_ops sn_spl_ops = {
 
 static int __init sn_init(void)
 {
-	spl_init(&sn_spl_ops);
-	return spl_start();
+	scif_peer_links_init(&sn_links, &sn_spl_ops);
+	return scif_peer_links_start(&sn_links);
 }
 
 static void __exit sn_exit(void)
 {
-	spl_stop();
+	scif_peer_links_stop(&sn_links);
 }
 
 module_init(sn_init);

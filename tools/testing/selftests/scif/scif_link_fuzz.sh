@@ -53,7 +53,7 @@ endpoints_at_most() { [ "$(endpoints)" -le "$1" ]; }
 reachable() { ping -c 1 -W 1 "$peer_ip" > /dev/null 2>&1; }
 
 net_setup() {
-	{ loaded scif_net || insmod "$ex/scif_net.ko"; } &&
+	insmod_client scif_net &&
 		wait_for 30 test -e "/sys/class/net/$dev" &&
 		{ ip addr show dev "$dev" | grep -q "$my_ip/" ||
 		  ip addr add "$my_ip/24" dev "$dev"; } &&
@@ -63,18 +63,18 @@ net_setup() {
 vsock_up() {
 	[ "$vsock" = 1 ] || return 0
 	insmod_list vsock vmw_vsock_virtio_transport_common &&
-		{ loaded scif_vsock || insmod "$ex/scif_vsock.ko"; }
+		insmod_client scif_vsock
 }
 
 vsock_down() {
 	[ "$vsock" = 1 ] || return 0
-	rmmod_soon scif_vsock &&
+	rmmod_client_soon scif_vsock &&
 		rmmod_list vmw_vsock_virtio_transport_common vsock
 }
 
 modules_up() { vsock_up && net_setup; }
 
-modules_down() { vsock_down && rmmod scif_net; }
+modules_down() { vsock_down && rmmod_client scif_net; }
 
 verdicts() { # prefix log: its PASS / FAIL lines as TAP, its comments
 	grep '^#' "$2"

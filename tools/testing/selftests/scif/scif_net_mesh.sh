@@ -17,7 +17,8 @@ set -u
 
 self=${SCIF_NODE:-}
 nodes=${SCIF_NODES:-0}
-ko=/modules/extra/scif_net.ko
+ex=/modules/extra
+ko=$ex/scif_net.ko
 n=0
 failed=0
 
@@ -81,7 +82,7 @@ for p in $(seq 0 $((nodes - 1))); do
 	[ "$p" = "$self" ] || peers="$peers $p"
 done
 
-ok load_scif_net insmod "$ko"
+ok load_scif_net insmod_client scif_net
 for p in $peers; do
 	ok "device_for_node_$p" wait_for 30 has_dev "$p"
 	ok "address_on_link_to_node_$p" setup "$p"
@@ -100,6 +101,6 @@ for p in $peers; do
 	ok "node_${p}_came" wait_for 300 seen "$p"
 	ok "node_${p}_done" wait_for 300 carrier_of "$p" 0
 done
-ok unload_scif_net rmmod scif_net
+ok unload_scif_net rmmod_client scif_net
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -24,7 +24,8 @@
 set -u
 
 self=${SCIF_NODE:-}
-ko=/modules/extra/scif_net.ko
+ex=/modules/extra
+ko=$ex/scif_net.ko
 iperf=/usr/bin/iperf3
 intruder=/tests/scif_link_intruder
 www=/tmp/www
@@ -79,7 +80,7 @@ iperf() {
 }
 
 setup() {
-	{ grep -q '^scif_net ' /proc/modules || insmod "$ko"; } &&
+	insmod_client scif_net &&
 		wait_for 30 test -e "/sys/class/net/$dev" &&
 		ip addr add "$my_ip/24" dev "$dev" && ip link set "$dev" up
 }
@@ -107,7 +108,7 @@ serve() {
 	ok peer_unload_takes_carrier_off wait_for 60 carrier_is 0
 	kill -9 "$httpd_pid" "$iperf_pid"
 	wait
-	ok rmmod rmmod scif_net
+	ok rmmod rmmod_client scif_net
 }
 
 # ---- node 0 ----
@@ -180,7 +181,7 @@ unload_under_traffic() {
 	bg2=$!
 	sleep 3
 	grep -h 'sn1:' /proc/net/dev | sed 's/^ */# /'
-	ok rmmod_under_traffic rmmod scif_net
+	ok rmmod_under_traffic rmmod_client scif_net
 	ok device_gone test ! -e "/sys/class/net/$dev"
 	kill -9 "$bg1" "$bg2" 2> /dev/null
 	wait

@@ -28,7 +28,8 @@ set -u
 # The upstream programs are at their host paths (mkinitramfs.sh).
 PATH=$PATH:/usr/bin:/usr/sbin
 self=${SCIF_NODE:-}
-ko=/modules/extra/scif_net.ko
+ex=/modules/extra
+ko=$ex/scif_net.ko
 # rdma_rxe and what it needs, in load order (crc32_generic: rxe asks the
 # crypto API for "crc32", and there is no modprobe here to load it on
 # demand); those built into the kernel are not in /modules/extra.
@@ -103,7 +104,7 @@ link_active() {
 }
 
 setup() {
-	{ grep -q '^scif_net ' /proc/modules || insmod "$ko"; } &&
+	insmod_client scif_net &&
 		wait_for 30 test -e "/sys/class/net/$dev" &&
 		ip addr add "$my_ip/24" dev "$dev" && ip link set "$dev" up
 }
@@ -162,7 +163,7 @@ serve() {
 	wait "$httpd_pid"
 	ok rdma_link_delete rxe_delete
 	ok rdma_modules_unloaded unload_rdma
-	ok rmmod_scif_net rmmod scif_net
+	ok rmmod_scif_net rmmod_client scif_net
 }
 
 # ---- node 0: the clients ----
@@ -231,7 +232,7 @@ drive() {
 	ok peer_unload_takes_carrier_off wait_for 120 carrier_is 0
 	kill "$httpd_pid"
 	wait "$httpd_pid"
-	ok rmmod_scif_net rmmod scif_net
+	ok rmmod_scif_net rmmod_client scif_net
 	ok device_gone test ! -e "/sys/class/net/$dev"
 }
 

@@ -3,7 +3,8 @@
 #
 # Sourced by the shell tests of the SCIF clients (scif_net_test.sh,
 # scif_rxe_test.sh, scif_vsock_test.sh): TAP lines, a clock in ms,
-# polling with a bound, and the carrier of the sn<peer> device $dev.
+# polling with a bound, the carrier of the sn<peer> device $dev, and
+# the loading of the clients' modules.
 # The sourcing script sets $tap_suite (its name in a skip line) and
 # starts n and failed at 0.
 # shellcheck disable=SC2154 # tap_suite and dev: set by the sourcing script
@@ -65,8 +66,31 @@ rmmod_list() {
 	done
 }
 
+# The clients (scif_net, scif_vsock) use scif_peer_links.ko's functions:
+# insmod_client NAME loads it first, unless loaded, then $ex/NAME.ko
+# unless loaded; rmmod_client NAME unloads NAME, then scif_peer_links.ko
+# once no client holds it (it holds scif.ko: the "rmmod" step unloads
+# that after the test).
+insmod_client() {
+	insmod_list scif_peer_links && { loaded "$1" || insmod "$ex/$1.ko"; }
+}
+
+rmmod_links() {
+	[ "$(cat /sys/module/scif_peer_links/refcnt 2> /dev/null)" != 0 ] ||
+		rmmod scif_peer_links
+}
+
+rmmod_client() {
+	rmmod "$1" && rmmod_links
+}
+
 # rmmod_soon MODULE: closed sockets may linger a few seconds (the common
 # code's close timeout) and hold the module till then.
 rmmod_soon() {
 	wait_for 20 rmmod "$1" 2> /dev/null || ! loaded "$1"
+}
+
+# rmmod_client_soon MODULE: rmmod_soon, then rmmod_links.
+rmmod_client_soon() {
+	rmmod_soon "$1" && rmmod_links
 }

@@ -62,7 +62,7 @@ flag() { touch "$www/$1"; }
 
 
 net_setup() {
-	{ loaded scif_net || insmod "$ex/scif_net.ko"; } &&
+	insmod_client scif_net &&
 		wait_for 30 test -e "/sys/class/net/$dev" &&
 		{ ip addr show dev "$dev" | grep -q "$my_ip/" ||
 		  ip addr add "$my_ip/24" dev "$dev"; } &&
@@ -77,6 +77,11 @@ www_start() {
 
 # ---- node 0 ----
 
+# scif_vsock.ko does not load: its links' module did, so it is the slots.
+load_refused() {
+	insmod_list scif_peer_links && ! insmod "$ex/scif_vsock.ko" 2> /dev/null
+}
+
 slot_test() {
 	if [ ! -e "$ex/vmw_vsock_virtio_transport.ko" ]; then
 		n=$((n + 1))
@@ -90,8 +95,7 @@ slot_test() {
 	done
 	ok virtio_vsock_takes_the_slots insmod_list virtio_ring virtio \
 		vmw_vsock_virtio_transport
-	ok load_refused_while_virtio_vsock_holds_them \
-		sh -c "! insmod $ex/scif_vsock.ko 2> /dev/null"
+	ok load_refused_while_virtio_vsock_holds_them load_refused
 	dmesg | grep 'scif_vsock: the vsock slots' | tail -n 1 | sed 's/^/# /'
 	ok refusal_names_the_holder \
 		sh -c "dmesg | grep -q 'slots for remote CIDs are taken by vmw_vsock_virtio_transport'"
@@ -148,7 +152,7 @@ node_loss() {
 drive() {
 	ok vsock_core_loads insmod_list vsock vmw_vsock_virtio_transport_common
 	slot_test
-	ok scif_vsock_loads insmod "$ex/scif_vsock.ko"
+	ok scif_vsock_loads insmod_client scif_vsock
 	ok cid_is_node_plus_3 sh -c "dmesg | grep -q 'scif_vsock: node 0 is CID 3'"
 	ok net_setup net_setup
 	www_start
@@ -165,10 +169,10 @@ drive() {
 	ok echo_1MiB_new_connection "$peer_prog" echo "$peer_cid" $ECHO_PORT 1048576
 	flag finish
 	ok peer_unloaded_scif_vsock wait_for 60 fetched unloaded
-	ok rmmod_scif_vsock rmmod_soon scif_vsock
+	ok rmmod_scif_vsock rmmod_client_soon scif_vsock
 	ok rmmod_vsock_core rmmod_list vmw_vsock_virtio_transport_common vsock
 	kill "$httpd_pid"
-	ok rmmod_scif_net rmmod scif_net
+	ok rmmod_scif_net rmmod_client scif_net
 	wait
 	# Node 1 unloads scif_net next, then starts scif_node_loss_test.
 	sleep 2
@@ -211,7 +215,7 @@ serve() {
 	if [ "$life" = 1 ]; then
 		"$forge" 120 | sed 's/^/# forge: /'
 	fi
-	ok scif_vsock_loads insmod "$ex/scif_vsock.ko"
+	ok scif_vsock_loads insmod_client scif_vsock
 	ok net_setup net_setup
 	www_start
 	"$peer_prog" serve $ECHO_PORT &
@@ -230,13 +234,13 @@ serve() {
 	flag ready2
 	ok told_to_finish wait_for 300 fetched finish
 	kill -9 "$srv"
-	ok rmmod_scif_vsock rmmod_soon scif_vsock
+	ok rmmod_scif_vsock rmmod_client_soon scif_vsock
 	ok rmmod_vsock_core rmmod_list vmw_vsock_virtio_transport_common vsock
 	flag unloaded
 	ok peer_unload_takes_carrier_off wait_for 60 carrier_is 0
 	kill "$httpd_pid"
 	wait
-	ok rmmod_scif_net rmmod scif_net
+	ok rmmod_scif_net rmmod_client scif_net
 }
 
 echo "TAP version 13"
