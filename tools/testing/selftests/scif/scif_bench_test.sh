@@ -23,6 +23,16 @@ port=2399
 raw=/sys/bus/pci/devices/0000:00:10.0/resource2
 
 echo "TAP version 13"
+# On the debug kernel (kmemleak's file tells it) the tool's own checks
+# add nothing to what 6.1 and 6.12 check, and cost make check 36 s;
+# SCIF_BENCH_ON_DEBUG=1 runs them there.  The run against a peer stays:
+# it stops that peer's server.
+if [ -z "$peer" ] && [ -e /sys/kernel/debug/kmemleak ] &&
+   [ -z "${SCIF_BENCH_ON_DEBUG:-}" ]; then
+	echo "1..1"
+	echo "ok 1 # SKIP the debug kernel: SCIF_BENCH_ON_DEBUG=1 runs it"
+	exit 0
+fi
 if [ -z "$peer" ]; then
 	echo "1..20"
 else
