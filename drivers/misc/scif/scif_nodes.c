@@ -1136,6 +1136,33 @@ static void scif_node_fail_work(struct work_struct *work)
 }
 
 /**
+ * scif_node_errno() - the error code a peer answered with, checked
+ * @e: the positive errno from the peer's message (0: success)
+ * @success: whether this answer may say success
+ * @allowed: the errnos it may carry, 0-terminated
+ *
+ * ENOTCONN (the peer's endpoint is closing) means the connection is
+ * going and becomes ECONNRESET wherever it is allowed.
+ *
+ * Context: any.
+ * Return: 0 for an allowed success, -@e if @allowed has it, -ECONNRESET
+ * for an allowed ENOTCONN, -EPROTO for anything else.
+ */
+int scif_node_errno(u64 e, bool success, const int *allowed)
+{
+	const int *a;
+
+	if (!e)
+		return success ? 0 : -EPROTO;
+	for (a = allowed; *a; a++)
+		if (e == (u64)*a)
+			return e == ENOTCONN ? -ECONNRESET : -*a;
+	return -EPROTO;
+}
+
+SCIF_EXPORT_IF_KUNIT(scif_node_errno);
+
+/**
  * scif_node_protocol_error() - a node broke its node queue pair
  * @node: the node
  *

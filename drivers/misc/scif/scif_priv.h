@@ -754,6 +754,7 @@ int scif_node_area_get(struct scif_node *node, struct scif_rb *rb,
 void scif_node_area_free(struct scif_rb *rb);
 void scif_buses_show(struct seq_file *s);
 void scif_node_protocol_error(struct scif_node *node);
+int scif_node_errno(u64 e, bool success, const int *allowed);
 const char *scif_node_state_name(struct scif_node *node);
 void scif_node_stats_sum(struct scif_node *node, struct scif_stats *sum);
 
@@ -865,7 +866,6 @@ void scif_fp_init(struct scif_endpt *ep);
 void scif_fp_destroy(struct scif_endpt *ep);
 
 /* scif_nodemsg.c */
-int scif_nodemsg_errno(u64 e, bool success, const int *allowed);
 void scif_nodemsg_dispatch(struct scif_node *node, const struct scif_msg *msg);
 
 /* scif_fd.c */

@@ -465,7 +465,7 @@ static void scif_stage_put(struct scif_stage *st)
 	up(&scif_stage_sem);
 }
 
-/* What a peer may answer a STAGE_* request with (scif_nodemsg_errno()). */
+/* What a peer may answer a STAGE_* request with (scif_node_errno()). */
 static const int scif_stage_answers[] = {
 	ENXIO, EACCES, ENOMEM, ECONNRESET, ENODEV, ENOTCONN, 0
 };
@@ -745,7 +745,7 @@ static int __scif_rma_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
 
 	last = (off + len - 1) >> PAGE_SHIFT;
 	mutex_lock(&ep->rma.lock);
-	err = scif_rma_conn_err(ep);
+	err = scif_window_conn_err(ep);
 	/* Count the windows and check them. */
 	for (pg = first; !err && pg <= last; nr++) {
 		if (remote) {
@@ -1371,7 +1371,7 @@ int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req)
 	trace_scif_rma_submit(ep->handle, req->to_remote,
 			      req->kind == SCIF_RMA_WINDOW ? req->loffset : -1,
 			      req->roffset, req->len, req->flags);
-	err = scif_rma_check(req) ?: scif_rma_conn_err(ep) ?:
+	err = scif_rma_check(req) ?: scif_window_conn_err(ep) ?:
 	      scif_rma_check_ranges(ep, req);
 	if (err)
 		goto out;
@@ -1632,8 +1632,8 @@ void scif_rma_stage_handle_msg(struct scif_node *node,
 		spin_lock(&ep->rma.stage_lock);
 		list_for_each_entry(req, &ep->rma.stage_reqs, link) {
 			if (req->id == msg->arg[0] && !req->done) {
-				req->err = scif_nodemsg_errno(msg->arg[2], true,
-							      scif_stage_answers);
+				req->err = scif_node_errno(msg->arg[2], true,
+							   scif_stage_answers);
 				req->done = true;
 				break;
 			}
@@ -1642,7 +1642,7 @@ void scif_rma_stage_handle_msg(struct scif_node *node,
 		wake_up_all(&ep->wq);
 		return;
 	}
-	err = scif_rma_conn_err(ep) ?: scif_stage_serve(node, ep, msg);
+	err = scif_window_conn_err(ep) ?: scif_stage_serve(node, ep, msg);
 	scif_nodemsg_init(&reply, SCIF_MSG_STAGE_ACK, msg->src, ep->handle);
 	reply.arg[0] = msg->arg[0];
 	reply.arg[2] = -err;
@@ -1700,7 +1700,7 @@ int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 	    len >> PAGE_SHIFT > INT_MAX)
 		return -EINVAL;
 	nr = len >> PAGE_SHIFT;
-	err = scif_rma_conn_err(ep);
+	err = scif_window_conn_err(ep);
 	if (err)
 		return err;
 	rp = scif_kzalloc(sizeof(*rp), GFP_KERNEL);

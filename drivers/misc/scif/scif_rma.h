@@ -300,7 +300,7 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
 			  size_t len, s64 offset, int prot, int map_flags);
 int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len);
-int scif_rma_conn_err(struct scif_endpt *ep);
+int scif_window_conn_err(struct scif_endpt *ep);
 struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
 				      int prot, int *err);
 void scif_window_put(struct scif_window *w);

@@ -146,13 +146,17 @@ void scif_window_epd_init(struct scif_endpt *ep)
 }
 
 /**
- * scif_rma_conn_err() - whether windows and RMAs may be used now
+ * scif_window_conn_err() - whether windows and RMAs may be used now
  * @ep: the endpoint
  *
+ * Used by every user of windows and RMAs (scif_rma.c, scif_fence.c,
+ * scif_api.c), so it lives in the lowest of their files.
+ *
+ * Context: any context.
  * Return: 0 if connected, -ECONNRESET if the peer closed, -ENODEV if its
  * node is gone, else -ENOTCONN.
  */
-int scif_rma_conn_err(struct scif_endpt *ep)
+int scif_window_conn_err(struct scif_endpt *ep)
 {
 	switch (READ_ONCE(ep->state)) {
 	case SCIF_EPD_CONNECTED:
@@ -359,7 +363,7 @@ static int scif_window_open(struct scif_endpt *ep, struct scif_window *w,
 	int err;
 
 	mutex_lock(&ep->rma.lock);
-	err = scif_rma_conn_err(ep);
+	err = scif_window_conn_err(ep);
 	if (err)
 		goto out;
 	err = scif_window_place(ep, w, offset, fixed);
@@ -592,7 +596,7 @@ static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 	       SCIF_RMA_MAX_PAGE : first + (len >> PAGE_SHIFT) - 1;
 
 	mutex_lock(&ep->rma.lock);
-	err = scif_rma_conn_err(ep) ?:
+	err = scif_window_conn_err(ep) ?:
 	      scif_window_unregister_check(ep, first, last);
 	if (err) {
 		mutex_unlock(&ep->rma.lock);
@@ -769,7 +773,7 @@ struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
 	struct scif_rwindow *rw;
 
 	mutex_lock(&ep->rma.lock);
-	*err = scif_rma_conn_err(ep);
+	*err = scif_window_conn_err(ep);
 	rw = *err ? NULL : mtree_load(&ep->rma.remote, off >> PAGE_SHIFT);
 	if (!*err && (!rw || rw->staged))
 		*err = -ENXIO;
@@ -949,7 +953,7 @@ static void scif_window_handle_register(struct scif_node *node,
 	 * charged to the endpoint owner's memory cgroup, not to ours.
 	 */
 	mutex_lock(&ep->rma.lock);
-	err = scif_rma_conn_err(ep);
+	err = scif_window_conn_err(ep);
 	if (!err) {
 		memcg = set_active_memcg(ep->memcg);
 		err = scif_rwindow_add(node, msg, ep);
@@ -1001,7 +1005,7 @@ static void scif_window_handle_unregister(struct scif_node *node,
 	scif_rwindow_put(rw);	/* acknowledges, now or later */
 }
 
-/* Why a peer may refuse a window (scif_nodemsg_errno()). */
+/* Why a peer may refuse a window (scif_node_errno()). */
 static const int scif_window_refusals[] = {
 	ENOMEM, EAGAIN, ECONNRESET, ENODEV, ENOTCONN, 0
 };
@@ -1036,8 +1040,8 @@ static void scif_window_handle_register_ack(struct scif_node *node,
 		goto out;
 	scif_window_free_xfer(w);
 	if (msg->arg[2]) {
-		scif_window_unlink(ep, w, scif_nodemsg_errno(msg->arg[2], false,
-							     scif_window_refusals));
+		scif_window_unlink(ep, w, scif_node_errno(msg->arg[2], false,
+							  scif_window_refusals));
 		dead = w;
 	} else if (w->abandoned) {
 		w->state = SCIF_WIN_UNREGISTERING;
@@ -1202,7 +1206,7 @@ s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
 	    ((map_flags & SCIF_MAP_FIXED) && !PAGE_ALIGNED(offset)))
 		return -EINVAL;
 	err = scif_pin_check(addr, len, prot, map_flags & SCIF_MAP_KERNEL) ?:
-	      scif_rma_conn_err(ep);
+	      scif_window_conn_err(ep);
 	if (err)
 		return err;
 	err = scif_pin_range(addr, len, prot, map_flags & SCIF_MAP_KERNEL, &pp);
