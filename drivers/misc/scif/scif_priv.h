@@ -728,8 +728,35 @@ size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to);
 size_t scif_rb_get_n(struct scif_rb *rb, struct iov_iter *to, size_t n);
 
 /* scif_nodes.c */
+
+/**
+ * struct scif_node_events - what scif_nodes.c tells the layers above it
+ * @message: a node message came in (scif_nodemsg_dispatch()).  Context:
+ *	the node's rx_work, process context, no lock held; must not wait
+ *	for anything remote.
+ * @online: a node came online (scif_sysfs_node_add()).  Context: process
+ *	context, scif_info.node_lock held.
+ * @lost: a node is gone, every endpoint on it is to be reset
+ *	(scif_epd_node_lost()).  Context: process context, may sleep;
+ *	scif_info.node_lock not held, the node's rx_work stopped.
+ *
+ * The node layer calls the layers above it only through these: the top
+ * layer (scif_main.c) fills the table with their functions and gives it
+ * to scif_nodes_init(), so the node layer names none of them.  Each is
+ * called where the node layer called the function by name before, in
+ * the same order with the other teardown steps and under the same locks.
+ *
+ * Lock rules: set once by scif_nodes_init(), before any bus registers,
+ * and never changed while the module is loaded: read without a lock.
+ */
+struct scif_node_events {
+	void (*message)(struct scif_node *node, const struct scif_msg *msg);
+	void (*online)(struct scif_node *node);
+	void (*lost)(struct scif_node *node, bool hold);
+};
+
 struct scif_reply;
-int scif_nodes_init(void);
+int scif_nodes_init(const struct scif_node_events *events);
 void scif_nodes_exit(void);
 struct scif_node *scif_node_get_online(u16 id);
 int scif_node_send(struct scif_node *node, const struct scif_msg *msg);
