@@ -101,7 +101,7 @@ static int __init scif_init(void)
 	if (err)
 		goto undo_nodes;
 	scif_debugfs_init();
-	scif_window_debugfs_init(scif_info.debugfs);
+	scif_rma_debugfs_init(scif_info.debugfs);
 	scif_testhooks_init();
 	err = scif_mmap_init(scif_info.debugfs);
 	if (err)

@@ -33,6 +33,7 @@
  * answered before the next is sent, so the descriptor completes, in its
  * place in the queue, only once the peer has copied everything.
  */
+#include <linux/debugfs.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
 #include <linux/mm.h>
@@ -1809,6 +1810,29 @@ long scif_rma_transient_pinned(void)
 long scif_rma_nr_queued(void)
 {
 	return atomic_read(&scif_rma_queued);
+}
+
+static int scif_rma_stats_show(struct seq_file *s, void *unused)
+{
+	scif_window_stats_show(s);
+	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\n",
+		   scif_rma_transient_pinned(), scif_cache_pinned());
+	seq_printf(s, "queued %ld\nstaged_bytes %ld\n", scif_rma_nr_queued(),
+		   scif_rma_staged_bytes());
+	scif_dma_show(s);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(scif_rma_stats);
+
+/**
+ * scif_rma_debugfs_init() - create <debugfs>/scif/rma
+ * @dir: the driver's debugfs directory
+ *
+ * Context: process context, at module load.
+ */
+void scif_rma_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("rma", 0400, dir, NULL, &scif_rma_stats_fops);
 }
 
 /**

@@ -294,7 +294,9 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err);
 void scif_window_epd_destroy(struct scif_endpt *ep);
 void scif_window_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			    struct scif_endpt *ep);
-void scif_window_debugfs_init(struct dentry *dir);
+void scif_window_stats_show(struct seq_file *s);
+void scif_window_on_revoke(void (*revoke)(struct scif_endpt *ep,
+					  struct scif_rwindow *rw));
 s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags);
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
@@ -343,6 +345,7 @@ struct scif_rma_req {
 
 int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req);
 int scif_rma_init(void);
+void scif_rma_debugfs_init(struct dentry *dir);
 void scif_rma_exit(void);
 void scif_rma_engine_init(struct scif_endpt *ep);
 u64 scif_rma_mark(struct scif_endpt *ep);

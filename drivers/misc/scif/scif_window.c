@@ -38,7 +38,6 @@
  */
 #define pr_fmt(fmt) "scif: " fmt
 
-#include <linux/debugfs.h>
 #include <linux/io.h>
 #include <linux/math.h>
 #include <linux/mm.h>
@@ -56,6 +55,16 @@ static_assert(SCIF_RUNLIST_PAGE == PAGE_SIZE);
 
 static atomic_long_t scif_nr_windows;
 static atomic_long_t scif_nr_rwindows;
+
+/*
+ * Revokes the user mappings of a peer's window that is going: the
+ * mapping layer's scif_mmap_revoke(), given by scif_mmap_init() through
+ * scif_window_on_revoke().  Lock rules: set once at module load, before
+ * an endpoint can hold a peer's window, and kept until module unload
+ * (windows still go while the buses go down); read without a lock.
+ */
+static void (*scif_window_revoke)(struct scif_endpt *ep,
+				  struct scif_rwindow *rw);
 static atomic64_t scif_window_ids;
 
 /*
@@ -103,28 +112,35 @@ module_param_named(rma_ack_timeout_ms, scif_rma_ack_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(rma_ack_timeout_ms,
 		 "Wait for a peer's REGISTER/UNREGISTER answer, ms (default 10000)");
 
-static int scif_window_stats_show(struct seq_file *s, void *unused)
+/**
+ * scif_window_stats_show() - the windows' lines of <debugfs>/scif/rma
+ * @s: the file, shown by scif_rma.c
+ *
+ * Context: process context.
+ */
+void scif_window_stats_show(struct seq_file *s)
 {
 	seq_printf(s, "pinned_pages %ld\nwindows %ld\nremote_windows %ld\n",
 		   scif_pin_nr_pages(),
 		   atomic_long_read(&scif_nr_windows),
 		   atomic_long_read(&scif_nr_rwindows));
-	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\n",
-		   scif_rma_transient_pinned(), scif_cache_pinned());
-	seq_printf(s, "queued %ld\nstaged_bytes %ld\n", scif_rma_nr_queued(),
-		   scif_rma_staged_bytes());
-	scif_dma_show(s);
-	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(scif_window_stats);
 
 /**
- * scif_window_debugfs_init() - create <debugfs>/scif/rma
- * @dir: the driver's debugfs directory
+ * scif_window_on_revoke() - subscribe to the going of peers' windows
+ * @revoke: called for each peer's window taken out of an endpoint's tree
+ *	(the peer unregistered it, or the connection ended), before the
+ *	window's reference is dropped, to revoke the mappings holding it.
+ *	It is called in process context, may sleep, with no SCIF lock
+ *	held but the endpoint's ctl_mutex (connection teardown) or none
+ *	(the node's rx_work, for the peer's UNREGISTER).
+ *
+ * Context: process context, at module load, before any endpoint exists.
  */
-void scif_window_debugfs_init(struct dentry *dir)
+void scif_window_on_revoke(void (*revoke)(struct scif_endpt *ep,
+					  struct scif_rwindow *rw))
 {
-	debugfs_create_file("rma", 0400, dir, NULL, &scif_window_stats_fops);
+	scif_window_revoke = revoke;
 }
 
 /**
@@ -991,7 +1007,7 @@ static void scif_window_handle_unregister(struct scif_node *node,
 		scif_node_reply(node, &reply);
 		return;
 	}
-	scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */
+	scif_window_revoke(ep, rw);	/* zaps the window's mappings */
 	/*
 	 * Out of the tree and unmapped, so no one takes a new reference:
 	 * if an RMA still holds one, say at once that the window is out of
@@ -1159,7 +1175,7 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err)
 	wake_up_all(&ep->wq);
 
 	list_for_each_entry_safe(rw, rtmp, &rwins, link) {
-		scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */
+		scif_window_revoke(ep, rw);	/* zaps the window's mappings */
 		scif_rwindow_put(rw);
 	}
 	list_for_each_entry_safe(w, wtmp, &wins, dead)
