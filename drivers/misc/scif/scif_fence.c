@@ -120,14 +120,12 @@ static void scif_fence_answer(struct scif_node *node,
 	scif_node_reply(node, &reply);
 }
 
-/**
- * scif_fence_engine_done() - answer the peer's waits the engine reached
- * @ep: the endpoint whose rma.done advanced
- *
- * Context: whoever runs the engine's queue (its worker, or the caller of
- * a synchronous RMA); no lock held.
+/*
+ * Answers the peer's waits the engine reached on @ep, whose rma.done
+ * advanced.  Context: whoever runs the engine's queue (its worker, or
+ * the caller of a synchronous RMA); no lock held.
  */
-void scif_fence_engine_done(struct scif_endpt *ep)
+static void scif_fence_engine_done(struct scif_endpt *ep)
 {
 	struct scif_fence_waiter *w, *tmp;
 	LIST_HEAD(ready);
@@ -144,6 +142,18 @@ void scif_fence_engine_done(struct scif_endpt *ep)
 		scif_fence_answer(w->node, w, ep->handle);
 		kfree(w);
 	}
+}
+
+/**
+ * scif_fence_init() - hear of the copy engine's progress
+ *
+ * Subscribes scif_fence_engine_done() with scif_rma_on_engine_done().
+ *
+ * Context: process context, at module load, before any endpoint exists.
+ */
+void scif_fence_init(void)
+{
+	scif_rma_on_engine_done(scif_fence_engine_done);
 }
 
 /**

@@ -94,6 +94,7 @@ static int __init scif_init(void)
 	err = scif_rma_init();
 	if (err)
 		goto undo_wq;
+	scif_fence_init();
 	err = scif_nodes_init(&scif_main_node_events);
 	if (err)
 		goto undo_rma;

@@ -529,7 +529,8 @@ struct scif_user {
  *	protocol's reference; used only by it
  * @wq: woken on every change of state, data, room or requests
  * @free_work: destruction, queued by the last reference
- * @disc_work: handles the peer's disconnect outside the node's rx_work
+ * @disc_work: handles the peer's disconnect outside the node's rx_work;
+ *	set up by scif_conn.c when the endpoint connects
  * @ctl_mutex: serialises the owner's control operations (bind, listen,
  *	connect, accept, close)
  * @recv_mutex: serialises receivers; protects the receive side of @rb
@@ -827,7 +828,40 @@ static inline void scif_node_count_error(struct scif_node *node)
 	this_cpu_inc(node->stats->errors);
 }
 
-void scif_epd_count_error(struct scif_endpt *ep);
+/*
+ * Count a failed send, receive or RMA on the endpoint and, once it has
+ * one, on its peer's node.  Context: process context; takes @ep->lock.
+ */
+static inline void scif_epd_count_error(struct scif_endpt *ep)
+{
+	struct scif_node *node;
+
+	spin_lock(&ep->lock);
+	ep->stats.errors++;
+	node = ep->node;
+	spin_unlock(&ep->lock);
+	if (node)
+		scif_node_count_error(node);
+}
+
+/* The last reference is gone: the free_work scif_epd.c set up runs. */
+static inline void scif_epd_release(struct kref *ref)
+{
+	struct scif_endpt *ep = container_of(ref, struct scif_endpt, ref);
+
+	queue_work(scif_info.wq, &ep->free_work);
+}
+
+/*
+ * Drop a reference to an endpoint; every layer holds them.  The last
+ * one queues the endpoint's free_work, which scif_epd_create() set up:
+ * the layers below scif_epd.c reach its destruction only through it.
+ * Context: any context.
+ */
+static inline void scif_epd_put(struct scif_endpt *ep)
+{
+	kref_put(&ep->ref, scif_epd_release);
+}
 
 /* scif_sysfs.c */
 int scif_sysfs_init(void);
@@ -837,7 +871,6 @@ void scif_sysfs_node_add(struct scif_node *node);
 /* scif_epd.c */
 struct scif_endpt *scif_epd_create(bool user);
 void scif_epd_uncount(struct scif_endpt *ep);
-void scif_epd_put(struct scif_endpt *ep);
 struct scif_endpt *scif_epd_lookup(u64 handle);
 const char *scif_epd_state_name(enum scif_epd_state state);
 void scif_epd_node_lost(struct scif_node *node, bool hold);
@@ -859,7 +892,6 @@ int scif_epd_acceptreq(struct scif_endpt *lep, int flags,
 		       struct scif_port_id *peer, u64 *cookie);
 struct scif_conreq *scif_epd_unpark_request(u64 cookie);
 void scif_epd_close(struct scif_endpt *ep);
-void scif_conn_disconnect_work(struct work_struct *work);
 void scif_conn_ring_broken(struct scif_endpt *ep);
 void scif_conn_handle_connect(struct scif_node *node,
 			      const struct scif_msg *msg,

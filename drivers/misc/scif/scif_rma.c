@@ -94,6 +94,27 @@ static atomic_t scif_rma_queued = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(scif_rma_room);
 
 /*
+ * Answers the peer's fence waits the engine reached: scif_fence.c's,
+ * given by scif_fence_init() through scif_rma_on_engine_done().  Lock
+ * rules: set once at module load, before any endpoint exists, and kept
+ * until module unload; read without a lock.
+ */
+static void (*scif_rma_done_fn)(struct scif_endpt *ep);
+
+/**
+ * scif_rma_on_engine_done() - subscribe to the progress of the engine
+ * @done: called each time an endpoint's rma.done advances, by whoever
+ *	runs the endpoint's queue (its worker, or the caller of a
+ *	synchronous RMA), in process context with no lock held
+ *
+ * Context: process context, at module load, before any endpoint exists.
+ */
+void scif_rma_on_engine_done(void (*done)(struct scif_endpt *ep))
+{
+	scif_rma_done_fn = done;
+}
+
+/*
  * Staging buffers (SCIF_STAGE_LEN bytes each, from the bus's alloc_local
  * pool) in use at once on this node; a descriptor that needs one waits
  * for it.  A peer silent for SCIF_STAGE_TIMEOUT_MS on a STAGE_* request
@@ -1002,7 +1023,7 @@ static void scif_rma_run_queue(struct scif_endpt *ep, u64 until, bool keep)
 		scif_rma_slot_put();
 		scif_rma_desc_free(d);
 		wake_up_all(&ep->wq);
-		scif_fence_engine_done(ep);
+		scif_rma_done_fn(ep);	/* answers the peer's fence waits */
 		puts++;
 	}
 	if (more)

@@ -346,6 +346,7 @@ struct scif_rma_req {
 int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req);
 int scif_rma_init(void);
 void scif_rma_debugfs_init(struct dentry *dir);
+void scif_rma_on_engine_done(void (*done)(struct scif_endpt *ep));
 void scif_rma_exit(void);
 void scif_rma_engine_init(struct scif_endpt *ep);
 u64 scif_rma_mark(struct scif_endpt *ep);
@@ -366,7 +367,7 @@ long scif_rma_staged_bytes(void);
 /* scif_fence.c */
 void scif_fence_epd_init(struct scif_endpt *ep);
 void scif_fence_epd_teardown(struct scif_endpt *ep);
-void scif_fence_engine_done(struct scif_endpt *ep);
+void scif_fence_init(void);
 void scif_fence_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			   struct scif_endpt *ep);
 int scif_epd_fence_mark(struct scif_endpt *ep, int flags, int *mark);
