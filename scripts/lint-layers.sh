@@ -26,7 +26,8 @@
 #
 # Prints FILE: calls FUNC of HIGHER_FILE (layer X above layer Y) for each
 # upward reference, and exits 1 if there is one, if a core file is not in
-# the table, or if an exception no longer happens.  Prints the cycles
+# the table (or the table names a file that is not one), or if an
+# exception no longer happens.  Prints the cycles
 # among the core's files it finds (exceptions included) and fails on one.
 set -eu
 
@@ -108,6 +109,10 @@ def main():
     for f in core:
         if os.path.basename(f) not in layers:
             bad.append('%s: not in the layer table of %s' % (f, DOC))
+    names = set(os.path.basename(f) for f in core)
+    for name in sorted(set(layers) - names):
+        bad.append('%s: the layer table names %s, not a core file'
+                   % (DOC, name))
     for f in core + buses:
         me = os.path.basename(f)
         for name in sorted(set(re.findall(r'\b[A-Za-z_]\w*\b', text[f]))):
