@@ -183,6 +183,7 @@ lint:
 		--quiet --show-types -f $$(find drivers include net -name '*.[ch]' | sort)
 	bash $(TOP)/scripts/lint-shell.sh
 	bash $(TOP)/scripts/lint-test-code.sh
+	bash $(TOP)/scripts/lint-layers.sh
 
 check:
 	bash $(TOP)/scripts/check.sh

@@ -314,7 +314,7 @@ off_t scif_register_pinned_pages(scif_epd_t epd,
 
 	if (!pinned_pages || (map_flags & ~SCIF_MAP_FIXED))
 		return -EINVAL;
-	err = scif_rma_conn_err(epd);
+	err = scif_window_conn_err(epd);
 	if (err)
 		return err;
 	return scif_api_err(scif_epd_register(epd, pinned_pages, offset,

@@ -413,6 +413,41 @@ static void scif_conn_unmap_remote(struct scif_endpt *ep, bool disconnect)
 	}
 }
 
+/*
+ * scif_conn_disconnect_work() - the peer disconnected: let go of it
+ * @work: the endpoint's disc_work
+ *
+ * Excludes senders and receivers while the peer's area is unmapped, so
+ * nothing touches the peer's memory after the acknowledgment; the data
+ * already received stays readable.
+ */
+static void scif_conn_disconnect_work(struct work_struct *work)
+{
+	struct scif_endpt *ep = container_of(work, struct scif_endpt,
+					     disc_work);
+	struct scif_msg msg;
+
+	scif_conn_unmap_remote(ep, true);
+	/* The peer dropped our windows before it disconnected. */
+	scif_epd_parts_teardown(ep, true, -ECONNRESET);
+	wake_up_all(&ep->wq);
+	scif_nodemsg_init(&msg, SCIF_MSG_DISC_ACK, ep->peer_handle, ep->handle);
+	scif_node_send(ep->node, &msg);
+	scif_epd_put(ep);
+}
+
+/*
+ * @ep is connected from now on.  Its disc_work is queued only while it
+ * is (scif_conn_handle_disconnect(), under ep->lock), and an endpoint is
+ * connected once: the work is set up here rather than by scif_epd.c.
+ */
+static void scif_conn_set_connected(struct scif_endpt *ep)
+{
+	lockdep_assert_held(&ep->lock);
+	INIT_WORK(&ep->disc_work, scif_conn_disconnect_work);
+	ep->state = SCIF_EPD_CONNECTED;
+}
+
 static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 {
 	struct scif_qp_shm *remote;
@@ -446,7 +481,7 @@ static int scif_accept_connect(struct scif_endpt *ep, struct scif_conreq *req)
 	ep->rb.remote = remote;
 	ep->rb.remote_addr = req->addr;
 	ep->rb.tx_size = req->size;
-	ep->state = SCIF_EPD_CONNECTED;
+	scif_conn_set_connected(ep);
 	spin_unlock(&ep->lock);
 
 	scif_nodemsg_init(&msg, SCIF_MSG_ACCEPT, req->peer_handle, ep->handle);
@@ -848,7 +883,7 @@ void scif_conn_handle_accept(struct scif_node *node,
 		ep->rb.remote_addr = msg->arg[0];
 		ep->rb.tx_size = msg->arg[1];
 		ep->peer_handle = msg->src;
-		ep->state = SCIF_EPD_CONNECTED;
+		scif_conn_set_connected(ep);
 		connected = true;
 	} else if (ep->state == SCIF_EPD_CONNECTING ||
 		   (ep->state == SCIF_EPD_CLOSING && ep->proto_ref &&
@@ -944,29 +979,6 @@ void scif_conn_handle_disconnect(struct scif_node *node,
 				  ep->handle);
 		scif_node_reply(node, &reply);
 	}
-}
-
-/**
- * scif_conn_disconnect_work() - the peer disconnected: let go of it
- * @work: the endpoint's disc_work
- *
- * Excludes senders and receivers while the peer's area is unmapped, so
- * nothing touches the peer's memory after the acknowledgment; the data
- * already received stays readable.
- */
-void scif_conn_disconnect_work(struct work_struct *work)
-{
-	struct scif_endpt *ep = container_of(work, struct scif_endpt,
-					     disc_work);
-	struct scif_msg msg;
-
-	scif_conn_unmap_remote(ep, true);
-	/* The peer dropped our windows before it disconnected. */
-	scif_epd_parts_teardown(ep, true, -ECONNRESET);
-	wake_up_all(&ep->wq);
-	scif_nodemsg_init(&msg, SCIF_MSG_DISC_ACK, ep->peer_handle, ep->handle);
-	scif_node_send(ep->node, &msg);
-	scif_epd_put(ep);
 }
 
 /**

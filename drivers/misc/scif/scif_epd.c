@@ -174,26 +174,6 @@ static void scif_epd_parts_init(struct scif_endpt *ep)
 }
 
 /**
- * scif_epd_count_error() - count a failed send, receive or RMA
- * @ep: the endpoint it failed on
- *
- * Counted on the endpoint and, once it has one, on its peer's node.
- *
- * Context: process context; takes @ep->lock.
- */
-void scif_epd_count_error(struct scif_endpt *ep)
-{
-	struct scif_node *node;
-
-	spin_lock(&ep->lock);
-	ep->stats.errors++;
-	node = ep->node;
-	spin_unlock(&ep->lock);
-	if (node)
-		scif_node_count_error(node);
-}
-
-/**
  * scif_epd_parts_teardown() - let go of a connection's registered memory
  * @ep: the endpoint; its state already says it is no longer connected
  * @local: drop this endpoint's own windows too (only once the peer no
@@ -243,24 +223,6 @@ static void scif_epd_free_work(struct work_struct *work)
 	scif_epd_user_release(ep);
 	mem_cgroup_put(ep->memcg);
 	kfree_rcu(ep, rcu);
-}
-
-static void scif_epd_release(struct kref *ref)
-{
-	struct scif_endpt *ep = container_of(ref, struct scif_endpt, ref);
-
-	queue_work(scif_info.wq, &ep->free_work);
-}
-
-/**
- * scif_epd_put() - drop a reference to an endpoint
- * @ep: the endpoint
- *
- * Context: any context.
- */
-void scif_epd_put(struct scif_endpt *ep)
-{
-	kref_put(&ep->ref, scif_epd_release);
 }
 
 /**
@@ -315,7 +277,6 @@ struct scif_endpt *scif_epd_create(bool user)
 	kref_init(&ep->ref);
 	init_waitqueue_head(&ep->wq);
 	INIT_WORK(&ep->free_work, scif_epd_free_work);
-	INIT_WORK(&ep->disc_work, scif_conn_disconnect_work);
 	mutex_init(&ep->ctl_mutex);
 	mutex_init(&ep->recv_mutex);
 	mutex_init(&ep->send_mutex);

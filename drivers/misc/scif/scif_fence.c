@@ -120,14 +120,12 @@ static void scif_fence_answer(struct scif_node *node,
 	scif_node_reply(node, &reply);
 }
 
-/**
- * scif_fence_engine_done() - answer the peer's waits the engine reached
- * @ep: the endpoint whose rma.done advanced
- *
- * Context: whoever runs the engine's queue (its worker, or the caller of
- * a synchronous RMA); no lock held.
+/*
+ * Answers the peer's waits the engine reached on @ep, whose rma.done
+ * advanced.  Context: whoever runs the engine's queue (its worker, or
+ * the caller of a synchronous RMA); no lock held.
  */
-void scif_fence_engine_done(struct scif_endpt *ep)
+static void scif_fence_engine_done(struct scif_endpt *ep)
 {
 	struct scif_fence_waiter *w, *tmp;
 	LIST_HEAD(ready);
@@ -144,6 +142,18 @@ void scif_fence_engine_done(struct scif_endpt *ep)
 		scif_fence_answer(w->node, w, ep->handle);
 		kfree(w);
 	}
+}
+
+/**
+ * scif_fence_init() - hear of the copy engine's progress
+ *
+ * Subscribes scif_fence_engine_done() with scif_rma_on_engine_done().
+ *
+ * Context: process context, at module load, before any endpoint exists.
+ */
+void scif_fence_init(void)
+{
+	scif_rma_on_engine_done(scif_fence_engine_done);
 }
 
 /**
@@ -172,7 +182,7 @@ void scif_fence_epd_teardown(struct scif_endpt *ep)
 static bool scif_fence_answered(struct scif_endpt *ep,
 				struct scif_fence_req *req)
 {
-	return READ_ONCE(req->done) || scif_rma_conn_err(ep);
+	return READ_ONCE(req->done) || scif_window_conn_err(ep);
 }
 
 /*
@@ -216,10 +226,10 @@ static int scif_fence_ask(struct scif_endpt *ep, struct scif_msg *msg,
 	if (ret)
 		return intr ? -ERESTARTSYS : -EINTR;
 	/* The connection ended. */
-	return scif_rma_conn_err(ep) ?: -ECONNRESET;
+	return scif_window_conn_err(ep) ?: -ECONNRESET;
 }
 
-/* What a peer may answer a fence request with (scif_nodemsg_errno()). */
+/* What a peer may answer a fence request with (scif_node_errno()). */
 static const int scif_fence_answers[] = {
 	EINVAL, ENXIO, EACCES, ENOMEM, ECONNRESET, ENODEV, ENOTCONN, 0
 };
@@ -234,7 +244,7 @@ static void scif_fence_handle_ack(const struct scif_msg *msg,
 		if (req->id != msg->arg[0] || req->done)
 			continue;
 		req->val = msg->arg[1];
-		req->err = scif_nodemsg_errno(msg->arg[2], true, scif_fence_answers);
+		req->err = scif_node_errno(msg->arg[2], true, scif_fence_answers);
 		WRITE_ONCE(req->done, true);
 		break;
 	}
@@ -358,7 +368,7 @@ void scif_fence_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 		return;
 	}
 	/* Closing or closed: the requester's connection is reset. */
-	err = scif_rma_conn_err(ep) ? -ECONNRESET : 0;
+	err = scif_window_conn_err(ep) ? -ECONNRESET : 0;
 	if (err)
 		goto answer;
 	switch (msg->op) {
@@ -411,7 +421,7 @@ static int scif_epd_do_fence_mark(struct scif_endpt *ep, int flags, int *mark)
 
 	if (flags != SCIF_FENCE_INIT_SELF && flags != SCIF_FENCE_INIT_PEER)
 		return -EINVAL;
-	err = scif_rma_conn_err(ep);
+	err = scif_window_conn_err(ep);
 	if (err)
 		return err;
 	if (flags == SCIF_FENCE_INIT_SELF) {
@@ -453,7 +463,7 @@ static int scif_epd_do_fence_wait(struct scif_endpt *ep, int mark)
 	u64 val;
 	int err;
 
-	err = scif_rma_conn_err(ep);
+	err = scif_window_conn_err(ep);
 	if (err)
 		return err;
 	if (!(m & SCIF_FENCE_PEER))
@@ -527,7 +537,7 @@ static int scif_epd_do_fence_signal(struct scif_endpt *ep, s64 loff,
 	if (!err && (flags & SCIF_SIGNAL_REMOTE))
 		err = scif_fence_sig_off(roff);
 	if (!err)
-		err = scif_rma_conn_err(ep);
+		err = scif_window_conn_err(ep);
 	if (err)
 		return err;
 	off[0] = (flags & SCIF_SIGNAL_LOCAL) ? (u64)loff : SCIF_FENCE_NO_OFF;

@@ -658,31 +658,31 @@ static struct kunit_suite scif_orphan_suite = {
 
 /* ---- errnos a peer answers with (scif_nodemsg.c) ---- */
 
-static void scif_nodemsg_errno_checked(struct kunit *test)
+static void scif_node_errno_checked(struct kunit *test)
 {
 	static const int some[] = { ENOMEM, ENOTCONN, 0 };
 
-	KUNIT_EXPECT_EQ(test, scif_nodemsg_errno(0, true, some), 0);
-	KUNIT_EXPECT_EQ(test, scif_nodemsg_errno(0, false, some), -EPROTO);
-	KUNIT_EXPECT_EQ(test, scif_nodemsg_errno(ENOMEM, false, some), -ENOMEM);
-	KUNIT_EXPECT_EQ(test, scif_nodemsg_errno(ENOTCONN, true, some),
+	KUNIT_EXPECT_EQ(test, scif_node_errno(0, true, some), 0);
+	KUNIT_EXPECT_EQ(test, scif_node_errno(0, false, some), -EPROTO);
+	KUNIT_EXPECT_EQ(test, scif_node_errno(ENOMEM, false, some), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, scif_node_errno(ENOTCONN, true, some),
 			-ECONNRESET);
-	KUNIT_EXPECT_EQ(test, scif_nodemsg_errno(EINVAL, true, some), -EPROTO);
-	KUNIT_EXPECT_EQ(test, scif_nodemsg_errno(ENOMEM | BIT_ULL(32), true, some),
+	KUNIT_EXPECT_EQ(test, scif_node_errno(EINVAL, true, some), -EPROTO);
+	KUNIT_EXPECT_EQ(test, scif_node_errno(ENOMEM | BIT_ULL(32), true, some),
 			-EPROTO);
-	KUNIT_EXPECT_EQ(test, scif_nodemsg_errno((u64)-ENOMEM, true, some),
+	KUNIT_EXPECT_EQ(test, scif_node_errno((u64)-ENOMEM, true, some),
 			-EPROTO);
-	KUNIT_EXPECT_EQ(test, scif_nodemsg_errno(U64_MAX, true, some), -EPROTO);
+	KUNIT_EXPECT_EQ(test, scif_node_errno(U64_MAX, true, some), -EPROTO);
 }
 
-static struct kunit_case scif_nodemsg_errno_cases[] = {
-	KUNIT_CASE(scif_nodemsg_errno_checked),
+static struct kunit_case scif_node_errno_cases[] = {
+	KUNIT_CASE(scif_node_errno_checked),
 	{}
 };
 
-static struct kunit_suite scif_nodemsg_errno_suite = {
-	.name = "scif_nodemsg_errno",
-	.test_cases = scif_nodemsg_errno_cases,
+static struct kunit_suite scif_node_errno_suite = {
+	.name = "scif_node_errno",
+	.test_cases = scif_node_errno_cases,
 };
 
 /* ---- queue-pair areas ---- */
@@ -725,7 +725,7 @@ static struct kunit_suite scif_qp_area_suite = {
 
 kunit_test_suites(&scif_rb_suite, &scif_register_suite, &scif_runlist_suite,
 		  &scif_fence_suite, &scif_place_suite, &scif_orphan_suite,
-		  &scif_nodemsg_errno_suite, &scif_qp_area_suite);
+		  &scif_node_errno_suite, &scif_qp_area_suite);
 
 MODULE_DESCRIPTION("KUnit suites of the SCIF core (test build only)");
 MODULE_LICENSE("GPL");

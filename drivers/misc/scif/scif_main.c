@@ -74,6 +74,13 @@ static int __init scif_check_params(void)
 	return 0;
 }
 
+/* The layers above the nodes hear of them through this (design.rst). */
+static const struct scif_node_events scif_main_node_events = {
+	.message = scif_nodemsg_dispatch,
+	.online = scif_sysfs_node_add,
+	.lost = scif_epd_node_lost,
+};
+
 static int __init scif_init(void)
 {
 	int err;
@@ -87,14 +94,15 @@ static int __init scif_init(void)
 	err = scif_rma_init();
 	if (err)
 		goto undo_wq;
-	err = scif_nodes_init();
+	scif_fence_init();
+	err = scif_nodes_init(&scif_main_node_events);
 	if (err)
 		goto undo_rma;
 	err = scif_loopback_init();
 	if (err)
 		goto undo_nodes;
 	scif_debugfs_init();
-	scif_window_debugfs_init(scif_info.debugfs);
+	scif_rma_debugfs_init(scif_info.debugfs);
 	scif_testhooks_init();
 	err = scif_mmap_init(scif_info.debugfs);
 	if (err)

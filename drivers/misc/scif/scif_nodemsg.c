@@ -170,33 +170,6 @@ bool scif_nodemsg_orphan_reply(const struct scif_msg *msg,
 SCIF_EXPORT_IF_KUNIT(scif_nodemsg_orphan_reply);
 
 /**
- * scif_nodemsg_errno() - the error code a peer answered with, checked
- * @e: the positive errno from the peer's message (0: success)
- * @success: whether this answer may say success
- * @allowed: the errnos it may carry, 0-terminated
- *
- * ENOTCONN (the peer's endpoint is closing) means the connection is
- * going and becomes ECONNRESET wherever it is allowed.
- *
- * Context: any.
- * Return: 0 for an allowed success, -@e if @allowed has it, -ECONNRESET
- * for an allowed ENOTCONN, -EPROTO for anything else.
- */
-int scif_nodemsg_errno(u64 e, bool success, const int *allowed)
-{
-	const int *a;
-
-	if (!e)
-		return success ? 0 : -EPROTO;
-	for (a = allowed; *a; a++)
-		if (e == (u64)*a)
-			return e == ENOTCONN ? -ECONNRESET : -*a;
-	return -EPROTO;
-}
-
-SCIF_EXPORT_IF_KUNIT(scif_nodemsg_errno);
-
-/**
  * scif_nodemsg_dispatch() - route one node message to its handler
  * @node: the node it came from
  * @msg: the message, a copy out of the node queue pair; every field is

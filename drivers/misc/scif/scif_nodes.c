@@ -49,6 +49,12 @@ struct scif_reply {
  */
 #define SCIF_REPLY_ROOM		(64 * sizeof(struct scif_msg))
 
+/*
+ * What the layers above hear of nodes (struct scif_node_events): set by
+ * scif_nodes_init() before any bus registers, read without a lock.
+ */
+static const struct scif_node_events *scif_node_events;
+
 static unsigned int node_stall_ms = 10000;
 module_param(node_stall_ms, uint, 0644);
 MODULE_PARM_DESC(node_stall_ms,
@@ -382,7 +388,7 @@ static void scif_node_rx_work(struct work_struct *work)
 		ret = scif_node_recv(node, &msg);
 		if (ret <= 0)
 			break;
-		scif_nodemsg_dispatch(node, &msg);
+		scif_node_events->message(node, &msg);
 		budget--;
 	}
 	if (ret < 0) {
@@ -933,7 +939,7 @@ int scif_hw_node_up(struct scif_hw_dev *hw, u16 node, void *ctx)
 	pr_debug("node %u: joining -> online (bus %s, generation %u)\n",
 		 node, hw->name, n->generation);
 	trace_scif_node_up(node, hw->name, n->generation, "");
-	scif_sysfs_node_add(n);
+	scif_node_events->online(n);
 	/* The peer may have sent before we were online. */
 	queue_work(scif_info.wq, &n->rx_work);
 	scif_clients_probe(n);
@@ -1036,7 +1042,7 @@ static void scif_node_offline(struct scif_node *n, bool hold)
 	/* rx_work is stopped: nothing queues fail_work any more. */
 	if (!hold)	/* (not called from fail_work) */
 		cancel_work_sync(&n->fail_work);
-	scif_epd_node_lost(n, hold);
+	scif_node_events->lost(n, hold);
 	cancel_work_sync(&n->reply_work);
 
 	mutex_lock(&scif_info.node_lock);
@@ -1073,7 +1079,7 @@ void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
 		scif_node_offline(n, false);
 	} else if (n->failed) {
 		mutex_unlock(&scif_info.node_lock);
-		scif_epd_node_lost(n, false);
+		scif_node_events->lost(n, false);
 		mutex_lock(&scif_info.node_lock);
 	}
 	held = n->failed;
@@ -1134,6 +1140,33 @@ static void scif_node_fail_work(struct work_struct *work)
 	scif_node_fail(n, READ_ONCE(n->stall_reported) ?
 		       "left its queue full" : "broke its node queue pair");
 }
+
+/**
+ * scif_node_errno() - the error code a peer answered with, checked
+ * @e: the positive errno from the peer's message (0: success)
+ * @success: whether this answer may say success
+ * @allowed: the errnos it may carry, 0-terminated
+ *
+ * ENOTCONN (the peer's endpoint is closing) means the connection is
+ * going and becomes ECONNRESET wherever it is allowed.
+ *
+ * Context: any.
+ * Return: 0 for an allowed success, -@e if @allowed has it, -ECONNRESET
+ * for an allowed ENOTCONN, -EPROTO for anything else.
+ */
+int scif_node_errno(u64 e, bool success, const int *allowed)
+{
+	const int *a;
+
+	if (!e)
+		return success ? 0 : -EPROTO;
+	for (a = allowed; *a; a++)
+		if (e == (u64)*a)
+			return e == ENOTCONN ? -ECONNRESET : -*a;
+	return -EPROTO;
+}
+
+SCIF_EXPORT_IF_KUNIT(scif_node_errno);
 
 /**
  * scif_node_protocol_error() - a node broke its node queue pair
@@ -1443,13 +1476,16 @@ static void scif_nodes_free_stats(void)
 
 /**
  * scif_nodes_init() - set up the node table
+ * @events: what the layers above hear of nodes; kept until module unload
  *
- * Context: process context, at module load.
+ * Context: process context, at module load, before any bus registers.
  * Return: 0, -EINVAL for a bad node_id parameter, or -ENOMEM.
  */
-int scif_nodes_init(void)
+int scif_nodes_init(const struct scif_node_events *events)
 {
 	u16 id;
+
+	scif_node_events = events;
 
 	if (node_id >= SCIF_MAX_NODES) {
 		pr_err("node_id %d is not in 0..%d\n", node_id,

@@ -529,7 +529,8 @@ struct scif_user {
  *	protocol's reference; used only by it
  * @wq: woken on every change of state, data, room or requests
  * @free_work: destruction, queued by the last reference
- * @disc_work: handles the peer's disconnect outside the node's rx_work
+ * @disc_work: handles the peer's disconnect outside the node's rx_work;
+ *	set up by scif_conn.c when the endpoint connects
  * @ctl_mutex: serialises the owner's control operations (bind, listen,
  *	connect, accept, close)
  * @recv_mutex: serialises receivers; protects the receive side of @rb
@@ -728,8 +729,35 @@ size_t scif_rb_get(struct scif_rb *rb, struct iov_iter *to);
 size_t scif_rb_get_n(struct scif_rb *rb, struct iov_iter *to, size_t n);
 
 /* scif_nodes.c */
+
+/**
+ * struct scif_node_events - what scif_nodes.c tells the layers above it
+ * @message: a node message came in (scif_nodemsg_dispatch()).  Context:
+ *	the node's rx_work, process context, no lock held; must not wait
+ *	for anything remote.
+ * @online: a node came online (scif_sysfs_node_add()).  Context: process
+ *	context, scif_info.node_lock held.
+ * @lost: a node is gone, every endpoint on it is to be reset
+ *	(scif_epd_node_lost()).  Context: process context, may sleep;
+ *	scif_info.node_lock not held, the node's rx_work stopped.
+ *
+ * The node layer calls the layers above it only through these: the top
+ * layer (scif_main.c) fills the table with their functions and gives it
+ * to scif_nodes_init(), so the node layer names none of them.  Each is
+ * called where the node layer called the function by name before, in
+ * the same order with the other teardown steps and under the same locks.
+ *
+ * Lock rules: set once by scif_nodes_init(), before any bus registers,
+ * and never changed while the module is loaded: read without a lock.
+ */
+struct scif_node_events {
+	void (*message)(struct scif_node *node, const struct scif_msg *msg);
+	void (*online)(struct scif_node *node);
+	void (*lost)(struct scif_node *node, bool hold);
+};
+
 struct scif_reply;
-int scif_nodes_init(void);
+int scif_nodes_init(const struct scif_node_events *events);
 void scif_nodes_exit(void);
 struct scif_node *scif_node_get_online(u16 id);
 int scif_node_send(struct scif_node *node, const struct scif_msg *msg);
@@ -754,6 +782,7 @@ int scif_node_area_get(struct scif_node *node, struct scif_rb *rb,
 void scif_node_area_free(struct scif_rb *rb);
 void scif_buses_show(struct seq_file *s);
 void scif_node_protocol_error(struct scif_node *node);
+int scif_node_errno(u64 e, bool success, const int *allowed);
 const char *scif_node_state_name(struct scif_node *node);
 void scif_node_stats_sum(struct scif_node *node, struct scif_stats *sum);
 
@@ -799,7 +828,40 @@ static inline void scif_node_count_error(struct scif_node *node)
 	this_cpu_inc(node->stats->errors);
 }
 
-void scif_epd_count_error(struct scif_endpt *ep);
+/*
+ * Count a failed send, receive or RMA on the endpoint and, once it has
+ * one, on its peer's node.  Context: process context; takes @ep->lock.
+ */
+static inline void scif_epd_count_error(struct scif_endpt *ep)
+{
+	struct scif_node *node;
+
+	spin_lock(&ep->lock);
+	ep->stats.errors++;
+	node = ep->node;
+	spin_unlock(&ep->lock);
+	if (node)
+		scif_node_count_error(node);
+}
+
+/* The last reference is gone: the free_work scif_epd.c set up runs. */
+static inline void scif_epd_release(struct kref *ref)
+{
+	struct scif_endpt *ep = container_of(ref, struct scif_endpt, ref);
+
+	queue_work(scif_info.wq, &ep->free_work);
+}
+
+/*
+ * Drop a reference to an endpoint; every layer holds them.  The last
+ * one queues the endpoint's free_work, which scif_epd_create() set up:
+ * the layers below scif_epd.c reach its destruction only through it.
+ * Context: any context.
+ */
+static inline void scif_epd_put(struct scif_endpt *ep)
+{
+	kref_put(&ep->ref, scif_epd_release);
+}
 
 /* scif_sysfs.c */
 int scif_sysfs_init(void);
@@ -809,7 +871,6 @@ void scif_sysfs_node_add(struct scif_node *node);
 /* scif_epd.c */
 struct scif_endpt *scif_epd_create(bool user);
 void scif_epd_uncount(struct scif_endpt *ep);
-void scif_epd_put(struct scif_endpt *ep);
 struct scif_endpt *scif_epd_lookup(u64 handle);
 const char *scif_epd_state_name(enum scif_epd_state state);
 void scif_epd_node_lost(struct scif_node *node, bool hold);
@@ -831,7 +892,6 @@ int scif_epd_acceptreq(struct scif_endpt *lep, int flags,
 		       struct scif_port_id *peer, u64 *cookie);
 struct scif_conreq *scif_epd_unpark_request(u64 cookie);
 void scif_epd_close(struct scif_endpt *ep);
-void scif_conn_disconnect_work(struct work_struct *work);
 void scif_conn_ring_broken(struct scif_endpt *ep);
 void scif_conn_handle_connect(struct scif_node *node,
 			      const struct scif_msg *msg,
@@ -865,7 +925,6 @@ void scif_fp_init(struct scif_endpt *ep);
 void scif_fp_destroy(struct scif_endpt *ep);
 
 /* scif_nodemsg.c */
-int scif_nodemsg_errno(u64 e, bool success, const int *allowed);
 void scif_nodemsg_dispatch(struct scif_node *node, const struct scif_msg *msg);
 
 /* scif_fd.c */

@@ -33,6 +33,7 @@
  * answered before the next is sent, so the descriptor completes, in its
  * place in the queue, only once the peer has copied everything.
  */
+#include <linux/debugfs.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
 #include <linux/mm.h>
@@ -91,6 +92,27 @@ MODULE_PARM_DESC(rma_max_queued,
 		 "Most RMA descriptors queued to the copy engine on all endpoints; issuers wait beyond (default 4096)");
 static atomic_t scif_rma_queued = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(scif_rma_room);
+
+/*
+ * Answers the peer's fence waits the engine reached: scif_fence.c's,
+ * given by scif_fence_init() through scif_rma_on_engine_done().  Lock
+ * rules: set once at module load, before any endpoint exists, and kept
+ * until module unload; read without a lock.
+ */
+static void (*scif_rma_done_fn)(struct scif_endpt *ep);
+
+/**
+ * scif_rma_on_engine_done() - subscribe to the progress of the engine
+ * @done: called each time an endpoint's rma.done advances, by whoever
+ *	runs the endpoint's queue (its worker, or the caller of a
+ *	synchronous RMA), in process context with no lock held
+ *
+ * Context: process context, at module load, before any endpoint exists.
+ */
+void scif_rma_on_engine_done(void (*done)(struct scif_endpt *ep))
+{
+	scif_rma_done_fn = done;
+}
 
 /*
  * Staging buffers (SCIF_STAGE_LEN bytes each, from the bus's alloc_local
@@ -465,7 +487,7 @@ static void scif_stage_put(struct scif_stage *st)
 	up(&scif_stage_sem);
 }
 
-/* What a peer may answer a STAGE_* request with (scif_nodemsg_errno()). */
+/* What a peer may answer a STAGE_* request with (scif_node_errno()). */
 static const int scif_stage_answers[] = {
 	ENXIO, EACCES, ENOMEM, ECONNRESET, ENODEV, ENOTCONN, 0
 };
@@ -745,7 +767,7 @@ static int __scif_rma_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
 
 	last = (off + len - 1) >> PAGE_SHIFT;
 	mutex_lock(&ep->rma.lock);
-	err = scif_rma_conn_err(ep);
+	err = scif_window_conn_err(ep);
 	/* Count the windows and check them. */
 	for (pg = first; !err && pg <= last; nr++) {
 		if (remote) {
@@ -1001,7 +1023,7 @@ static void scif_rma_run_queue(struct scif_endpt *ep, u64 until, bool keep)
 		scif_rma_slot_put();
 		scif_rma_desc_free(d);
 		wake_up_all(&ep->wq);
-		scif_fence_engine_done(ep);
+		scif_rma_done_fn(ep);	/* answers the peer's fence waits */
 		puts++;
 	}
 	if (more)
@@ -1371,7 +1393,7 @@ int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req)
 	trace_scif_rma_submit(ep->handle, req->to_remote,
 			      req->kind == SCIF_RMA_WINDOW ? req->loffset : -1,
 			      req->roffset, req->len, req->flags);
-	err = scif_rma_check(req) ?: scif_rma_conn_err(ep) ?:
+	err = scif_rma_check(req) ?: scif_window_conn_err(ep) ?:
 	      scif_rma_check_ranges(ep, req);
 	if (err)
 		goto out;
@@ -1632,8 +1654,8 @@ void scif_rma_stage_handle_msg(struct scif_node *node,
 		spin_lock(&ep->rma.stage_lock);
 		list_for_each_entry(req, &ep->rma.stage_reqs, link) {
 			if (req->id == msg->arg[0] && !req->done) {
-				req->err = scif_nodemsg_errno(msg->arg[2], true,
-							      scif_stage_answers);
+				req->err = scif_node_errno(msg->arg[2], true,
+							   scif_stage_answers);
 				req->done = true;
 				break;
 			}
@@ -1642,7 +1664,7 @@ void scif_rma_stage_handle_msg(struct scif_node *node,
 		wake_up_all(&ep->wq);
 		return;
 	}
-	err = scif_rma_conn_err(ep) ?: scif_stage_serve(node, ep, msg);
+	err = scif_window_conn_err(ep) ?: scif_stage_serve(node, ep, msg);
 	scif_nodemsg_init(&reply, SCIF_MSG_STAGE_ACK, msg->src, ep->handle);
 	reply.arg[0] = msg->arg[0];
 	reply.arg[2] = -err;
@@ -1700,7 +1722,7 @@ int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 	    len >> PAGE_SHIFT > INT_MAX)
 		return -EINVAL;
 	nr = len >> PAGE_SHIFT;
-	err = scif_rma_conn_err(ep);
+	err = scif_window_conn_err(ep);
 	if (err)
 		return err;
 	rp = scif_kzalloc(sizeof(*rp), GFP_KERNEL);
@@ -1809,6 +1831,29 @@ long scif_rma_transient_pinned(void)
 long scif_rma_nr_queued(void)
 {
 	return atomic_read(&scif_rma_queued);
+}
+
+static int scif_rma_stats_show(struct seq_file *s, void *unused)
+{
+	scif_window_stats_show(s);
+	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\n",
+		   scif_rma_transient_pinned(), scif_cache_pinned());
+	seq_printf(s, "queued %ld\nstaged_bytes %ld\n", scif_rma_nr_queued(),
+		   scif_rma_staged_bytes());
+	scif_dma_show(s);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(scif_rma_stats);
+
+/**
+ * scif_rma_debugfs_init() - create <debugfs>/scif/rma
+ * @dir: the driver's debugfs directory
+ *
+ * Context: process context, at module load.
+ */
+void scif_rma_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("rma", 0400, dir, NULL, &scif_rma_stats_fops);
 }
 
 /**

@@ -294,13 +294,15 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err);
 void scif_window_epd_destroy(struct scif_endpt *ep);
 void scif_window_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			    struct scif_endpt *ep);
-void scif_window_debugfs_init(struct dentry *dir);
+void scif_window_stats_show(struct seq_file *s);
+void scif_window_on_revoke(void (*revoke)(struct scif_endpt *ep,
+					  struct scif_rwindow *rw));
 s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags);
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
 			  size_t len, s64 offset, int prot, int map_flags);
 int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len);
-int scif_rma_conn_err(struct scif_endpt *ep);
+int scif_window_conn_err(struct scif_endpt *ep);
 struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
 				      int prot, int *err);
 void scif_window_put(struct scif_window *w);
@@ -343,6 +345,8 @@ struct scif_rma_req {
 
 int scif_epd_rma(struct scif_endpt *ep, const struct scif_rma_req *req);
 int scif_rma_init(void);
+void scif_rma_debugfs_init(struct dentry *dir);
+void scif_rma_on_engine_done(void (*done)(struct scif_endpt *ep));
 void scif_rma_exit(void);
 void scif_rma_engine_init(struct scif_endpt *ep);
 u64 scif_rma_mark(struct scif_endpt *ep);
@@ -363,7 +367,7 @@ long scif_rma_staged_bytes(void);
 /* scif_fence.c */
 void scif_fence_epd_init(struct scif_endpt *ep);
 void scif_fence_epd_teardown(struct scif_endpt *ep);
-void scif_fence_engine_done(struct scif_endpt *ep);
+void scif_fence_init(void);
 void scif_fence_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			   struct scif_endpt *ep);
 int scif_epd_fence_mark(struct scif_endpt *ep, int flags, int *mark);

@@ -38,7 +38,6 @@
  */
 #define pr_fmt(fmt) "scif: " fmt
 
-#include <linux/debugfs.h>
 #include <linux/io.h>
 #include <linux/math.h>
 #include <linux/mm.h>
@@ -56,6 +55,16 @@ static_assert(SCIF_RUNLIST_PAGE == PAGE_SIZE);
 
 static atomic_long_t scif_nr_windows;
 static atomic_long_t scif_nr_rwindows;
+
+/*
+ * Revokes the user mappings of a peer's window that is going: the
+ * mapping layer's scif_mmap_revoke(), given by scif_mmap_init() through
+ * scif_window_on_revoke().  Lock rules: set once at module load, before
+ * an endpoint can hold a peer's window, and kept until module unload
+ * (windows still go while the buses go down); read without a lock.
+ */
+static void (*scif_window_revoke)(struct scif_endpt *ep,
+				  struct scif_rwindow *rw);
 static atomic64_t scif_window_ids;
 
 /*
@@ -103,28 +112,35 @@ module_param_named(rma_ack_timeout_ms, scif_rma_ack_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(rma_ack_timeout_ms,
 		 "Wait for a peer's REGISTER/UNREGISTER answer, ms (default 10000)");
 
-static int scif_window_stats_show(struct seq_file *s, void *unused)
+/**
+ * scif_window_stats_show() - the windows' lines of <debugfs>/scif/rma
+ * @s: the file, shown by scif_rma.c
+ *
+ * Context: process context.
+ */
+void scif_window_stats_show(struct seq_file *s)
 {
 	seq_printf(s, "pinned_pages %ld\nwindows %ld\nremote_windows %ld\n",
 		   scif_pin_nr_pages(),
 		   atomic_long_read(&scif_nr_windows),
 		   atomic_long_read(&scif_nr_rwindows));
-	seq_printf(s, "rma_pinned_pages %ld\ncache_pinned_pages %ld\n",
-		   scif_rma_transient_pinned(), scif_cache_pinned());
-	seq_printf(s, "queued %ld\nstaged_bytes %ld\n", scif_rma_nr_queued(),
-		   scif_rma_staged_bytes());
-	scif_dma_show(s);
-	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(scif_window_stats);
 
 /**
- * scif_window_debugfs_init() - create <debugfs>/scif/rma
- * @dir: the driver's debugfs directory
+ * scif_window_on_revoke() - subscribe to the going of peers' windows
+ * @revoke: called for each peer's window taken out of an endpoint's tree
+ *	(the peer unregistered it, or the connection ended), before the
+ *	window's reference is dropped, to revoke the mappings holding it.
+ *	It is called in process context, may sleep, with no SCIF lock
+ *	held but the endpoint's ctl_mutex (connection teardown) or none
+ *	(the node's rx_work, for the peer's UNREGISTER).
+ *
+ * Context: process context, at module load, before any endpoint exists.
  */
-void scif_window_debugfs_init(struct dentry *dir)
+void scif_window_on_revoke(void (*revoke)(struct scif_endpt *ep,
+					  struct scif_rwindow *rw))
 {
-	debugfs_create_file("rma", 0400, dir, NULL, &scif_window_stats_fops);
+	scif_window_revoke = revoke;
 }
 
 /**
@@ -146,13 +162,17 @@ void scif_window_epd_init(struct scif_endpt *ep)
 }
 
 /**
- * scif_rma_conn_err() - whether windows and RMAs may be used now
+ * scif_window_conn_err() - whether windows and RMAs may be used now
  * @ep: the endpoint
  *
+ * Used by every user of windows and RMAs (scif_rma.c, scif_fence.c,
+ * scif_api.c), so it lives in the lowest of their files.
+ *
+ * Context: any context.
  * Return: 0 if connected, -ECONNRESET if the peer closed, -ENODEV if its
  * node is gone, else -ENOTCONN.
  */
-int scif_rma_conn_err(struct scif_endpt *ep)
+int scif_window_conn_err(struct scif_endpt *ep)
 {
 	switch (READ_ONCE(ep->state)) {
 	case SCIF_EPD_CONNECTED:
@@ -359,7 +379,7 @@ static int scif_window_open(struct scif_endpt *ep, struct scif_window *w,
 	int err;
 
 	mutex_lock(&ep->rma.lock);
-	err = scif_rma_conn_err(ep);
+	err = scif_window_conn_err(ep);
 	if (err)
 		goto out;
 	err = scif_window_place(ep, w, offset, fixed);
@@ -592,7 +612,7 @@ static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 	       SCIF_RMA_MAX_PAGE : first + (len >> PAGE_SHIFT) - 1;
 
 	mutex_lock(&ep->rma.lock);
-	err = scif_rma_conn_err(ep) ?:
+	err = scif_window_conn_err(ep) ?:
 	      scif_window_unregister_check(ep, first, last);
 	if (err) {
 		mutex_unlock(&ep->rma.lock);
@@ -769,7 +789,7 @@ struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
 	struct scif_rwindow *rw;
 
 	mutex_lock(&ep->rma.lock);
-	*err = scif_rma_conn_err(ep);
+	*err = scif_window_conn_err(ep);
 	rw = *err ? NULL : mtree_load(&ep->rma.remote, off >> PAGE_SHIFT);
 	if (!*err && (!rw || rw->staged))
 		*err = -ENXIO;
@@ -949,7 +969,7 @@ static void scif_window_handle_register(struct scif_node *node,
 	 * charged to the endpoint owner's memory cgroup, not to ours.
 	 */
 	mutex_lock(&ep->rma.lock);
-	err = scif_rma_conn_err(ep);
+	err = scif_window_conn_err(ep);
 	if (!err) {
 		memcg = set_active_memcg(ep->memcg);
 		err = scif_rwindow_add(node, msg, ep);
@@ -987,7 +1007,7 @@ static void scif_window_handle_unregister(struct scif_node *node,
 		scif_node_reply(node, &reply);
 		return;
 	}
-	scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */
+	scif_window_revoke(ep, rw);	/* zaps the window's mappings */
 	/*
 	 * Out of the tree and unmapped, so no one takes a new reference:
 	 * if an RMA still holds one, say at once that the window is out of
@@ -1001,7 +1021,7 @@ static void scif_window_handle_unregister(struct scif_node *node,
 	scif_rwindow_put(rw);	/* acknowledges, now or later */
 }
 
-/* Why a peer may refuse a window (scif_nodemsg_errno()). */
+/* Why a peer may refuse a window (scif_node_errno()). */
 static const int scif_window_refusals[] = {
 	ENOMEM, EAGAIN, ECONNRESET, ENODEV, ENOTCONN, 0
 };
@@ -1036,8 +1056,8 @@ static void scif_window_handle_register_ack(struct scif_node *node,
 		goto out;
 	scif_window_free_xfer(w);
 	if (msg->arg[2]) {
-		scif_window_unlink(ep, w, scif_nodemsg_errno(msg->arg[2], false,
-							     scif_window_refusals));
+		scif_window_unlink(ep, w, scif_node_errno(msg->arg[2], false,
+							  scif_window_refusals));
 		dead = w;
 	} else if (w->abandoned) {
 		w->state = SCIF_WIN_UNREGISTERING;
@@ -1155,7 +1175,7 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err)
 	wake_up_all(&ep->wq);
 
 	list_for_each_entry_safe(rw, rtmp, &rwins, link) {
-		scif_mmap_revoke(ep, rw);	/* zaps the window's mappings */
+		scif_window_revoke(ep, rw);	/* zaps the window's mappings */
 		scif_rwindow_put(rw);
 	}
 	list_for_each_entry_safe(w, wtmp, &wins, dead)
@@ -1202,7 +1222,7 @@ s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
 	    ((map_flags & SCIF_MAP_FIXED) && !PAGE_ALIGNED(offset)))
 		return -EINVAL;
 	err = scif_pin_check(addr, len, prot, map_flags & SCIF_MAP_KERNEL) ?:
-	      scif_rma_conn_err(ep);
+	      scif_window_conn_err(ep);
 	if (err)
 		return err;
 	err = scif_pin_range(addr, len, prot, map_flags & SCIF_MAP_KERNEL, &pp);
