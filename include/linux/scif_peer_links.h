@@ -18,6 +18,7 @@
 
 #include <linux/bitops.h>
 #include <linux/mutex.h>
+#include <linux/ratelimit.h>
 #include <linux/scif.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -47,9 +48,14 @@ struct scif_peer_links;
  * @wq: the link thread waits here (for @pending, the peer's return, and
  *	whatever the client's @rx waits for)
  * @thread: the link thread; runs from creation to scif_peer_links_stop()
+ * @log_rs: how many connections a while have their "connected" and
+ *	"down" lines logged (a peer's root may reset the link in a loop)
+ * @log_conn: the current connection's lines are logged
+ * @log_missed: connections not logged since the last one logged
  *
  * Lock order: @tx_mutex, then @lock or the client's own spinlocks.  No
- * SCIF call is made under a spinlock.
+ * SCIF call is made under a spinlock.  @log_rs, @log_conn and
+ * @log_missed belong to the link thread alone.
  */
 struct spl_link {
 	struct scif_peer_links *spl;
@@ -62,6 +68,9 @@ struct spl_link {
 	scif_epd_t pending;
 	wait_queue_head_t wq;
 	struct task_struct *thread;
+	struct ratelimit_state log_rs;
+	bool log_conn;
+	unsigned int log_missed;
 };
 
 /**
@@ -81,7 +90,11 @@ struct spl_link {
  *	SPL_POLL_MS, or an error (the connection is then reset)
  * @down: optional; the connection is about to end, before @closing is set
  * @purge: drop what waits to be sent; called under @tx_mutex, @epd cleared
- * @closed: the endpoint is closed; @why is what ended the connection
+ * @closed: optional; the endpoint is closed; @why is what ended the
+ *	connection
+ *
+ * The module logs each connection's start and end (rate-limited per
+ * link): the client need not.
  */
 struct spl_ops {
 	const char *name;

@@ -38,6 +38,12 @@
  */
 #define SPL_PORT_TOP	(SCIF_ADMIN_PORT_END - 1)
 #define SPL_PORT_BOTTOM	(SCIF_ADMIN_PORT_END - 256)
+/* A link logs its first SPL_LOG_BURST connections (a line as each starts
+ * and one as it ends), then that many every SPL_LOG_INTERVAL at most: a
+ * peer's root resetting the link in a loop must not flood the log.
+ */
+#define SPL_LOG_INTERVAL	(30 * HZ)
+#define SPL_LOG_BURST		10
 
 /**
  * scif_peer_links_link_init() - the shared part of a client's new link
@@ -57,6 +63,10 @@ void scif_peer_links_link_init(struct scif_peer_links *spl,
 	mutex_init(&link->tx_mutex);
 	spin_lock_init(&link->lock);
 	init_waitqueue_head(&link->wq);
+	/* Its own state per link: one peer's resets hide no other's. */
+	ratelimit_state_init(&link->log_rs, SPL_LOG_INTERVAL, SPL_LOG_BURST);
+	/* The count goes into the next line logged, not a line of its own. */
+	ratelimit_set_flags(&link->log_rs, RATELIMIT_MSG_ON_RELEASE);
 }
 EXPORT_SYMBOL_GPL(scif_peer_links_link_init);
 
@@ -129,6 +139,24 @@ EXPORT_SYMBOL_GPL(scif_peer_links_xfer);
 
 /* ---- the connection ---- */
 
+/* Whether this connection's lines are logged; its first says so. */
+static void spl_log_up(struct spl_link *link)
+{
+	const char *name = link->spl->ops->name;
+
+	link->log_conn = __ratelimit(&link->log_rs);
+	if (!link->log_conn) {
+		link->log_missed++;
+		return;
+	}
+	if (link->log_missed)
+		pr_info("%s: connected to node %u (%u connections not logged before)\n",
+			name, link->peer, link->log_missed);
+	else
+		pr_info("%s: connected to node %u\n", name, link->peer);
+	link->log_missed = 0;
+}
+
 static void spl_up(struct spl_link *link, scif_epd_t epd)
 {
 	mutex_lock(&link->tx_mutex);
@@ -136,6 +164,7 @@ static void spl_up(struct spl_link *link, scif_epd_t epd)
 	WRITE_ONCE(link->closing, false);
 	WRITE_ONCE(link->tx_failed, false);
 	mutex_unlock(&link->tx_mutex);
+	spl_log_up(link);
 	link->spl->ops->up(link);
 }
 
@@ -153,7 +182,11 @@ static void spl_down(struct spl_link *link, int why)
 	ops->purge(link);
 	mutex_unlock(&link->tx_mutex);
 	scif_close(epd);
-	ops->closed(link, why);
+	if (link->log_conn)
+		pr_info("%s: connection to node %u down (%d)\n", ops->name,
+			link->peer, why);
+	if (ops->closed)
+		ops->closed(link, why);
 }
 
 /* Read until the connection fails or the thread is to stop. */

@@ -430,8 +430,6 @@ static void sv_reset_peer_socks(struct spl_link *sl)
 /* The link thread has set @sl->epd. */
 static void sv_up(struct spl_link *sl)
 {
-	pr_info("scif_vsock: connected to node %u (CID %u)\n", sl->peer,
-		sv_cid_of(sl->peer));
 	queue_work(system_unbound_wq, &sv_link(sl)->tx_work);
 }
 
@@ -443,8 +441,6 @@ static void sv_purge(struct spl_link *sl)
 static void sv_closed(struct spl_link *sl, int why)
 {
 	sv_reset_peer_socks(sl);
-	pr_info("scif_vsock: connection to node %u down (%d)\n", sl->peer,
-		why);
 }
 
 /* ---- links ---- */

@@ -254,7 +254,6 @@ static void sn_up(struct spl_link *sl)
 	struct sn_link *link = sn_link(sl);
 
 	netif_carrier_on(link->ndev);
-	netdev_info(link->ndev, "connected to node %u\n", sl->peer);
 	queue_work(system_unbound_wq, &link->tx_work);
 }
 
@@ -266,12 +265,6 @@ static void sn_down(struct spl_link *sl)
 static void sn_purge(struct spl_link *sl)
 {
 	sn_tx_purge(sn_link(sl));
-}
-
-static void sn_closed(struct spl_link *sl, int why)
-{
-	netdev_info(sn_link(sl)->ndev, "connection to node %u down (%d)\n",
-		    sl->peer, why);
 }
 
 /* Wait for room in @rxq: false if the link thread is to stop. */
@@ -429,7 +422,6 @@ static const struct spl_ops sn_spl_ops = {
 	.rx = sn_rx,
 	.down = sn_down,
 	.purge = sn_purge,
-	.closed = sn_closed,
 };
 
 static int __init sn_init(void)

@@ -113,6 +113,12 @@ victim() {
 	cc=$(cat "/sys/class/net/$dev/carrier_changes")
 	echo "# $dev: carrier changes $cc0 before, $cc after"
 	ok "${1}net_link_reset_and_reconnected" [ "$cc" -gt $((cc0 + 2)) ]
+	# Each link logs its first 10 connections, then 10 every 30 s at
+	# most (scif_peer_links.c), hundreds as the fuzz went.
+	lines=$(count_since "$since" "connected to node $peer")
+	most=$((nlinks * 10 * (2 + ($(uptime_s | cut -d . -f 1) - ${since%.*}) / 30)))
+	echo "# $lines connections logged, $most at most"
+	ok "${1}connection_lines_rate_limited" [ "$lines" -le "$most" ]
 	if [ "$vsock" = 1 ]; then
 		vbad=$(count_since "$since" "scif_vsock: bad packet header from node $peer")
 		echo "# scif_vsock: $vbad bad headers logged (rate-limited)"
@@ -210,6 +216,7 @@ echo "TAP version 13"
 [ -d "$dbg" ] || skip_all "no $dbg"
 vsock=0
 [ -e "$ex/scif_vsock.ko" ] && [ -e "$ex/vsock.ko" ] && vsock=1
+nlinks=$((1 + vsock))
 life=${SCIF_RESTART:-0}
 if [ "$self" = 1 ] && [ "$life" != "${LINKFUZZ_LIFE:-$((1 + vsock))}" ]; then
 	skip_all "node 1 fuzzes in its life ${LINKFUZZ_LIFE:-$((1 + vsock))} only"

@@ -4,7 +4,9 @@
  *
  *   scif_vsock_peer serve PORT       echo every SOCK_STREAM connection
  *                                    back (a process each); runs until
- *                                    killed
+ *                                    killed, and its children with it
+ *                                    (their sockets would hold
+ *                                    scif_vsock.ko)
  *   scif_vsock_peer echo CID PORT N  one connection: N random bytes sent,
  *                                    echoed back and compared; exit 0 if
  *                                    equal
@@ -36,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -149,6 +152,10 @@ static int serve(unsigned int port)
 			continue;
 		if (fork() == 0) {
 			close(l);
+			/* Killed with the server, even if it died first. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
 			echo_child(fd);
 		}
 		close(fd);
