@@ -14,7 +14,10 @@
 # - a core file may reference the functions defined (non-static) by the
 #   core files of its own layer or of a lower one, never of a higher one;
 # - a bus (drivers/misc/scif/bus/*.c but its test files) may reference
-#   no core function but those scif_hw.h declares.
+#   no core function but those scif_hw.h declares;
+# - a core header named after a core file (scif_conn.h for scif_conn.c)
+#   takes that file's layer, and may include no header that takes a
+#   higher one (headers of no file, such as scif_info.h, are free).
 #
 # Why sources and not nm on the objects: make lint runs without a build,
 # and a scan sees every configuration at once (the #ifdef'd code too).
@@ -141,10 +144,30 @@ def main():
     for me, name in sorted(exceptions - used):
         bad.append('%s: exception %s %s no longer happens: drop it'
                    % (DOC, me, name))
+    bad += header_includes(layers)
     bad += cycles(edges)
     for line in bad:
         print(line)
     return 1 if bad else 0
+
+
+def header_includes(layers):
+    """A part's header includes no header of a higher part."""
+    def layer(header):
+        return layers.get(os.path.basename(header)[:-2] + '.c')
+
+    bad = []
+    for h in sorted(glob.glob(CORE + '/*.h')):
+        mine = layer(h)
+        if mine is None:
+            continue
+        for inc in re.findall(r'^#include "([\w.]+\.h)"', open(h).read(),
+                              re.M):
+            theirs = layer(inc)
+            if theirs is not None and theirs < mine:
+                bad.append('%s: includes %s (layer %d above layer %d)'
+                           % (h, inc, theirs, mine))
+    return bad
 
 
 def cycles(edges):

@@ -9,8 +9,13 @@
 #include <linux/jiffies.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/uio.h>
 
-#include "scif_priv.h"
+#include "scif_conn.h"
+#include "scif_epd.h"
+#include "scif_fault.h"
+#include "scif_msg.h"
+#include "scif_rma.h"
 
 /* Kernel callers see EINTR where a system call could be restarted. */
 static int scif_api_err(int ret)

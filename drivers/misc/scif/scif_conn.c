@@ -19,7 +19,16 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 
-#include "scif_priv.h"
+#include "scif_conn.h"
+#include "scif_epd.h"
+#include "scif_fault.h"
+#include "scif_fp.h"
+#include "scif_info.h"
+#include "scif_nodes.h"
+#include "scif_proto.h"
+#include "scif_rb.h"
+#include "scif_rma.h"
+#include "scif_testhooks.h"
 #include "scif_trace.h"
 
 static bool scif_conn_ring_size_ok(u64 size)

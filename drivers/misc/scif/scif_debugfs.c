@@ -26,7 +26,12 @@
 #include <linux/seq_file.h>
 #include <linux/string.h>
 
-#include "scif_priv.h"
+#include "scif_debugfs.h"
+#include "scif_epd.h"
+#include "scif_fault.h"
+#include "scif_hw.h"
+#include "scif_info.h"
+#include "scif_nodes.h"
 
 static int endpoints_show(struct seq_file *s, void *unused)
 {

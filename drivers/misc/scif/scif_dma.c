@@ -27,7 +27,7 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 
-#include "scif_priv.h"
+#include "scif_rma.h"
 
 #define SCIF_DMA_MAX_CHANNELS	16
 /* Pieces a batch holds before it must be finished. */

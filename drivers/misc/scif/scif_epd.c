@@ -9,7 +9,15 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
-#include "scif_priv.h"
+#include "scif_epd.h"
+#include "scif_fault.h"
+#include "scif_fp.h"
+#include "scif_info.h"
+#include "scif_mmap.h"
+#include "scif_nodes.h"
+#include "scif_proto.h"
+#include "scif_rma.h"
+#include "scif_testhooks.h"
 
 static const char * const scif_epd_state_names[] = {
 	[SCIF_EPD_UNBOUND] = "unbound",
@@ -363,7 +371,7 @@ static void scif_epd_lost_finish(struct scif_endpt *ep, bool hold, bool drop)
 	/*
 	 * The peer's windows go.  Ours go too if the peer is gone; a peer
 	 * held for a protocol error may still write into them, so they
-	 * stay pinned until its bus reports it down (see scif_priv.h).
+	 * stay pinned until its bus reports it down (see scif_nodes.h).
 	 */
 	scif_epd_parts_teardown(ep, !hold, -ENODEV);
 	wake_up_all(&ep->wq);
@@ -404,7 +412,7 @@ static unsigned int scif_epd_lost_collect(struct scif_node *node, bool hold,
  * scif_epd_node_lost() - reset every endpoint whose peer is on @node
  * @node: the node that is gone; no message from it is handled any more
  * @hold: the node broke the protocol and may still write into our
- *	memory: keep the receive areas it knows of (see scif_priv.h)
+ *	memory: keep the receive areas it knows of (see scif_nodes.h)
  *
  * In two passes over all of them: first every path to a peer's receive
  * area is cut, then references are dropped.  On the loopback node both

@@ -16,8 +16,17 @@
 #include <linux/scif.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 
-#include "scif_priv.h"
+#include "scif_conn.h"
+#include "scif_epd.h"
+#include "scif_fault.h"
+#include "scif_fd.h"
+#include "scif_fp.h"
+#include "scif_info.h"
+#include "scif_mmap.h"
+#include "scif_msg.h"
+#include "scif_rma.h"
 
 static int scif_fd_open(struct inode *inode, struct file *f)
 {

@@ -32,8 +32,12 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
+#include "scif_epd.h"
+#include "scif_info.h"
 #include "scif_kunit.h"
-#include "scif_priv.h"
+#include "scif_nodes.h"
+#include "scif_proto.h"
+#include "scif_rma.h"
 #include "scif_trace.h"
 
 /* Bit 31 of a mark: it names RMAs initiated by the peer. */

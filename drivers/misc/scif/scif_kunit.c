@@ -18,8 +18,13 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 
+#include "scif_epd.h"
 #include "scif_kunit.h"
-#include "scif_priv.h"
+#include "scif_lmap.h"
+#include "scif_nodes.h"
+#include "scif_proto.h"
+#include "scif_rb.h"
+#include "scif_rma.h"
 
 /* ---- ring counts ---- */
 

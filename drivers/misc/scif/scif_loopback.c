@@ -21,7 +21,9 @@
 #include <linux/module.h>
 #include <linux/platform_device.h>
 
-#include "scif_priv.h"
+#include "scif_hw.h"
+#include "scif_info.h"
+#include "scif_loopback.h"
 
 /**
  * struct scif_loopback - the loopback bus

@@ -7,7 +7,19 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 
-#include "scif_priv.h"
+#include "scif_debugfs.h"
+#include "scif_epd.h"
+#include "scif_fd.h"
+#include "scif_hw.h"
+#include "scif_info.h"
+#include "scif_loopback.h"
+#include "scif_mmap.h"
+#include "scif_nodemsg.h"
+#include "scif_nodes.h"
+#include "scif_rb.h"
+#include "scif_rma.h"
+#include "scif_sysfs.h"
+#include "scif_testhooks.h"
 
 #define CREATE_TRACE_POINTS
 #include "scif_trace.h"

@@ -37,7 +37,11 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
-#include "scif_priv.h"
+#include "scif_epd.h"
+#include "scif_fault.h"
+#include "scif_mmap.h"
+#include "scif_nodes.h"
+#include "scif_rma.h"
 
 #define SCIF_FS_MAGIC	0x53434946	/* "SCIF" */
 

@@ -14,11 +14,20 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
+#include <linux/uio.h>
 
+#include "scif_fault.h"
+#include "scif_hw.h"
+#include "scif_info.h"
 #include "scif_kunit.h"
-#include "scif_priv.h"
+#include "scif_lmap.h"
+#include "scif_nodes.h"
+#include "scif_proto.h"
+#include "scif_rb.h"
+#include "scif_testhooks.h"
 #include "scif_trace.h"
 
 struct scif_reply {

@@ -18,10 +18,12 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/scif.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "scif_priv.h"
+#include "scif_fault.h"
+#include "scif_rma.h"
 
 /* Pages pinned per call of pin_user_pages_fast(). */
 #define SCIF_PIN_CHUNK		512

@@ -16,9 +16,12 @@
 #include <linux/mm.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
+#include <linux/uio.h>
 
+#include "scif_fault.h"
 #include "scif_kunit.h"
-#include "scif_priv.h"
+#include "scif_proto.h"
+#include "scif_rb.h"
 
 /*
  * Freed queue-pair areas kept for the next connection, so that a

@@ -30,7 +30,9 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
-#include "scif_priv.h"
+#include "scif_epd.h"
+#include "scif_fault.h"
+#include "scif_rma.h"
 
 /* Pages one endpoint's cache keeps pinned at most. */
 #define SCIF_CACHE_MAX_PAGES	32768UL

@@ -26,7 +26,10 @@
 #include <linux/stddef.h>
 #include <linux/sysfs.h>
 
-#include "scif_priv.h"
+#include "scif_hw.h"
+#include "scif_info.h"
+#include "scif_nodes.h"
+#include "scif_sysfs.h"
 
 /* "nodes", under the misc device; NULL when not created (node_lock). */
 static struct kobject *scif_sysfs_nodes;

@@ -61,7 +61,14 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "scif_priv.h"
+#include "scif_epd.h"
+#include "scif_hw.h"
+#include "scif_info.h"
+#include "scif_loopback.h"
+#include "scif_nodes.h"
+#include "scif_proto.h"
+#include "scif_rma.h"
+#include "scif_testhooks.h"
 
 #define FUZZ_MAX_COUNT	1000000
 #define FUZZ_POOL	64

@@ -37,7 +37,7 @@
 #include "scif_fp_raw.h"
 
 #define NODE_TEST	"/sys/kernel/debug/scif/node_test"
-#define DELAY_FP_REVOKE	3	/* SCIF_DELAY_FP_REVOKE in scif_priv.h */
+#define DELAY_FP_REVOKE	3	/* SCIF_DELAY_FP_REVOKE in scif_testhooks.h */
 #define REVOKE_DELAY_MS	1000
 #define DELAY_MSG_COUNT	4	/* SCIF_DELAY_MSG_COUNT in scif_testhooks.h */
 #define COUNT_DELAY_MS	1000

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SCIF core: endpoints (scif_epd.c: their lifetime, handles, ports and
+ * parts).  Lock rules: the notes below, which give the lock order of
+ * the whole core, and each structure's own.
+ *
+ * Implementation notes
+ *
+ * Endpoints.  An endpoint is reference counted (kref).  References are
+ * held by its owner (an open file of /dev/scif, or a kernel client
+ * between scif_open() and scif_close()), by the protocol while it waits
+ * for the peer to let go of the endpoint's memory (@proto_ref), and
+ * briefly by whoever looked it up by handle.  Every endpoint has a
+ * handle, (generation << 32 | id), in scif_info.epds; messages from
+ * peers name endpoints by handle, and a handle is never reused while the
+ * module is loaded.  The last reference queues the endpoint's
+ * destruction on scif_info.wq, so a reference may be dropped under any
+ * lock that destruction does not take.
+ *
+ * Limits.  An endpoint counts against max_endpoints, and against
+ * max_user_endpoints of the user that opened it (its real uid; callers
+ * with CAP_SYS_RESOURCE and kernel clients are not charged), from its
+ * creation until its owner closes it or, if the protocol still holds it
+ * then (a close while connecting or connected), until it is destroyed:
+ * an endpoint that lingers for its peer keeps its slot.  A user's
+ * endpoint holds its user's struct scif_user until it is destroyed; the
+ * peers' windows that the user's endpoints hold are counted there too,
+ * against the user's share of the node budgets.  Endpoints and
+ * their receive rings are charged to the memory cgroup of the task that
+ * allocates them.  A listener holds at most max_backlog requests (the
+ * backlog given to listen is clamped to it) and at most max_parked
+ * requests taken by SCIF_ACCEPTREQ and not yet claimed by SCIF_ACCEPTREG;
+ * a parked request holds a reference to its listener and is counted in
+ * its @nr_parked until whoever erases it from scif_info.parked (the
+ * claimer or the listener's close) lets it go.
+ *
+ * An endpoint's receive area (its half of the connection's queue pair)
+ * is written by the peer, so it lives as long as the endpoint, and the
+ * endpoint outlives its owner until the peer has acknowledged a
+ * disconnect (SCIF_MSG_DISC_ACK) or its node is gone.  The peer's area
+ * is mapped while connected and unmapped, under both data mutexes,
+ * before this side tells the peer it may free it: before acknowledging
+ * the peer's disconnect, and before sending its own DISCONNECT (a close,
+ * or the reset of a broken ring) or the refusal of a request it had
+ * mapped.  Nothing writes into it through scif_rb.remote after that.
+ *
+ * Node queue pairs, the bus of a node, local memory handed to a peer
+ * and protocol errors: see the notes of scif_nodes.h.
+ *
+ * Registered memory (scif_rma.h) has its own notes.  Its lock,
+ * scif_endpt.rma.lock, nests inside ctl_mutex (close) and mmap.lock
+ * (mmap()) and is otherwise taken alone, including by rx_work: nothing
+ * is ever waited for under it but memory, and it is never held while
+ * sending a node message.
+ * Only scif_node.reply_lock and the maple trees' own locks nest in it.
+ * The copy engine's scif_endpt.rma.eng_lock is a spinlock taken alone
+ * (innermost; it also guards the peer's parked fence waits), and so is
+ * rma.fence_lock (this side's fence requests to the peer, see
+ * scif_fence.c); rma.cache_lock (registration cache) is a mutex that
+ * nests inside ctl_mutex only, and outside the mm's mmap lock.  The engine's worker holds no lock
+ * while copying and drops window references (which may send a reply
+ * through reply_work) outside all of them; so does any other context
+ * that runs an endpoint's queue: an RMA's caller, or the node's rx_work
+ * writing a peer's fence signal when nothing is pending.
+ *
+ * Mappings of the peer's windows (scif_mmap.c).  A user copy may fault
+ * under recv_mutex or send_mutex, and the fault handler of a mapping
+ * takes scif_endpt.mmap.lock under mmap_lock (or the VMA lock); mmap()
+ * takes it under mmap_lock and looks windows up (rma.lock) under it.
+ * Revocation takes it under no lock but ctl_mutex, and zaps (i_mmap_rwsem,
+ * page table locks) after letting go of it.  Nothing takes mmap_lock
+ * under mmap.lock or rma.lock, and neither is held while taking
+ * recv_mutex or send_mutex.
+ *
+ * Lock order (outermost first):
+ *   scif_endpt.ctl_mutex
+ *   scif_endpt.recv_mutex
+ *   scif_endpt.send_mutex
+ *   mmap_lock (of a process faulting on a mapping, or in mmap())
+ *   scif_endpt.mmap.lock
+ *   scif_endpt.rma.lock (see above)
+ *   scif_node.tx_mutex
+ *   scif_info.port_lock
+ *   scif_info.eplock
+ *   scif_endpt.lock (spinlock)
+ *   scif_info.parked's xa_lock (spinlock)
+ * scif_info.user_lock (mutex) is taken alone.
+ * scif_node.reply_lock (spinlock) is innermost; it is taken under
+ * tx_mutex (when replies are dropped) and under rma.lock.
+ * scif_info.node_lock (mutex) is taken without any of the above held;
+ * scif_node.tx_mutex nests inside it.  The bus list lock (scif_nodes.c)
+ * is taken outside node_lock.
+ * scif_node.lmap_lock (mutex) is innermost: taken under any of the
+ * above, with nothing but the bus's map_local/unmap_local under it.
+ */
+#ifndef _SCIF_EPD_H_
+#define _SCIF_EPD_H_
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/scif.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/uidgid.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "scif_fp.h"
+#include "scif_info.h"
+#include "scif_mmap.h"
+#include "scif_nodes.h"
+#include "scif_rb.h"
+#include "scif_rma.h"
+
+struct mem_cgroup;
+struct pid;
+
+/**
+ * enum scif_epd_state - the states of an endpoint
+ * @SCIF_EPD_UNBOUND: opened, no port yet
+ * @SCIF_EPD_BOUND: bound to a port
+ * @SCIF_EPD_LISTENING: accepting connection requests
+ * @SCIF_EPD_CONNECTING: a connection request is on its way
+ * @SCIF_EPD_CONNECTED: connected to a peer endpoint
+ * @SCIF_EPD_DISCONNECTED: the peer closed, or its node was lost
+ * @SCIF_EPD_CLOSING: closed by its owner, waiting for the peer
+ */
+enum scif_epd_state {
+	SCIF_EPD_UNBOUND,
+	SCIF_EPD_BOUND,
+	SCIF_EPD_LISTENING,
+	SCIF_EPD_CONNECTING,
+	SCIF_EPD_CONNECTED,
+	SCIF_EPD_DISCONNECTED,
+	SCIF_EPD_CLOSING,
+};
+
+/**
+ * struct scif_conreq - a connection request waiting at a listener
+ * @list: link in the listener's @conreqs or @parked, or in a private list
+ * @node: the requesting node
+ * @peer: the requesting endpoint's port id
+ * @peer_handle: the requesting endpoint's handle
+ * @addr: where the requester's half of the queue pair is
+ * @size: the requester's ring size
+ * @port: the listener's port
+ * @listener: while parked, the listener it was taken from (a reference,
+ *	and one of the listener's @nr_parked)
+ * @owner: thread group that may complete a parked request
+ * @cookie: key of a parked request in scif_info.parked
+ *
+ * A request is owned by one party at a time: the listener's @conreqs
+ * (under its lock), whoever took it from there, or scif_info.parked,
+ * from which only the party that erases it (under the xarray's lock)
+ * takes it; nobody else dereferences a parked request.
+ */
+struct scif_conreq {
+	struct list_head list;
+	struct scif_node *node;
+	struct scif_port_id peer;
+	u64 peer_handle;
+	u64 addr;
+	u32 size;
+	u16 port;
+	struct scif_endpt *listener;
+	struct pid *owner;
+	u64 cookie;
+};
+
+/**
+ * struct scif_user - what the endpoints of one local user hold
+ * @uid: the user (real uid of the opener), its index in scif_info.users
+ * @ref: endpoints whose @owner this is, until they are destroyed
+ * @nr_endpoints: those counted against max_user_endpoints
+ * @nr_rwindows: peers' windows known to the user's endpoints, of every
+ *	node (atomic; charged by scif_window.c against the user's share of
+ *	max_remote_windows_per_node)
+ * @nr_rruns: their runs (the share of max_remote_runs_per_node)
+ *
+ * Kernel clients' endpoints have none.
+ */
+struct scif_user {
+	kuid_t uid;
+
+	/* scif_info.user_lock protects ref and nr_endpoints */
+	unsigned int ref;
+	unsigned int nr_endpoints;
+
+	atomic_long_t nr_rwindows;
+	atomic_long_t nr_rruns;
+};
+
+/**
+ * struct scif_endpt - one SCIF endpoint
+ * @ref: see the implementation notes
+ * @rcu: frees the endpoint after lookups that may still see it
+ * @handle: names the endpoint in node messages and debugfs
+ * @list: link in scif_info.endpoints, under scif_info.eplock
+ * @lost: link in scif_epd_node_lost()'s private list, while it resets
+ *	the endpoint; an endpoint has one node, and the resets of one node
+ *	never run at once (scif_hw_node_down() cancels fail_work first)
+ * @lost_drop: whether scif_epd_node_lost()'s second pass drops the
+ *	protocol's reference; used only by it
+ * @wq: woken on every change of state, data, room or requests
+ * @free_work: destruction, queued by the last reference
+ * @disc_work: handles the peer's disconnect outside the node's rx_work;
+ *	set up by scif_conn.c when the endpoint connects
+ * @ctl_mutex: serialises the owner's control operations (bind, listen,
+ *	connect, accept, close)
+ * @recv_mutex: serialises receivers; protects the receive side of @rb
+ * @send_mutex: serialises senders; protects the transmit side of @rb
+ *	and the peer mapping while it is used
+ * @rb: the connection's queue pair
+ * @lock: protects the fields below it
+ * @state: enum scif_epd_state
+ * @port: bound port, or 0
+ * @node: the peer's node, when connecting or connected
+ * @peer: the peer's port id
+ * @peer_handle: the peer endpoint's handle
+ * @conn_err: result of a connect that completed without the caller
+ *	waiting for it (non-blocking or interrupted), reported once
+ * @conn_async: a connect is completing without its caller waiting
+ * @conn_intr: that is because a blocking connect was interrupted
+ * @proto_ref: the protocol holds a reference (see the notes)
+ * @close_drained: closing, and done with the peer's memory: no RMA or
+ *	mapping uses its windows any more (true unless a close of a
+ *	connected endpoint is still letting go of them)
+ * @reset_draining: the peer broke the connection's ring and this side,
+ *	having reset it, is still letting go of the peer's windows
+ * @disc_ack_owed: the peer's DISCONNECT came before @close_drained, or
+ *	while @reset_draining; it is acknowledged once drained (the peer
+ *	frees its windows on the acknowledgment)
+ * @backlog: most requests that may wait at a listener (at most
+ *	max_backlog)
+ * @nr_conreqs: requests waiting in @conreqs
+ * @conreqs: requests waiting at a listener
+ * @nr_parked: requests of this listener in scif_info.parked, or about to
+ *	be (at most max_parked)
+ * @parked: those in scif_info.parked
+ * @user: opened by user space: its memory is charged to the opener's
+ *	memory cgroup
+ * @owner: for @user, the user that opened the endpoint (a reference,
+ *	until the endpoint is destroyed): what its peer makes this node
+ *	hold is charged to it too (max_remote_user_share)
+ * @user_charged: counted in @owner's nr_endpoints
+ * @memcg: for @user, the opener's memory cgroup (a reference, dropped
+ *	when the endpoint is freed): what the peer makes this node allocate
+ *	for the endpoint outside the opener's context (a remote window's run
+ *	array, in the receive work) is charged to it; else NULL
+ * @count_until_free: closed, but counted until destroyed (see the notes)
+ * @rma: registered memory: windows, ours and the peer's (own lock)
+ * @mmap: mappings of the peer's windows into processes (own lock)
+ * @fp: the user-space data path (own lock)
+ * @stats: traffic counters: tx_* under @send_mutex, rx_* under
+ *	@recv_mutex; rma_* and errors under @lock (read by debugfs and the
+ *	close tracepoint without the mutexes: a reader may see a count a
+ *	round behind)
+ */
+struct scif_endpt {
+	struct kref ref;
+	struct rcu_head rcu;
+	u64 handle;
+	struct list_head list;
+	struct list_head lost;
+	bool lost_drop;
+	wait_queue_head_t wq;
+	struct work_struct free_work;
+	struct work_struct disc_work;
+
+	/* ctl_mutex serialises the owner's control operations */
+	struct mutex ctl_mutex;
+	/* recv_mutex protects rb's receive side */
+	struct mutex recv_mutex;
+	/* send_mutex protects rb's transmit side and the peer mapping */
+	struct mutex send_mutex;
+	struct scif_rb rb;
+
+	/* lock protects state through count_until_free */
+	spinlock_t lock;
+	enum scif_epd_state state;
+	u16 port;
+	struct scif_node *node;
+	struct scif_port_id peer;
+	u64 peer_handle;
+	int conn_err;
+	bool conn_async;
+	bool conn_intr;
+	bool proto_ref;
+	bool close_drained;
+	bool reset_draining;
+	bool disc_ack_owed;
+	int backlog;
+	int nr_conreqs;
+	struct list_head conreqs;
+	int nr_parked;
+	struct list_head parked;
+	bool count_until_free;
+
+	bool user;
+	struct scif_user *owner;
+	bool user_charged;
+	struct mem_cgroup *memcg;
+
+	struct scif_epd_rma rma;
+	struct scif_epd_mmap mmap;
+	struct scif_epd_fp fp;
+	struct scif_stats stats;
+};
+
+/* The counter page of @ep's user-space data path (scif_fp.c), or NULL. */
+static inline struct scif_fp_ctl *scif_fp_ctl(struct scif_endpt *ep)
+{
+	/* Pairs with the release in scif_fp_enable(): the counts are set. */
+	return smp_load_acquire(&ep->fp.ctl);
+}
+
+/*
+ * Count a failed send, receive or RMA on the endpoint and, once it has
+ * one, on its peer's node.  Context: process context; takes @ep->lock.
+ */
+static inline void scif_epd_count_error(struct scif_endpt *ep)
+{
+	struct scif_node *node;
+
+	spin_lock(&ep->lock);
+	ep->stats.errors++;
+	node = ep->node;
+	spin_unlock(&ep->lock);
+	if (node)
+		scif_node_count_error(node);
+}
+
+/* The last reference is gone: the free_work scif_epd.c set up runs. */
+static inline void scif_epd_release(struct kref *ref)
+{
+	struct scif_endpt *ep = container_of(ref, struct scif_endpt, ref);
+
+	queue_work(scif_info.wq, &ep->free_work);
+}
+
+/*
+ * Drop a reference to an endpoint; every layer holds them.  The last
+ * one queues the endpoint's free_work, which scif_epd_create() set up:
+ * the layers below scif_epd.c reach its destruction only through it.
+ * Context: any context.
+ */
+static inline void scif_epd_put(struct scif_endpt *ep)
+{
+	kref_put(&ep->ref, scif_epd_release);
+}
+
+struct scif_endpt *scif_epd_create(bool user);
+void scif_epd_uncount(struct scif_endpt *ep);
+struct scif_endpt *scif_epd_lookup(u64 handle);
+const char *scif_epd_state_name(enum scif_epd_state state);
+void scif_epd_node_lost(struct scif_node *node, bool hold);
+void scif_epd_parts_teardown(struct scif_endpt *ep, bool local, int err);
+int scif_port_claim(u16 port);
+int scif_port_alloc(u16 *port);
+void scif_port_get(u16 port);
+void scif_port_put(u16 port);
+
+#endif /* _SCIF_EPD_H_ */
