@@ -207,7 +207,7 @@ soak:
 
 # The fuzzers' long runs (not part of check; see scripts/fuzz.sh).
 fuzz:
-	bash $(TOP)/scripts/fuzz.sh user peer
+	bash $(TOP)/scripts/fuzz.sh user dma peer
 
 # The emulated NTB device: ntb_test.sh in one VM, ntb_netdev between two
 # (not part of check: the two-VM run is not reliable yet).

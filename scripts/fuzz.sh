@@ -3,7 +3,8 @@
 #
 # make fuzz / make peer-fuzz: the fuzzers, long runs, with figures.
 #
-#   fuzz.sh [user] [peer] [link]   (default: user peer; peer includes link)
+#   fuzz.sh [user] [peer] [link] [dma]   (default: user peer dma; peer
+#                                          includes link)
 #
 #   user   scif_fuzz in a guest of $FUZZ_KERNEL (default debug): $FUZZ_CALLS
 #          calls (default 1000000) in $FUZZ_STEPS runs of one guest (default
@@ -15,6 +16,12 @@
 #          (calls and word writes, default 2000000) in at most
 #          $FP_FUZZ_SECS seconds (default 480), seed $FUZZ_SEED, and its
 #          figures
+#   dma    scif_fuzz -D in a guest of $FUZZ_KERNEL whose copy engine uses
+#          the test build's software DMA provider, which fails one
+#          transfer in $DMA_FUZZ_FAIL_EVERY (default 7): $DMA_FUZZ_CALLS
+#          calls (default 100000) in $DMA_FUZZ_STEPS runs (default 2),
+#          then scif_dma_used.sh checks the engine did copy by DMA and
+#          saw the failures; its figures
 #   peer   scif_peer_fuzz_test in a 3-node cluster of $FUZZ_KERNEL: node 1
 #          sends $PEER_FUZZ_COUNT (default 200000) random and mutated node
 #          messages to node 0, seed $PEER_FUZZ_SEED, while node 0 keeps a
@@ -44,9 +51,12 @@ link_count=${LINK_FUZZ_COUNT:-100000}
 link_secs=${LINK_FUZZ_SECS:-1200}
 fp_ops=${FP_FUZZ_OPS:-2000000}
 fp_secs=${FP_FUZZ_SECS:-480}
+dma_calls=${DMA_FUZZ_CALLS:-100000}
+dma_steps=${DMA_FUZZ_STEPS:-2}
+dma_fail=${DMA_FUZZ_FAIL_EVERY:-7}
 out=$BUILD/fuzz
 sd=$top/tools/testing/selftests/scif
-what=${*:-user peer}
+what=${*:-user peer dma}
 passed=0
 failed=0
 
@@ -121,6 +131,34 @@ user_fuzz() {
 		tee "$out/fp-figures.txt"
 }
 
+# The user fuzzer with the copy engine on a DMA provider that fails
+# transfers (issue 31 item 8): RMAs may fail with EIO, nothing else.
+dma_fuzz() {
+	local vm=$out/dma-$k steps=$out/dma-steps per i
+	local soft=$moddir/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
+	per=$(( (dma_calls + dma_steps - 1) / dma_steps ))
+	{
+		echo insmod
+		for i in $(seq 0 $((dma_steps - 1))); do
+			echo "scif_fuzz -D -s $((seed0 + i)) -n $per -t $threads -T 580"
+		done
+		echo "SCIF_DMA_FAULTS=1 scif_dma_used.sh"
+		echo rmmod
+	} > "$steps"
+	sh "$top/qemu/mkinitramfs.sh" "$vm.cpio" "$steps" "$BUILD/selftests" \
+		"$soft" "$moddir/drivers/misc/scif/scif.ko" > /dev/null
+	echo "fuzz: dma, $dma_calls calls in $dma_steps runs on $k ($rel), one DMA transfer in $dma_fail failed, seeds $seed0.."$((seed0 + dma_steps - 1))
+	SCIF_VM_MEM=2G SCIF_VM_TIMEOUT=$((dma_steps * 600 + 480)) \
+		sh "$top/qemu/run-vm.sh" "$image" "$vm.cpio" "$vm" \
+		"scif_soft_dma.fail_every=$dma_fail" > "$vm.out" 2>&1 ||
+		echo "fuzz: guest exited with status $?"
+	parse "$vm/results.log" "$k/dma-fuzz"
+	log_clean "$vm/console.log" "$k/dma-fuzz/kernel-log-clean"
+	tr -d '\r' < "$vm/results.log" |
+		grep -E '^# (fuzz: (seed|failed calls|checks failed)|dma-fuzz)' |
+		tee "$out/dma-figures.txt"
+}
+
 peer_fuzz() {
 	local cdir=$out/peer-$k j
 	rm -rf "$cdir"
@@ -176,6 +214,7 @@ link_fuzz() {
 for w in $what; do
 	case "$w" in
 	user) user_fuzz ;;
+	dma) dma_fuzz ;;
 	peer) make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null &&
 		{ peer_fuzz; link_fuzz; } ;;
 	link) make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null && link_fuzz ;;

@@ -140,6 +140,14 @@ static errset op_doc[NR_OPS] = {
  */
 static errset op_known[NR_OPS];
 
+/*
+ * -D: a DMA provider injects failures (scif_soft_dma fail_every): RMAs
+ * may fail with EIO (rma.rst), and the private pair's checks use only
+ * synchronous RMAs, as an asynchronous one handed to the worker fails
+ * silently (its data tell).
+ */
+static int opt_dma_faults;
+
 static void errno_tables(void)
 {
 	errset rma = op_doc[OP_READFROM];
@@ -172,6 +180,13 @@ static void errno_tables(void)
 	op_known[OP_MMAP] |= E(EAGAIN);
 	/* A bad address for the mark: the man page does not say EFAULT. */
 	op_known[OP_FENCE_MARK] |= E(EFAULT);
+	if (opt_dma_faults) {
+		op_known[OP_READFROM] |= E(EIO);
+		op_known[OP_WRITETO] |= E(EIO);
+		op_known[OP_VREADFROM] |= E(EIO);
+		op_known[OP_VWRITETO] |= E(EIO);
+		op_known[OP_RAW] |= E(EIO);
+	}
 }
 
 /* ---- Options, shared state ---- */
@@ -223,7 +238,7 @@ static atomic_long err_hist[NR_OPS][NERR];
 static atomic_long ok_hist[NR_OPS];
 static atomic_long undoc[NR_OPS][NERR];
 static atomic_long n_undoc, n_known, n_mismatch, n_hung, n_faults,
-	n_interrupted, n_child_bad, n_checks;
+	n_interrupted, n_child_bad, n_checks, n_dma_eio;
 
 /* Per-thread state, read by the watchdog. */
 struct worker {
@@ -717,7 +732,9 @@ static void check_rma(struct worker *w)
 	};
 	size_t off = fuzz_below(&w->rng, PAIR_PAGES) * PG;
 	size_t len = 1 + fuzz_below(&w->rng, PAIR_PAGES * PG - off);
-	int flags = fl[fuzz_below(&w->rng, sizeof(fl) / sizeof(fl[0]))];
+	/* With -D, the first three only: the synchronous ones. */
+	int nfl = opt_dma_faults ? 3 : sizeof(fl) / sizeof(fl[0]);
+	int flags = fl[fuzz_below(&w->rng, nfl)];
 	int kind = fuzz_below(&w->rng, 4), mark = 0, rc;
 	uint8_t v = (uint8_t)fuzz_rnd(&w->rng), *src, *dst;
 	/* The signal value lands in the last 8 bytes of c's window. */
@@ -772,6 +789,10 @@ static void check_rma(struct worker *w)
 		}
 	}
 	call_end(w);
+	if (rc && opt_dma_faults && errno == EIO) {
+		atomic_fetch_add(&n_dma_eio, 1);
+		return;		/* an injected failure: the bytes are undefined */
+	}
 	if (rc) {
 		if (!interrupted(w))
 			mismatch(w, "rma/fence on the private pair failed, errno",
@@ -1467,6 +1488,9 @@ static void print_figures(long ms)
 	       atomic_load(&n_checks), atomic_load(&n_undoc),
 	       atomic_load(&n_known), atomic_load(&n_mismatch),
 	       atomic_load(&n_hung), atomic_load(&n_child_bad));
+	if (opt_dma_faults)
+		printf("# fuzz: checks failed by injected DMA faults (EIO) %ld\n",
+		       atomic_load(&n_dma_eio));
 }
 
 /* The unprivileged part; its exit status is a bit mask (see main). */
@@ -1609,16 +1633,41 @@ static long dbg_lines(const char *file)
 	return n;
 }
 
+#define DMA_MIN_PARAM	"/sys/module/scif/parameters/dma_min"
+
+/*
+ * -D: every copy of the engine by DMA (dma_min 1), so that the injected
+ * failures meet the fuzzed RMAs; @old receives the value to restore.
+ */
+static int dma_min_set(const char *val, char *old, size_t len)
+{
+	FILE *f = fopen(DMA_MIN_PARAM, "r");
+	int rc = -1;
+
+	if (old && (!f || !fgets(old, len, f)))
+		goto out;
+	if (f)
+		fclose(f);
+	f = fopen(DMA_MIN_PARAM, "w");
+	if (f && fputs(val, f) >= 0)
+		rc = 0;
+out:
+	if (f && fclose(f))
+		rc = -1;
+	return rc;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: scif_fuzz [-s SEED] [-n CALLS] [-t THREADS] [-u UID] [-m MEMLOCK] [-T SECONDS] [-v]\n");
+		"usage: scif_fuzz [-s SEED] [-n CALLS] [-t THREADS] [-u UID] [-m MEMLOCK] [-T SECONDS] [-D] [-v]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	long ep0, pin0, win0, ep1 = -1, pin1 = -1, win1 = -1;
+	char dma_min0[32] = "";
 	int c, st = 0, t, code = -1;
 	uint16_t nodes[1];
 	pid_t pid;
@@ -1627,7 +1676,7 @@ int main(int argc, char **argv)
 	opt_seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
 	fastpath_on = !getenv("SCIF_FASTPATH") ||
 		      strcmp(getenv("SCIF_FASTPATH"), "0");
-	while ((c = getopt(argc, argv, "s:n:t:u:m:T:v")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:t:u:m:T:Dv")) != -1) {
 		switch (c) {
 		case 's': opt_seed = strtoull(optarg, NULL, 0); break;
 		case 'n': opt_calls = atol(optarg); break;
@@ -1635,6 +1684,7 @@ int main(int argc, char **argv)
 		case 'u': opt_uid = atoi(optarg); break;
 		case 'm': opt_memlock = atol(optarg); break;
 		case 'T': opt_secs = atoi(optarg); break;
+		case 'D': opt_dma_faults = 1; break;
 		case 'v': opt_verbose = 1; break;
 		default: usage();
 		}
@@ -1655,6 +1705,11 @@ int main(int argc, char **argv)
 	ep0 = dbg_lines("endpoints");
 	pin0 = dbg_value("rma", "pinned_pages");
 	win0 = dbg_value("rma", "windows");
+	if (opt_dma_faults && dma_min_set("1", dma_min0, sizeof(dma_min0))) {
+		printf("# -D: cannot set %s (%s)\n", DMA_MIN_PARAM,
+		       strerror(errno));
+		dma_min0[0] = '\0';
+	}
 
 	t0 = fuzz_now_ms();
 	pid = fork();
@@ -1676,6 +1731,8 @@ int main(int argc, char **argv)
 		}
 		usleep(50000);
 	}
+	if (dma_min0[0])
+		dma_min_set(dma_min0, NULL, 0);
 	if (code >= 0 && code < 64) {
 		printf("%sok 1 calls_complete\n", (code & 4) ? "not " : "");
 		printf("%sok 2 errno_documented\n", (code & 1) ? "not " : "");
