@@ -3,8 +3,8 @@
 #
 # make fuzz / make peer-fuzz: the fuzzers, long runs, with figures.
 #
-#   fuzz.sh [user] [peer] [link] [dma]   (default: user peer dma; peer
-#                                          includes link)
+#   fuzz.sh [user] [peer] [msg] [link] [dma]   (default: user peer dma;
+#                                  peer is msg and link)
 #
 #   user   scif_fuzz in a guest of $FUZZ_KERNEL (default debug): $FUZZ_CALLS
 #          calls (default 1000000) in $FUZZ_STEPS runs of one guest (default
@@ -22,11 +22,14 @@
 #          calls (default 100000) in $DMA_FUZZ_STEPS runs (default 2),
 #          then scif_dma_used.sh checks the engine did copy by DMA and
 #          saw the failures; its figures
-#   peer   scif_peer_fuzz_test in a 3-node cluster of $FUZZ_KERNEL: node 1
+#   peer   msg, then link:
+#   msg    scif_peer_fuzz_test in a 3-node cluster of $FUZZ_KERNEL: node 1
 #          sends $PEER_FUZZ_COUNT (default 200000) random and mutated node
 #          messages to node 0, seed $PEER_FUZZ_SEED, while node 0 keeps a
 #          stream to node 2 going; node 0's memory must return to its
-#          baseline; then scif_link_fuzz.sh in a 2-node cluster of
+#          baseline.  The nodes' heartbeat timeout is $PEER_FUZZ_HB_MS
+#          (default 5000): a node busy with the bursts is slow, not lost
+#   link   scif_link_fuzz.sh in a 2-node cluster of
 #          $FUZZ_KERNEL: a root of node 1, then one of node 0, is the
 #          other's scif_net and scif_vsock links and sends each
 #          $LINK_FUZZ_COUNT (default 100000) random frames (seed
@@ -49,6 +52,7 @@ peer_count=${PEER_FUZZ_COUNT:-200000}
 peer_seed=${PEER_FUZZ_SEED:-$seed0}
 link_count=${LINK_FUZZ_COUNT:-100000}
 link_secs=${LINK_FUZZ_SECS:-1200}
+peer_hb=${PEER_FUZZ_HB_MS:-5000}
 fp_ops=${FP_FUZZ_OPS:-2000000}
 fp_secs=${FP_FUZZ_SECS:-480}
 dma_calls=${DMA_FUZZ_CALLS:-100000}
@@ -169,7 +173,7 @@ peer_fuzz() {
 	echo "fuzz: peer fuzz, $peer_count messages, seed $peer_seed, 3-node cluster of $k ($rel)"
 	bash "$top/qemu/cluster.sh" -n 3 -k "$image" -i "$cdir.cpio" -o "$cdir" \
 		-t 1500 -S "$BUILD/qemu/ivshmem-server" \
-		-a "peerfuzz=$peer_seed,$peer_count" \
+		-a "peerfuzz=$peer_seed,$peer_count scif_ivshmem.hb_timeout_ms=$peer_hb" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "fuzz: peer-fuzz cluster: launcher reported failure"
 	for j in 0 1 2; do
@@ -217,6 +221,7 @@ for w in $what; do
 	dma) dma_fuzz ;;
 	peer) make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null &&
 		{ peer_fuzz; link_fuzz; } ;;
+	msg) make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null && peer_fuzz ;;
 	link) make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null && link_fuzz ;;
 	*) echo "fuzz: unknown part $w"; failed=$((failed + 1)) ;;
 	esac
