@@ -37,7 +37,8 @@ static int srd_query_device(struct ib_device *ibdev,
 	attr->max_qp = SRD_MAX_QP;
 	attr->max_qp_wr = SRD_MAX_WR;
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
-	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY;
+	/* "rdma link delete" may remove the device. */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SRD_MAX_SGE;
 	attr->max_recv_sge = SRD_MAX_SGE;
 	attr->max_sge_rd = SRD_MAX_SGE;
