@@ -11,9 +11,12 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/refcount.h>
+#include <linux/scif.h>
+#include <linux/workqueue.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/iw_cm.h>
 
 #include "scif_rdma_compat.h"
 
@@ -43,6 +46,8 @@
  * @num_mr: MRs allocated (bounded by SRD_MAX_MR)
  * @next_qpn: where the cyclic QP number allocation goes on
  * @next_mr: where the cyclic MR index allocation goes on
+ * @cm_lock: protects @listens
+ * @listens: the iWARP CM's listens on this device (struct srd_listen)
  *
  * Locking: the counters are atomics; the xarrays lock themselves; an
  * object found in an xarray is used only by a caller that owns it
@@ -61,6 +66,28 @@ struct srd_dev {
 	atomic_t num_mr;
 	u32 next_qpn;
 	u32 next_mr;
+	struct mutex cm_lock;	/* @listens */
+	struct list_head listens;
+};
+
+/**
+ * struct srd_listen - an iw_create_listen
+ * @list: in the device's listens
+ * @cm_id: the listening cm_id (a reference held until iw_destroy_listen)
+ */
+struct srd_listen {
+	struct list_head list;
+	struct iw_cm_id *cm_id;
+};
+
+/**
+ * struct srd_conn - a SCIF connection between CM request and the QP
+ * @epd: the endpoint, connected to the peer's CM listener or connector
+ * @dev: the device it came through
+ */
+struct srd_conn {
+	scif_epd_t epd;
+	struct srd_dev *dev;
 };
 
 /**
@@ -141,6 +168,34 @@ struct srd_rqe {
 };
 
 /**
+ * struct srd_swqe - a posted send work request, as the send worker needs it
+ * @wr_id: the consumer's id
+ * @opcode: IB_WR_*
+ * @signaled: completes even when successful
+ * @num_sge: entries used in @sge
+ * @sge: the gather list (the scatter list of an RDMA READ)
+ * @imm: the immediate data (network order)
+ * @remote_addr: RDMA WRITE/READ: the address in the peer's MR
+ * @rkey: RDMA WRITE/READ: the peer's key; LOCAL_INV: the key
+ * @reg_mr: REG_MR: the MR
+ * @reg_key: REG_MR: the key it gets
+ * @reg_access: REG_MR: the access it gets
+ */
+struct srd_swqe {
+	u64 wr_id;
+	enum ib_wr_opcode opcode;
+	bool signaled;
+	u32 num_sge;
+	struct ib_sge sge[SRD_MAX_SGE];
+	__be32 imm;
+	u64 remote_addr;
+	u32 rkey;
+	struct ib_mr *reg_mr;
+	u32 reg_key;
+	int reg_access;
+};
+
+/**
  * struct srd_qp - a reliable-connected queue pair
  * @ibqp: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
  * @dev: the device
@@ -155,6 +210,20 @@ struct srd_rqe {
  * @rq: the receive ring of @max_recv_wr entries
  * @rq_head: the oldest posted receive
  * @rq_count: receives posted and not yet completed
+ * @sq: the send ring of @max_send_wr entries (under @lock)
+ * @sq_head: the oldest send work request not yet done
+ * @sq_count: send work requests posted and not yet done
+ * @tx_work: the send worker: takes @sq in order (one at a time)
+ * @epd: the SCIF connection once connected (set before @rx starts,
+ *	closed by the receive thread when it ends)
+ * @cm_id: the connection's cm_id (a reference held until the CLOSE
+ *	event), NULL if never connected
+ * @closing: the connection is to end (disconnect, ERROR, destroy)
+ * @rx_done: completed when the receive thread has ended (or never ran)
+ * @resp: the answer to the outstanding RDMA WRITE or READ (the send
+ *	worker waits for it; the receive thread completes it)
+ * @resp_status: that answer's IB_WC_* status
+ * @resp_wqe: the outstanding READ, for the receive thread to scatter
  * @iw_refs: references of the iWARP CM (iw_add_ref/iw_rem_ref) plus
  *	one of the QP's own, dropped by destroy_qp
  * @iw_done: completed when @iw_refs reaches zero; destroy_qp waits for
@@ -174,8 +243,53 @@ struct srd_qp {
 	struct srd_rqe *rq;
 	u32 rq_head;
 	u32 rq_count;
+	struct srd_swqe *sq;
+	u32 sq_head;
+	u32 sq_count;
+	struct work_struct tx_work;
+	scif_epd_t epd;
+	struct iw_cm_id *cm_id;
+	bool closing;
+	struct completion rx_done;
+	struct completion resp;
+	int resp_status;
+	struct srd_swqe *resp_wqe;
 	refcount_t iw_refs;
 	struct completion iw_done;
+};
+
+/* The frame header on a QP's connection (scif_rdma_data.c). */
+enum srd_frame_type {
+	SRD_F_SEND = 1,
+	SRD_F_WRITE,
+	SRD_F_READ_REQ,
+	SRD_F_READ_RESP,
+	SRD_F_ACK,
+};
+
+#define SRD_F_IMM	0x1
+
+/**
+ * struct srd_hdr - a frame's header (every field from the peer is hostile)
+ * @type: enum srd_frame_type
+ * @flags: SRD_F_IMM
+ * @status: ACK and READ_RESP: IB_WC_SUCCESS or the responder's error
+ * @rsvd: zero
+ * @imm: the immediate data, network order
+ * @len: payload bytes that follow (SEND, WRITE, READ_RESP), or bytes to
+ *	read (READ_REQ)
+ * @rkey: WRITE, READ_REQ: the responder's MR key
+ * @addr: WRITE, READ_REQ: the address in that MR
+ */
+struct srd_hdr {
+	u8 type;
+	u8 flags;
+	u8 status;
+	u8 rsvd;
+	__be32 imm;
+	__le32 len;
+	__le32 rkey;
+	__le64 addr;
 };
 
 static inline struct srd_dev *to_srd_dev(struct ib_device *ibdev)
@@ -217,6 +331,23 @@ int srd_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);
 
+/* scif_rdma_cm.c: the connection manager */
+int srd_cm_init(void);
+void srd_cm_exit(void);
+int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p);
+int srd_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p);
+int srd_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 len);
+int srd_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
+int srd_iw_destroy_listen(struct iw_cm_id *cm_id);
+struct srd_dev *srd_dev_of_peer(u16 node);
+
+/* scif_rdma_data.c: the data path of a connected QP */
+int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx);
+int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
+		     struct iw_cm_id *cm_id);
+void srd_tx_work(struct work_struct *work);
+void srd_qp_close(struct srd_qp *qp);
+
 /* scif_rdma_qp.c: QP, work requests, the iWARP CM's QP callbacks */
 int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		  struct ib_udata *udata);
@@ -230,6 +361,14 @@ int srd_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int srd_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr);
 void srd_iw_add_ref(struct ib_qp *ibqp);
+void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
+		  enum ib_wc_opcode opcode, enum ib_wc_status status, u32 len,
+		  __be32 imm, int flags);
+enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op);
+int srd_set_state(struct srd_qp *qp, enum ib_qp_state state);
+bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe);
+enum ib_wc_status srd_reg_mr(struct srd_qp *qp, struct srd_swqe *w);
+enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key);
 void srd_iw_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *srd_iw_get_qp(struct ib_device *ibdev, int qpn);
 

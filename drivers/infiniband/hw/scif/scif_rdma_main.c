@@ -108,37 +108,6 @@ static int srd_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 	return 0;
 }
 
-/* The connection manager is not in this slice (rdma.rst, "Status"). */
-static int srd_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *p)
-{
-	return -EOPNOTSUPP;
-}
-
-static int srd_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *p)
-{
-	return -EOPNOTSUPP;
-}
-
-static int srd_iw_reject(struct iw_cm_id *id, const void *pdata, u8 len)
-{
-	return -EOPNOTSUPP;
-}
-
-/*
- * A listen is accepted (rdma_cm listens on every iWARP device for a
- * wildcard address, and one failing device fails them all), but no
- * connection request ever arrives yet.
- */
-static int srd_iw_create_listen(struct iw_cm_id *id, int backlog)
-{
-	return 0;
-}
-
-static int srd_iw_destroy_listen(struct iw_cm_id *id)
-{
-	return 0;
-}
-
 static void srd_dealloc_driver(struct ib_device *ibdev)
 {
 	struct srd_dev *dev = to_srd_dev(ibdev);
@@ -221,6 +190,8 @@ static struct srd_dev *srd_dev_alloc(struct net_device *ndev, int peer)
 	dev->ndev = ndev;
 	dev->peer = peer;
 	INIT_LIST_HEAD(&dev->list);
+	mutex_init(&dev->cm_lock);
+	INIT_LIST_HEAD(&dev->listens);
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1);
 	ibdev->node_type = RDMA_NODE_RNIC;
@@ -270,6 +241,28 @@ static int srd_newlink(const char *name, struct net_device *ndev)
 dealloc:
 	ib_dealloc_device(&dev->ibdev);
 	return err;
+}
+
+/**
+ * srd_dev_of_peer() - the device whose netdev leads to a node
+ * @node: the SCIF node
+ *
+ * Context: process.
+ * Return: the device, with a reference (ib_device_put), or NULL.
+ */
+struct srd_dev *srd_dev_of_peer(u16 node)
+{
+	struct srd_dev *dev, *found = NULL;
+
+	mutex_lock(&srd_devs_lock);
+	list_for_each_entry(dev, &srd_devs, list) {
+		if (dev->peer == node && ib_device_try_get(&dev->ibdev)) {
+			found = dev;
+			break;
+		}
+	}
+	mutex_unlock(&srd_devs_lock);
+	return found;
 }
 
 static struct rdma_link_ops srd_link_ops = {
@@ -324,9 +317,14 @@ static int __init srd_init(void)
 {
 	int err;
 
-	err = register_netdevice_notifier(&srd_netdev_nb);
+	err = srd_cm_init();
 	if (err)
 		return err;
+	err = register_netdevice_notifier(&srd_netdev_nb);
+	if (err) {
+		srd_cm_exit();
+		return err;
+	}
 	rdma_link_register(&srd_link_ops);
 	return 0;
 }
@@ -338,6 +336,7 @@ static void __exit srd_exit(void)
 
 	rdma_link_unregister(&srd_link_ops);
 	unregister_netdevice_notifier(&srd_netdev_nb);
+	srd_cm_exit();
 	for (;;) {
 		mutex_lock(&srd_devs_lock);
 		dev = list_first_entry_or_null(&srd_devs, struct srd_dev, list);

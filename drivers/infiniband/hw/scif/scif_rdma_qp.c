@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * scif_rdma: queue pairs and their work requests (rdma.rst, "QP and
- * connection manager", "Status").  In this slice a QP is never
- * connected: REG_MR and LOCAL_INV work, other send work requests are
- * refused until the QP is in ERROR, where every work request, send or
- * receive, completes with IB_WC_WR_FLUSH_ERR (what ib_drain_qp needs).
+ * connection manager", "Data path").  Send work requests go to the
+ * send ring and are done in order by the QP's send worker
+ * (scif_rdma_data.c); in ERROR every work request, send or receive,
+ * completes with IB_WC_WR_FLUSH_ERR (what ib_drain_qp needs).
  */
 
 #include <linux/slab.h>
@@ -18,7 +18,8 @@ static const u8 srd_qp_next[IB_QPS_ERR + 1] = {
 	[IB_QPS_INIT] = BIT(IB_QPS_RESET) | BIT(IB_QPS_INIT) | BIT(IB_QPS_RTR) |
 			BIT(IB_QPS_ERR),
 	[IB_QPS_RTR] = BIT(IB_QPS_RESET) | BIT(IB_QPS_RTS) | BIT(IB_QPS_ERR),
-	[IB_QPS_RTS] = BIT(IB_QPS_RESET) | BIT(IB_QPS_RTS) | BIT(IB_QPS_ERR),
+	[IB_QPS_RTS] = BIT(IB_QPS_RESET) | BIT(IB_QPS_RTS) | BIT(IB_QPS_SQD) |
+		       BIT(IB_QPS_ERR),
 	[IB_QPS_SQD] = BIT(IB_QPS_RESET) | BIT(IB_QPS_ERR),
 	[IB_QPS_SQE] = BIT(IB_QPS_RESET) | BIT(IB_QPS_ERR),
 	[IB_QPS_ERR] = BIT(IB_QPS_RESET) | BIT(IB_QPS_ERR),
@@ -69,6 +70,14 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			  GFP_KERNEL_ACCOUNT);
 	if (!qp->rq)
 		goto uncount;
+	qp->sq = kvcalloc(attr->cap.max_send_wr, sizeof(*qp->sq),
+			  GFP_KERNEL_ACCOUNT);
+	if (!qp->sq)
+		goto free_rq;
+	INIT_WORK(&qp->tx_work, srd_tx_work);
+	init_completion(&qp->rx_done);
+	complete(&qp->rx_done);
+	init_completion(&qp->resp);
 	qp->dev = dev;
 	spin_lock_init(&qp->lock);
 	qp->state = IB_QPS_RESET;
@@ -87,23 +96,65 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	ibqp->qp_num = qpn;
 	return 0;
 free_rq:
+	kvfree(qp->sq);
 	kvfree(qp->rq);
 uncount:
 	atomic_dec(&dev->num_qp);
 	return err;
 }
 
-static void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
-			 enum ib_wc_opcode opcode, enum ib_wc_status status)
+/**
+ * srd_complete() - add a work completion
+ * @ibqp: the QP
+ * @ibcq: its send or receive CQ
+ * @wr_id: the work request's id
+ * @opcode: IB_WC_*
+ * @status: IB_WC_* status
+ * @len: bytes received (receives)
+ * @imm: the immediate data (with IB_WC_WITH_IMM in @flags)
+ * @flags: IB_WC_WITH_IMM or 0
+ *
+ * Context: any.
+ */
+void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
+		  enum ib_wc_opcode opcode, enum ib_wc_status status, u32 len,
+		  __be32 imm, int flags)
 {
 	struct ib_wc wc = {
 		.wr_id = wr_id,
 		.status = status,
 		.opcode = opcode,
 		.qp = ibqp,
+		.byte_len = len,
+		.ex.imm_data = imm,
+		.wc_flags = flags,
 	};
 
 	srd_cq_add(to_srd_cq(ibcq), &wc);
+}
+
+/**
+ * srd_rq_pop() - take the oldest posted receive
+ * @qp: the QP
+ * @rqe: where it is copied
+ *
+ * Context: any.
+ * Return: false if none was posted.
+ */
+bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe)
+{
+	unsigned long flags;
+	bool ok = false;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->rq_count) {
+		*rqe = qp->rq[qp->rq_head];
+		qp->rq_head = (qp->rq_head + 1) % qp->max_recv_wr;
+		qp->rq_count--;
+		ok = true;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return ok;
 }
 
 /*
@@ -127,12 +178,22 @@ static void srd_flush_rq(struct srd_qp *qp, bool flush)
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (flush)
 			srd_complete(&qp->ibqp, qp->ibqp.recv_cq, wr_id,
-				     IB_WC_RECV, IB_WC_WR_FLUSH_ERR);
+				     IB_WC_RECV, IB_WC_WR_FLUSH_ERR, 0, 0, 0);
 	}
 }
 
-/* Move @qp to @state if the state machine allows it; 0 or -EINVAL. */
-static int srd_set_state(struct srd_qp *qp, enum ib_qp_state state)
+/**
+ * srd_set_state() - move a QP to @state if the state machine allows it
+ * @qp: the QP
+ * @state: the new state
+ *
+ * ERROR flushes the receive queue (the send worker flushes the send
+ * queue); ERROR and SQD end the connection, if any.
+ *
+ * Context: process or the QP's own threads; not atomic.
+ * Return: 0 or -EINVAL.
+ */
+int srd_set_state(struct srd_qp *qp, enum ib_qp_state state)
 {
 	unsigned long flags;
 	int err = 0;
@@ -143,9 +204,15 @@ static int srd_set_state(struct srd_qp *qp, enum ib_qp_state state)
 	else
 		WRITE_ONCE(qp->state, state);
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (!err && (state == IB_QPS_ERR || state == IB_QPS_RESET))
+	if (err)
+		return err;
+	if (state == IB_QPS_ERR || state == IB_QPS_SQD)
+		srd_qp_close(qp);
+	if (state == IB_QPS_ERR || state == IB_QPS_RESET)
 		srd_flush_rq(qp, state == IB_QPS_ERR);
-	return err;
+	if (state == IB_QPS_ERR)
+		queue_work(system_unbound_wq, &qp->tx_work);
+	return 0;
 }
 
 /**
@@ -234,34 +301,53 @@ int srd_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct srd_dev *dev = qp->dev;
 
 	xa_erase(&dev->qps, ibqp->qp_num);
+	srd_qp_close(qp);
+	wait_for_completion(&qp->rx_done);
+	cancel_work_sync(&qp->tx_work);
 	srd_iw_rem_ref(ibqp);
 	wait_for_completion(&qp->iw_done);
+	kvfree(qp->sq);
 	kvfree(qp->rq);
 	atomic_dec(&dev->num_qp);
 	return 0;
 }
 
-/* IB_WR_REG_MR: make a fast-reg MR's keys valid with the WR's access. */
-static enum ib_wc_status srd_reg_mr(struct srd_qp *qp,
-				    const struct ib_reg_wr *reg)
+/**
+ * srd_reg_mr() - IB_WR_REG_MR: make a fast-reg MR's keys valid
+ * @qp: the QP it was posted on
+ * @w: the work request
+ *
+ * Context: the send worker.
+ * Return: IB_WC_SUCCESS or IB_WC_MW_BIND_ERR.
+ */
+enum ib_wc_status srd_reg_mr(struct srd_qp *qp, struct srd_swqe *w)
 {
-	struct srd_mr *mr = to_srd_mr(reg->mr);
+	struct srd_mr *mr = to_srd_mr(w->reg_mr);
 
-	if (reg->mr->device != qp->ibqp.device || reg->mr->pd != qp->ibqp.pd ||
-	    mr->dma || (reg->key >> 8) != (mr->ibmr.lkey >> 8) ||
-	    (reg->access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-			     IB_ACCESS_REMOTE_READ)))
+	if (w->reg_mr->device != qp->ibqp.device ||
+	    w->reg_mr->pd != qp->ibqp.pd || mr->dma ||
+	    (w->reg_key >> 8) != (mr->ibmr.lkey >> 8) ||
+	    (w->reg_access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			       IB_ACCESS_REMOTE_READ)))
 		return IB_WC_MW_BIND_ERR;
-	mr->access = reg->access;
-	mr->iova = reg->mr->iova;
-	mr->length = reg->mr->length;
-	WRITE_ONCE(mr->key, reg->key);
+	mr->access = w->reg_access;
+	mr->iova = w->reg_mr->iova;
+	mr->length = w->reg_mr->length;
+	WRITE_ONCE(mr->key, w->reg_key);
 	WRITE_ONCE(mr->valid, true);
 	return IB_WC_SUCCESS;
 }
 
-/* IB_WR_LOCAL_INV: the key must name a fast-reg MR of the QP's PD. */
-static enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key)
+/**
+ * srd_local_inv() - IB_WR_LOCAL_INV: the key must name a fast-reg MR
+ * of the QP's PD
+ * @qp: the QP it was posted on
+ * @key: the key
+ *
+ * Context: the send worker.
+ * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR.
+ */
+enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key)
 {
 	struct srd_mr *mr = srd_mr_lookup(qp->dev, key, qp->ibqp.pd);
 
@@ -271,7 +357,14 @@ static enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key)
 	return IB_WC_SUCCESS;
 }
 
-static enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op)
+/**
+ * srd_wc_opcode() - the completion opcode of a send work request
+ * @op: IB_WR_*
+ *
+ * Context: any.
+ * Return: IB_WC_*.
+ */
+enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op)
 {
 	switch (op) {
 	case IB_WR_RDMA_WRITE:
@@ -288,16 +381,44 @@ static enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op)
 	}
 }
 
-/*
- * One send work request: 0 and a completion status, or a negative
- * errno (the WR is refused, *bad_wr points at it).
- */
-static int srd_post_one(struct srd_qp *qp, const struct ib_send_wr *wr,
-			enum ib_wc_status *status)
+static void srd_fill_swqe(struct srd_swqe *w, const struct ib_send_wr *wr,
+			  bool sig_all)
 {
-	enum ib_qp_state state = READ_ONCE(qp->state);
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->signaled = sig_all || (wr->send_flags & IB_SEND_SIGNALED);
+	w->num_sge = wr->num_sge;
+	memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
+	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		w->imm = wr->ex.imm_data;
+	if (wr->opcode == IB_WR_LOCAL_INV)
+		w->rkey = wr->ex.invalidate_rkey;
+	if (wr->opcode == IB_WR_RDMA_WRITE ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_READ) {
+		w->remote_addr = rdma_wr(wr)->remote_addr;
+		w->rkey = rdma_wr(wr)->rkey;
+	}
+	if (wr->opcode == IB_WR_REG_MR) {
+		w->reg_mr = reg_wr(wr)->mr;
+		w->reg_key = reg_wr(wr)->key;
+		w->reg_access = reg_wr(wr)->access;
+	}
+}
 
-	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
+/*
+ * Queue one send work request: 0, 1 (the QP is in ERROR: flush it), or
+ * a negative errno (refused).
+ */
+static int srd_queue_send(struct srd_qp *qp, const struct ib_send_wr *wr)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge ||
+	    (wr->send_flags & IB_SEND_INLINE))
 		return -EINVAL;
 	switch (wr->opcode) {
 	case IB_WR_SEND:
@@ -311,19 +432,18 @@ static int srd_post_one(struct srd_qp *qp, const struct ib_send_wr *wr,
 	default:
 		return -EINVAL;
 	}
-	if (state == IB_QPS_ERR) {
-		*status = IB_WC_WR_FLUSH_ERR;
-		return 0;
-	}
-	if (state != IB_QPS_RTS)
-		return -EINVAL;
-	if (wr->opcode == IB_WR_REG_MR)
-		*status = srd_reg_mr(qp, reg_wr(wr));
-	else if (wr->opcode == IB_WR_LOCAL_INV)
-		*status = srd_local_inv(qp, wr->ex.invalidate_rkey);
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state == IB_QPS_ERR)
+		ret = 1;
+	else if (qp->state != IB_QPS_RTS)
+		ret = -EINVAL;
+	else if (qp->sq_count == qp->max_send_wr)
+		ret = -ENOMEM;
 	else
-		return -ENOTCONN;	/* no connection in this slice */
-	return 0;
+		srd_fill_swqe(&qp->sq[(qp->sq_head + qp->sq_count++) %
+				      qp->max_send_wr], wr, qp->sig_all);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return ret;
 }
 
 /**
@@ -332,35 +452,34 @@ static int srd_post_one(struct srd_qp *qp, const struct ib_send_wr *wr,
  * @wr: the chain of work requests
  * @bad_wr: where the first refused one is reported
  *
- * A work request that fails (a bad key of REG_MR or LOCAL_INV) always
- * completes with its error and moves the QP to ERROR, which flushes the
- * receive queue; a successful one completes if signalled.
+ * The work requests are done in order by the QP's send worker.  One
+ * that fails always completes with its error and moves the QP to ERROR;
+ * a successful one completes if signalled.
  *
  * Context: any; no sleeping.
  * Return: 0, -EINVAL for a WR the QP's state or capacities refuse or an
- * opcode not supported, -ENOTCONN for a data WR (not in this slice).
+ * opcode not supported, -ENOMEM if the send queue is full.
  */
 int srd_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr)
 {
 	struct srd_qp *qp = to_srd_qp(ibqp);
-	enum ib_wc_status status;
-	int err;
+	int ret;
 
 	for (; wr; wr = wr->next) {
-		err = srd_post_one(qp, wr, &status);
-		if (err) {
+		ret = srd_queue_send(qp, wr);
+		if (ret < 0) {
 			*bad_wr = wr;
-			return err;
+			break;
 		}
-		if (status != IB_WC_SUCCESS || qp->sig_all ||
-		    (wr->send_flags & IB_SEND_SIGNALED))
+		if (ret)
 			srd_complete(ibqp, ibqp->send_cq, wr->wr_id,
-				     srd_wc_opcode(wr->opcode), status);
-		if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
-			srd_set_state(qp, IB_QPS_ERR);
+				     srd_wc_opcode(wr->opcode),
+				     IB_WC_WR_FLUSH_ERR, 0, 0, 0);
+		ret = 0;
 	}
-	return 0;
+	queue_work(system_unbound_wq, &qp->tx_work);
+	return ret;
 }
 
 /* Queue one receive; 0, -EINVAL, -ENOMEM (queue full), or 1: flush it. */
@@ -415,7 +534,7 @@ int srd_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 		if (ret)
 			srd_complete(ibqp, ibqp->recv_cq, wr->wr_id, IB_WC_RECV,
-				     IB_WC_WR_FLUSH_ERR);
+				     IB_WC_WR_FLUSH_ERR, 0, 0, 0);
 	}
 	return 0;
 }

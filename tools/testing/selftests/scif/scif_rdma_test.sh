@@ -2,15 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # scif_rdma (Documentation/scif/rdma.rst) between the two nodes of a
-# 2-node cluster (rdma-steps on both).  Both load scif_net and put
-# 10.77.0.(node+1)/24 on sn<peer>.  Node 1 only keeps its end up until
-# node 0 says it is done (busybox httpd on node 0).  Node 0 loads the
-# guest kernel's RDMA core (ib_core, iw_cm, rdma_cm and what they need,
-# from /modules/extra) and scif_rdma, checks "rdma link add" (another
-# netdev refused, one device per interface), runs the kernel test
-# module scif_rdma_test.ko (kernel verbs and rdma_cm against the
-# device; its TAP lines become ours, prefixed kmod_), then "rdma link
-# delete", the module's unload with a device present, and the teardown.
+# 2-node cluster (rdma-steps on both).  Both load scif_net, put
+# 10.77.0.(node+1)/24 on sn<peer>, the guest kernel's RDMA core
+# (ib_core, iw_cm, rdma_cm and what they need, from /modules/extra) and
+# scif_rdma, and make scif0 on sn<peer> (rdma link add).  Node 0 also
+# checks that another netdev and a second device on the interface are
+# refused.  The kernel test module scif_rdma_test.ko (its TAP lines
+# become ours, prefixed kmod_) runs on both: on node 1 as the server of
+# a connection through rdma_cm, on node 0 as the tests of the device's
+# objects and then the client (SEND/RECV, RDMA WRITE and READ of 4 KiB
+# to 1 MiB, WRITE_WITH_IMM, a bad rkey).  Then "rdma link delete", the
+# module's unload with a device present (node 0), and the teardown;
+# node 1 keeps scif_net up until node 0 says it is done (busybox httpd
+# on node 0).
 set -u
 
 PATH=$PATH:/usr/bin:/usr/sbin
@@ -77,9 +81,11 @@ link_active() {
 	rdma link show scif0/1 2> /dev/null | grep -q "state ACTIVE .*netdev $dev"
 }
 
-# The test module's TAP lines, each one of ours.
+# The test module's TAP lines, each one of ours (arguments: its
+# parameters besides dev, netdev, peer_ip and my_ip).
 kmod_tests() {
-	if ! insmod "$ex/scif_rdma_test.ko" dev=scif0 netdev="$dev" peer_ip="$peer_ip"; then
+	if ! insmod "$ex/scif_rdma_test.ko" dev=scif0 netdev="$dev" \
+		peer_ip="$peer_ip" my_ip="$my_ip" "$@"; then
 		ok kmod_load false
 		return
 	fi
@@ -87,6 +93,7 @@ kmod_tests() {
 	rmmod scif_rdma_test
 	echo "$res" | grep -q '^1\.\.[1-9]' || ok kmod_results false
 	tmp=/tmp/rdma-kmod.$$
+	echo "$res" | grep "^# " || true
 	echo "$res" | grep -E '^(not )?ok ' > "$tmp"
 	while read -r line; do
 		case "$line" in
@@ -127,21 +134,30 @@ drive() {
 	ok rdma_modules_unloaded unload_rdma
 }
 
+# The server of the connected run: its own scif0 on sn0, the test
+# module with serve=1 (it waits for node 0's client, then checks its
+# side: the request, the accept, the immediate, the disconnect).
 serve() {
 	ok carrier_on wait_for 120 carrier_is 1
+	ok rdma_modules_loaded load_rdma
+	ok insmod_scif_rdma insmod "$ex/scif_rdma.ko"
+	ok rdma_link_add link_add
+	ok port_active wait_for 10 link_active
+	kmod_tests serve=1
+	ok rdma_link_delete link_delete
+	ok rmmod_scif_rdma rmmod scif_rdma
 	ok told_to_finish wait_for 300 fetched "http://$peer_ip/done"
 	ok rmmod_scif_net rmmod_client scif_net
+	ok rdma_modules_unloaded unload_rdma
 }
 
 echo "TAP version 13"
 [ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] || skip_all "not a node of a 2-node cluster"
 [ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
-if [ "$self" = 0 ]; then
-	[ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
-	[ -e "$ex/ib_core.ko" ] || [ -d /sys/module/ib_core ] ||
-		skip_all "no ib_core for this kernel"
-	command -v rdma > /dev/null || skip_all "no rdma in the initramfs"
-fi
+[ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
+[ -e "$ex/ib_core.ko" ] || [ -d /sys/module/ib_core ] ||
+	skip_all "no ib_core for this kernel"
+command -v rdma > /dev/null || skip_all "no rdma in the initramfs"
 peer=$((1 - self))
 dev=sn$peer
 my_ip=10.77.0.$((self + 1))
