@@ -224,6 +224,8 @@ struct srd_swqe {
  *	worker waits for it; the receive thread completes it)
  * @resp_status: that answer's IB_WC_* status
  * @resp_wqe: the outstanding READ, for the receive thread to scatter
+ * @resp_mutex: held by the receive thread while it takes an answer, and
+ *	by the send worker to give up waiting for one (@resp_wqe)
  * @iw_refs: references of the iWARP CM (iw_add_ref/iw_rem_ref) plus
  *	one of the QP's own, dropped by destroy_qp
  * @iw_done: completed when @iw_refs reaches zero; destroy_qp waits for
@@ -254,6 +256,7 @@ struct srd_qp {
 	struct completion resp;
 	int resp_status;
 	struct srd_swqe *resp_wqe;
+	struct mutex resp_mutex;	/* see above */
 	refcount_t iw_refs;
 	struct completion iw_done;
 };

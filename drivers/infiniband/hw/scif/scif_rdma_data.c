@@ -168,15 +168,27 @@ static int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h)
 	return srd_xfer(qp, qp->epd, h, sizeof(*h), true);
 }
 
-/* The requester waits for the responder's answer to a WRITE or READ. */
+/*
+ * The requester waits for the responder's answer to a WRITE or READ.
+ * Giving up ends the connection, and no late answer can then reach the
+ * work request's memory (@resp_wqe cleared under @resp_mutex).
+ */
 static enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(SRD_RESP_MS);
+	enum ib_wc_status st = IB_WC_WR_FLUSH_ERR;
 
 	while (!wait_for_completion_timeout(&qp->resp,
 					    msecs_to_jiffies(SRD_POLL_MS))) {
-		if (READ_ONCE(qp->closing) || time_after(jiffies, end))
-			return IB_WC_WR_FLUSH_ERR;
+		if (time_after(jiffies, end))
+			st = IB_WC_RESP_TIMEOUT_ERR;
+		if (READ_ONCE(qp->closing) || st != IB_WC_WR_FLUSH_ERR) {
+			WRITE_ONCE(qp->closing, true);
+			mutex_lock(&qp->resp_mutex);
+			WRITE_ONCE(qp->resp_wqe, NULL);
+			mutex_unlock(&qp->resp_mutex);
+			return st;
+		}
 	}
 	return qp->resp_status;
 }
@@ -203,8 +215,10 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 		h.type = SRD_F_READ_REQ;
 	else
 		h.type = SRD_F_WRITE;
+	mutex_lock(&qp->resp_mutex);
 	reinit_completion(&qp->resp);
-	WRITE_ONCE(qp->resp_wqe, read ? w : NULL);
+	qp->resp_wqe = read ? w : NULL;
+	mutex_unlock(&qp->resp_mutex);
 	if (srd_send_hdr(qp, &h) ||
 	    (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true)))
 		return IB_WC_WR_FLUSH_ERR;
@@ -321,24 +335,29 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 /* ACK or READ_RESP: the answer to this side's outstanding request. */
 static bool srd_rx_resp(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
-	struct srd_swqe *w = READ_ONCE(qp->resp_wqe);
 	bool read = h->type == SRD_F_READ_RESP;
+	struct srd_swqe *w;
+	bool ok = false;
 	u64 want = 0;
 
+	mutex_lock(&qp->resp_mutex);
+	w = qp->resp_wqe;
 	if (read != !!w || completion_done(&qp->resp))
-		return false;	/* an answer nobody asked for */
+		goto out;	/* an answer nobody asked for */
 	if (read)
 		srd_sges_ok(qp, w->sge, w->num_sge, IB_ACCESS_LOCAL_WRITE, &want);
-	if (h->status == IB_WC_SUCCESS && len != want)
-		return false;
-	if (h->status != IB_WC_SUCCESS && len)
-		return false;
+	if ((h->status == IB_WC_SUCCESS && len != want) ||
+	    (h->status != IB_WC_SUCCESS && len))
+		goto out;
 	if (len && srd_sges_xfer(qp, w->sge, w->num_sge, len, false))
-		return false;
+		goto out;
 	qp->resp_status = h->status == IB_WC_SUCCESS ? IB_WC_SUCCESS :
 						       IB_WC_REM_ACCESS_ERR;
 	complete(&qp->resp);
-	return true;
+	ok = true;
+out:
+	mutex_unlock(&qp->resp_mutex);
+	return ok;
 }
 
 /* One frame; false ends the connection. */
