@@ -53,20 +53,33 @@ struct srd_cm_msg {
 static struct task_struct *srd_listener;
 static scif_epd_t srd_listen_epd;
 
-/* Send or receive the message, bounded by SRD_CM_WAIT_MS. */
+/*
+ * Send or receive the whole message within SRD_CM_WAIT_MS: a peer that
+ * sends part of it and stalls is given up on then.
+ */
 static int srd_cm_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx)
 {
+	unsigned long end = jiffies + msecs_to_jiffies(SRD_CM_WAIT_MS);
 	struct scif_pollepd pe = { .epd = epd,
 				   .events = tx ? EPOLLOUT : EPOLLIN };
-	int n;
+	int done = 0, n;
 
-	n = scif_poll(&pe, 1, SRD_CM_WAIT_MS);
-	if (n <= 0)
-		return n ? n : -ETIMEDOUT;
-	n = tx ? scif_send(epd, m, sizeof(*m), SCIF_SEND_BLOCK) :
-		 scif_recv(epd, m, sizeof(*m), SCIF_RECV_BLOCK);
-	if (n != sizeof(*m))
-		return n < 0 ? n : -EPROTO;
+	while (done < sizeof(*m)) {
+		n = tx ? scif_send(epd, (void *)m + done, sizeof(*m) - done, 0) :
+			 scif_recv(epd, (void *)m + done, sizeof(*m) - done, 0);
+		if (n < 0)
+			return n;
+		done += n;
+		if (n)
+			continue;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		n = scif_poll(&pe, 1, 100);
+		if (n < 0)
+			return n;
+		if (n && !(pe.revents & pe.events))
+			return -ECONNRESET;
+	}
 	if (!tx && (m->magic != cpu_to_le32(SRD_CM_MAGIC) ||
 		    m->pdata_len > SRD_CM_PDATA))
 		return -EPROTO;

@@ -14,6 +14,7 @@
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/scatterlist.h>
+#include <linux/scif.h>
 #include <linux/seq_buf.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
@@ -664,6 +665,42 @@ static void client_rma(struct conn *c, struct info *info)
 	}
 }
 
+/*
+ * A hostile privileged peer at the CM's SCIF port (702): a message with a
+ * bad magic is refused at once, a truncated one after the CM's 10 s
+ * bound; either way the endpoint is closed by the peer, which stays
+ * usable (the real connection follows).
+ */
+static int cm_forged(u16 node, int len)
+{
+	struct scif_port_id to = { .node = node, .port = 702 };
+	struct scif_pollepd pe = { .events = EPOLLIN };
+	u8 junk[216];
+	int port, err = -EINVAL, n;
+
+	memset(junk, 0xa5, sizeof(junk));
+	pe.epd = scif_open();
+	if (!pe.epd)
+		return -ENOMEM;
+	for (port = 1000; port > 900 && err == -EINVAL; port--)
+		err = scif_bind(pe.epd, port);
+	if (err >= 0)
+		err = scif_connect(pe.epd, &to);
+	if (err >= 0)
+		err = scif_send(pe.epd, junk, len, SCIF_SEND_BLOCK) == len ? 0 : -EIO;
+	/* The peer must close it within 15 s: EPOLLHUP, or a REJECT then HUP. */
+	for (n = 0; !err && n < 150; n++) {
+		if (scif_poll(&pe, 1, 100) > 0 && (pe.revents & EPOLLHUP))
+			break;
+		if (pe.revents & EPOLLIN)
+			scif_recv(pe.epd, junk, sizeof(junk), 0);
+	}
+	if (!err && n == 150)
+		err = -ETIMEDOUT;
+	scif_close(pe.epd);
+	return err;
+}
+
 static void client(void)
 {
 	struct sockaddr_in dst = { .sin_family = AF_INET,
@@ -679,8 +716,18 @@ static void client(void)
 	err = conn_bufs(&c);
 	if (!err && !in4_pton(peer_ip, -1, (u8 *)&dst.sin_addr.s_addr, -1, NULL))
 		err = -EINVAL;
-	if (!err)
+	if (!err) {
+		struct net_device *nd = dev_get_by_name(&init_net, netdev);
+		int peer = nd ? nd->dev_addr[5] : -1;	/* scif_net's MAC */
+
+		if (nd)
+			dev_put(nd);
+		err = peer < 0 ? -ENODEV : cm_forged(peer, 216);
+		CHECK("cm_bad_magic_closed", !err, err);
+		err = peer < 0 ? -ENODEV : cm_forged(peer, 40);
+		CHECK("cm_truncated_closed", !err, err);
 		err = client_connect(&c, &dst);
+	}
 	CHECK("rdma_connect_established", !err, err);
 	if (err)
 		goto out;
