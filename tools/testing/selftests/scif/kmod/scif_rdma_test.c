@@ -260,6 +260,58 @@ static void test_flush(struct ctx *c)
 	      wc.wr_id == 11, n ? n : wc.status);
 }
 
+static atomic_t comp_calls;
+
+static void comp_handler(struct ib_cq *cq, void *ctx)
+{
+	atomic_inc(&comp_calls);
+}
+
+/* An armed CQ calls its comp_handler once for the next completion. */
+static void test_notify(struct ctx *c)
+{
+	struct ib_cq_init_attr ca = { .cqe = 8 };
+	struct ib_qp_init_attr qa = {
+		.qp_type = IB_QPT_RC, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_sge sge = { .addr = (u64)(uintptr_t)c->buf, .length = 64,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 20, .sg_list = &sge, .num_sge = 1 };
+	const struct ib_recv_wr *rbad;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_wc wc;
+	int r1, r2;
+
+	cq = ib_create_cq(c->ibdev, comp_handler, NULL, NULL, &ca);
+	if (IS_ERR(cq)) {
+		CHECK("notify_cq", 0, PTR_ERR(cq));
+		return;
+	}
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qp = ib_create_qp(c->pd, &qa);
+	if (IS_ERR(qp)) {
+		CHECK("notify_qp", 0, PTR_ERR(qp));
+		ib_destroy_cq(cq);
+		return;
+	}
+	modify(qp, IB_QPS_ERR);
+	r1 = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS);
+	ib_post_recv(qp, &rwr, &rbad);
+	ib_post_recv(qp, &rwr, &rbad);
+	CHECK("comp_handler_called_once", r1 == 0 &&
+	      atomic_read(&comp_calls) == 1, atomic_read(&comp_calls));
+	r2 = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS);
+	CHECK("notify_reports_missed", r2 == 1, r2);
+	while (ib_poll_cq(cq, 1, &wc) == 1)
+		;
+	ib_destroy_qp(qp);
+	ib_destroy_cq(cq);
+}
+
 static void teardown(struct ctx *c)
 {
 	if (c->mr)
@@ -788,6 +840,8 @@ static int __init scif_rdma_test_init(void)
 			test_fastreg(&c);
 		if (c.qp && c.buf)
 			test_flush(&c);
+		if (c.pd && c.buf)
+			test_notify(&c);
 		teardown(&c);
 		test_resolve(c.ibdev);
 		ib_device_put(c.ibdev);
