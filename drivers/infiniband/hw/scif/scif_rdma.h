@@ -137,10 +137,18 @@ struct srd_cq {
  *	posting it), index << 8 before that
  * @iova: the first byte's address, as the last IB_WR_REG_MR mapped it
  * @length: bytes the last IB_WR_REG_MR mapped
+ * @refs: one for the device's table (dropped by dereg_mr), one for each
+ *	user of a key found by srd_mr_lookup() (the data path, while it
+ *	moves the bytes; dropped by srd_mr_put())
+ * @gone: completed when @refs drops to zero; dereg_mr waits for it
+ *	before it frees the MR, so that a peer's WRITE or READ in progress
+ *	never touches a freed MR
  *
  * Locking: @valid and @access change only in post_send of a QP of the
  * MR's PD (the consumer orders those work requests, as verbs require);
- * they are read with READ_ONCE by the data path.
+ * they are read with READ_ONCE by the data path.  A reference is taken
+ * under RCU from a non-zero count; dereg_mr frees the MR after an RCU
+ * grace period.
  */
 struct srd_mr {
 	struct ib_mr ibmr;
@@ -153,6 +161,8 @@ struct srd_mr {
 	u32 key;
 	u64 iova;
 	u64 length;
+	refcount_t refs;
+	struct completion gone;
 };
 
 /**
@@ -333,6 +343,7 @@ int srd_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		  unsigned int *sg_offset);
 int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);
+void srd_mr_put(struct srd_mr *mr);
 
 /* scif_rdma_cm.c: the connection manager */
 int srd_cm_init(void);

@@ -114,12 +114,15 @@ static int srd_sges_ok(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
 		       int access, u64 *len)
 {
 	struct srd_mr *mr;
+	bool ok;
 	u32 i;
 
 	*len = 0;
 	for (i = 0; i < n; i++) {
 		mr = srd_mr_lookup(qp->dev, sge[i].lkey, qp->ibqp.pd);
-		if (!srd_mr_ok(mr, sge[i].addr, sge[i].length, access))
+		ok = srd_mr_ok(mr, sge[i].addr, sge[i].length, access);
+		srd_mr_put(mr);
+		if (!ok)
 			return -EACCES;
 		*len += sge[i].length;
 	}
@@ -130,15 +133,17 @@ static int srd_sges_ok(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
 static int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
 			 u64 len, bool tx)
 {
+	struct srd_mr *mr;
 	u64 part;
 	u32 i;
 	int err;
 
 	for (i = 0; i < n && len; i++) {
 		part = min_t(u64, len, sge[i].length);
-		err = srd_mr_xfer(qp, srd_mr_lookup(qp->dev, sge[i].lkey,
-						    qp->ibqp.pd),
-				  sge[i].addr, part, tx);
+		mr = srd_mr_lookup(qp->dev, sge[i].lkey, qp->ibqp.pd);
+		/* Checked when posted; gone since if the consumer broke the rules. */
+		err = mr ? srd_mr_xfer(qp, mr, sge[i].addr, part, tx) : -EACCES;
+		srd_mr_put(mr);
 		if (err)
 			return err;
 		len -= part;
@@ -314,12 +319,13 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 					      IB_ACCESS_REMOTE_READ));
 	if (write && (ok ? srd_mr_xfer(qp, mr, addr, len, false) :
 			   srd_drain(qp, len)))
-		return false;
+		goto fail;
 	a.status = ok ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR;
 	a.len = ok && !write ? cpu_to_le32(len) : 0;
 	if (srd_send_hdr(qp, &a) ||
 	    (ok && !write && srd_mr_xfer(qp, mr, addr, len, true)))
-		return false;
+		goto fail;
+	srd_mr_put(mr);
 	if (!ok)
 		return false;
 	if (write && (h->flags & SRD_F_IMM)) {
@@ -330,6 +336,9 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 			     h->imm, IB_WC_WITH_IMM);
 	}
 	return true;
+fail:
+	srd_mr_put(mr);
+	return false;
 }
 
 /* ACK or READ_RESP: the answer to this side's outstanding request. */

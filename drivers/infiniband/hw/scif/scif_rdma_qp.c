@@ -351,11 +351,14 @@ enum ib_wc_status srd_reg_mr(struct srd_qp *qp, struct srd_swqe *w)
 enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key)
 {
 	struct srd_mr *mr = srd_mr_lookup(qp->dev, key, qp->ibqp.pd);
+	enum ib_wc_status st = IB_WC_LOC_PROT_ERR;
 
-	if (!mr || mr->dma)
-		return IB_WC_LOC_PROT_ERR;
-	WRITE_ONCE(mr->valid, false);
-	return IB_WC_SUCCESS;
+	if (mr && !mr->dma) {
+		WRITE_ONCE(mr->valid, false);
+		st = IB_WC_SUCCESS;
+	}
+	srd_mr_put(mr);
+	return st;
 }
 
 /**

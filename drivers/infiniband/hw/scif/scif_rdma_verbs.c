@@ -201,6 +201,8 @@ static int srd_mr_insert(struct srd_dev *dev, struct srd_mr *mr)
 
 	if (!srd_take(&dev->num_mr, SRD_MAX_MR))
 		return -ENOMEM;
+	refcount_set(&mr->refs, 1);
+	init_completion(&mr->gone);
 	err = xa_alloc_cyclic(&dev->mrs, &index, mr,
 			      XA_LIMIT(1, (1U << 24) - 1), &dev->next_mr,
 			      GFP_KERNEL_ACCOUNT);
@@ -215,24 +217,41 @@ static int srd_mr_insert(struct srd_dev *dev, struct srd_mr *mr)
 }
 
 /**
- * srd_mr_lookup() - the MR a key names, for a QP of @pd
+ * srd_mr_lookup() - the MR a key names, for a QP of @pd, referenced
  * @dev: the device
  * @key: an lkey or rkey
  * @pd: the PD the MR must belong to
  *
- * Context: process, in post_send of a QP of @pd: the consumer does not
- * deregister an MR while it posts work requests naming it (ib_core's
- * rule).  The data path, not in this slice, will have to look keys up
- * under RCU, with MRs freed after a grace period.
- * Return: the MR, or NULL if the key names none, or one of another PD.
+ * The caller drops the reference with srd_mr_put() once it is done with
+ * the MR's memory; dereg_mr waits for that.
+ *
+ * Context: any (RCU read side inside).
+ * Return: the MR, or NULL if the key names none, or one of another PD,
+ * or one being deregistered.
  */
 struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd)
 {
-	struct srd_mr *mr = xa_load(&dev->mrs, key >> 8);
+	struct srd_mr *mr;
 
-	if (!mr || READ_ONCE(mr->key) != key || mr->ibmr.pd != pd)
-		return NULL;
+	rcu_read_lock();
+	mr = xa_load(&dev->mrs, key >> 8);
+	if (mr && (READ_ONCE(mr->key) != key || mr->ibmr.pd != pd ||
+		   !refcount_inc_not_zero(&mr->refs)))
+		mr = NULL;
+	rcu_read_unlock();
 	return mr;
+}
+
+/**
+ * srd_mr_put() - drop a reference srd_mr_lookup() took
+ * @mr: the MR, or NULL
+ *
+ * Context: any.
+ */
+void srd_mr_put(struct srd_mr *mr)
+{
+	if (mr && refcount_dec_and_test(&mr->refs))
+		complete(&mr->gone);
 }
 
 /**
@@ -367,6 +386,11 @@ int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct srd_mr *mr = to_srd_mr(ibmr);
 
 	xa_erase(&dev->mrs, ibmr->lkey >> 8);
+	/* A peer's WRITE or READ in progress ends before the memory goes. */
+	srd_mr_put(mr);
+	wait_for_completion(&mr->gone);
+	/* A lookup that found it before the erase has let go of it too. */
+	synchronize_rcu();
 	atomic_dec(&dev->num_mr);
 	kfree(mr->pages);
 	kfree(mr);
