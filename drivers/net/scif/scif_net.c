@@ -17,6 +17,7 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/scif.h>
+#include <linux/scif_net.h>
 #include <linux/scif_peer_links.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
@@ -341,6 +342,25 @@ static const struct net_device_ops sn_netdev_ops = {
 	.ndo_validate_addr = eth_validate_addr,
 	.ndo_set_mac_address = eth_mac_addr,
 };
+
+/**
+ * scif_net_peer() - the peer node of a scif_net interface
+ * @ndev: any net device
+ *
+ * Context: any; @ndev must be held by the caller.
+ * Return: the SCIF node at the other end of @ndev, or -ENODEV when
+ * @ndev is not one of scif_net's.
+ */
+int scif_net_peer(const struct net_device *ndev)
+{
+	const struct sn_link *link;
+
+	if (ndev->netdev_ops != &sn_netdev_ops)
+		return -ENODEV;
+	link = netdev_priv(ndev);
+	return link->sl.peer;
+}
+EXPORT_SYMBOL_GPL(scif_net_peer);
 
 /* 02:53:4e:00:<self>:<peer>: locally administered, unique per pair. */
 static void sn_set_mac(struct net_device *ndev, u16 self, u16 peer)

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scif_rdma: an RDMA device over SCIF (Documentation/scif/rdma.rst).
+ * The objects of one device, their limits and their locking rules.
+ */
+#ifndef _SCIF_RDMA_H
+#define _SCIF_RDMA_H
+
+#include <linux/completion.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/refcount.h>
+#include <linux/scif.h>
+#include <linux/workqueue.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/iw_cm.h>
+
+#include "scif_rdma_compat.h"
+
+/* Per-device limits (rdma.rst, "Limits"); query_device reports them. */
+#define SRD_MAX_QP		256
+#define SRD_MAX_CQ		256
+#define SRD_MAX_CQE		4096
+#define SRD_MAX_MR		4096
+#define SRD_MAX_PD		256
+#define SRD_MAX_WR		1024
+#define SRD_MAX_SGE		8
+#define SRD_MAX_FR_PAGES	256
+/* The largest message and RMA a work request may move: 1 GiB. */
+#define SRD_MAX_MSG		BIT(30)
+
+/**
+ * struct srd_dev - one device, tied to one scif_net interface
+ * @ibdev: the RDMA core's device; first, as ib_alloc_device() wants
+ * @ndev: the scif_net interface (a reference held until dealloc_driver)
+ * @peer: the SCIF node at the other end of @ndev
+ * @list: in the module's device list (srd_devs, under srd_devs_lock)
+ * @qps: QP number -> struct srd_qp; xarray's own lock
+ * @mrs: MR index (key >> 8) -> struct srd_mr; xarray's own lock
+ * @num_pd: PDs allocated (bounded by SRD_MAX_PD)
+ * @num_cq: CQs allocated (bounded by SRD_MAX_CQ)
+ * @num_qp: QPs allocated (bounded by SRD_MAX_QP)
+ * @num_mr: MRs allocated (bounded by SRD_MAX_MR)
+ * @next_qpn: where the cyclic QP number allocation goes on
+ * @next_mr: where the cyclic MR index allocation goes on
+ * @cm_lock: protects @listens
+ * @listens: the iWARP CM's listens on this device (struct srd_listen)
+ *
+ * Locking: the counters are atomics; the xarrays lock themselves; an
+ * object found in an xarray is used only by a caller that owns it
+ * (ib_core serialises create/destroy against the object's other verbs).
+ */
+struct srd_dev {
+	struct ib_device ibdev;
+	struct net_device *ndev;
+	u16 peer;
+	struct list_head list;
+	struct xarray qps;
+	struct xarray mrs;
+	atomic_t num_pd;
+	atomic_t num_cq;
+	atomic_t num_qp;
+	atomic_t num_mr;
+	u32 next_qpn;
+	u32 next_mr;
+	struct mutex cm_lock;	/* @listens */
+	struct list_head listens;
+};
+
+/**
+ * struct srd_listen - an iw_create_listen
+ * @list: in the device's listens
+ * @cm_id: the listening cm_id (a reference held until iw_destroy_listen)
+ */
+struct srd_listen {
+	struct list_head list;
+	struct iw_cm_id *cm_id;
+};
+
+/**
+ * struct srd_conn - a SCIF connection between CM request and the QP
+ * @epd: the endpoint, connected to the peer's CM listener or connector
+ * @dev: the device it came through
+ */
+struct srd_conn {
+	scif_epd_t epd;
+	struct srd_dev *dev;
+};
+
+/**
+ * struct srd_pd - a protection domain: nothing beyond ib_core's
+ * @ibpd: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
+ */
+struct srd_pd {
+	struct ib_pd ibpd;
+};
+
+/**
+ * struct srd_cq - a completion queue
+ * @ibcq: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
+ * @lock: see below
+ * @wc: the ring of @size completions
+ * @size: entries in @wc (at least the asked cqe, at most SRD_MAX_CQE)
+ * @head: the oldest completion
+ * @count: completions in the ring
+ * @armed: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP: the next completion
+ *	(solicited only for IB_CQ_SOLICITED) calls the comp_handler
+ * @overrun: a completion found the ring full; the CQ is in error
+ */
+struct srd_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;	/* @wc, @head, @count, @armed, @overrun */
+	struct ib_wc *wc;
+	u32 size;
+	u32 head;
+	u32 count;
+	int armed;
+	bool overrun;
+};
+
+/**
+ * struct srd_mr - a memory region
+ * @ibmr: ib_core's part
+ * @pages: for a fast-registration MR, the page list map_mr_sg filled
+ *	(kernel virtual addresses: the device uses virtual DMA)
+ * @max_pages: entries @pages has room for
+ * @npages: entries map_mr_sg filled
+ * @dma: a get_dma_mr MR: any kernel address, local access only
+ * @valid: the keys may be used (a DMA MR always; a fast-reg MR between
+ *	IB_WR_REG_MR and IB_WR_LOCAL_INV)
+ * @access: IB_ACCESS_* the last IB_WR_REG_MR gave
+ * @key: the key in effect: the one the last IB_WR_REG_MR gave (the
+ *	consumer changes ibmr's keys with ib_update_fast_reg_key before
+ *	posting it), index << 8 before that
+ * @iova: the first byte's address, as the last IB_WR_REG_MR mapped it
+ * @length: bytes the last IB_WR_REG_MR mapped
+ * @refs: one for the device's table (dropped by dereg_mr), one for each
+ *	user of a key found by srd_mr_lookup() (the data path, while it
+ *	moves the bytes; dropped by srd_mr_put())
+ * @gone: completed when @refs drops to zero; dereg_mr waits for it
+ *	before it frees the MR, so that a peer's WRITE or READ in progress
+ *	never touches a freed MR
+ *
+ * Locking: @valid and @access change only in post_send of a QP of the
+ * MR's PD (the consumer orders those work requests, as verbs require);
+ * they are read with READ_ONCE by the data path.  A reference is taken
+ * under RCU from a non-zero count; dereg_mr frees the MR after an RCU
+ * grace period.
+ */
+struct srd_mr {
+	struct ib_mr ibmr;
+	u64 *pages;
+	u32 max_pages;
+	u32 npages;
+	bool dma;
+	bool valid;
+	int access;
+	u32 key;
+	u64 iova;
+	u64 length;
+	refcount_t refs;
+	struct completion gone;
+};
+
+/**
+ * struct srd_rqe - a posted receive work request
+ * @wr_id: the consumer's id
+ * @num_sge: entries used in @sge
+ * @sge: the scatter list
+ */
+struct srd_rqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct ib_sge sge[SRD_MAX_SGE];
+};
+
+/**
+ * struct srd_swqe - a posted send work request, as the send worker needs it
+ * @wr_id: the consumer's id
+ * @opcode: IB_WR_*
+ * @signaled: completes even when successful
+ * @num_sge: entries used in @sge
+ * @sge: the gather list (the scatter list of an RDMA READ)
+ * @imm: the immediate data (network order)
+ * @remote_addr: RDMA WRITE/READ: the address in the peer's MR
+ * @rkey: RDMA WRITE/READ: the peer's key; LOCAL_INV: the key
+ * @reg_mr: REG_MR: the MR
+ * @reg_key: REG_MR: the key it gets
+ * @reg_access: REG_MR: the access it gets
+ */
+struct srd_swqe {
+	u64 wr_id;
+	enum ib_wr_opcode opcode;
+	bool signaled;
+	u32 num_sge;
+	struct ib_sge sge[SRD_MAX_SGE];
+	__be32 imm;
+	u64 remote_addr;
+	u32 rkey;
+	struct ib_mr *reg_mr;
+	u32 reg_key;
+	int reg_access;
+};
+
+/**
+ * struct srd_qp - a reliable-connected queue pair
+ * @ibqp: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
+ * @dev: the device
+ * @lock: see below; not held while a completion is added
+ * @state: IB_QPS_*
+ * @sig_all: every send work request completes (IB_SIGNAL_ALL_WR)
+ * @max_send_wr: send queue depth
+ * @max_recv_wr: receive queue depth
+ * @access: IB_ACCESS_* of modify_qp's IB_QP_ACCESS_FLAGS (WRITE_ONCE/READ_ONCE)
+ * @max_send_sge: gather entries per send work request
+ * @max_recv_sge: scatter entries per receive work request
+ * @rq: the receive ring of @max_recv_wr entries
+ * @rq_head: the oldest posted receive
+ * @rq_count: receives posted and not yet completed
+ * @sq: the send ring of @max_send_wr entries (under @lock)
+ * @sq_head: the oldest send work request not yet done
+ * @sq_count: send work requests posted and not yet done
+ * @tx_work: the send worker: takes @sq in order (one at a time)
+ * @epd: the SCIF connection once connected (set before @rx starts,
+ *	closed by the receive thread when it ends)
+ * @cm_id: the connection's cm_id (a reference held until the CLOSE
+ *	event), NULL if never connected
+ * @closing: the connection is to end (disconnect, ERROR, destroy)
+ * @rx_done: completed when the receive thread has ended (or never ran)
+ * @resp: the answer to the outstanding RDMA WRITE or READ (the send
+ *	worker waits for it; the receive thread completes it)
+ * @resp_status: that answer's IB_WC_* status
+ * @resp_wqe: the outstanding READ, for the receive thread to scatter
+ * @resp_mutex: held by the receive thread while it takes an answer, and
+ *	by the send worker to give up waiting for one (@resp_wqe)
+ * @iw_refs: references of the iWARP CM (iw_add_ref/iw_rem_ref) plus
+ *	one of the QP's own, dropped by destroy_qp
+ * @iw_done: completed when @iw_refs reaches zero; destroy_qp waits for
+ *	it, since ib_core frees the QP when destroy_qp returns
+ */
+struct srd_qp {
+	struct ib_qp ibqp;
+	struct srd_dev *dev;
+	spinlock_t lock;	/* @state (read also locklessly), @rq, @rq_head, @rq_count */
+	enum ib_qp_state state;
+	bool sig_all;
+	u32 max_send_wr;
+	u32 max_recv_wr;
+	int access;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	struct srd_rqe *rq;
+	u32 rq_head;
+	u32 rq_count;
+	struct srd_swqe *sq;
+	u32 sq_head;
+	u32 sq_count;
+	struct work_struct tx_work;
+	scif_epd_t epd;
+	struct iw_cm_id *cm_id;
+	bool closing;
+	struct completion rx_done;
+	struct completion resp;
+	int resp_status;
+	struct srd_swqe *resp_wqe;
+	struct mutex resp_mutex;	/* see above */
+	refcount_t iw_refs;
+	struct completion iw_done;
+};
+
+/* The frame header on a QP's connection (scif_rdma_data.c). */
+enum srd_frame_type {
+	SRD_F_SEND = 1,
+	SRD_F_WRITE,
+	SRD_F_READ_REQ,
+	SRD_F_READ_RESP,
+	SRD_F_ACK,
+};
+
+#define SRD_F_IMM	0x1
+
+/**
+ * struct srd_hdr - a frame's header (every field from the peer is hostile)
+ * @type: enum srd_frame_type
+ * @flags: SRD_F_IMM
+ * @status: ACK and READ_RESP: IB_WC_SUCCESS or the responder's error
+ * @rsvd: zero
+ * @imm: the immediate data, network order
+ * @len: payload bytes that follow (SEND, WRITE, READ_RESP), or bytes to
+ *	read (READ_REQ)
+ * @rkey: WRITE, READ_REQ: the responder's MR key
+ * @addr: WRITE, READ_REQ: the address in that MR
+ */
+struct srd_hdr {
+	u8 type;
+	u8 flags;
+	u8 status;
+	u8 rsvd;
+	__be32 imm;
+	__le32 len;
+	__le32 rkey;
+	__le64 addr;
+};
+
+static inline struct srd_dev *to_srd_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct srd_dev, ibdev);
+}
+
+static inline struct srd_cq *to_srd_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct srd_cq, ibcq);
+}
+
+static inline struct srd_mr *to_srd_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct srd_mr, ibmr);
+}
+
+static inline struct srd_qp *to_srd_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct srd_qp, ibqp);
+}
+
+/* scif_rdma_verbs.c: PD, CQ, MR */
+int srd_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int srd_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		  SRD_CQ_UDATA_T *udata);
+int srd_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int srd_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int srd_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+bool srd_cq_add(struct srd_cq *cq, const struct ib_wc *wc);
+struct ib_mr *srd_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *srd_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			      u64 virt, int access, struct ib_udata *udata);
+struct ib_mr *srd_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			   u32 max_num_sg);
+int srd_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset);
+int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);
+void srd_mr_put(struct srd_mr *mr);
+
+/* scif_rdma_cm.c: the connection manager */
+int srd_cm_init(void);
+void srd_cm_exit(void);
+int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p);
+int srd_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p);
+int srd_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 len);
+int srd_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
+int srd_iw_destroy_listen(struct iw_cm_id *cm_id);
+struct srd_dev *srd_dev_of_peer(u16 node);
+
+/* scif_rdma_data.c: the data path of a connected QP */
+int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx);
+int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
+		     struct iw_cm_id *cm_id);
+void srd_tx_work(struct work_struct *work);
+void srd_qp_close(struct srd_qp *qp);
+
+/* scif_rdma_qp.c: QP, work requests, the iWARP CM's QP callbacks */
+int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		  struct ib_udata *udata);
+int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata);
+int srd_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init);
+int srd_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int srd_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr);
+int srd_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad_wr);
+void srd_iw_add_ref(struct ib_qp *ibqp);
+void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
+		  enum ib_wc_opcode opcode, enum ib_wc_status status, u32 len,
+		  __be32 imm, int flags);
+enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op);
+int srd_set_state(struct srd_qp *qp, enum ib_qp_state state);
+bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe);
+enum ib_wc_status srd_reg_mr(struct srd_qp *qp, struct srd_swqe *w);
+enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key);
+void srd_iw_rem_ref(struct ib_qp *ibqp);
+struct ib_qp *srd_iw_get_qp(struct ib_device *ibdev, int qpn);
+
+#endif /* _SCIF_RDMA_H */

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif_rdma: the iWARP connection manager's SCIF side (rdma.rst, "QP
+ * and connection manager").  A listener thread on SCIF port 702
+ * accepts connectors bound to a privileged port only; a CONNECT
+ * message carries the IPv4 4-tuple and the private data; the answer
+ * (ACCEPT or REJECT) comes back on the same endpoint, which becomes the
+ * QP's connection.
+ */
+
+#include <linux/in.h>
+#include <linux/kthread.h>
+#include <linux/slab.h>
+#include <rdma/iw_cm.h>
+
+#include "scif_rdma.h"
+
+#define SRD_CM_PORT		702
+#define SRD_PORT_TOP		767
+#define SRD_PORT_BOTTOM		512
+#define SRD_CM_MAGIC		0x53524443	/* "SRDC" */
+#define SRD_CM_PDATA		196
+#define SRD_CM_WAIT_MS		10000
+
+enum { SRD_CM_CONNECT = 1, SRD_CM_ACCEPT, SRD_CM_REJECT };
+
+/**
+ * struct srd_cm_msg - the CM's one message (fixed size; hostile)
+ * @magic: SRD_CM_MAGIC, little endian
+ * @type: SRD_CM_CONNECT, SRD_CM_ACCEPT or SRD_CM_REJECT
+ * @pdata_len: bytes used in @pdata (at most SRD_CM_PDATA)
+ * @ord: the sender's outbound RDMA READ depth
+ * @ird: the sender's inbound RDMA READ depth
+ * @saddr: CONNECT: the connector's IPv4 address (network order)
+ * @daddr: CONNECT: the address it connects to
+ * @sport: CONNECT: the connector's port (network order)
+ * @dport: CONNECT: the port it connects to
+ * @pdata: the private data
+ */
+struct srd_cm_msg {
+	__le32 magic;
+	u8 type;
+	u8 pdata_len;
+	u8 ord;
+	u8 ird;
+	__be32 saddr;
+	__be32 daddr;
+	__be16 sport;
+	__be16 dport;
+	u8 pdata[SRD_CM_PDATA];
+};
+
+static struct task_struct *srd_listener;
+static scif_epd_t srd_listen_epd;
+
+/*
+ * Send or receive the whole message within SRD_CM_WAIT_MS: a peer that
+ * sends part of it and stalls is given up on then.
+ */
+static int srd_cm_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(SRD_CM_WAIT_MS);
+	struct scif_pollepd pe = { .epd = epd,
+				   .events = tx ? EPOLLOUT : EPOLLIN };
+	int done = 0, n;
+
+	while (done < sizeof(*m)) {
+		n = tx ? scif_send(epd, (void *)m + done, sizeof(*m) - done, 0) :
+			 scif_recv(epd, (void *)m + done, sizeof(*m) - done, 0);
+		if (n < 0)
+			return n;
+		done += n;
+		if (n)
+			continue;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		n = scif_poll(&pe, 1, 100);
+		if (n < 0)
+			return n;
+		if (n && !(pe.revents & pe.events))
+			return -ECONNRESET;
+	}
+	if (!tx && (m->magic != cpu_to_le32(SRD_CM_MAGIC) ||
+		    m->pdata_len > SRD_CM_PDATA))
+		return -EPROTO;
+	return 0;
+}
+
+static void srd_cm_event(struct iw_cm_id *cm_id, enum iw_cm_event_type type,
+			 int status, const struct srd_cm_msg *m, void *provider)
+{
+	struct iw_cm_event ev = {
+		.event = type,
+		.status = status,
+		.local_addr = cm_id->m_local_addr,
+		.remote_addr = cm_id->m_remote_addr,
+		.provider_data = provider,
+	};
+
+	if (m && m->pdata_len) {
+		ev.private_data = (void *)m->pdata;
+		ev.private_data_len = m->pdata_len;
+	}
+	if (m) {
+		ev.ord = m->ord;
+		ev.ird = m->ird;
+	}
+	cm_id->event_handler(cm_id, &ev);
+}
+
+static void srd_cm_fill(struct srd_cm_msg *m, u8 type, const void *pdata,
+			u8 len)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = cpu_to_le32(SRD_CM_MAGIC);
+	m->type = type;
+	m->ord = 1;
+	m->ird = 1;
+	m->pdata_len = len;
+	if (len)
+		memcpy(m->pdata, pdata, len);
+}
+
+static struct srd_qp *srd_cm_qp(struct iw_cm_id *cm_id, u32 qpn)
+{
+	struct ib_qp *ibqp = srd_iw_get_qp(cm_id->device, qpn);
+
+	return ibqp ? to_srd_qp(ibqp) : NULL;
+}
+
+/**
+ * srd_iw_connect() - the iw_connect verb: connect to the peer's CM
+ * @cm_id: the active side's cm_id (IPv4 addresses)
+ * @p: the QP number and the private data
+ *
+ * Done here, in the caller's process context: connect, send CONNECT,
+ * wait at most SRD_CM_WAIT_MS for the answer, then CONNECT_REPLY.
+ *
+ * Context: process; sleeps.
+ * Return: 0 (the outcome is in the CONNECT_REPLY event), or -errno
+ * (no event).
+ */
+int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
+{
+	struct sockaddr_in *src = (struct sockaddr_in *)&cm_id->m_local_addr;
+	struct sockaddr_in *dst = (struct sockaddr_in *)&cm_id->m_remote_addr;
+	struct srd_dev *dev = to_srd_dev(cm_id->device);
+	struct scif_port_id to = { .node = dev->peer, .port = SRD_CM_PORT };
+	struct srd_qp *qp = srd_cm_qp(cm_id, p->qpn);
+	struct srd_cm_msg *m;
+	scif_epd_t epd;
+	int port, err;
+
+	if (!qp || src->sin_family != AF_INET || dst->sin_family != AF_INET ||
+	    p->private_data_len > SRD_CM_PDATA)
+		return -EINVAL;
+	m = kmalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	err = -ENOMEM;
+	epd = scif_open();
+	if (!epd)
+		goto free;
+	for (port = SRD_PORT_TOP, err = -EINVAL;
+	     port >= SRD_PORT_BOTTOM && err == -EINVAL; port--)
+		err = scif_bind(epd, port);
+	if (err < 0)
+		goto close;
+	err = scif_connect(epd, &to);
+	if (err < 0)
+		goto close;
+	srd_cm_fill(m, SRD_CM_CONNECT, p->private_data, p->private_data_len);
+	m->saddr = src->sin_addr.s_addr;
+	m->daddr = dst->sin_addr.s_addr;
+	m->sport = src->sin_port;
+	m->dport = dst->sin_port;
+	err = srd_cm_xfer(epd, m, true);
+	if (!err)
+		err = srd_cm_xfer(epd, m, false);
+	if (!err && m->type != SRD_CM_ACCEPT)
+		err = -ECONNREFUSED;
+	cm_id->add_ref(cm_id);
+	if (!err)
+		err = srd_qp_connected(qp, epd, cm_id);
+	srd_cm_event(cm_id, IW_CM_EVENT_CONNECT_REPLY,
+		     err ? -ECONNREFUSED : 0, m, NULL);
+	if (err) {
+		cm_id->rem_ref(cm_id);
+		scif_close(epd);
+	}
+	kfree(m);
+	return 0;
+close:
+	scif_close(epd);
+free:
+	kfree(m);
+	return err;
+}
+
+/**
+ * srd_iw_accept() - the iw_accept verb: answer ACCEPT, connect the QP
+ * @cm_id: the child cm_id of the CONNECT_REQUEST (provider_data: ours)
+ * @p: the QP number and the private data
+ *
+ * Context: process; sleeps.
+ * Return: 0 (ESTABLISHED follows), or -errno (the request is refused).
+ */
+int srd_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
+{
+	struct srd_conn *conn = cm_id->provider_data;
+	struct srd_qp *qp = srd_cm_qp(cm_id, p->qpn);
+	struct srd_cm_msg *m;
+	int err = -EINVAL;
+
+	cm_id->provider_data = NULL;
+	if (!conn)
+		return -EINVAL;
+	m = kmalloc(sizeof(*m), GFP_KERNEL);
+	if (!m) {
+		err = -ENOMEM;
+		goto close;
+	}
+	if (!qp || p->private_data_len > SRD_CM_PDATA)
+		goto close;
+	srd_cm_fill(m, SRD_CM_ACCEPT, p->private_data, p->private_data_len);
+	err = srd_cm_xfer(conn->epd, m, true);
+	if (err)
+		goto close;
+	cm_id->add_ref(cm_id);
+	err = srd_qp_connected(qp, conn->epd, cm_id);
+	if (err) {
+		cm_id->rem_ref(cm_id);
+		goto close;
+	}
+	srd_cm_event(cm_id, IW_CM_EVENT_ESTABLISHED, 0, NULL, NULL);
+	kfree(m);
+	kfree(conn);
+	return 0;
+close:
+	kfree(m);
+	scif_close(conn->epd);
+	kfree(conn);
+	return err;
+}
+
+/**
+ * srd_iw_reject() - the iw_reject verb: answer REJECT and close
+ * @cm_id: the child cm_id of the CONNECT_REQUEST
+ * @pdata: private data for the connector
+ * @len: its length
+ *
+ * Context: process; sleeps.
+ * Return: 0, or -EINVAL if the request was already answered.
+ */
+int srd_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 len)
+{
+	struct srd_conn *conn = cm_id->provider_data;
+	struct srd_cm_msg *m;
+
+	cm_id->provider_data = NULL;
+	if (!conn)
+		return -EINVAL;
+	m = kmalloc(sizeof(*m), GFP_KERNEL);
+	if (m) {
+		srd_cm_fill(m, SRD_CM_REJECT, pdata, min_t(u8, len, SRD_CM_PDATA));
+		srd_cm_xfer(conn->epd, m, true);
+		kfree(m);
+	}
+	scif_close(conn->epd);
+	kfree(conn);
+	return 0;
+}
+
+/**
+ * srd_iw_create_listen() - the iw_create_listen verb
+ * @cm_id: the listening cm_id (its m_local_addr: address and port)
+ * @backlog: unused (the SCIF listener's backlog applies)
+ *
+ * Context: process.
+ * Return: 0, or -ENOMEM.
+ */
+int srd_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
+{
+	struct srd_dev *dev = to_srd_dev(cm_id->device);
+	struct srd_listen *l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
+
+	if (!l)
+		return -ENOMEM;
+	cm_id->add_ref(cm_id);
+	l->cm_id = cm_id;
+	mutex_lock(&dev->cm_lock);
+	list_add_tail(&l->list, &dev->listens);
+	mutex_unlock(&dev->cm_lock);
+	return 0;
+}
+
+/**
+ * srd_iw_destroy_listen() - the iw_destroy_listen verb
+ * @cm_id: the listening cm_id
+ *
+ * Context: process.
+ * Return: 0.
+ */
+int srd_iw_destroy_listen(struct iw_cm_id *cm_id)
+{
+	struct srd_dev *dev = to_srd_dev(cm_id->device);
+	struct srd_listen *l, *found = NULL;
+
+	mutex_lock(&dev->cm_lock);
+	list_for_each_entry(l, &dev->listens, list) {
+		if (l->cm_id == cm_id) {
+			list_del(&l->list);
+			found = l;
+			break;
+		}
+	}
+	mutex_unlock(&dev->cm_lock);
+	if (found) {
+		cm_id->rem_ref(cm_id);
+		kfree(found);
+	}
+	return 0;
+}
+
+static bool srd_listen_matches(struct iw_cm_id *cm_id,
+			       const struct srd_cm_msg *m)
+{
+	struct sockaddr_in *a = (struct sockaddr_in *)&cm_id->m_local_addr;
+
+	return a->sin_family == AF_INET && a->sin_port == m->dport &&
+	       (a->sin_addr.s_addr == htonl(INADDR_ANY) ||
+		a->sin_addr.s_addr == m->daddr);
+}
+
+/* A CONNECT from @node: to the matching listen, or refused (false). */
+static bool srd_cm_request(struct srd_conn *conn, u16 node,
+			   struct srd_cm_msg *m)
+{
+	struct iw_cm_event ev = { .event = IW_CM_EVENT_CONNECT_REQUEST };
+	struct sockaddr_in *la = (struct sockaddr_in *)&ev.local_addr;
+	struct sockaddr_in *ra = (struct sockaddr_in *)&ev.remote_addr;
+	struct srd_dev *dev = srd_dev_of_peer(node);
+	struct iw_cm_id *cm_id = NULL;
+	struct srd_listen *l;
+	int err = -ECONNREFUSED;
+
+	if (!dev)
+		return false;
+	conn->dev = dev;
+	la->sin_family = AF_INET;
+	la->sin_addr.s_addr = m->daddr;
+	la->sin_port = m->dport;
+	ra->sin_family = AF_INET;
+	ra->sin_addr.s_addr = m->saddr;
+	ra->sin_port = m->sport;
+	ev.private_data = m->pdata_len ? m->pdata : NULL;
+	ev.private_data_len = m->pdata_len;
+	ev.ord = 1;
+	ev.ird = 1;
+	ev.provider_data = conn;
+	mutex_lock(&dev->cm_lock);
+	list_for_each_entry(l, &dev->listens, list) {
+		if (srd_listen_matches(l->cm_id, m)) {
+			cm_id = l->cm_id;
+			/* The event is queued by iw_cm; not called back here. */
+			err = cm_id->event_handler(cm_id, &ev);
+			break;
+		}
+	}
+	mutex_unlock(&dev->cm_lock);
+	ib_device_put(&dev->ibdev);
+	return !err;
+}
+
+/* Read the CONNECT of an accepted endpoint and hand it to a listen. */
+static void srd_cm_accepted(scif_epd_t epd, u16 node)
+{
+	struct srd_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	struct srd_cm_msg *m = kmalloc(sizeof(*m), GFP_KERNEL);
+
+	if (!conn || !m || srd_cm_xfer(epd, m, false) ||
+	    m->type != SRD_CM_CONNECT)
+		goto refuse;
+	conn->epd = epd;
+	if (srd_cm_request(conn, node, m)) {
+		kfree(m);
+		return;
+	}
+	srd_cm_fill(m, SRD_CM_REJECT, NULL, 0);
+	srd_cm_xfer(epd, m, true);
+refuse:
+	kfree(m);
+	kfree(conn);
+	scif_close(epd);
+}
+
+static int srd_listen_thread(void *arg)
+{
+	struct scif_pollepd pe = { .epd = srd_listen_epd, .events = EPOLLIN };
+	struct scif_port_id peer;
+	scif_epd_t epd;
+
+	while (!kthread_should_stop()) {
+		if (scif_poll(&pe, 1, 200) <= 0)
+			continue;
+		if (scif_accept(pe.epd, &peer, &epd, 0))
+			continue;
+		if (peer.port && peer.port < SCIF_ADMIN_PORT_END)
+			srd_cm_accepted(epd, peer.node);
+		else
+			scif_close(epd);
+	}
+	return 0;
+}
+
+/**
+ * srd_cm_init() - start the CM's listener on SCIF port 702
+ *
+ * Context: process (module init).
+ * Return: 0 or -errno.
+ */
+int srd_cm_init(void)
+{
+	int err;
+
+	srd_listen_epd = scif_open();
+	if (!srd_listen_epd)
+		return -ENOMEM;
+	err = scif_bind(srd_listen_epd, SRD_CM_PORT);
+	if (err >= 0)
+		err = scif_listen(srd_listen_epd, SCIF_MAX_NODES);
+	if (err < 0)
+		goto close;
+	srd_listener = kthread_run(srd_listen_thread, NULL, "srd_cm_listen");
+	if (IS_ERR(srd_listener)) {
+		err = PTR_ERR(srd_listener);
+		goto close;
+	}
+	return 0;
+close:
+	scif_close(srd_listen_epd);
+	return err;
+}
+
+/**
+ * srd_cm_exit() - stop the listener
+ *
+ * Context: process (module exit).
+ */
+void srd_cm_exit(void)
+{
+	kthread_stop(srd_listener);
+	scif_close(srd_listen_epd);
+}

@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif_rdma: the data path of a connected QP (rdma.rst, "Data path").
+ *
+ * The send worker takes the send ring in order: SEND is one frame;
+ * RDMA WRITE is one frame the responder checks and copies into its MR,
+ * then answers (ACK); RDMA READ is a request the responder checks and
+ * answers with the bytes (READ_RESP).  The receive thread reads the
+ * frames, each field checked before use, and ends the connection on
+ * any error.  Both move bytes with SCIF messages (scif_send/scif_recv)
+ * in this slice, not yet SCIF RMA.
+ */
+
+#include <linux/kthread.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+
+#include "scif_rdma.h"
+
+/* How long one wait on the connection lasts before the QP is checked. */
+#define SRD_POLL_MS	100
+/* How long a requester waits for a responder's answer. */
+#define SRD_RESP_MS	10000
+
+/**
+ * srd_xfer() - move @len bytes over a QP's connection
+ * @qp: the QP (its @closing ends the wait), or NULL
+ * @epd: the endpoint
+ * @buf: the bytes
+ * @len: how many
+ * @tx: send, else receive
+ *
+ * Context: process; sleeps.
+ * Return: 0, -ECONNABORTED if the QP closes first, or SCIF's error.
+ */
+int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx)
+{
+	struct scif_pollepd pe = { .epd = epd,
+				   .events = tx ? EPOLLOUT : EPOLLIN };
+	int done = 0, n;
+
+	while (done < len) {
+		n = tx ? scif_send(epd, buf + done, len - done, 0) :
+			 scif_recv(epd, buf + done, len - done, 0);
+		if (n < 0)
+			return n;
+		done += n;
+		if (n)
+			continue;
+		if (qp && READ_ONCE(qp->closing))
+			return -ECONNABORTED;
+		n = scif_poll(&pe, 1, SRD_POLL_MS);
+		if (n < 0)
+			return n;
+		/* Bytes the peer sent before it closed are still read. */
+		if (n && !(pe.revents & pe.events) &&
+		    (pe.revents & (EPOLLERR | EPOLLHUP)))
+			return -ECONNRESET;
+	}
+	return 0;
+}
+
+/*
+ * The kernel address of @addr in @mr for up to *@len bytes (shortened to
+ * what is contiguous); the caller checked the bounds.
+ */
+static void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len)
+{
+	u64 psz, abs;
+	void *kva;
+
+	if (mr->dma)
+		return (void *)(uintptr_t)addr;
+	psz = mr->ibmr.page_size;
+	abs = (mr->iova & (psz - 1)) + (addr - mr->iova);
+	kva = (void *)(uintptr_t)mr->pages[abs / psz] + abs % psz;
+	*len = min(*len, psz - abs % psz);
+	return kva;
+}
+
+/* @mr allows @access to [@addr, @addr + @len). */
+static bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access)
+{
+	if (!mr || !READ_ONCE(mr->valid) || (access & ~mr->access & ~IB_ACCESS_LOCAL_WRITE))
+		return false;
+	if (mr->dma)
+		return !(access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE));
+	return len <= mr->length && addr >= mr->iova &&
+	       addr - mr->iova <= mr->length - len;
+}
+
+/* Move [@addr, @addr + @len) of @mr over the connection. */
+static int srd_mr_xfer(struct srd_qp *qp, struct srd_mr *mr, u64 addr,
+		       u64 len, bool tx)
+{
+	u64 chunk;
+	void *kva;
+	int err;
+
+	while (len) {
+		chunk = min_t(u64, len, SZ_1M);
+		kva = srd_mr_kva(mr, addr, &chunk);	/* shortens chunk */
+		err = srd_xfer(qp, qp->epd, kva, chunk, tx);
+		if (err)
+			return err;
+		addr += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/* The local SGEs of a work request: their MRs, checked; total in *@len. */
+static int srd_sges_ok(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
+		       int access, u64 *len)
+{
+	struct srd_mr *mr;
+	bool ok;
+	u32 i;
+
+	*len = 0;
+	for (i = 0; i < n; i++) {
+		mr = srd_mr_lookup(qp->dev, sge[i].lkey, qp->ibqp.pd);
+		ok = srd_mr_ok(mr, sge[i].addr, sge[i].length, access);
+		srd_mr_put(mr);
+		if (!ok)
+			return -EACCES;
+		*len += sge[i].length;
+	}
+	return *len > SRD_MAX_MSG ? -EMSGSIZE : 0;
+}
+
+/* Move @len bytes between the connection and the SGEs, in order. */
+static int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
+			 u64 len, bool tx)
+{
+	struct srd_mr *mr;
+	u64 part;
+	u32 i;
+	int err;
+
+	for (i = 0; i < n && len; i++) {
+		part = min_t(u64, len, sge[i].length);
+		mr = srd_mr_lookup(qp->dev, sge[i].lkey, qp->ibqp.pd);
+		/* Checked when posted; gone since if the consumer broke the rules. */
+		err = mr ? srd_mr_xfer(qp, mr, sge[i].addr, part, tx) : -EACCES;
+		srd_mr_put(mr);
+		if (err)
+			return err;
+		len -= part;
+	}
+	return 0;
+}
+
+/* Read and drop @len bytes (a frame that cannot be taken). */
+static int srd_drain(struct srd_qp *qp, u64 len)
+{
+	static u8 sink[256];
+	int err;
+
+	while (len) {
+		u32 n = min_t(u64, len, sizeof(sink));
+
+		err = srd_xfer(qp, qp->epd, sink, n, false);
+		if (err)
+			return err;
+		len -= n;
+	}
+	return 0;
+}
+
+static int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h)
+{
+	return srd_xfer(qp, qp->epd, h, sizeof(*h), true);
+}
+
+/*
+ * The requester waits for the responder's answer to a WRITE or READ.
+ * Giving up ends the connection, and no late answer can then reach the
+ * work request's memory (@resp_wqe cleared under @resp_mutex).
+ */
+static enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(SRD_RESP_MS);
+	enum ib_wc_status st = IB_WC_WR_FLUSH_ERR;
+
+	while (!wait_for_completion_timeout(&qp->resp,
+					    msecs_to_jiffies(SRD_POLL_MS))) {
+		if (time_after(jiffies, end))
+			st = IB_WC_RESP_TIMEOUT_ERR;
+		if (READ_ONCE(qp->closing) || st != IB_WC_WR_FLUSH_ERR) {
+			WRITE_ONCE(qp->closing, true);
+			mutex_lock(&qp->resp_mutex);
+			WRITE_ONCE(qp->resp_wqe, NULL);
+			mutex_unlock(&qp->resp_mutex);
+			return st;
+		}
+	}
+	return qp->resp_status;
+}
+
+/* One data work request on the connection: its completion status. */
+static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
+{
+	bool read = w->opcode == IB_WR_RDMA_READ;
+	struct srd_hdr h = { .imm = w->imm };
+	u64 len;
+
+	if (srd_sges_ok(qp, w->sge, w->num_sge,
+			read ? IB_ACCESS_LOCAL_WRITE : 0, &len))
+		return IB_WC_LOC_PROT_ERR;
+	h.len = cpu_to_le32(len);
+	h.rkey = cpu_to_le32(w->rkey);
+	h.addr = cpu_to_le64(w->remote_addr);
+	if (w->opcode == IB_WR_SEND_WITH_IMM ||
+	    w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		h.flags = SRD_F_IMM;
+	if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM)
+		h.type = SRD_F_SEND;
+	else if (read)
+		h.type = SRD_F_READ_REQ;
+	else
+		h.type = SRD_F_WRITE;
+	mutex_lock(&qp->resp_mutex);
+	reinit_completion(&qp->resp);
+	qp->resp_wqe = read ? w : NULL;
+	mutex_unlock(&qp->resp_mutex);
+	if (srd_send_hdr(qp, &h) ||
+	    (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true)))
+		return IB_WC_WR_FLUSH_ERR;
+	if (h.type == SRD_F_SEND)
+		return IB_WC_SUCCESS;
+	return srd_wait_resp(qp);
+}
+
+/**
+ * srd_tx_work() - the send worker: do the send ring's work requests
+ * @work: the QP's tx_work
+ *
+ * Context: a workqueue; sleeps.  Never runs twice at once for a QP.
+ */
+void srd_tx_work(struct work_struct *work)
+{
+	struct srd_qp *qp = container_of(work, struct srd_qp, tx_work);
+	enum ib_wc_status st;
+	struct srd_swqe *w;
+	unsigned long flags;
+
+	for (;;) {
+		spin_lock_irqsave(&qp->lock, flags);
+		if (!qp->sq_count) {
+			spin_unlock_irqrestore(&qp->lock, flags);
+			return;
+		}
+		w = &qp->sq[qp->sq_head];
+		st = qp->state == IB_QPS_ERR ? IB_WC_WR_FLUSH_ERR : IB_WC_SUCCESS;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (st == IB_WC_SUCCESS) {
+			if (w->opcode == IB_WR_REG_MR)
+				st = srd_reg_mr(qp, w);
+			else if (w->opcode == IB_WR_LOCAL_INV)
+				st = srd_local_inv(qp, w->rkey);
+			else if (!READ_ONCE(qp->epd))
+				st = IB_WC_WR_FLUSH_ERR;
+			else
+				st = srd_do_data(qp, w);
+		}
+		if (st != IB_WC_SUCCESS || w->signaled)
+			srd_complete(&qp->ibqp, qp->ibqp.send_cq, w->wr_id,
+				     srd_wc_opcode(w->opcode), st, 0, 0, 0);
+		spin_lock_irqsave(&qp->lock, flags);
+		qp->sq_head = (qp->sq_head + 1) % qp->max_send_wr;
+		qp->sq_count--;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (st != IB_WC_SUCCESS && st != IB_WC_WR_FLUSH_ERR)
+			srd_set_state(qp, IB_QPS_ERR);
+	}
+}
+
+/* SEND: into the next posted receive; false ends the connection. */
+static bool srd_rx_send(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
+{
+	int flags = (h->flags & SRD_F_IMM) ? IB_WC_WITH_IMM : 0;
+	struct srd_rqe rqe;
+	u64 room;
+
+	if (!srd_rq_pop(qp, &rqe)) {
+		srd_drain(qp, len);
+		return false;	/* RNR: iWARP has no retry, the QP fails */
+	}
+	if (srd_sges_ok(qp, rqe.sge, rqe.num_sge, IB_ACCESS_LOCAL_WRITE,
+			&room) || len > room) {
+		srd_drain(qp, len);
+		srd_complete(&qp->ibqp, qp->ibqp.recv_cq, rqe.wr_id, IB_WC_RECV,
+			     len > room ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR,
+			     0, 0, 0);
+		return false;
+	}
+	if (srd_sges_xfer(qp, rqe.sge, rqe.num_sge, len, false))
+		return false;
+	srd_complete(&qp->ibqp, qp->ibqp.recv_cq, rqe.wr_id, IB_WC_RECV,
+		     IB_WC_SUCCESS, len, h->imm, flags);
+	return true;
+}
+
+/* WRITE or READ_REQ: check the key, then move the bytes and answer. */
+static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
+{
+	bool write = h->type == SRD_F_WRITE;
+	u64 addr = le64_to_cpu(h->addr);
+	struct srd_hdr a = { .type = write ? SRD_F_ACK : SRD_F_READ_RESP };
+	struct srd_mr *mr;
+	struct srd_rqe rqe;
+	bool ok;
+
+	mr = srd_mr_lookup(qp->dev, le32_to_cpu(h->rkey), qp->ibqp.pd);
+	ok = srd_mr_ok(mr, addr, len, write ? IB_ACCESS_REMOTE_WRITE :
+						IB_ACCESS_REMOTE_READ) &&
+	     (READ_ONCE(qp->access) & (write ? IB_ACCESS_REMOTE_WRITE :
+					      IB_ACCESS_REMOTE_READ));
+	if (write && (ok ? srd_mr_xfer(qp, mr, addr, len, false) :
+			   srd_drain(qp, len)))
+		goto fail;
+	a.status = ok ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR;
+	a.len = ok && !write ? cpu_to_le32(len) : 0;
+	if (srd_send_hdr(qp, &a) ||
+	    (ok && !write && srd_mr_xfer(qp, mr, addr, len, true)))
+		goto fail;
+	srd_mr_put(mr);
+	if (!ok)
+		return false;
+	if (write && (h->flags & SRD_F_IMM)) {
+		if (!srd_rq_pop(qp, &rqe))
+			return false;
+		srd_complete(&qp->ibqp, qp->ibqp.recv_cq, rqe.wr_id,
+			     IB_WC_RECV_RDMA_WITH_IMM, IB_WC_SUCCESS, len,
+			     h->imm, IB_WC_WITH_IMM);
+	}
+	return true;
+fail:
+	srd_mr_put(mr);
+	return false;
+}
+
+/* ACK or READ_RESP: the answer to this side's outstanding request. */
+static bool srd_rx_resp(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
+{
+	bool read = h->type == SRD_F_READ_RESP;
+	struct srd_swqe *w;
+	bool ok = false;
+	u64 want = 0;
+
+	mutex_lock(&qp->resp_mutex);
+	w = qp->resp_wqe;
+	if (read != !!w || completion_done(&qp->resp))
+		goto out;	/* an answer nobody asked for */
+	if (read)
+		srd_sges_ok(qp, w->sge, w->num_sge, IB_ACCESS_LOCAL_WRITE, &want);
+	if ((h->status == IB_WC_SUCCESS && len != want) ||
+	    (h->status != IB_WC_SUCCESS && len))
+		goto out;
+	if (len && srd_sges_xfer(qp, w->sge, w->num_sge, len, false))
+		goto out;
+	qp->resp_status = h->status == IB_WC_SUCCESS ? IB_WC_SUCCESS :
+						       IB_WC_REM_ACCESS_ERR;
+	complete(&qp->resp);
+	ok = true;
+out:
+	mutex_unlock(&qp->resp_mutex);
+	return ok;
+}
+
+/* One frame; false ends the connection. */
+static bool srd_rx_one(struct srd_qp *qp)
+{
+	struct srd_hdr h;
+	u32 len;
+
+	if (srd_xfer(qp, qp->epd, &h, sizeof(h), false))
+		return false;
+	len = le32_to_cpu(h.len);
+	if (len > SRD_MAX_MSG || h.rsvd || (h.flags & ~SRD_F_IMM))
+		return false;
+	switch (h.type) {
+	case SRD_F_SEND:
+		return srd_rx_send(qp, &h, len);
+	case SRD_F_WRITE:
+	case SRD_F_READ_REQ:
+		return srd_rx_rma(qp, &h, len);
+	case SRD_F_READ_RESP:
+	case SRD_F_ACK:
+		return srd_rx_resp(qp, &h, len);
+	default:
+		return false;
+	}
+}
+
+/*
+ * The receive thread: frames until the connection ends, then the end:
+ * the QP to ERROR (flushing it), the endpoint closed, the CM told.
+ */
+static int srd_rx_thread(void *arg)
+{
+	struct srd_qp *qp = arg;
+	struct iw_cm_id *cm_id = qp->cm_id;
+	struct iw_cm_event ev = { .event = IW_CM_EVENT_CLOSE };
+	unsigned long flags;
+
+	while (!READ_ONCE(qp->closing) && srd_rx_one(qp))
+		;
+	WRITE_ONCE(qp->closing, true);
+	spin_lock_irqsave(&qp->lock, flags);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	flush_work(&qp->tx_work);
+	scif_close(qp->epd);
+	WRITE_ONCE(qp->epd, NULL);
+	srd_set_state(qp, IB_QPS_ERR);
+	flush_work(&qp->tx_work);
+	ev.local_addr = cm_id->m_local_addr;
+	ev.remote_addr = cm_id->m_remote_addr;
+	cm_id->event_handler(cm_id, &ev);
+	cm_id->rem_ref(cm_id);
+	complete(&qp->rx_done);
+	return 0;
+}
+
+/**
+ * srd_qp_connected() - give a QP its connection and start its receiver
+ * @qp: the QP, not connected before
+ * @epd: the connected endpoint (the QP's from now on)
+ * @cm_id: the connection's cm_id (the caller's reference becomes the
+ *	QP's, dropped at the CLOSE event)
+ *
+ * Context: process.
+ * Return: 0 (the QP is in RTS), or -errno (nothing taken).
+ */
+int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
+		     struct iw_cm_id *cm_id)
+{
+	struct task_struct *t;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->epd || qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return -EINVAL;
+	}
+	WRITE_ONCE(qp->state, IB_QPS_RTS);
+	WRITE_ONCE(qp->closing, false);
+	qp->epd = epd;
+	qp->cm_id = cm_id;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	reinit_completion(&qp->rx_done);
+	t = kthread_run(srd_rx_thread, qp, "srd_rx%u", qp->ibqp.qp_num);
+	if (IS_ERR(t)) {
+		WRITE_ONCE(qp->epd, NULL);
+		qp->cm_id = NULL;
+		complete(&qp->rx_done);
+		return PTR_ERR(t);
+	}
+	return 0;
+}
+
+/**
+ * srd_qp_close() - end a QP's connection, if it has one
+ * @qp: the QP
+ *
+ * The receive thread sees it within SRD_POLL_MS and does the rest.
+ *
+ * Context: any; does not wait.
+ */
+void srd_qp_close(struct srd_qp *qp)
+{
+	WRITE_ONCE(qp->closing, true);
+}

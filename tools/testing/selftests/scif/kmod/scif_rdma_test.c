@@ -1,0 +1,864 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test module for scif_rdma (Documentation/scif/rdma.rst): the tests
+ * run as it loads, against the device named by dev= (made by "rdma link
+ * add" on the scif_net interface netdev=), through ib_core's kernel
+ * verbs and rdma_cm, as a kernel ULP would use them.  TAP lines in
+ * <debugfs>/scif_rdma_test/results (scif_rdma_test.sh prints them).
+ */
+
+#include <linux/crc32.h>
+#include <linux/debugfs.h>
+#include <linux/etherdevice.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/scatterlist.h>
+#include <linux/scif.h>
+#include <linux/seq_buf.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+static char *dev = "scif0";
+module_param(dev, charp, 0444);
+MODULE_PARM_DESC(dev, "The scif_rdma device to test");
+static char *netdev = "sn1";
+module_param(netdev, charp, 0444);
+MODULE_PARM_DESC(netdev, "Its scif_net interface");
+static char *peer_ip = "10.77.0.2";
+module_param(peer_ip, charp, 0444);
+MODULE_PARM_DESC(peer_ip, "An IPv4 address reached through netdev");
+
+static bool serve;
+module_param(serve, bool, 0444);
+MODULE_PARM_DESC(serve, "Be the server of a connected run (on the peer node)");
+static char *my_ip = "10.77.0.1";
+module_param(my_ip, charp, 0444);
+MODULE_PARM_DESC(my_ip, "Our IPv4 address on netdev (serve=1 listens on it)");
+static int port = 18600;
+module_param(port, int, 0444);
+MODULE_PARM_DESC(port, "The rdma_cm port of the connected run");
+
+static char results[8192];
+static struct seq_buf out;
+static int nr_tests;
+static struct dentry *dir;
+
+static void report(bool ok, const char *name, long got)
+{
+	nr_tests++;
+	if (ok)
+		seq_buf_printf(&out, "ok %d %s\n", nr_tests, name);
+	else
+		seq_buf_printf(&out, "not ok %d %s # got %ld\n", nr_tests,
+			       name, got);
+}
+
+#define CHECK(name, cond, val) report((cond), (name), (long)(val))
+
+/* Objects of one run, undone by teardown(). */
+struct ctx {
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_mr *mr;
+	void *buf;
+	struct scatterlist sg;
+	bool mapped;
+};
+
+static void test_device(struct ctx *c)
+{
+	struct ib_port_attr pa;
+	struct net_device *nd;
+	union ib_gid gid;
+	int err;
+
+	CHECK("node_type_rnic", c->ibdev->node_type == RDMA_NODE_RNIC,
+	      c->ibdev->node_type);
+	CHECK("port_iwarp", rdma_protocol_iwarp(c->ibdev, 1), 0);
+	err = ib_query_port(c->ibdev, 1, &pa);
+	CHECK("port_active", !err && pa.state == IB_PORT_ACTIVE,
+	      err ? err : pa.state);
+	CHECK("port_mtu_4096", !err && pa.active_mtu == IB_MTU_4096,
+	      pa.active_mtu);
+	err = rdma_query_gid(c->ibdev, 1, 0, &gid);
+	nd = dev_get_by_name(&init_net, netdev);
+	CHECK("gid_is_netdev_mac", !err && nd &&
+	      ether_addr_equal(gid.raw, nd->dev_addr) &&
+	      !memchr_inv(gid.raw + ETH_ALEN, 0, sizeof(gid) - ETH_ALEN), err);
+	if (nd)
+		dev_put(nd);
+	CHECK("attr_max_fast_reg_pages",
+	      c->ibdev->attrs.max_fast_reg_page_list_len == 256,
+	      c->ibdev->attrs.max_fast_reg_page_list_len);
+	CHECK("attr_no_atomics", c->ibdev->attrs.atomic_cap == IB_ATOMIC_NONE,
+	      c->ibdev->attrs.atomic_cap);
+}
+
+static int modify(struct ib_qp *qp, enum ib_qp_state state)
+{
+	struct ib_qp_attr a = { .qp_state = state };
+
+	return ib_modify_qp(qp, &a, IB_QP_STATE);
+}
+
+static enum ib_qp_state qp_state(struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a;
+
+	if (ib_query_qp(qp, &a, IB_QP_STATE, &init))
+		return -1;
+	return a.qp_state;
+}
+
+/* One completion within 20 s, or status -1. */
+static struct ib_wc poll_one(struct ib_cq *cq)
+{
+	struct ib_wc wc = { .status = -1 };
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		if (ib_poll_cq(cq, 1, &wc) == 1)
+			return wc;
+		usleep_range(1000, 2000);
+	}
+	wc.status = -1;
+	return wc;
+}
+
+static struct ib_qp *make_qp(struct ctx *c, int max_wr)
+{
+	struct ib_qp_init_attr a = {
+		.send_cq = c->cq,
+		.recv_cq = c->cq,
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = max_wr, .max_recv_wr = max_wr,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ib_create_qp(c->pd, &a);
+}
+
+static void test_objects(struct ctx *c)
+{
+	struct ib_cq_init_attr big = { .cqe = 4097 };
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+
+	c->pd = ib_alloc_pd(c->ibdev, 0);
+	CHECK("alloc_pd", !IS_ERR(c->pd), PTR_ERR_OR_ZERO(c->pd));
+	if (IS_ERR(c->pd)) {
+		c->pd = NULL;
+		return;
+	}
+	c->cq = ib_alloc_cq(c->ibdev, NULL, 64, 0, IB_POLL_DIRECT);
+	CHECK("alloc_cq", !IS_ERR(c->cq), PTR_ERR_OR_ZERO(c->cq));
+	if (IS_ERR(c->cq)) {
+		c->cq = NULL;
+		return;
+	}
+	cq = ib_create_cq(c->ibdev, NULL, NULL, NULL, &big);
+	CHECK("cq_over_limit_refused", IS_ERR(cq), PTR_ERR_OR_ZERO(cq));
+	if (!IS_ERR(cq))
+		ib_destroy_cq(cq);
+	qp = make_qp(c, 2048);
+	CHECK("qp_over_limit_refused", IS_ERR(qp), PTR_ERR_OR_ZERO(qp));
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	c->qp = make_qp(c, 16);
+	CHECK("create_qp_rc", !IS_ERR(c->qp), PTR_ERR_OR_ZERO(c->qp));
+	if (IS_ERR(c->qp)) {
+		c->qp = NULL;
+		return;
+	}
+	CHECK("qp_starts_reset", qp_state(c->qp) == IB_QPS_RESET,
+	      qp_state(c->qp));
+	CHECK("reset_to_rts_refused", modify(c->qp, IB_QPS_RTS) == -EINVAL,
+	      qp_state(c->qp));
+	CHECK("qp_to_rts", !modify(c->qp, IB_QPS_INIT) &&
+	      !modify(c->qp, IB_QPS_RTR) && !modify(c->qp, IB_QPS_RTS) &&
+	      qp_state(c->qp) == IB_QPS_RTS, qp_state(c->qp));
+}
+
+static int post_one(struct ib_qp *qp, struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(qp, wr, &bad);
+}
+
+static void test_fastreg(struct ctx *c)
+{
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .send_flags = IB_SEND_SIGNALED,
+			.wr_id = 1 },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV, .wr_id = 2,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_wc wc;
+	int n;
+
+	c->buf = kzalloc(8192, GFP_KERNEL);
+	c->mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 4);
+	CHECK("alloc_mr", c->buf && !IS_ERR(c->mr), PTR_ERR_OR_ZERO(c->mr));
+	if (!c->buf || IS_ERR(c->mr)) {
+		c->mr = NULL;
+		return;
+	}
+	sg_init_one(&c->sg, c->buf, 8192);
+	c->mapped = ib_dma_map_sg(c->ibdev, &c->sg, 1, DMA_BIDIRECTIONAL) == 1;
+	n = ib_map_mr_sg(c->mr, &c->sg, 1, NULL, PAGE_SIZE);
+	CHECK("map_mr_sg", c->mapped && n == 1 && c->mr->length == 8192, n);
+	ib_update_fast_reg_key(c->mr, 0x5a);
+	reg.mr = c->mr;
+	reg.key = c->mr->rkey;
+	n = post_one(c->qp, &reg.wr);
+	wc = poll_one(c->cq);
+	CHECK("reg_mr_completes", !n && wc.status == IB_WC_SUCCESS &&
+	      wc.opcode == IB_WC_REG_MR && wc.wr_id == 1, n ? n : wc.status);
+	inv.ex.invalidate_rkey = c->mr->rkey;
+	n = post_one(c->qp, &inv);
+	wc = poll_one(c->cq);
+	CHECK("local_inv_completes", !n && wc.status == IB_WC_SUCCESS &&
+	      wc.opcode == IB_WC_LOCAL_INV && wc.wr_id == 2, n ? n : wc.status);
+	inv.ex.invalidate_rkey = c->mr->rkey ^ 0x100;
+	inv.wr_id = 3;
+	n = post_one(c->qp, &inv);
+	wc = poll_one(c->cq);
+	CHECK("local_inv_bad_key_prot_err", !n && wc.status == IB_WC_LOC_PROT_ERR &&
+	      wc.wr_id == 3, n ? n : wc.status);
+	CHECK("bad_key_moves_qp_to_error", qp_state(c->qp) == IB_QPS_ERR,
+	      qp_state(c->qp));
+}
+
+/* In ERROR every work request is flushed (what ib_drain_qp relies on). */
+static void test_flush(struct ctx *c)
+{
+	struct ib_sge sge = { .addr = (u64)(uintptr_t)c->buf, .length = 64,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 10, .sg_list = &sge, .num_sge = 1 };
+	struct ib_send_wr swr = { .wr_id = 11, .opcode = IB_WR_SEND,
+				  .sg_list = &sge, .num_sge = 1 };
+	const struct ib_recv_wr *rbad;
+	struct ib_wc wc;
+	int n;
+
+	n = ib_post_recv(c->qp, &rwr, &rbad);
+	wc = poll_one(c->cq);
+	CHECK("recv_in_error_flushed", !n && wc.status == IB_WC_WR_FLUSH_ERR &&
+	      wc.wr_id == 10, n ? n : wc.status);
+	n = post_one(c->qp, &swr);
+	wc = poll_one(c->cq);
+	CHECK("send_in_error_flushed", !n && wc.status == IB_WC_WR_FLUSH_ERR &&
+	      wc.wr_id == 11, n ? n : wc.status);
+}
+
+static atomic_t comp_calls;
+
+static void comp_handler(struct ib_cq *cq, void *ctx)
+{
+	atomic_inc(&comp_calls);
+}
+
+/* An armed CQ calls its comp_handler once for the next completion. */
+static void test_notify(struct ctx *c)
+{
+	struct ib_cq_init_attr ca = { .cqe = 8 };
+	struct ib_qp_init_attr qa = {
+		.qp_type = IB_QPT_RC, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_sge sge = { .addr = (u64)(uintptr_t)c->buf, .length = 64,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 20, .sg_list = &sge, .num_sge = 1 };
+	const struct ib_recv_wr *rbad;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_wc wc;
+	int r1, r2;
+
+	cq = ib_create_cq(c->ibdev, comp_handler, NULL, NULL, &ca);
+	if (IS_ERR(cq)) {
+		CHECK("notify_cq", 0, PTR_ERR(cq));
+		return;
+	}
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qp = ib_create_qp(c->pd, &qa);
+	if (IS_ERR(qp)) {
+		CHECK("notify_qp", 0, PTR_ERR(qp));
+		ib_destroy_cq(cq);
+		return;
+	}
+	modify(qp, IB_QPS_ERR);
+	r1 = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS);
+	ib_post_recv(qp, &rwr, &rbad);
+	ib_post_recv(qp, &rwr, &rbad);
+	CHECK("comp_handler_called_once", r1 == 0 &&
+	      atomic_read(&comp_calls) == 1, atomic_read(&comp_calls));
+	r2 = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS);
+	CHECK("notify_reports_missed", r2 == 1, r2);
+	while (ib_poll_cq(cq, 1, &wc) == 1)
+		;
+	ib_destroy_qp(qp);
+	ib_destroy_cq(cq);
+}
+
+static void teardown(struct ctx *c)
+{
+	if (c->mr)
+		ib_dereg_mr(c->mr);
+	if (c->mapped)
+		ib_dma_unmap_sg(c->ibdev, &c->sg, 1, DMA_BIDIRECTIONAL);
+	kfree(c->buf);
+	if (c->qp)
+		ib_destroy_qp(c->qp);
+	if (c->cq)
+		ib_free_cq(c->cq);
+	if (c->pd)
+		ib_dealloc_pd(c->pd);
+}
+
+struct cm_wait {
+	struct completion done;
+	enum rdma_cm_event_type event;
+	int status;
+};
+
+static int cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct cm_wait *w = id->context;
+
+	w->event = ev->event;
+	w->status = ev->status;
+	complete(&w->done);
+	return 0;
+}
+
+/* rdma_cm finds the device by the peer's address, with no SCIF code. */
+static void test_resolve(struct ib_device *ibdev)
+{
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+	struct rdma_cm_id *id;
+	struct cm_wait w;
+	int err;
+
+	init_completion(&w.done);
+	if (!in4_pton(peer_ip, -1, (u8 *)&dst.sin_addr.s_addr, -1, NULL)) {
+		CHECK("peer_ip_valid", 0, 0);
+		return;
+	}
+	id = rdma_create_id(&init_net, cm_handler, &w, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		CHECK("rdma_create_id", 0, PTR_ERR(id));
+		return;
+	}
+	err = rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000);
+	if (!err && !wait_for_completion_timeout(&w.done, 5 * HZ))
+		err = -ETIMEDOUT;
+	CHECK("rdma_resolve_addr_finds_device", !err &&
+	      w.event == RDMA_CM_EVENT_ADDR_RESOLVED && id->device == ibdev,
+	      err ? err : w.event);
+	rdma_destroy_id(id);
+}
+
+
+/* ---- the connected run: node 0 the client, node 1 the server ---- */
+
+#define BUF_ORDER	8		/* 1 MiB, the largest fast-reg MR */
+#define BUF_LEN		(PAGE_SIZE << BUF_ORDER)
+#define INFO_PAT	64
+
+/* What the server sends first: its MR, and bytes to compare. */
+struct info {
+	u64 addr;
+	u32 rkey;
+	u32 len;
+	u8 pat[INFO_PAT];
+};
+
+/* The server's answer to a WRITE_WITH_IMM: the immediate and a crc. */
+struct echo {
+	u32 imm;
+	u32 crc;
+};
+
+struct conn {
+	struct rdma_cm_id *id;		/* the connected one */
+	struct rdma_cm_id *listen;
+	struct cm_wait w;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_mr *mr;
+	void *buf;			/* BUF_LEN: the MR (server), or source */
+	void *buf2;			/* BUF_LEN: READ destination (client) */
+	void *msg;			/* PAGE_SIZE: send/recv messages */
+	struct scatterlist sg;
+	bool mapped;
+};
+
+static int conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct conn *c = id->context;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		if (c->id)
+			return -EBUSY;
+		c->id = id;
+	}
+	c->w.event = ev->event;
+	c->w.status = ev->status;
+	complete(&c->w.done);
+	return 0;
+}
+
+static int conn_wait(struct conn *c, enum rdma_cm_event_type want, int secs)
+{
+	if (!wait_for_completion_timeout(&c->w.done, secs * HZ))
+		return -ETIMEDOUT;
+	reinit_completion(&c->w.done);
+	return c->w.event == want ? 0 : -1000 - c->w.event;
+}
+
+static u64 va(void *p)
+{
+	return (u64)(uintptr_t)p;
+}
+
+static int conn_qp(struct conn *c, struct rdma_cm_id *id)
+{
+	struct ib_qp_init_attr a = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	c->pd = ib_alloc_pd(id->device, 0);
+	if (IS_ERR(c->pd))
+		return PTR_ERR(c->pd);
+	c->cq = ib_alloc_cq(id->device, NULL, 64, 0, IB_POLL_DIRECT);
+	if (IS_ERR(c->cq))
+		return PTR_ERR(c->cq);
+	a.send_cq = c->cq;
+	a.recv_cq = c->cq;
+	return rdma_create_qp(id, c->pd, &a);
+}
+
+static int post_recv(struct conn *c, u64 wr_id)
+{
+	struct ib_sge sge = { .addr = va(c->msg) + (wr_id % 4) * 512,
+			      .length = 512, .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				 .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+
+	return ib_post_recv(c->id->qp, &wr, &bad);
+}
+
+/* Post one signalled send WR and wait for its completion; its status. */
+static int send_wait(struct conn *c, struct ib_send_wr *wr)
+{
+	struct ib_wc wc;
+	int err;
+
+	wr->send_flags = IB_SEND_SIGNALED;
+	err = post_one(c->id->qp, wr);
+	if (err)
+		return err;
+	wc = poll_one(c->cq);
+	return wc.status;
+}
+
+static int send_msg(struct conn *c, void *p, u32 len, u32 imm_flag)
+{
+	struct ib_sge sge = { .addr = va(p), .length = len,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_send_wr wr = { .wr_id = 100, .sg_list = &sge, .num_sge = 1,
+				 .opcode = IB_WR_SEND };
+
+	return send_wait(c, &wr);
+}
+
+static int rdma_op(struct conn *c, enum ib_wr_opcode op, void *local,
+		   u32 len, u64 raddr, u32 rkey, u32 imm)
+{
+	struct ib_sge sge = { .addr = va(local), .length = len,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 200, .sg_list = &sge, .num_sge = 1,
+			.opcode = op, .ex.imm_data = cpu_to_be32(imm) },
+		.remote_addr = raddr,
+		.rkey = rkey,
+	};
+
+	return send_wait(c, &wr.wr);
+}
+
+static void conn_free(struct conn *c)
+{
+	if (c->id && c->id->qp)
+		rdma_destroy_qp(c->id);
+	if (c->mr)
+		ib_dereg_mr(c->mr);
+	if (c->cq && !IS_ERR(c->cq))
+		ib_free_cq(c->cq);
+	if (c->pd && !IS_ERR(c->pd))
+		ib_dealloc_pd(c->pd);
+	if (c->id)
+		rdma_destroy_id(c->id);
+	if (c->listen)
+		rdma_destroy_id(c->listen);
+	if (c->buf)
+		free_pages((unsigned long)c->buf, BUF_ORDER);
+	if (c->buf2)
+		free_pages((unsigned long)c->buf2, BUF_ORDER);
+	free_page((unsigned long)c->msg);
+}
+
+static int conn_bufs(struct conn *c)
+{
+	c->buf = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO, BUF_ORDER);
+	c->buf2 = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO, BUF_ORDER);
+	c->msg = (void *)get_zeroed_page(GFP_KERNEL);
+	return c->buf && c->buf2 && c->msg ? 0 : -ENOMEM;
+}
+
+static void pattern(u8 *p, u32 len, u32 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(i * 7 + seed);
+}
+
+/* The server's MR: the whole buffer, remote read and write. */
+static int server_mr(struct conn *c)
+{
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 300 },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			  IB_ACCESS_REMOTE_READ,
+	};
+	int n;
+
+	c->mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 1U << BUF_ORDER);
+	if (IS_ERR(c->mr)) {
+		n = PTR_ERR(c->mr);
+		c->mr = NULL;
+		return n;
+	}
+	sg_init_one(&c->sg, c->buf, BUF_LEN);
+	if (ib_dma_map_sg(c->id->device, &c->sg, 1, DMA_BIDIRECTIONAL) != 1)
+		return -EIO;
+	n = ib_map_mr_sg(c->mr, &c->sg, 1, NULL, PAGE_SIZE);
+	if (n != 1)
+		return -EIO;
+	reg.mr = c->mr;
+	reg.key = c->mr->rkey;
+	return send_wait(c, &reg.wr);
+}
+
+static void server(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+	struct conn c = { };
+	struct info *info;
+	struct echo *e;
+	struct ib_wc wc;
+	int err, i;
+
+	init_completion(&c.w.done);
+	err = conn_bufs(&c);
+	if (!err && !in4_pton(my_ip, -1, (u8 *)&a.sin_addr.s_addr, -1, NULL))
+		err = -EINVAL;
+	if (!err) {
+		c.listen = rdma_create_id(&init_net, conn_handler, &c,
+					  RDMA_PS_TCP, IB_QPT_RC);
+		err = IS_ERR(c.listen) ? PTR_ERR(c.listen) : 0;
+		if (err)
+			c.listen = NULL;
+	}
+	if (!err)
+		err = rdma_bind_addr(c.listen, (struct sockaddr *)&a);
+	if (!err)
+		err = rdma_listen(c.listen, 1);
+	CHECK("srv_listen", !err, err);
+	if (err)
+		goto out;
+	err = conn_wait(&c, RDMA_CM_EVENT_CONNECT_REQUEST, 60);
+	CHECK("srv_connect_request", !err && c.id->device->node_type ==
+	      RDMA_NODE_RNIC, err);
+	if (err)
+		goto out;
+	err = conn_qp(&c, c.id);
+	for (i = 0; !err && i < 4; i++)
+		err = post_recv(&c, i);
+	if (!err) {
+		/* iWARP's accept needs the parameters (cma_accept_iw). */
+		struct rdma_conn_param p = { .responder_resources = 1,
+					     .initiator_depth = 1 };
+
+		err = rdma_accept(c.id, &p);
+	}
+	if (!err)
+		err = conn_wait(&c, RDMA_CM_EVENT_ESTABLISHED, 10);
+	CHECK("srv_accept_established", !err, err);
+	if (err)
+		goto out;
+	err = server_mr(&c);
+	CHECK("srv_reg_mr", !err, err);
+	info = c.msg + 2048;
+	info->addr = c.mr->iova;
+	info->rkey = c.mr->rkey;
+	info->len = BUF_LEN;
+	pattern(info->pat, INFO_PAT, 3);
+	err = send_msg(&c, info, sizeof(*info), 0);
+	CHECK("srv_send_info", !err, err);
+	/* The client's WRITE_WITH_IMM, then the echo of what we hold. */
+	for (i = 0; i < 3; i++) {
+		wc = poll_one(c.cq);
+		if (wc.status != (enum ib_wc_status)-1)
+			break;
+	}
+	CHECK("srv_write_imm_received", wc.status == IB_WC_SUCCESS &&
+	      wc.opcode == IB_WC_RECV_RDMA_WITH_IMM &&
+	      (wc.wc_flags & IB_WC_WITH_IMM), wc.status);
+	e = c.msg + 3072;
+	e->imm = be32_to_cpu(wc.ex.imm_data);
+	e->crc = crc32_le(0, c.buf, min_t(u32, e->imm, BUF_LEN));
+	err = send_msg(&c, e, sizeof(*e), 0);
+	CHECK("srv_send_echo", !err, err);
+	/* The client ends with a bad key: the connection closes. */
+	err = conn_wait(&c, RDMA_CM_EVENT_DISCONNECTED, 30);
+	CHECK("srv_disconnected", !err, err);
+out:
+	conn_free(&c);
+}
+
+static int client_connect(struct conn *c, struct sockaddr_in *dst)
+{
+	int err, tries;
+
+	for (tries = 0; tries < 60; tries++) {
+		c->id = rdma_create_id(&init_net, conn_handler, c, RDMA_PS_TCP,
+				       IB_QPT_RC);
+		if (IS_ERR(c->id)) {
+			err = PTR_ERR(c->id);
+			c->id = NULL;
+			return err;
+		}
+		err = rdma_resolve_addr(c->id, NULL, (struct sockaddr *)dst, 2000);
+		if (!err)
+			err = conn_wait(c, RDMA_CM_EVENT_ADDR_RESOLVED, 5);
+		if (!err)
+			err = rdma_resolve_route(c->id, 2000);
+		if (!err)
+			err = conn_wait(c, RDMA_CM_EVENT_ROUTE_RESOLVED, 5);
+		if (!err && !c->pd)
+			err = conn_qp(c, c->id);
+		else if (!err)
+			err = rdma_create_qp(c->id, c->pd, &(struct ib_qp_init_attr){
+				.qp_type = IB_QPT_RC, .send_cq = c->cq,
+				.recv_cq = c->cq, .sq_sig_type = IB_SIGNAL_REQ_WR,
+				.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+					 .max_send_sge = 1, .max_recv_sge = 1 } });
+		if (!err)
+			err = post_recv(c, 0) ?: post_recv(c, 1);
+		if (!err) {
+			struct rdma_conn_param p = { .responder_resources = 1,
+						     .initiator_depth = 1 };
+
+			err = rdma_connect(c->id, &p);
+		}
+		if (!err)
+			err = conn_wait(c, RDMA_CM_EVENT_ESTABLISHED, 10);
+		if (!err)
+			return 0;
+		if (c->id->qp)
+			rdma_destroy_qp(c->id);
+		rdma_destroy_id(c->id);
+		c->id = NULL;
+		reinit_completion(&c->w.done);
+		msleep(500);
+	}
+	return err;
+}
+
+static void client_rma(struct conn *c, struct info *info)
+{
+	static const u32 sizes[] = { 4096, 65536, 1U << 20 };
+	char name[40];
+	int i, e1, e2;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		u64 t0 = ktime_get_ns();
+
+		pattern(c->buf, sizes[i], i + 11);
+		memset(c->buf2, 0, sizes[i]);
+		e1 = rdma_op(c, IB_WR_RDMA_WRITE, c->buf, sizes[i], info->addr,
+			     info->rkey, 0);
+		e2 = e1 ? e1 : rdma_op(c, IB_WR_RDMA_READ, c->buf2, sizes[i],
+				       info->addr, info->rkey, 0);
+		seq_buf_printf(&out, "# write+read of %u bytes: %llu us\n",
+			       sizes[i], (ktime_get_ns() - t0) / 1000);
+		snprintf(name, sizeof(name), "rdma_write_read_%u", sizes[i]);
+		CHECK(name, !e1 && !e2 && !memcmp(c->buf, c->buf2, sizes[i]),
+		      e1 ? e1 : e2);
+	}
+}
+
+/*
+ * A hostile privileged peer at the CM's SCIF port (702): a message with a
+ * bad magic is refused at once, a truncated one after the CM's 10 s
+ * bound; either way the endpoint is closed by the peer, which stays
+ * usable (the real connection follows).
+ */
+static int cm_forged(u16 node, int len)
+{
+	struct scif_port_id to = { .node = node, .port = 702 };
+	struct scif_pollepd pe = { .events = EPOLLIN };
+	u8 junk[216];
+	int port, err = -EINVAL, n;
+
+	memset(junk, 0xa5, sizeof(junk));
+	pe.epd = scif_open();
+	if (!pe.epd)
+		return -ENOMEM;
+	for (port = 1000; port > 900 && err == -EINVAL; port--)
+		err = scif_bind(pe.epd, port);
+	if (err >= 0)
+		err = scif_connect(pe.epd, &to);
+	if (err >= 0)
+		err = scif_send(pe.epd, junk, len, SCIF_SEND_BLOCK) == len ? 0 : -EIO;
+	/* The peer must close it within 15 s: EPOLLHUP, or a REJECT then HUP. */
+	for (n = 0; !err && n < 150; n++) {
+		if (scif_poll(&pe, 1, 100) > 0 && (pe.revents & EPOLLHUP))
+			break;
+		if (pe.revents & EPOLLIN)
+			scif_recv(pe.epd, junk, sizeof(junk), 0);
+	}
+	if (!err && n == 150)
+		err = -ETIMEDOUT;
+	scif_close(pe.epd);
+	return err;
+}
+
+static void client(void)
+{
+	struct sockaddr_in dst = { .sin_family = AF_INET,
+				   .sin_port = htons(port) };
+	struct conn c = { };
+	struct info *info;
+	struct echo *e;
+	struct ib_wc wc;
+	u8 pat[INFO_PAT];
+	int err;
+
+	init_completion(&c.w.done);
+	err = conn_bufs(&c);
+	if (!err && !in4_pton(peer_ip, -1, (u8 *)&dst.sin_addr.s_addr, -1, NULL))
+		err = -EINVAL;
+	if (!err) {
+		struct net_device *nd = dev_get_by_name(&init_net, netdev);
+		int peer = nd ? nd->dev_addr[5] : -1;	/* scif_net's MAC */
+
+		if (nd)
+			dev_put(nd);
+		err = peer < 0 ? -ENODEV : cm_forged(peer, 216);
+		CHECK("cm_bad_magic_closed", !err, err);
+		err = peer < 0 ? -ENODEV : cm_forged(peer, 40);
+		CHECK("cm_truncated_closed", !err, err);
+		err = client_connect(&c, &dst);
+	}
+	CHECK("rdma_connect_established", !err, err);
+	if (err)
+		goto out;
+	wc = poll_one(c.cq);
+	info = c.msg;
+	pattern(pat, INFO_PAT, 3);
+	CHECK("send_recv_bytes", wc.status == IB_WC_SUCCESS &&
+	      wc.opcode == IB_WC_RECV && wc.byte_len == sizeof(*info) &&
+	      !memcmp(info->pat, pat, INFO_PAT), wc.status);
+	if (wc.status != IB_WC_SUCCESS)
+		goto out;
+	client_rma(&c, info);
+	/* WRITE_WITH_IMM of 8 KiB: the server echoes the imm and a crc. */
+	pattern(c.buf, 8192, 5);
+	err = rdma_op(&c, IB_WR_RDMA_WRITE_WITH_IMM, c.buf, 8192, info->addr,
+		      info->rkey, 8192);
+	wc = poll_one(c.cq);
+	e = c.msg + 512;
+	CHECK("write_with_imm", !err && wc.status == IB_WC_SUCCESS &&
+	      e->imm == 8192 && e->crc == crc32_le(0, c.buf, 8192),
+	      err ? err : wc.status);
+	/* A bad rkey: remote access error, the QP to error, no bytes moved. */
+	err = rdma_op(&c, IB_WR_RDMA_WRITE, c.buf, 4096, info->addr,
+		      info->rkey ^ 0x100, 0);
+	CHECK("bad_rkey_rem_access_err", err == IB_WC_REM_ACCESS_ERR, err);
+	CHECK("bad_rkey_qp_error", qp_state(c.id->qp) == IB_QPS_ERR,
+	      qp_state(c.id->qp));
+	err = rdma_op(&c, IB_WR_RDMA_WRITE, c.buf, 4096,
+		      info->addr + BUF_LEN - 100, info->rkey, 0);
+	CHECK("after_error_flushed", err == IB_WC_WR_FLUSH_ERR, err);
+	rdma_disconnect(c.id);
+out:
+	conn_free(&c);
+}
+
+static int results_show(struct seq_file *s, void *unused)
+{
+	seq_printf(s, "%s1..%d\n", results, nr_tests);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(results);
+
+static int __init scif_rdma_test_init(void)
+{
+	struct ctx c = { };
+
+	seq_buf_init(&out, results, sizeof(results));
+	if (serve) {
+		server();
+		goto done;
+	}
+	c.ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
+	CHECK("device_found", c.ibdev, 0);
+	if (c.ibdev) {
+		test_device(&c);
+		test_objects(&c);
+		if (c.qp)
+			test_fastreg(&c);
+		if (c.qp && c.buf)
+			test_flush(&c);
+		if (c.pd && c.buf)
+			test_notify(&c);
+		teardown(&c);
+		test_resolve(c.ibdev);
+		ib_device_put(c.ibdev);
+		client();
+	}
+done:
+	dir = debugfs_create_dir("scif_rdma_test", NULL);
+	debugfs_create_file("results", 0400, dir, NULL, &results_fops);
+	return 0;
+}
+
+static void __exit scif_rdma_test_exit(void)
+{
+	debugfs_remove_recursive(dir);
+}
+
+module_init(scif_rdma_test_init);
+module_exit(scif_rdma_test_exit);
+MODULE_DESCRIPTION("Tests of scif_rdma through kernel verbs and rdma_cm");
+MODULE_LICENSE("GPL");

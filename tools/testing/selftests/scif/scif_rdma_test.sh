@@ -1,0 +1,175 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# scif_rdma (Documentation/scif/rdma.rst) between the two nodes of a
+# 2-node cluster (rdma-steps on both).  Both load scif_net, put
+# 10.77.0.(node+1)/24 on sn<peer>, the guest kernel's RDMA core
+# (ib_core, iw_cm, rdma_cm and what they need, from /modules/extra) and
+# scif_rdma, and make scif0 on sn<peer> (rdma link add).  Node 0 also
+# checks that another netdev and a second device on the interface are
+# refused.  The kernel test module scif_rdma_test.ko (its TAP lines
+# become ours, prefixed kmod_) runs on both: on node 1 as the server of
+# a connection through rdma_cm, on node 0 as the tests of the device's
+# objects and then the client (SEND/RECV, RDMA WRITE and READ of 4 KiB
+# to 1 MiB, WRITE_WITH_IMM, a bad rkey).  Then "rdma link delete", the
+# module's unload with a device present (node 0), and the teardown;
+# node 1 keeps scif_net up until node 0 says it is done (busybox httpd
+# on node 0).
+set -u
+
+PATH=$PATH:/usr/bin:/usr/sbin
+self=${SCIF_NODE:-}
+ex=/modules/extra
+rdma_mods="configfs ib_core ib_cm iw_cm rdma_cm"
+www=/tmp/rdma-www
+n=0
+failed=0
+loaded_mods=
+
+# shellcheck disable=SC2034 # read by scif_tap_lib.sh
+tap_suite=scif_rdma
+# shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
+. "$(dirname "$0")/scif_tap_lib.sh"
+
+load_rdma() {
+	for m in $rdma_mods; do
+		[ -e "$ex/$m.ko" ] || continue
+		loaded "$m" && continue
+		insmod "$ex/$m.ko" || return 1
+		loaded_mods="$m $loaded_mods"
+	done
+	[ -d /sys/module/rdma_cm ]
+}
+
+unload_rdma() {
+	for m in $loaded_mods; do
+		rmmod "$m" || return 1
+	done
+}
+
+setup() {
+	insmod_client scif_net &&
+		wait_for 30 test -e "/sys/class/net/$dev" &&
+		ip addr add "$my_ip/24" dev "$dev" && ip link set "$dev" up
+}
+
+fetched() {
+	timeout 5 wget -q -O /dev/null "$1" 2> /dev/null
+}
+
+ibdev_is() { # name 0|1: /sys/class/infiniband/name exists or not
+	if [ "$2" = 1 ]; then
+		test -e "/sys/class/infiniband/$1"
+	else
+		test ! -e "/sys/class/infiniband/$1"
+	fi
+}
+
+other_netdev_refused() {
+	! rdma link add bad0 type scif netdev lo 2> /dev/null && ibdev_is bad0 0
+}
+
+link_add() {
+	rdma link add scif0 type scif netdev "$dev" && ibdev_is scif0 1
+}
+
+second_device_refused() {
+	! rdma link add scif1 type scif netdev "$dev" 2> /dev/null && ibdev_is scif1 0
+}
+
+link_active() {
+	rdma link show scif0/1 2> /dev/null | grep -q "state ACTIVE .*netdev $dev"
+}
+
+# The test module's TAP lines, each one of ours (arguments: its
+# parameters besides dev, netdev, peer_ip and my_ip).
+kmod_tests() {
+	if ! insmod "$ex/scif_rdma_test.ko" dev=scif0 netdev="$dev" \
+		peer_ip="$peer_ip" my_ip="$my_ip" "$@"; then
+		ok kmod_load false
+		return
+	fi
+	res=$(cat /sys/kernel/debug/scif_rdma_test/results)
+	rmmod scif_rdma_test
+	echo "$res" | grep -q '^1\.\.[1-9]' || ok kmod_results false
+	tmp=/tmp/rdma-kmod.$$
+	echo "$res" | grep "^# " || true
+	echo "$res" | grep -E '^(not )?ok ' > "$tmp"
+	while read -r line; do
+		case "$line" in
+		"ok "*) ok "kmod_$(echo "$line" | cut -d' ' -f3)" true ;;
+		*) echo "# $line"
+		   ok "kmod_$(echo "$line" | cut -d' ' -f4)" false ;;
+		esac
+	done < "$tmp"
+	rm -f "$tmp"
+}
+
+link_delete() {
+	rdma link delete scif0 && ibdev_is scif0 0
+}
+
+# rmmod with a device present unregisters it.
+unload_with_device() {
+	rdma link add scif2 type scif netdev "$dev" && ibdev_is scif2 1 &&
+		rmmod scif_rdma && ibdev_is scif2 0
+}
+
+drive() {
+	ok carrier_on wait_for 60 carrier_is 1
+	ok rdma_modules_loaded load_rdma
+	ok insmod_scif_rdma insmod "$ex/scif_rdma.ko"
+	ok other_netdev_refused other_netdev_refused
+	ok rdma_link_add link_add
+	ok second_device_refused second_device_refused
+	ok port_active wait_for 10 link_active
+	kmod_tests
+	ok rdma_link_delete link_delete
+	ok unload_with_device unload_with_device
+	touch "$www/done"
+	ok peer_unload_takes_carrier_off wait_for 120 carrier_is 0
+	kill "$httpd_pid"
+	wait "$httpd_pid"
+	ok rmmod_scif_net rmmod_client scif_net
+	ok rdma_modules_unloaded unload_rdma
+}
+
+# The server of the connected run: its own scif0 on sn0, the test
+# module with serve=1 (it waits for node 0's client, then checks its
+# side: the request, the accept, the immediate, the disconnect).
+serve() {
+	ok carrier_on wait_for 120 carrier_is 1
+	ok rdma_modules_loaded load_rdma
+	ok insmod_scif_rdma insmod "$ex/scif_rdma.ko"
+	ok rdma_link_add link_add
+	ok port_active wait_for 10 link_active
+	kmod_tests serve=1
+	ok rdma_link_delete link_delete
+	ok rmmod_scif_rdma rmmod scif_rdma
+	ok told_to_finish wait_for 300 fetched "http://$peer_ip/done"
+	ok rmmod_scif_net rmmod_client scif_net
+	ok rdma_modules_unloaded unload_rdma
+}
+
+echo "TAP version 13"
+[ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] || skip_all "not a node of a 2-node cluster"
+[ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
+[ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
+[ -e "$ex/ib_core.ko" ] || [ -d /sys/module/ib_core ] ||
+	skip_all "no ib_core for this kernel"
+command -v rdma > /dev/null || skip_all "no rdma in the initramfs"
+peer=$((1 - self))
+dev=sn$peer
+my_ip=10.77.0.$((self + 1))
+peer_ip=10.77.0.$((peer + 1))
+ok setup setup
+if [ "$self" = 0 ]; then
+	mkdir -p "$www"
+	httpd -f -p 80 -h "$www" &
+	httpd_pid=$!
+	drive
+else
+	serve
+fi
+echo "1..$n"
+[ $failed -eq 0 ]
