@@ -123,10 +123,13 @@ cluster_run() { # kernel-name nodes
 	for j in $(seq 2 $((n - 1))); do lists=$lists,; done
 	# scif_kapi_test.ko: node 0 and node 1 test scif_get_pages() across;
 	# scif_net.ko, and scif_peer_links.ko that it uses: scif_net_mesh.sh,
-	# with three nodes or more.
+	# with three nodes or more; scif_rdma.ko, its test module, the RDMA
+	# core and the rdma tool: scif_rdma_test.sh, with two nodes.
 	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
 		$moddir/net/scif/scif_peer_links.ko
-		$moddir/drivers/net/scif/scif_net.ko" \
+		$moddir/drivers/net/scif/scif_net.ko
+		$(rdma_modules "$k" "$kdir" "$rel")" \
+	EXTRA_PROGRAMS=/usr/bin/rdma \
 	EXTRA_LISTS="$sd/cross-steps $sd/agent-steps" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/cluster-steps" \
 		"$BUILD/selftests" "$moddir/drivers/misc/scif/scif.ko" \
@@ -177,6 +180,22 @@ rxe_modules() { # kernel-name kdir release
 		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$3")" \
 			-S "$3" "$m" 2> /dev/null
 	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
+}
+
+# scif_rdma.ko and its test module, after rdma_cm and the modules it
+# needs (as rxe_modules), when the build made them (CONFIG_INFINIBAND).
+rdma_modules() { # kernel-name kdir release
+	local mod=$BUILD/modules/$1
+	[ -e "$mod/drivers/infiniband/hw/scif/scif_rdma.ko" ] || return 0
+	if [ "$1" = debug ]; then
+		debug_module_deps "$2" rdma_cm
+	else
+		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$3")" \
+			-S "$3" rdma_cm 2> /dev/null |
+			awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
+	fi
+	echo "$mod/drivers/infiniband/hw/scif/scif_rdma.ko"
+	echo "$mod/tools/testing/selftests/scif/kmod/scif_rdma_test.ko"
 }
 
 # What scif_rxe_test.sh runs, and the rxe provider libibverbs loads

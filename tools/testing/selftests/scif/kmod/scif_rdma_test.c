@@ -608,7 +608,13 @@ static void server(void)
 		struct rdma_conn_param p = { .responder_resources = 1,
 					     .initiator_depth = 1 };
 
+		/*
+		 * Outside the event handler, under its lock, as rdma_cm
+		 * requires (lockdep checks it on the debug kernel).
+		 */
+		rdma_lock_handler(c.id);
 		err = rdma_accept(c.id, &p);
+		rdma_unlock_handler(c.id);
 	}
 	if (!err)
 		err = conn_wait(&c, RDMA_CM_EVENT_ESTABLISHED, 10);
