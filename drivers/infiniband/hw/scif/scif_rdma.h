@@ -356,7 +356,8 @@ int srd_iw_destroy_listen(struct iw_cm_id *cm_id);
 struct srd_dev *srd_dev_of_peer(u16 node);
 
 /* scif_rdma_data.c: the data path of a connected QP */
-int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx);
+int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
+	     unsigned int timeout_ms);
 int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		     struct iw_cm_id *cm_id);
 void srd_tx_work(struct work_struct *work);

@@ -59,27 +59,10 @@ static scif_epd_t srd_listen_epd;
  */
 static int srd_cm_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(SRD_CM_WAIT_MS);
-	struct scif_pollepd pe = { .epd = epd,
-				   .events = tx ? EPOLLOUT : EPOLLIN };
-	int done = 0, n;
+	int err = srd_xfer(NULL, epd, m, sizeof(*m), tx, SRD_CM_WAIT_MS);
 
-	while (done < sizeof(*m)) {
-		n = tx ? scif_send(epd, (void *)m + done, sizeof(*m) - done, 0) :
-			 scif_recv(epd, (void *)m + done, sizeof(*m) - done, 0);
-		if (n < 0)
-			return n;
-		done += n;
-		if (n)
-			continue;
-		if (time_after(jiffies, end))
-			return -ETIMEDOUT;
-		n = scif_poll(&pe, 1, 100);
-		if (n < 0)
-			return n;
-		if (n && !(pe.revents & pe.events))
-			return -ECONNRESET;
-	}
+	if (err)
+		return err;
 	if (!tx && (m->magic != cpu_to_le32(SRD_CM_MAGIC) ||
 		    m->pdata_len > SRD_CM_PDATA))
 		return -EPROTO;

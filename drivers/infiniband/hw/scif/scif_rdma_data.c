@@ -23,18 +23,24 @@
 #define SRD_RESP_MS	10000
 
 /**
- * srd_xfer() - move @len bytes over a QP's connection
- * @qp: the QP (its @closing ends the wait), or NULL
+ * srd_xfer() - move @len bytes over a SCIF connection
+ * @qp: the QP whose connection it is (its @closing ends the wait), or
+ *	NULL (the CM's connection, before it is a QP's)
  * @epd: the endpoint
  * @buf: the bytes
  * @len: how many
  * @tx: send, else receive
+ * @timeout_ms: the longest the whole transfer may take, or 0: as long
+ *	as the peer is there (a slow peer is not a broken one)
  *
  * Context: process; sleeps.
- * Return: 0, -ECONNABORTED if the QP closes first, or SCIF's error.
+ * Return: 0, -ECONNABORTED if the QP closes first, -ETIMEDOUT, or
+ * SCIF's error.
  */
-int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx)
+int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
+	     unsigned int timeout_ms)
 {
+	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
 	struct scif_pollepd pe = { .epd = epd,
 				   .events = tx ? EPOLLOUT : EPOLLIN };
 	int done = 0, n;
@@ -49,6 +55,8 @@ int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx)
 			continue;
 		if (qp && READ_ONCE(qp->closing))
 			return -ECONNABORTED;
+		if (timeout_ms && time_after(jiffies, end))
+			return -ETIMEDOUT;
 		n = scif_poll(&pe, 1, SRD_POLL_MS);
 		if (n < 0)
 			return n;
@@ -100,7 +108,7 @@ static int srd_mr_xfer(struct srd_qp *qp, struct srd_mr *mr, u64 addr,
 	while (len) {
 		chunk = min_t(u64, len, SZ_1M);
 		kva = srd_mr_kva(mr, addr, &chunk);	/* shortens chunk */
-		err = srd_xfer(qp, qp->epd, kva, chunk, tx);
+		err = srd_xfer(qp, qp->epd, kva, chunk, tx, 0);
 		if (err)
 			return err;
 		addr += chunk;
@@ -160,7 +168,7 @@ static int srd_drain(struct srd_qp *qp, u64 len)
 	while (len) {
 		u32 n = min_t(u64, len, sizeof(sink));
 
-		err = srd_xfer(qp, qp->epd, sink, n, false);
+		err = srd_xfer(qp, qp->epd, sink, n, false, 0);
 		if (err)
 			return err;
 		len -= n;
@@ -170,7 +178,7 @@ static int srd_drain(struct srd_qp *qp, u64 len)
 
 static int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h)
 {
-	return srd_xfer(qp, qp->epd, h, sizeof(*h), true);
+	return srd_xfer(qp, qp->epd, h, sizeof(*h), true, 0);
 }
 
 /*
@@ -375,7 +383,7 @@ static bool srd_rx_one(struct srd_qp *qp)
 	struct srd_hdr h;
 	u32 len;
 
-	if (srd_xfer(qp, qp->epd, &h, sizeof(h), false))
+	if (srd_xfer(qp, qp->epd, &h, sizeof(h), false, 0))
 		return false;
 	len = le32_to_cpu(h.len);
 	if (len > SRD_MAX_MSG || h.rsvd || (h.flags & ~SRD_F_IMM))
