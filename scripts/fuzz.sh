@@ -93,14 +93,21 @@ make -s -C "$top" test-modules STRICT=1 SCIF_TEST=1 KDIR="$kdir" \
 	make -s -C "$top" lib selftests >> "$out/build.log" 2>&1 ||
 	{ tail -n 30 "$out/build.log"; echo "0 passed, 1 failed"; exit 1; }
 
+# The step lines of RUNS scif_fuzz runs, CALLS calls in all, each with
+# its own seed, with the options given besides.
+fuzz_runs() { # runs calls [option ...]
+	local n=$1 per=$(( ($2 + $1 - 1) / $1 )) i
+	shift 2
+	for i in $(seq 0 $((n - 1))); do
+		echo "scif_fuzz ${*:+$* }-s $((seed0 + i)) -n $per -t $threads -T 580"
+	done
+}
+
 user_fuzz() {
-	local vm=$out/user-$k steps=$out/user-steps per i
-	per=$(( (calls + nsteps - 1) / nsteps ))
+	local vm=$out/user-$k steps=$out/user-steps
 	{
 		echo insmod
-		for i in $(seq 0 $((nsteps - 1))); do
-			echo "scif_fuzz -s $((seed0 + i)) -n $per -t $threads -T 580"
-		done
+		fuzz_runs "$nsteps" "$calls"
 		echo "scif_fp_fuzz -s $seed0 -n $fp_ops -T $fp_secs"
 		echo rmmod
 	} > "$steps"
@@ -138,14 +145,11 @@ user_fuzz() {
 # The user fuzzer with the copy engine on a DMA provider that fails
 # transfers (issue 31 item 8): RMAs may fail with EIO, nothing else.
 dma_fuzz() {
-	local vm=$out/dma-$k steps=$out/dma-steps per i
+	local vm=$out/dma-$k steps=$out/dma-steps
 	local soft=$moddir/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
-	per=$(( (dma_calls + dma_steps - 1) / dma_steps ))
 	{
 		echo insmod
-		for i in $(seq 0 $((dma_steps - 1))); do
-			echo "scif_fuzz -D -s $((seed0 + i)) -n $per -t $threads -T 580"
-		done
+		fuzz_runs "$dma_steps" "$dma_calls" -D
 		echo "SCIF_DMA_FAULTS=1 scif_dma_used.sh"
 		echo rmmod
 	} > "$steps"
