@@ -19,8 +19,6 @@
 
 /* How long one wait on the connection lasts before the QP is checked. */
 #define SRD_POLL_MS	100
-/* How long a requester waits for a responder's answer. */
-#define SRD_RESP_MS	10000
 
 /**
  * srd_xfer() - move @len bytes over a SCIF connection
@@ -182,25 +180,21 @@ static int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h)
 }
 
 /*
- * The requester waits for the responder's answer to a WRITE or READ.
- * Giving up ends the connection, and no late answer can then reach the
+ * The requester waits for the responder's answer to a WRITE or READ, as
+ * long as the connection lasts: a slow responder is not a broken one
+ * (iWARP has no response timeout either); its loss, a disconnect or the
+ * QP's destruction end the wait.  Then no late answer can reach the
  * work request's memory (@resp_wqe cleared under @resp_mutex).
  */
 static enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(SRD_RESP_MS);
-	enum ib_wc_status st = IB_WC_WR_FLUSH_ERR;
-
 	while (!wait_for_completion_timeout(&qp->resp,
 					    msecs_to_jiffies(SRD_POLL_MS))) {
-		if (time_after(jiffies, end))
-			st = IB_WC_RESP_TIMEOUT_ERR;
-		if (READ_ONCE(qp->closing) || st != IB_WC_WR_FLUSH_ERR) {
-			WRITE_ONCE(qp->closing, true);
+		if (READ_ONCE(qp->closing)) {
 			mutex_lock(&qp->resp_mutex);
 			WRITE_ONCE(qp->resp_wqe, NULL);
 			mutex_unlock(&qp->resp_mutex);
-			return st;
+			return IB_WC_WR_FLUSH_ERR;
 		}
 	}
 	return qp->resp_status;
