@@ -46,7 +46,7 @@ check() { # name command...: ok if the command succeeds (output in $out/NAME.log
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 
 versions_agree() {
-	local drv lib deb net vs pl
+	local drv lib deb net vs pl rd
 	drv=$(sed -n 's/^#define SCIF_DRIVER_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
 		"$top/drivers/misc/scif/scif_hw.h")
 	lib=$(sed -n 's/^VERSION := //p' "$top/tools/lib/scif/Makefile")
@@ -56,11 +56,13 @@ versions_agree() {
 		"$top/net/vmw_vsock/scif_vsock.c")
 	pl=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
 		"$top/net/scif/scif_peer_links.c")
+	rd=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
+		"$top/drivers/infiniband/hw/scif/scif_rdma_main.c")
 	deb=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
-	echo "dkms.conf $version, driver $drv, scif_net $net, scif_vsock $vs, scif_peer_links $pl, libscif $lib, debian $deb"
+	echo "dkms.conf $version, driver $drv, scif_net $net, scif_vsock $vs, scif_peer_links $pl, scif_rdma $rd, libscif $lib, debian $deb"
 	[ -n "$version" ] && [ "$drv" = "$version" ] && [ "$lib" = "$version" ] &&
 		[ "$net" = "$version" ] && [ "$vs" = "$version" ] &&
-		[ "$pl" = "$version" ] &&
+		[ "$pl" = "$version" ] && [ "$rd" = "$version" ] &&
 		[ "${deb%%-*}" = "$version" ]
 }
 check versions-agree versions_agree
@@ -95,6 +97,7 @@ expected_install() {
 	lib/modules/$rel61/updates/scif_ivshmem.ko
 	lib/modules/$rel61/updates/scif_net.ko
 	lib/modules/$rel61/updates/scif_peer_links.ko
+	lib/modules/$rel61/updates/scif_rdma.ko
 	lib/modules/$rel61/updates/scif_vsock.ko
 	usr/bin/scif-bench
 	usr/bin/scif-info
@@ -196,6 +199,8 @@ dkms_cycle() { # kernel-name
 		cp -a "$top/Kbuild" "$top/dkms.conf" "$top/include" "$src/scif-$version/"
 		cp -a "$top/drivers/misc/scif" "$src/scif-$version/drivers/misc/"
 		cp -a "$top/drivers/net/scif" "$src/scif-$version/drivers/net/"
+		mkdir -p "$src/scif-$version/drivers/infiniband/hw"
+		cp -a "$top/drivers/infiniband/hw/scif" "$src/scif-$version/drivers/infiniband/hw/"
 		mkdir -p "$src/scif-$version/net"
 		cp -a "$top/net/scif" "$top/net/vmw_vsock" "$src/scif-$version/net/"
 	fi
@@ -208,7 +213,7 @@ dkms_cycle() { # kernel-name
 	"$@" status -m scif | tee "$t/status"
 	grep -q "^scif/$version, $rel, [^:]*: installed" "$t/status" || return 1
 	# DKMS compresses them as the kernel's own modules are (6.12: xz).
-	for ko in scif scif_ivshmem scif_peer_links scif_net scif_vsock; do
+	for ko in scif scif_ivshmem scif_peer_links scif_net scif_vsock scif_rdma; do
 		ko=$(ls "$t/lib/modules/$rel/updates/dkms/$ko".ko* 2> /dev/null)
 		[ -n "$ko" ] && [ -e "$ko" ] || { echo "missing $ko.ko*"; return 1; }
 		[ "$(modinfo -F version "$ko")" = "$version" ] || return 1
@@ -218,7 +223,9 @@ dkms_cycle() { # kernel-name
 		grep -Eq '^updates/dkms/scif_ivshmem\.ko(\.xz|\.zst)?: updates/dkms/scif\.ko' \
 			"$t/lib/modules/$rel/modules.dep" &&
 		grep -Eq '^updates/dkms/scif_net\.ko(\.xz|\.zst)?: updates/dkms/scif_peer_links\.ko' \
-			"$t/lib/modules/$rel/modules.dep" || return 1
+			"$t/lib/modules/$rel/modules.dep" &&
+		modinfo -F depends "$t/lib/modules/$rel/updates/dkms/scif_rdma.ko"* |
+			tr ',' '\n' | grep -qx scif_net || return 1
 	# Kept for scripts/test-debs-guest.sh, which boots them.
 	mkdir -p "$t/built"
 	cp "$t/lib/modules/$rel/updates/dkms"/scif*.ko* "$t/built/"

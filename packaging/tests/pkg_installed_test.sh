@@ -22,6 +22,7 @@ dkms=/lib/modules/$rel/updates/dkms
 cp -a /tests/pkgroot/. /
 [ -e "$dkms/scif.ko" ] && [ -e "$dkms/scif_ivshmem.ko" ] &&
 	[ -e "$dkms/scif_peer_links.ko" ] && [ -e "$dkms/scif_vsock.ko" ] &&
+	[ -e "$dkms/scif_rdma.ko" ] &&
 	[ -e /usr/lib/x86_64-linux-gnu/libscif.so.0 ] && [ -x /usr/bin/scif-info ]
 result $? installed_files_in_place
 
