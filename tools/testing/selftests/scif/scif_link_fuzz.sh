@@ -69,12 +69,23 @@ vsock_up() {
 vsock_down() {
 	[ "$vsock" = 1 ] || return 0
 	rmmod_client_soon scif_vsock &&
-		rmmod_list vmw_vsock_virtio_transport_common vsock
+		rmmod_list_soon vmw_vsock_virtio_transport_common vsock
 }
 
 modules_up() { vsock_up && net_setup; }
 
 modules_down() { vsock_down && rmmod_client scif_net; }
+
+# unload: modules_down, and when it fails what still holds them.
+unload() {
+	modules_down && return 0
+	echo "# modules_down failed; modules and their users:"
+	grep -E '^(scif|vsock|vmw_vsock)' /proc/modules | sed 's/^/#   /'
+	echo "# SCIF endpoints:"
+	sed 's/^/#   /' "$dbg/endpoints"
+	dmesg | tail -n 20 | sed 's/^/#   dmesg: /'
+	return 1
+}
 
 verdicts() { # prefix log: its PASS / FAIL lines as TAP, its comments
 	grep '^#' "$2"
@@ -180,14 +191,14 @@ drive() {
 	if [ "$connect" = 1 ]; then
 		# Node 0's root connects to node 1's listeners as the links'
 		# peer, with node 0's modules unloaded.
-		ok modules_unload_for_the_fuzzer modules_down
+		ok modules_unload_for_the_fuzzer unload
 		ok node_1_told_to_be_the_victim "$prog" notify 1 $DONE_PORT 60
 		fuzzer connect_
 		ok modules_load_again modules_up
 		links_back connect_
 	fi
 	ok node_1_told_to_finish "$prog" notify 1 $DONE_PORT 60
-	ok modules_unload modules_down
+	ok modules_unload unload
 	no_leak
 }
 
@@ -206,7 +217,7 @@ serve() {
 	fi
 	ok told_to_finish "$prog" await $DONE_PORT 300
 	serve_stop
-	ok modules_unload modules_down
+	ok modules_unload unload
 	no_leak
 }
 

@@ -90,6 +90,16 @@ rmmod_soon() {
 	wait_for 20 rmmod "$1" 2> /dev/null || ! loaded "$1"
 }
 
+# rmmod_list_soon NAME...: rmmod_soon each loaded one, in order.  The
+# vsock core is held by every AF_VSOCK socket, and a socket closed by a
+# process just killed is freed a moment later (its pending connections'
+# work, a transport's close timeout), after the transport's own module.
+rmmod_list_soon() {
+	for m in "$@"; do
+		! loaded "$m" || rmmod_soon "$m" || return 1
+	done
+}
+
 # rmmod_client_soon MODULE: rmmod_soon, then rmmod_links.
 rmmod_client_soon() {
 	rmmod_soon "$1" && rmmod_links

@@ -170,7 +170,7 @@ drive() {
 	flag finish
 	ok peer_unloaded_scif_vsock wait_for 60 fetched unloaded
 	ok rmmod_scif_vsock rmmod_client_soon scif_vsock
-	ok rmmod_vsock_core rmmod_list vmw_vsock_virtio_transport_common vsock
+	ok rmmod_vsock_core rmmod_list_soon vmw_vsock_virtio_transport_common vsock
 	kill "$httpd_pid"
 	ok rmmod_scif_net rmmod_client scif_net
 	wait
@@ -235,7 +235,7 @@ serve() {
 	ok told_to_finish wait_for 300 fetched finish
 	kill -9 "$srv"
 	ok rmmod_scif_vsock rmmod_client_soon scif_vsock
-	ok rmmod_vsock_core rmmod_list vmw_vsock_virtio_transport_common vsock
+	ok rmmod_vsock_core rmmod_list_soon vmw_vsock_virtio_transport_common vsock
 	flag unloaded
 	ok peer_unload_takes_carrier_off wait_for 60 carrier_is 0
 	kill "$httpd_pid"
