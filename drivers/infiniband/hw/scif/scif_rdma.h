@@ -81,13 +81,25 @@ struct srd_listen {
 };
 
 /**
- * struct srd_conn - a SCIF connection between CM request and the QP
- * @epd: the endpoint, connected to the peer's CM listener or connector
- * @dev: the device it came through
+ * struct srd_conn - a CONNECT request waiting for iw_accept / iw_reject
+ * @list: in the CM's pending requests (scif_rdma_cm.c)
+ * @epd: the endpoint, connected to the peer's CM connector
+ * @cookie: what the request's cm_id holds as provider_data: accept and
+ *	reject find the request by it, and find nothing once it was given up
+ * @node: the peer node it came from
+ * @deadline: jiffies after which it is given up (the connector has
+ *	stopped waiting for the answer by then)
+ *
+ * Lifetime: owned by the pending list until iw_accept, iw_reject, the
+ * CM's reaper or the module's exit takes it off; the taker closes or
+ * hands on @epd and frees it.
  */
 struct srd_conn {
+	struct list_head list;
 	scif_epd_t epd;
-	struct srd_dev *dev;
+	unsigned long cookie;
+	u16 node;
+	unsigned long deadline;
 };
 
 /**

@@ -21,6 +21,8 @@
 #define SRD_CM_MAGIC		0x53524443	/* "SRDC" */
 #define SRD_CM_PDATA		196
 #define SRD_CM_WAIT_MS		10000
+/* CONNECT requests of one peer node waiting for an answer, at most. */
+#define SRD_CM_PENDING_MAX	16
 
 enum { SRD_CM_CONNECT = 1, SRD_CM_ACCEPT, SRD_CM_REJECT };
 
@@ -52,6 +54,71 @@ struct srd_cm_msg {
 
 static struct task_struct *srd_listener;
 static scif_epd_t srd_listen_epd;
+
+/*
+ * CONNECT requests handed to a listen and not yet answered (struct
+ * srd_conn), at most SRD_CM_PENDING_MAX a peer node.  iw_cm may drop a
+ * request it queued (its listen destroyed meanwhile) without calling
+ * accept or reject: the listener thread gives up every request older
+ * than the connector's wait, so none outlives it.
+ * Lock order: a device's cm_lock, then srd_pending_lock.
+ */
+static DEFINE_MUTEX(srd_pending_lock);	/* the list and the cookies */
+static LIST_HEAD(srd_pending);
+static unsigned long srd_next_cookie;
+
+/* Take the request @cookie names off the pending list; NULL if gone. */
+static struct srd_conn *srd_pending_take(void *cookie)
+{
+	struct srd_conn *conn, *found = NULL;
+
+	mutex_lock(&srd_pending_lock);
+	list_for_each_entry(conn, &srd_pending, list) {
+		if (conn->cookie == (unsigned long)cookie) {
+			list_del(&conn->list);
+			found = conn;
+			break;
+		}
+	}
+	mutex_unlock(&srd_pending_lock);
+	return found;
+}
+
+/* Put @conn on the pending list, unless its node has too many there. */
+static bool srd_pending_add(struct srd_conn *conn)
+{
+	struct srd_conn *p;
+	unsigned int n = 0;
+
+	mutex_lock(&srd_pending_lock);
+	list_for_each_entry(p, &srd_pending, list)
+		n += p->node == conn->node;
+	if (n < SRD_CM_PENDING_MAX) {
+		/* Never 0: a cm_id without a request has NULL. */
+		conn->cookie = ++srd_next_cookie ?: ++srd_next_cookie;
+		conn->deadline = jiffies + msecs_to_jiffies(SRD_CM_WAIT_MS);
+		list_add_tail(&conn->list, &srd_pending);
+	}
+	mutex_unlock(&srd_pending_lock);
+	return n < SRD_CM_PENDING_MAX;
+}
+
+/* Close the pending requests past their deadline, or all of them. */
+static void srd_pending_reap(bool all)
+{
+	struct srd_conn *conn, *next;
+	LIST_HEAD(gone);
+
+	mutex_lock(&srd_pending_lock);
+	list_for_each_entry_safe(conn, next, &srd_pending, list)
+		if (all || time_after(jiffies, conn->deadline))
+			list_move(&conn->list, &gone);
+	mutex_unlock(&srd_pending_lock);
+	list_for_each_entry_safe(conn, next, &gone, list) {
+		scif_close(conn->epd);
+		kfree(conn);
+	}
+}
 
 /*
  * Send or receive the whole message within SRD_CM_WAIT_MS: a peer that
@@ -186,18 +253,20 @@ free:
  * @p: the QP number and the private data
  *
  * Context: process; sleeps.
- * Return: 0 (ESTABLISHED follows), or -errno (the request is refused).
+ * Return: 0 (ESTABLISHED follows), -ECONNRESET if the request was given
+ * up (not answered within SRD_CM_WAIT_MS, or answered already), or
+ * another -errno (the request is refused).
  */
 int srd_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 {
-	struct srd_conn *conn = cm_id->provider_data;
+	struct srd_conn *conn = srd_pending_take(cm_id->provider_data);
 	struct srd_qp *qp = srd_cm_qp(cm_id, p->qpn);
 	struct srd_cm_msg *m;
 	int err = -EINVAL;
 
 	cm_id->provider_data = NULL;
 	if (!conn)
-		return -EINVAL;
+		return -ECONNRESET;
 	m = kmalloc(sizeof(*m), GFP_KERNEL);
 	if (!m) {
 		err = -ENOMEM;
@@ -233,11 +302,11 @@ close:
  * @len: its length
  *
  * Context: process; sleeps.
- * Return: 0, or -EINVAL if the request was already answered.
+ * Return: 0, or -EINVAL if the request was already answered or given up.
  */
 int srd_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 len)
 {
-	struct srd_conn *conn = cm_id->provider_data;
+	struct srd_conn *conn = srd_pending_take(cm_id->provider_data);
 	struct srd_cm_msg *m;
 
 	cm_id->provider_data = NULL;
@@ -315,21 +384,23 @@ static bool srd_listen_matches(struct iw_cm_id *cm_id,
 		a->sin_addr.s_addr == m->daddr);
 }
 
-/* A CONNECT from @node: to the matching listen, or refused (false). */
-static bool srd_cm_request(struct srd_conn *conn, u16 node,
-			   struct srd_cm_msg *m)
+/*
+ * A CONNECT from conn->node: to the matching listen, pending till it is
+ * answered; false if refused (no listen, too many pending), and then
+ * @conn is the caller's again.
+ */
+static bool srd_cm_request(struct srd_conn *conn, struct srd_cm_msg *m)
 {
 	struct iw_cm_event ev = { .event = IW_CM_EVENT_CONNECT_REQUEST };
 	struct sockaddr_in *la = (struct sockaddr_in *)&ev.local_addr;
 	struct sockaddr_in *ra = (struct sockaddr_in *)&ev.remote_addr;
-	struct srd_dev *dev = srd_dev_of_peer(node);
+	struct srd_dev *dev = srd_dev_of_peer(conn->node);
 	struct iw_cm_id *cm_id = NULL;
 	struct srd_listen *l;
 	int err = -ECONNREFUSED;
 
 	if (!dev)
 		return false;
-	conn->dev = dev;
 	la->sin_family = AF_INET;
 	la->sin_addr.s_addr = m->daddr;
 	la->sin_port = m->dport;
@@ -340,15 +411,20 @@ static bool srd_cm_request(struct srd_conn *conn, u16 node,
 	ev.private_data_len = m->pdata_len;
 	ev.ord = 1;
 	ev.ird = 1;
-	ev.provider_data = conn;
 	mutex_lock(&dev->cm_lock);
 	list_for_each_entry(l, &dev->listens, list) {
-		if (srd_listen_matches(l->cm_id, m)) {
-			cm_id = l->cm_id;
-			/* The event is queued by iw_cm; not called back here. */
-			err = cm_id->event_handler(cm_id, &ev);
+		if (!srd_listen_matches(l->cm_id, m))
+			continue;
+		if (!srd_pending_add(conn))
 			break;
-		}
+		ev.provider_data = (void *)conn->cookie;
+		cm_id = l->cm_id;
+		/* The event is queued by iw_cm; not called back here. */
+		err = cm_id->event_handler(cm_id, &ev);
+		/* Not queued: nobody can have taken it yet. */
+		if (err)
+			srd_pending_take(ev.provider_data);
+		break;
 	}
 	mutex_unlock(&dev->cm_lock);
 	ib_device_put(&dev->ibdev);
@@ -365,7 +441,8 @@ static void srd_cm_accepted(scif_epd_t epd, u16 node)
 	    m->type != SRD_CM_CONNECT)
 		goto refuse;
 	conn->epd = epd;
-	if (srd_cm_request(conn, node, m)) {
+	conn->node = node;
+	if (srd_cm_request(conn, m)) {
 		kfree(m);
 		return;
 	}
@@ -384,6 +461,7 @@ static int srd_listen_thread(void *arg)
 	scif_epd_t epd;
 
 	while (!kthread_should_stop()) {
+		srd_pending_reap(false);
 		if (scif_poll(&pe, 1, 200) <= 0)
 			continue;
 		if (scif_accept(pe.epd, &peer, &epd, 0))
@@ -434,4 +512,5 @@ void srd_cm_exit(void)
 {
 	kthread_stop(srd_listener);
 	scif_close(srd_listen_epd);
+	srd_pending_reap(true);
 }

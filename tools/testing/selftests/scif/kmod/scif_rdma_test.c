@@ -41,6 +41,10 @@ static int port = 18600;
 module_param(port, int, 0444);
 MODULE_PARM_DESC(port, "The rdma_cm port of the connected run");
 
+/* cm_flood(): requests sent, and how many of one node the CM keeps. */
+#define FLOOD		30
+#define FLOOD_PENDING	16
+
 static char results[8192];
 static struct seq_buf out;
 static int nr_tests;
@@ -405,6 +409,55 @@ struct conn {
 	bool mapped;
 };
 
+/*
+ * The server's second listen (port + 1) takes every CONNECT_REQUEST and
+ * never answers one: the ids it was given, destroyed at the end.
+ */
+#define IGNORED_MAX	64
+static struct rdma_cm_id *ignored[IGNORED_MAX];
+static atomic_t nr_ignored;
+
+static int ignore_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	int i;
+
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		return 0;
+	i = atomic_inc_return(&nr_ignored) - 1;
+	if (i >= IGNORED_MAX)
+		return -ENOSPC;		/* rdma_cm destroys it */
+	ignored[i] = id;
+	return 0;
+}
+
+static struct rdma_cm_id *ignoring_listen(struct sockaddr_in *a)
+{
+	struct sockaddr_in b = *a;
+	struct rdma_cm_id *id;
+
+	b.sin_port = htons(port + 1);
+	id = rdma_create_id(&init_net, ignore_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return NULL;
+	if (rdma_bind_addr(id, (struct sockaddr *)&b) || rdma_listen(id, 64)) {
+		rdma_destroy_id(id);
+		return NULL;
+	}
+	return id;
+}
+
+static void ignoring_end(struct rdma_cm_id *listen)
+{
+	int i, n = min(atomic_read(&nr_ignored), IGNORED_MAX);
+
+	if (!listen)
+		return;
+	rdma_destroy_id(listen);
+	for (i = 0; i < n; i++)
+		rdma_destroy_id(ignored[i]);
+}
+
 static int conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct conn *c = id->context;
@@ -571,6 +624,7 @@ static void server(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
 				 .sin_port = htons(port) };
+	struct rdma_cm_id *ign = NULL;
 	struct conn c = { };
 	struct info *info;
 	struct echo *e;
@@ -587,6 +641,10 @@ static void server(void)
 		err = IS_ERR(c.listen) ? PTR_ERR(c.listen) : 0;
 		if (err)
 			c.listen = NULL;
+	}
+	if (!err) {
+		ign = ignoring_listen(&a);
+		err = ign ? 0 : -EIO;
 	}
 	if (!err)
 		err = rdma_bind_addr(c.listen, (struct sockaddr *)&a);
@@ -647,7 +705,12 @@ static void server(void)
 	/* The client ends with a bad key: the connection closes. */
 	err = conn_wait(&c, RDMA_CM_EVENT_DISCONNECTED, 30);
 	CHECK("srv_disconnected", !err, err);
+	/* The client's flood of CONNECTs to the ignoring listen. */
+	CHECK("srv_unanswered_requests_bounded",
+	      atomic_read(&nr_ignored) == FLOOD_PENDING,
+	      atomic_read(&nr_ignored));
 out:
+	ignoring_end(ign);
 	conn_free(&c);
 }
 
@@ -759,6 +822,104 @@ static int cm_forged(u16 node, int len)
 	return err;
 }
 
+/* The CM's message, as scif_rdma_cm.c sends it (216 bytes). */
+struct cm_msg {
+	__le32 magic;
+	u8 type, pdata_len, ord, ird;
+	__be32 saddr, daddr;
+	__be16 sport, dport;
+	u8 pdata[196];
+};
+
+/*
+ * A valid CONNECT to the server's ignoring listen from a privileged
+ * connector (a port at or below *next, which moves down).
+ */
+static scif_epd_t cm_request(u16 node, struct cm_msg *m, int *next)
+{
+	struct scif_port_id to = { .node = node, .port = 702 };
+	scif_epd_t epd = scif_open();
+	int err = -EINVAL;
+
+	if (!epd)
+		return NULL;
+	for (; *next > 800 && err == -EINVAL; (*next)--)
+		err = scif_bind(epd, *next);
+	if (err >= 0)
+		err = scif_connect(epd, &to);
+	if (err >= 0)
+		err = scif_send(epd, m, sizeof(*m), SCIF_SEND_BLOCK);
+	if (err == (int)sizeof(*m))
+		return epd;
+	scif_close(epd);
+	return NULL;
+}
+
+/* In @secs seconds, how many of @epd[0..n) were refused, or closed. */
+static int cm_answers(scif_epd_t *epd, int n, int secs, bool refused)
+{
+	struct scif_pollepd pe = { .events = EPOLLIN };
+	struct cm_msg m;
+	int i, t, got = 0;
+
+	for (t = 0; t < secs * 10 && got < n; t++) {
+		for (i = 0; i < n; i++) {
+			pe.epd = epd[i];
+			if (!pe.epd || scif_poll(&pe, 1, 0) <= 0)
+				continue;
+			if (refused && !(pe.revents & EPOLLIN))
+				continue;
+			if (refused && (scif_recv(pe.epd, &m, sizeof(m),
+						  SCIF_RECV_BLOCK) != sizeof(m) ||
+					m.type != 3))
+				continue;
+			if (!refused && !(pe.revents & EPOLLHUP))
+				continue;
+			scif_close(epd[i]);
+			epd[i] = NULL;
+			got++;
+		}
+		msleep(100);
+	}
+	return got;
+}
+
+/*
+ * FLOOD valid CONNECTs to the server's listen that never answers: the
+ * CM keeps FLOOD_PENDING of one node waiting and refuses the others at
+ * once; the waiting ones are given up (closed) once the connector's
+ * 10 s wait is over.
+ */
+static void cm_flood(u16 node, __be32 saddr, __be32 daddr)
+{
+	scif_epd_t epd[FLOOD] = { };
+	struct cm_msg *m = kzalloc(sizeof(*m), GFP_KERNEL);
+	int i, next = 899, refused, closed, sent = 0;
+
+	for (i = 0; m && i < FLOOD; i++) {
+		m->magic = cpu_to_le32(0x53524443);
+		m->type = 1;
+		m->ord = 1;
+		m->ird = 1;
+		m->saddr = saddr;
+		m->daddr = daddr;
+		m->sport = htons(40000 + i);
+		m->dport = htons(port + 1);
+		epd[i] = cm_request(node, m, &next);
+		sent += !!epd[i];
+	}
+	CHECK("cm_flood_sent", sent == FLOOD, sent);
+	refused = cm_answers(epd, FLOOD, 3, true);
+	CHECK("cm_flood_refused_over_the_bound",
+	      refused == FLOOD - FLOOD_PENDING, refused);
+	closed = cm_answers(epd, FLOOD, 20, false);
+	CHECK("cm_flood_unanswered_given_up", closed == FLOOD_PENDING, closed);
+	for (i = 0; i < FLOOD; i++)
+		if (epd[i])
+			scif_close(epd[i]);
+	kfree(m);
+}
+
 static void client(void)
 {
 	struct sockaddr_in dst = { .sin_family = AF_INET,
@@ -768,7 +929,8 @@ static void client(void)
 	struct echo *e;
 	struct ib_wc wc;
 	u8 pat[INFO_PAT];
-	int err;
+	int err, peer = -1;
+	__be32 me = 0;
 
 	init_completion(&c.w.done);
 	err = conn_bufs(&c);
@@ -776,8 +938,8 @@ static void client(void)
 		err = -EINVAL;
 	if (!err) {
 		struct net_device *nd = dev_get_by_name(&init_net, netdev);
-		int peer = nd ? nd->dev_addr[5] : -1;	/* scif_net's MAC */
 
+		peer = nd ? nd->dev_addr[5] : -1;	/* scif_net's MAC */
 		if (nd)
 			dev_put(nd);
 		err = peer < 0 ? -ENODEV : cm_forged(peer, 216);
@@ -789,6 +951,9 @@ static void client(void)
 	CHECK("rdma_connect_established", !err, err);
 	if (err)
 		goto out;
+	/* The server's listens are up: flood the ignoring one. */
+	if (in4_pton(my_ip, -1, (u8 *)&me, -1, NULL))
+		cm_flood(peer, me, dst.sin_addr.s_addr);
 	wc = poll_one(c.cq);
 	info = c.msg;
 	pattern(pat, INFO_PAT, 3);
