@@ -145,7 +145,9 @@ struct srd_cq {
  *	never touches a freed MR
  *
  * Locking: @valid and @access change only in post_send of a QP of the
- * MR's PD (the consumer orders those work requests, as verbs require);
+ * MR's PD (the consumer orders those work requests, as verbs require),
+ * and @valid also in the receive thread of such a QP (a peer's
+ * SEND_WITH_INV, which the consumer orders by handing out the rkey);
  * they are read with READ_ONCE by the data path.  A reference is taken
  * under RCU from a non-zero count; dereg_mr frees the MR after an RCU
  * grace period.
@@ -186,7 +188,8 @@ struct srd_rqe {
  * @sge: the gather list (the scatter list of an RDMA READ)
  * @imm: the immediate data (network order)
  * @remote_addr: RDMA WRITE/READ: the address in the peer's MR
- * @rkey: RDMA WRITE/READ: the peer's key; LOCAL_INV: the key
+ * @rkey: RDMA WRITE/READ: the peer's key; LOCAL_INV: the key;
+ *	SEND_WITH_INV: the peer's key to invalidate
  * @reg_mr: REG_MR: the MR
  * @reg_key: REG_MR: the key it gets
  * @reg_access: REG_MR: the access it gets
@@ -281,17 +284,19 @@ enum srd_frame_type {
 };
 
 #define SRD_F_IMM	0x1
+#define SRD_F_INV	0x2	/* SEND only: invalidate the MR of @rkey */
 
 /**
  * struct srd_hdr - a frame's header (every field from the peer is hostile)
  * @type: enum srd_frame_type
- * @flags: SRD_F_IMM
+ * @flags: SRD_F_IMM, SRD_F_INV (SEND_WITH_INV)
  * @status: ACK and READ_RESP: IB_WC_SUCCESS or the responder's error
  * @rsvd: zero
  * @imm: the immediate data, network order
  * @len: payload bytes that follow (SEND, WRITE, READ_RESP), or bytes to
  *	read (READ_REQ)
- * @rkey: WRITE, READ_REQ: the responder's MR key
+ * @rkey: WRITE, READ_REQ: the responder's MR key; SEND with SRD_F_INV:
+ *	the key of the receiver's MR to invalidate
  * @addr: WRITE, READ_REQ: the address in that MR
  */
 struct srd_hdr {

@@ -216,7 +216,10 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 	if (w->opcode == IB_WR_SEND_WITH_IMM ||
 	    w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		h.flags = SRD_F_IMM;
-	if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM)
+	if (w->opcode == IB_WR_SEND_WITH_INV)
+		h.flags = SRD_F_INV;
+	if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM ||
+	    w->opcode == IB_WR_SEND_WITH_INV)
 		h.type = SRD_F_SEND;
 	else if (read)
 		h.type = SRD_F_READ_REQ;
@@ -278,10 +281,49 @@ void srd_tx_work(struct work_struct *work)
 	}
 }
 
+/*
+ * SEND_WITH_INV: the key must name a fast-reg MR of the QP's PD that
+ * was given remote access (so its rkey was handed out); it becomes
+ * invalid, as a LOCAL_INV would make it.
+ */
+static bool srd_remote_inv(struct srd_qp *qp, u32 key)
+{
+	struct srd_mr *mr = srd_mr_lookup(qp->dev, key, qp->ibqp.pd);
+	bool ok;
+
+	ok = mr && !mr->dma && (READ_ONCE(mr->access) &
+				(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE));
+	if (ok)
+		WRITE_ONCE(mr->valid, false);
+	srd_mr_put(mr);
+	return ok;
+}
+
+/* The receive a SEND landed in completes (with the invalidated key). */
+static void srd_recv_done(struct srd_qp *qp, const struct srd_hdr *h,
+			  u64 wr_id, u32 len)
+{
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+		.byte_len = len,
+	};
+
+	if (h->flags & SRD_F_INV) {
+		wc.wc_flags = IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = le32_to_cpu(h->rkey);
+	} else if (h->flags & SRD_F_IMM) {
+		wc.wc_flags = IB_WC_WITH_IMM;
+		wc.ex.imm_data = h->imm;
+	}
+	srd_cq_add(to_srd_cq(qp->ibqp.recv_cq), &wc);
+}
+
 /* SEND: into the next posted receive; false ends the connection. */
 static bool srd_rx_send(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
-	int flags = (h->flags & SRD_F_IMM) ? IB_WC_WITH_IMM : 0;
 	struct srd_rqe rqe;
 	u64 room;
 
@@ -297,10 +339,16 @@ static bool srd_rx_send(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 			     0, 0, 0);
 		return false;
 	}
+	if ((h->flags & SRD_F_INV) &&
+	    !srd_remote_inv(qp, le32_to_cpu(h->rkey))) {
+		srd_drain(qp, len);
+		srd_complete(&qp->ibqp, qp->ibqp.recv_cq, rqe.wr_id, IB_WC_RECV,
+			     IB_WC_REM_INV_REQ_ERR, 0, 0, 0);
+		return false;
+	}
 	if (srd_sges_xfer(qp, rqe.sge, rqe.num_sge, len, false))
 		return false;
-	srd_complete(&qp->ibqp, qp->ibqp.recv_cq, rqe.wr_id, IB_WC_RECV,
-		     IB_WC_SUCCESS, len, h->imm, flags);
+	srd_recv_done(qp, h, rqe.wr_id, len);
 	return true;
 }
 
@@ -371,6 +419,15 @@ out:
 	return ok;
 }
 
+/* Known flags only; INVALIDATE only on a SEND, and not with immediate. */
+static bool srd_flags_ok(const struct srd_hdr *h)
+{
+	if (h->flags & ~(SRD_F_IMM | SRD_F_INV))
+		return false;
+	return !(h->flags & SRD_F_INV) ||
+	       (h->type == SRD_F_SEND && !(h->flags & SRD_F_IMM));
+}
+
 /* One frame; false ends the connection. */
 static bool srd_rx_one(struct srd_qp *qp)
 {
@@ -380,7 +437,7 @@ static bool srd_rx_one(struct srd_qp *qp)
 	if (srd_xfer(qp, qp->epd, &h, sizeof(h), false, 0))
 		return false;
 	len = le32_to_cpu(h.len);
-	if (len > SRD_MAX_MSG || h.rsvd || (h.flags & ~SRD_F_IMM))
+	if (len > SRD_MAX_MSG || h.rsvd || !srd_flags_ok(&h))
 		return false;
 	switch (h.type) {
 	case SRD_F_SEND:

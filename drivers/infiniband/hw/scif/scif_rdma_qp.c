@@ -397,7 +397,8 @@ static void srd_fill_swqe(struct srd_swqe *w, const struct ib_send_wr *wr,
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		w->imm = wr->ex.imm_data;
-	if (wr->opcode == IB_WR_LOCAL_INV)
+	if (wr->opcode == IB_WR_LOCAL_INV ||
+	    wr->opcode == IB_WR_SEND_WITH_INV)
 		w->rkey = wr->ex.invalidate_rkey;
 	if (wr->opcode == IB_WR_RDMA_WRITE ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
@@ -427,6 +428,7 @@ static int srd_queue_send(struct srd_qp *qp, const struct ib_send_wr *wr)
 	switch (wr->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
