@@ -193,6 +193,9 @@ struct srd_rqe {
  * @reg_mr: REG_MR: the MR
  * @reg_key: REG_MR: the key it gets
  * @reg_access: REG_MR: the access it gets
+ * @read_inv: an RDMA_READ_WITH_INV (queued as an RDMA_READ): once the
+ *	READ has succeeded, the local MR of @inv_key is invalidated
+ * @inv_key: RDMA_READ_WITH_INV: that key
  */
 struct srd_swqe {
 	u64 wr_id;
@@ -206,6 +209,8 @@ struct srd_swqe {
 	struct ib_mr *reg_mr;
 	u32 reg_key;
 	int reg_access;
+	bool read_inv;
+	u32 inv_key;
 };
 
 /**

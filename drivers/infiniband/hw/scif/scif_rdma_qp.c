@@ -375,6 +375,7 @@ enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op)
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		return IB_WC_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
 		return IB_WC_RDMA_READ;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
@@ -406,6 +407,13 @@ static void srd_fill_swqe(struct srd_swqe *w, const struct ib_send_wr *wr,
 		w->remote_addr = rdma_wr(wr)->remote_addr;
 		w->rkey = rdma_wr(wr)->rkey;
 	}
+	if (wr->opcode == IB_WR_RDMA_READ_WITH_INV) {
+		w->opcode = IB_WR_RDMA_READ;
+		w->remote_addr = rdma_wr(wr)->remote_addr;
+		w->rkey = rdma_wr(wr)->rkey;
+		w->read_inv = true;
+		w->inv_key = wr->ex.invalidate_rkey;
+	}
 	if (wr->opcode == IB_WR_REG_MR) {
 		w->reg_mr = reg_wr(wr)->mr;
 		w->reg_key = reg_wr(wr)->key;
@@ -432,6 +440,7 @@ static int srd_queue_send(struct srd_qp *qp, const struct ib_send_wr *wr)
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
 	case IB_WR_REG_MR:
 	case IB_WR_LOCAL_INV:
 		break;
