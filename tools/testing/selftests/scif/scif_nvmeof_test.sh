@@ -89,7 +89,8 @@ fetched() { # url [file]
 }
 
 link_up() {
-	rdma link add scif0 type scif netdev "$dev" &&
+	insmod "$ex/scif_rdma.ko" &&
+		rdma link add scif0 type scif netdev "$dev" &&
 		wait_for 10 sh -c "rdma link show scif0/1 | grep -q 'state ACTIVE'"
 }
 
@@ -115,12 +116,15 @@ target_up() {
 		ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn"
 }
 
+# Each step even if an earlier one failed (a half-made target is
+# taken down as far as it goes); then nothing of it may be left.
 target_down() {
-	rm "$cfg/ports/1/subsystems/$nqn" &&
-		rmdir "$cfg/ports/1" &&
-		echo 0 > "$cfg/subsystems/$nqn/namespaces/1/enable" &&
-		rmdir "$cfg/subsystems/$nqn/namespaces/1" &&
-		rmdir "$cfg/subsystems/$nqn" &&
+	rm -f "$cfg/ports/1/subsystems/$nqn"
+	rmdir "$cfg/ports/1"
+	echo 0 > "$cfg/subsystems/$nqn/namespaces/1/enable"
+	rmdir "$cfg/subsystems/$nqn/namespaces/1"
+	rmdir "$cfg/subsystems/$nqn"
+	[ ! -e "$cfg/ports/1" ] && [ ! -e "$cfg/subsystems/$nqn" ] &&
 		umount /sys/kernel/config
 }
 
