@@ -194,7 +194,7 @@ struct srd_rqe {
  * @reg_key: REG_MR: the key it gets
  * @reg_access: REG_MR: the access it gets
  * @read_inv: an RDMA_READ_WITH_INV (queued as an RDMA_READ): once the
- *	READ has succeeded, the local MR of @inv_key is invalidated
+ *	READ has succeeded, the local MR of @inv_key's index is invalidated
  * @inv_key: RDMA_READ_WITH_INV: that key
  */
 struct srd_swqe {
@@ -389,6 +389,7 @@ void srd_iw_add_ref(struct ib_qp *ibqp);
 void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
 		  enum ib_wc_opcode opcode, enum ib_wc_status status, u32 len,
 		  __be32 imm, int flags);
+enum ib_wc_status srd_read_inv(struct srd_qp *qp, u32 key);
 enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op);
 int srd_set_state(struct srd_qp *qp, enum ib_qp_state state);
 bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe);

@@ -269,7 +269,7 @@ void srd_tx_work(struct work_struct *work)
 			else
 				st = srd_do_data(qp, w);
 			if (st == IB_WC_SUCCESS && w->read_inv)
-				st = srd_local_inv(qp, w->inv_key);
+				st = srd_read_inv(qp, w->inv_key);
 		}
 		if (st != IB_WC_SUCCESS || w->signaled)
 			srd_complete(&qp->ibqp, qp->ibqp.send_cq, w->wr_id,

@@ -362,6 +362,34 @@ enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key)
 }
 
 /**
+ * srd_read_inv() - the invalidation an RDMA_READ_WITH_INV ends with
+ * @qp: the QP it was posted on
+ * @key: the work request's invalidate_rkey
+ *
+ * Only the key's index counts, as in iWARP: rdma_rw names the sink MR
+ * by the key it had before the IB_WR_REG_MR of the same chain gave it a
+ * new one.  The MR at that index, a fast-reg MR of the QP's PD, becomes
+ * invalid.
+ *
+ * Context: the send worker.
+ * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR.
+ */
+enum ib_wc_status srd_read_inv(struct srd_qp *qp, u32 key)
+{
+	enum ib_wc_status st = IB_WC_LOC_PROT_ERR;
+	struct srd_mr *mr;
+
+	rcu_read_lock();	/* an MR is freed after a grace period */
+	mr = xa_load(&qp->dev->mrs, key >> 8);
+	if (mr && mr->ibmr.pd == qp->ibqp.pd && !mr->dma) {
+		WRITE_ONCE(mr->valid, false);
+		st = IB_WC_SUCCESS;
+	}
+	rcu_read_unlock();
+	return st;
+}
+
+/**
  * srd_wc_opcode() - the completion opcode of a send work request
  * @op: IB_WR_*
  *
