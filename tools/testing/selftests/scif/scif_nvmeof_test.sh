@@ -170,14 +170,14 @@ discover() {
 		echo "$out" | grep -q "trtype: *rdma"
 }
 
-# The controller of $nqn: its block device's name in $ns.
+# The namespace of $nqn: its block device's name in $ns (its "device"
+# is the controller, or with native multipath the subsystem: both show
+# the subsystem NQN).
 find_ns() {
 	ns=
-	for c in /sys/class/nvme/nvme*; do
-		[ "$(cat "$c/subsysnqn" 2> /dev/null)" = "$nqn" ] || continue
-		for b in "$c"/nvme*n1 /sys/block/"${c##*/}"n1; do
-			[ -e "$b" ] && ns=${b##*/} && break
-		done
+	for b in /sys/block/nvme*n1; do
+		[ "$(cat "$b/device/subsysnqn" 2> /dev/null)" = "$nqn" ] &&
+			ns=${b##*/}
 	done
 	[ -n "$ns" ] && [ -b "/dev/$ns" ]
 }
