@@ -244,6 +244,9 @@ struct srd_swqe {
  * @resp_wqe: the outstanding READ, for the receive thread to scatter
  * @resp_mutex: held by the receive thread while it takes an answer, and
  *	by the send worker to give up waiting for one (@resp_wqe)
+ * @tx_mutex: held for the whole of a frame sent on @epd (header and
+ *	payload), by the send worker and by the receive thread answering
+ *	a WRITE or READ, so that their frames never interleave
  * @iw_refs: references of the iWARP CM (iw_add_ref/iw_rem_ref) plus
  *	one of the QP's own, dropped by destroy_qp
  * @iw_done: completed when @iw_refs reaches zero; destroy_qp waits for
@@ -275,6 +278,7 @@ struct srd_qp {
 	int resp_status;
 	struct srd_swqe *resp_wqe;
 	struct mutex resp_mutex;	/* see above */
+	struct mutex tx_mutex;		/* see above */
 	refcount_t iw_refs;
 	struct completion iw_done;
 };

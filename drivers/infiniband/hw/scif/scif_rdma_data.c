@@ -205,6 +205,7 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 {
 	bool read = w->opcode == IB_WR_RDMA_READ;
 	struct srd_hdr h = { .imm = w->imm };
+	bool err;
 	u64 len;
 
 	if (srd_sges_ok(qp, w->sge, w->num_sge,
@@ -229,8 +230,11 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 	reinit_completion(&qp->resp);
 	qp->resp_wqe = read ? w : NULL;
 	mutex_unlock(&qp->resp_mutex);
-	if (srd_send_hdr(qp, &h) ||
-	    (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true)))
+	mutex_lock(&qp->tx_mutex);
+	err = srd_send_hdr(qp, &h) ||
+	      (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true));
+	mutex_unlock(&qp->tx_mutex);
+	if (err)
 		return IB_WC_WR_FLUSH_ERR;
 	if (h.type == SRD_F_SEND)
 		return IB_WC_SUCCESS;
@@ -362,7 +366,7 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	struct srd_hdr a = { .type = write ? SRD_F_ACK : SRD_F_READ_RESP };
 	struct srd_mr *mr;
 	struct srd_rqe rqe;
-	bool ok;
+	bool ok, err;
 
 	mr = srd_mr_lookup(qp->dev, le32_to_cpu(h->rkey), qp->ibqp.pd);
 	ok = srd_mr_ok(mr, addr, len, write ? IB_ACCESS_REMOTE_WRITE :
@@ -374,8 +378,11 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 		goto fail;
 	a.status = ok ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR;
 	a.len = ok && !write ? cpu_to_le32(len) : 0;
-	if (srd_send_hdr(qp, &a) ||
-	    (ok && !write && srd_mr_xfer(qp, mr, addr, len, true)))
+	mutex_lock(&qp->tx_mutex);
+	err = srd_send_hdr(qp, &a) ||
+	      (ok && !write && srd_mr_xfer(qp, mr, addr, len, true));
+	mutex_unlock(&qp->tx_mutex);
+	if (err)
 		goto fail;
 	srd_mr_put(mr);
 	if (!ok)

@@ -79,6 +79,7 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	complete(&qp->rx_done);
 	init_completion(&qp->resp);
 	mutex_init(&qp->resp_mutex);
+	mutex_init(&qp->tx_mutex);
 	qp->dev = dev;
 	spin_lock_init(&qp->lock);
 	qp->state = IB_QPS_RESET;
