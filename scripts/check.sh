@@ -219,7 +219,7 @@ nvme_modules() { # kernel-name nodes release
 # nvme-cli and fio, for the same clusters.
 nvme_programs() { # kernel-name nodes
 	[ "$1" != debug ] && [ "$2" = 2 ] || return 0
-	command -v nvme fio | tr '\n' ' '
+	PATH=$PATH:/usr/sbin command -v nvme fio | tr '\n' ' '
 }
 
 # What scif_rxe_test.sh runs, and the rxe provider libibverbs loads
