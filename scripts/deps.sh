@@ -29,7 +29,7 @@ TOOLS="build-essential bc bison flex libelf-dev libssl-dev dwarves
 	kmod cpio xz-utils zstd rsync busybox-static qemu-system-x86 qemu-utils
 	sparse shellcheck gnuplot-nox linux-source-6.1 linux-headers-amd64
 	linux-image-amd64 libvirt-clients iperf3 socat
-	iproute2 ibverbs-utils ibverbs-providers perftest"
+	iproute2 ibverbs-utils ibverbs-providers perftest nvme-cli fio"
 BPO_LIST=/etc/apt/sources.list.d/scif-bookworm-backports.list
 SCIF_CACHE=${SCIF_CACHE:-/var/cache/scif}
 

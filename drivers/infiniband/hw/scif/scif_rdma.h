@@ -157,7 +157,9 @@ struct srd_cq {
  *	never touches a freed MR
  *
  * Locking: @valid and @access change only in post_send of a QP of the
- * MR's PD (the consumer orders those work requests, as verbs require);
+ * MR's PD (the consumer orders those work requests, as verbs require),
+ * and @valid also in the receive thread of such a QP (a peer's
+ * SEND_WITH_INV, which the consumer orders by handing out the rkey);
  * they are read with READ_ONCE by the data path.  A reference is taken
  * under RCU from a non-zero count; dereg_mr frees the MR after an RCU
  * grace period.
@@ -198,10 +200,14 @@ struct srd_rqe {
  * @sge: the gather list (the scatter list of an RDMA READ)
  * @imm: the immediate data (network order)
  * @remote_addr: RDMA WRITE/READ: the address in the peer's MR
- * @rkey: RDMA WRITE/READ: the peer's key; LOCAL_INV: the key
+ * @rkey: RDMA WRITE/READ: the peer's key; LOCAL_INV: the key;
+ *	SEND_WITH_INV: the peer's key to invalidate
  * @reg_mr: REG_MR: the MR
  * @reg_key: REG_MR: the key it gets
  * @reg_access: REG_MR: the access it gets
+ * @read_inv: an RDMA_READ_WITH_INV (queued as an RDMA_READ): once the
+ *	READ has succeeded, the local MR of @inv_key's index is invalidated
+ * @inv_key: RDMA_READ_WITH_INV: that key
  */
 struct srd_swqe {
 	u64 wr_id;
@@ -215,6 +221,8 @@ struct srd_swqe {
 	struct ib_mr *reg_mr;
 	u32 reg_key;
 	int reg_access;
+	bool read_inv;
+	u32 inv_key;
 };
 
 /**
@@ -248,6 +256,9 @@ struct srd_swqe {
  * @resp_wqe: the outstanding READ, for the receive thread to scatter
  * @resp_mutex: held by the receive thread while it takes an answer, and
  *	by the send worker to give up waiting for one (@resp_wqe)
+ * @tx_mutex: held for the whole of a frame sent on @epd (header and
+ *	payload), by the send worker and by the receive thread answering
+ *	a WRITE or READ, so that their frames never interleave
  * @iw_refs: references of the iWARP CM (iw_add_ref/iw_rem_ref) plus
  *	one of the QP's own, dropped by destroy_qp
  * @iw_done: completed when @iw_refs reaches zero; destroy_qp waits for
@@ -279,6 +290,7 @@ struct srd_qp {
 	int resp_status;
 	struct srd_swqe *resp_wqe;
 	struct mutex resp_mutex;	/* see above */
+	struct mutex tx_mutex;		/* see above */
 	refcount_t iw_refs;
 	struct completion iw_done;
 };
@@ -293,17 +305,19 @@ enum srd_frame_type {
 };
 
 #define SRD_F_IMM	0x1
+#define SRD_F_INV	0x2	/* SEND only: invalidate the MR of @rkey */
 
 /**
  * struct srd_hdr - a frame's header (every field from the peer is hostile)
  * @type: enum srd_frame_type
- * @flags: SRD_F_IMM
+ * @flags: SRD_F_IMM, SRD_F_INV (SEND_WITH_INV)
  * @status: ACK and READ_RESP: IB_WC_SUCCESS or the responder's error
  * @rsvd: zero
  * @imm: the immediate data, network order
  * @len: payload bytes that follow (SEND, WRITE, READ_RESP), or bytes to
  *	read (READ_REQ)
- * @rkey: WRITE, READ_REQ: the responder's MR key
+ * @rkey: WRITE, READ_REQ: the responder's MR key; SEND with SRD_F_INV:
+ *	the key of the receiver's MR to invalidate
  * @addr: WRITE, READ_REQ: the address in that MR
  */
 struct srd_hdr {
@@ -391,6 +405,7 @@ void srd_iw_add_ref(struct ib_qp *ibqp);
 void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
 		  enum ib_wc_opcode opcode, enum ib_wc_status status, u32 len,
 		  __be32 imm, int flags);
+enum ib_wc_status srd_read_inv(struct srd_qp *qp, u32 key);
 enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op);
 int srd_set_state(struct srd_qp *qp, enum ib_qp_state state);
 bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe);

@@ -205,6 +205,7 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 {
 	bool read = w->opcode == IB_WR_RDMA_READ;
 	struct srd_hdr h = { .imm = w->imm };
+	bool err;
 	u64 len;
 
 	if (srd_sges_ok(qp, w->sge, w->num_sge,
@@ -216,7 +217,10 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 	if (w->opcode == IB_WR_SEND_WITH_IMM ||
 	    w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		h.flags = SRD_F_IMM;
-	if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM)
+	if (w->opcode == IB_WR_SEND_WITH_INV)
+		h.flags = SRD_F_INV;
+	if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM ||
+	    w->opcode == IB_WR_SEND_WITH_INV)
 		h.type = SRD_F_SEND;
 	else if (read)
 		h.type = SRD_F_READ_REQ;
@@ -226,8 +230,11 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 	reinit_completion(&qp->resp);
 	qp->resp_wqe = read ? w : NULL;
 	mutex_unlock(&qp->resp_mutex);
-	if (srd_send_hdr(qp, &h) ||
-	    (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true)))
+	mutex_lock(&qp->tx_mutex);
+	err = srd_send_hdr(qp, &h) ||
+	      (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true));
+	mutex_unlock(&qp->tx_mutex);
+	if (err)
 		return IB_WC_WR_FLUSH_ERR;
 	if (h.type == SRD_F_SEND)
 		return IB_WC_SUCCESS;
@@ -265,6 +272,8 @@ void srd_tx_work(struct work_struct *work)
 				st = IB_WC_WR_FLUSH_ERR;
 			else
 				st = srd_do_data(qp, w);
+			if (st == IB_WC_SUCCESS && w->read_inv)
+				st = srd_read_inv(qp, w->inv_key);
 		}
 		if (st != IB_WC_SUCCESS || w->signaled)
 			srd_complete(&qp->ibqp, qp->ibqp.send_cq, w->wr_id,
@@ -278,10 +287,49 @@ void srd_tx_work(struct work_struct *work)
 	}
 }
 
+/*
+ * SEND_WITH_INV: the key must name a fast-reg MR of the QP's PD that
+ * was given remote access (so its rkey was handed out); it becomes
+ * invalid, as a LOCAL_INV would make it.
+ */
+static bool srd_remote_inv(struct srd_qp *qp, u32 key)
+{
+	struct srd_mr *mr = srd_mr_lookup(qp->dev, key, qp->ibqp.pd);
+	bool ok;
+
+	ok = mr && !mr->dma && (READ_ONCE(mr->access) &
+				(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE));
+	if (ok)
+		WRITE_ONCE(mr->valid, false);
+	srd_mr_put(mr);
+	return ok;
+}
+
+/* The receive a SEND landed in completes (with the invalidated key). */
+static void srd_recv_done(struct srd_qp *qp, const struct srd_hdr *h,
+			  u64 wr_id, u32 len)
+{
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+		.byte_len = len,
+	};
+
+	if (h->flags & SRD_F_INV) {
+		wc.wc_flags = IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = le32_to_cpu(h->rkey);
+	} else if (h->flags & SRD_F_IMM) {
+		wc.wc_flags = IB_WC_WITH_IMM;
+		wc.ex.imm_data = h->imm;
+	}
+	srd_cq_add(to_srd_cq(qp->ibqp.recv_cq), &wc);
+}
+
 /* SEND: into the next posted receive; false ends the connection. */
 static bool srd_rx_send(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
-	int flags = (h->flags & SRD_F_IMM) ? IB_WC_WITH_IMM : 0;
 	struct srd_rqe rqe;
 	u64 room;
 
@@ -297,10 +345,16 @@ static bool srd_rx_send(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 			     0, 0, 0);
 		return false;
 	}
+	if ((h->flags & SRD_F_INV) &&
+	    !srd_remote_inv(qp, le32_to_cpu(h->rkey))) {
+		srd_drain(qp, len);
+		srd_complete(&qp->ibqp, qp->ibqp.recv_cq, rqe.wr_id, IB_WC_RECV,
+			     IB_WC_REM_INV_REQ_ERR, 0, 0, 0);
+		return false;
+	}
 	if (srd_sges_xfer(qp, rqe.sge, rqe.num_sge, len, false))
 		return false;
-	srd_complete(&qp->ibqp, qp->ibqp.recv_cq, rqe.wr_id, IB_WC_RECV,
-		     IB_WC_SUCCESS, len, h->imm, flags);
+	srd_recv_done(qp, h, rqe.wr_id, len);
 	return true;
 }
 
@@ -312,7 +366,7 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	struct srd_hdr a = { .type = write ? SRD_F_ACK : SRD_F_READ_RESP };
 	struct srd_mr *mr;
 	struct srd_rqe rqe;
-	bool ok;
+	bool ok, err;
 
 	mr = srd_mr_lookup(qp->dev, le32_to_cpu(h->rkey), qp->ibqp.pd);
 	ok = srd_mr_ok(mr, addr, len, write ? IB_ACCESS_REMOTE_WRITE :
@@ -324,8 +378,11 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 		goto fail;
 	a.status = ok ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR;
 	a.len = ok && !write ? cpu_to_le32(len) : 0;
-	if (srd_send_hdr(qp, &a) ||
-	    (ok && !write && srd_mr_xfer(qp, mr, addr, len, true)))
+	mutex_lock(&qp->tx_mutex);
+	err = srd_send_hdr(qp, &a) ||
+	      (ok && !write && srd_mr_xfer(qp, mr, addr, len, true));
+	mutex_unlock(&qp->tx_mutex);
+	if (err)
 		goto fail;
 	srd_mr_put(mr);
 	if (!ok)
@@ -371,6 +428,15 @@ out:
 	return ok;
 }
 
+/* Known flags only; INVALIDATE only on a SEND, and not with immediate. */
+static bool srd_flags_ok(const struct srd_hdr *h)
+{
+	if (h->flags & ~(SRD_F_IMM | SRD_F_INV))
+		return false;
+	return !(h->flags & SRD_F_INV) ||
+	       (h->type == SRD_F_SEND && !(h->flags & SRD_F_IMM));
+}
+
 /* One frame; false ends the connection. */
 static bool srd_rx_one(struct srd_qp *qp)
 {
@@ -380,7 +446,7 @@ static bool srd_rx_one(struct srd_qp *qp)
 	if (srd_xfer(qp, qp->epd, &h, sizeof(h), false, 0))
 		return false;
 	len = le32_to_cpu(h.len);
-	if (len > SRD_MAX_MSG || h.rsvd || (h.flags & ~SRD_F_IMM))
+	if (len > SRD_MAX_MSG || h.rsvd || !srd_flags_ok(&h))
 		return false;
 	switch (h.type) {
 	case SRD_F_SEND:

@@ -79,6 +79,7 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	complete(&qp->rx_done);
 	init_completion(&qp->resp);
 	mutex_init(&qp->resp_mutex);
+	mutex_init(&qp->tx_mutex);
 	qp->dev = dev;
 	spin_lock_init(&qp->lock);
 	qp->state = IB_QPS_RESET;
@@ -362,6 +363,34 @@ enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key)
 }
 
 /**
+ * srd_read_inv() - the invalidation an RDMA_READ_WITH_INV ends with
+ * @qp: the QP it was posted on
+ * @key: the work request's invalidate_rkey
+ *
+ * Only the key's index counts, as in iWARP: rdma_rw names the sink MR
+ * by the key it had before the IB_WR_REG_MR of the same chain gave it a
+ * new one.  The MR at that index, a fast-reg MR of the QP's PD, becomes
+ * invalid.
+ *
+ * Context: the send worker.
+ * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR.
+ */
+enum ib_wc_status srd_read_inv(struct srd_qp *qp, u32 key)
+{
+	enum ib_wc_status st = IB_WC_LOC_PROT_ERR;
+	struct srd_mr *mr;
+
+	rcu_read_lock();	/* an MR is freed after a grace period */
+	mr = xa_load(&qp->dev->mrs, key >> 8);
+	if (mr && mr->ibmr.pd == qp->ibqp.pd && !mr->dma) {
+		WRITE_ONCE(mr->valid, false);
+		st = IB_WC_SUCCESS;
+	}
+	rcu_read_unlock();
+	return st;
+}
+
+/**
  * srd_wc_opcode() - the completion opcode of a send work request
  * @op: IB_WR_*
  *
@@ -375,6 +404,7 @@ enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op)
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		return IB_WC_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
 		return IB_WC_RDMA_READ;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
@@ -397,13 +427,21 @@ static void srd_fill_swqe(struct srd_swqe *w, const struct ib_send_wr *wr,
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		w->imm = wr->ex.imm_data;
-	if (wr->opcode == IB_WR_LOCAL_INV)
+	if (wr->opcode == IB_WR_LOCAL_INV ||
+	    wr->opcode == IB_WR_SEND_WITH_INV)
 		w->rkey = wr->ex.invalidate_rkey;
 	if (wr->opcode == IB_WR_RDMA_WRITE ||
 	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
 	    wr->opcode == IB_WR_RDMA_READ) {
 		w->remote_addr = rdma_wr(wr)->remote_addr;
 		w->rkey = rdma_wr(wr)->rkey;
+	}
+	if (wr->opcode == IB_WR_RDMA_READ_WITH_INV) {
+		w->opcode = IB_WR_RDMA_READ;
+		w->remote_addr = rdma_wr(wr)->remote_addr;
+		w->rkey = rdma_wr(wr)->rkey;
+		w->read_inv = true;
+		w->inv_key = wr->ex.invalidate_rkey;
 	}
 	if (wr->opcode == IB_WR_REG_MR) {
 		w->reg_mr = reg_wr(wr)->mr;
@@ -427,9 +465,11 @@ static int srd_queue_send(struct srd_qp *qp, const struct ib_send_wr *wr)
 	switch (wr->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
 	case IB_WR_REG_MR:
 	case IB_WR_LOCAL_INV:
 		break;

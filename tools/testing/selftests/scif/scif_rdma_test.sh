@@ -11,8 +11,9 @@
 # become ours, prefixed kmod_) runs on both: on node 1 as the server of
 # a connection through rdma_cm, on node 0 as the tests of the device's
 # objects and then the client (SEND/RECV, RDMA WRITE and READ of 4 KiB
-# to 1 MiB, WRITE_WITH_IMM, a bad rkey).  Then "rdma link delete", the
-# module's unload with a device present (node 0), and the teardown;
+# to 1 MiB, WRITE_WITH_IMM, READ_WITH_INV, SEND_WITH_INV, a bad rkey).
+# Then "rdma link delete", the module's unload with a device present
+# (node 0), and the teardown;
 # node 1 keeps scif_net up until node 0 says it is done (busybox httpd
 # on node 0).
 set -u

@@ -702,6 +702,16 @@ static void server(void)
 	e->crc = crc32_le(0, c.buf, min_t(u32, e->imm, BUF_LEN));
 	err = send_msg(&c, e, sizeof(*e), 0);
 	CHECK("srv_send_echo", !err, err);
+	/* The client's SEND_WITH_INV of our MR's rkey. */
+	for (i = 0; i < 3; i++) {
+		wc = poll_one(c.cq);
+		if (wc.status != (enum ib_wc_status)-1)
+			break;
+	}
+	CHECK("srv_send_with_inv_received", wc.status == IB_WC_SUCCESS &&
+	      wc.opcode == IB_WC_RECV &&
+	      (wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+	      wc.ex.invalidate_rkey == c.mr->rkey, wc.status);
 	/* The client ends with a bad key: the connection closes. */
 	err = conn_wait(&c, RDMA_CM_EVENT_DISCONNECTED, 30);
 	CHECK("srv_disconnected", !err, err);
@@ -784,6 +794,59 @@ static void client_rma(struct conn *c, struct info *info)
 		CHECK(name, !e1 && !e2 && !memcmp(c->buf, c->buf2, sizes[i]),
 		      e1 ? e1 : e2);
 	}
+}
+
+/*
+ * RDMA_READ_WITH_INV as rdma_rw posts it on iWARP: a fast-reg MR of ours
+ * over buf2 gets a new key by REG_MR, and the READ into it names it by
+ * the key it had before; the server's bytes (the WRITE_WITH_IMM's 8 KiB)
+ * must arrive.  Then SEND_WITH_INV of the server's rkey, whose receive
+ * the server checks; its MR is invalid after (the bad-key test below).
+ */
+static void client_inv(struct conn *c, struct info *info)
+{
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 310 },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+	struct ib_sge sge = { .length = 8192 };
+	struct ib_rdma_wr rd = {
+		.wr = { .wr_id = 311, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_READ_WITH_INV },
+		.remote_addr = info->addr,
+		.rkey = info->rkey,
+	};
+	struct ib_sge msg = { .addr = va(c->msg + 2048), .length = 16,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_send_wr inv = { .wr_id = 312, .sg_list = &msg, .num_sge = 1,
+				  .opcode = IB_WR_SEND_WITH_INV,
+				  .ex.invalidate_rkey = info->rkey };
+	int err = 0;
+
+	c->mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 8192 / PAGE_SIZE);
+	if (IS_ERR(c->mr)) {
+		err = PTR_ERR(c->mr);
+		c->mr = NULL;
+	}
+	sg_init_one(&c->sg, c->buf2, 8192);
+	if (!err && (ib_dma_map_sg(c->id->device, &c->sg, 1,
+				   DMA_FROM_DEVICE) != 1 ||
+		     ib_map_mr_sg(c->mr, &c->sg, 1, NULL, PAGE_SIZE) != 1))
+		err = -EIO;
+	if (!err) {
+		rd.wr.ex.invalidate_rkey = c->mr->lkey;
+		ib_update_fast_reg_key(c->mr, ib_inc_rkey(c->mr->lkey));
+		reg.mr = c->mr;
+		reg.key = c->mr->lkey;
+		sge.addr = c->mr->iova;
+		sge.lkey = c->mr->lkey;
+		memset(c->buf2, 0, 8192);
+		err = send_wait(c, &reg.wr) ?: send_wait(c, &rd.wr);
+	}
+	CHECK("read_with_inv_bytes", !err && !memcmp(c->buf, c->buf2, 8192),
+	      err);
+	err = send_wait(c, &inv);
+	CHECK("send_with_inv_sent", !err, err);
 }
 
 /*
@@ -972,9 +1035,14 @@ static void client(void)
 	CHECK("write_with_imm", !err && wc.status == IB_WC_SUCCESS &&
 	      e->imm == 8192 && e->crc == crc32_le(0, c.buf, 8192),
 	      err ? err : wc.status);
-	/* A bad rkey: remote access error, the QP to error, no bytes moved. */
+	client_inv(&c, info);
+	/*
+	 * A bad rkey, the server's that SEND_WITH_INV invalidated: remote
+	 * access error, the QP to error, no bytes moved.  (A key of no MR
+	 * at all is test_fastreg's LOCAL_INV.)
+	 */
 	err = rdma_op(&c, IB_WR_RDMA_WRITE, c.buf, 4096, info->addr,
-		      info->rkey ^ 0x100, 0);
+		      info->rkey, 0);
 	CHECK("bad_rkey_rem_access_err", err == IB_WC_REM_ACCESS_ERR, err);
 	CHECK("bad_rkey_qp_error", qp_state(c.id->qp) == IB_QPS_ERR,
 	      qp_state(c.id->qp));

@@ -1,0 +1,299 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# NVMe over Fabrics over scif_rdma (Documentation/scif/rdma.rst), with
+# the guest kernel's own nvmet, nvmet-rdma and nvme-rdma, between the
+# two nodes of a 2-node cluster (both run this script).  Both load
+# scif_net (10.77.0.(node+1)/24 on sn<peer>), the RDMA core, scif_rdma
+# and the NVMe modules (all from /modules/extra), and make scif0 on
+# sn<peer>.
+#
+# Node 0 is the target: a 64 MiB brd RAM disk as namespace 1 of the
+# subsystem $nqn, on an rdma port at its address, port 4420, through
+# configfs.  Node 1 is the host: "nvme discover" must list the
+# subsystem, "nvme connect -t rdma" must give a namespace of 64 MiB,
+# then fio with crc32c verification (1 MiB sequential writes, 4 KiB
+# and 4-256 KiB random writes, each read back by a verify-only pass)
+# must report no error and the expected byte counts, a verify-only pass
+# over never-written blocks must fail (the check can fail), the first
+# 32 MiB read back through NVMe must have the checksum the target's RAM
+# disk has, and "nvme disconnect" must remove the controller.  Then the
+# target tears its configfs down, and both unload everything.  The
+# nodes wait for each other through busybox httpd (a file "ready" on
+# node 0, "done" on node 1, then "done" on node 0).
+set -u
+
+PATH=$PATH:/usr/bin:/usr/sbin
+self=${SCIF_NODE:-}
+ex=/modules/extra
+# Load order, both kernels (6.1's T10-PI and CRC helpers, 6.12's
+# keyring and auth); those absent for a kernel are skipped.
+rdma_mods="configfs ib_core ib_cm iw_cm rdma_cm"
+crc_mods="crct10dif_common crc64 crct10dif-pclmul crct10dif_generic
+	crc-t10dif crc64-rocksoft t10-pi"
+nvme_mods="nvme-keyring nvme-auth nvme-core nvme-fabrics nvmet nvmet-rdma
+	nvme-rdma brd"
+nqn=nqn.2026-11.org.scif:nvmeof-test
+hostnqn=nqn.2014-08.org.nvmexpress:uuid:5cf1f000-0000-4000-8000-000000000001
+hostid=5cf1f000-0000-4000-8000-000000000001
+cfg=/sys/kernel/config/nvmet
+www=/tmp/nvmeof-www
+fio_out=/tmp/nvmeof-fio.out
+loaded_mods=
+n=0
+failed=0
+
+# shellcheck disable=SC2034 # read by scif_tap_lib.sh
+tap_suite=scif_nvmeof
+# shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
+. "$(dirname "$0")/scif_tap_lib.sh"
+
+mod_loaded() { loaded "$(echo "$1" | tr - _)"; }
+
+# A module of the list that is present and not loaded is loaded; the
+# CRC helpers may refuse a CPU without their instructions (the generic
+# ones then serve), so their failure is not one.
+load_mods() {
+	for m in $rdma_mods $crc_mods $nvme_mods; do
+		[ -e "$ex/$m.ko" ] || continue
+		mod_loaded "$m" && continue
+		args=
+		[ "$m" = brd ] && args="rd_nr=1 rd_size=65536"
+		# shellcheck disable=SC2086 # the module's parameters are words
+		if insmod "$ex/$m.ko" $args 2> /dev/null; then
+			loaded_mods="$m $loaded_mods"
+		else
+			case "$m" in
+			crc*|t10-pi) ;;
+			*) echo "# insmod $m failed"; return 1 ;;
+			esac
+		fi
+	done
+	[ -d /sys/module/nvmet_rdma ] && [ -d /sys/module/nvme_rdma ]
+}
+
+unload_mods() {
+	for m in $loaded_mods; do
+		rmmod "$m" || return 1
+	done
+}
+
+setup() {
+	insmod_client scif_net &&
+		wait_for 30 test -e "/sys/class/net/$dev" &&
+		ip addr add "$my_ip/24" dev "$dev" && ip link set "$dev" up
+}
+
+fetched() { # url [file]
+	timeout 5 wget -q -O "${2:-/dev/null}" "$1" 2> /dev/null
+}
+
+link_up() {
+	insmod "$ex/scif_rdma.ko" &&
+		rdma link add scif0 type scif netdev "$dev" &&
+		wait_for 10 sh -c "rdma link show scif0/1 | grep -q 'state ACTIVE'"
+}
+
+link_down() {
+	rdma link delete scif0 && rmmod scif_rdma
+}
+
+# The target: namespace 1 of $nqn on /dev/ram0, any host, on an rdma
+# port at my_ip:4420.
+target_up() {
+	mount -t configfs none /sys/kernel/config 2> /dev/null
+	[ -d "$cfg" ] && [ -b /dev/ram0 ] || return 1
+	mkdir "$cfg/subsystems/$nqn" &&
+		echo 1 > "$cfg/subsystems/$nqn/attr_allow_any_host" &&
+		mkdir "$cfg/subsystems/$nqn/namespaces/1" &&
+		echo /dev/ram0 > "$cfg/subsystems/$nqn/namespaces/1/device_path" &&
+		echo 1 > "$cfg/subsystems/$nqn/namespaces/1/enable" &&
+		mkdir "$cfg/ports/1" &&
+		echo rdma > "$cfg/ports/1/addr_trtype" &&
+		echo ipv4 > "$cfg/ports/1/addr_adrfam" &&
+		echo "$my_ip" > "$cfg/ports/1/addr_traddr" &&
+		echo 4420 > "$cfg/ports/1/addr_trsvcid" &&
+		ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn"
+}
+
+# Each step even if an earlier one failed (a half-made target is
+# taken down as far as it goes); then nothing of it may be left.
+target_down() {
+	rm -f "$cfg/ports/1/subsystems/$nqn"
+	rmdir "$cfg/ports/1"
+	echo 0 > "$cfg/subsystems/$nqn/namespaces/1/enable"
+	rmdir "$cfg/subsystems/$nqn/namespaces/1"
+	rmdir "$cfg/subsystems/$nqn"
+	[ ! -e "$cfg/ports/1" ] && [ ! -e "$cfg/subsystems/$nqn" ] &&
+		umount /sys/kernel/config
+}
+
+# md5 of the first 32 MiB of a block device, read past the page cache.
+sum32() {
+	dd if="$1" bs=1M count=32 iflag=direct 2> /dev/null | md5sum |
+		cut -d' ' -f1
+}
+
+target_sum_matches() {
+	fetched "http://$peer_ip/sum" /tmp/nvmeof-sum || return 1
+	want=$(cat /tmp/nvmeof-sum)
+	got=$(sum32 /dev/ram0)
+	echo "# host read $want, target RAM disk has $got"
+	[ -n "$want" ] && [ "$want" = "$got" ]
+}
+
+# The target's side; the host says when it is done with it.
+target() {
+	ok carrier_on wait_for 60 carrier_is 1
+	ok modules_loaded load_mods
+	ok rdma_link_up link_up
+	ok brd_ram_disk test -b /dev/ram0
+	ok nvmet_configfs target_up
+	touch "$www/ready"
+	ok host_done wait_for 400 fetched "http://$peer_ip/done"
+	ok namespace_holds_the_host_writes target_sum_matches
+	ok nvmet_teardown target_down
+	ok rdma_link_down link_down
+	touch "$www/done"
+	ok peer_unload_takes_carrier_off wait_for 120 carrier_is 0
+	kill "$httpd_pid"
+	wait "$httpd_pid"
+	ok rmmod_scif_net rmmod_client scif_net
+	ok modules_unloaded unload_mods
+}
+
+discover() {
+	out=$(nvme discover -t rdma -a "$peer_ip" -s 4420 -q "$hostnqn" \
+		-I "$hostid" 2>&1)
+	echo "$out" | sed 's/^/# /'
+	echo "$out" | grep -q "subnqn: *$nqn" &&
+		echo "$out" | grep -q "trtype: *rdma"
+}
+
+# The namespace of $nqn: its block device's name in $ns (its "device"
+# is the controller, or with native multipath the subsystem: both show
+# the subsystem NQN).
+find_ns() {
+	ns=
+	for b in /sys/block/nvme*n1; do
+		[ "$(cat "$b/device/subsysnqn" 2> /dev/null)" = "$nqn" ] &&
+			ns=${b##*/}
+	done
+	[ -n "$ns" ] && [ -b "/dev/$ns" ]
+}
+
+connect() {
+	nvme connect -t rdma -a "$peer_ip" -s 4420 -n "$nqn" -q "$hostnqn" \
+		-I "$hostid" && wait_for 20 find_ns
+}
+
+ns_is_64mib() {
+	find_ns && [ "$(cat "/sys/block/$ns/size")" = 131072 ]
+}
+
+# fio_run NAME READ-KIB WRITE-KIB ARGS...: a job on the namespace with
+# crc32c headers (--output-format=terse, version 3: field 5 the error,
+# 6 the KiB read, 47 the KiB written); fio must exit 0 with error 0 and
+# have read and written what is asked ("-": not checked).
+fio_run() {
+	name=$1 rkib=$2 wkib=$3
+	shift 3
+	fio --name="$name" --filename="/dev/$ns" --direct=1 --thread \
+		--ioengine=libaio --verify=crc32c --verify_fatal=1 "$@" \
+		--output-format=terse --terse-version=3 > "$fio_out" 2>&1
+	rc=$?
+	res=$(grep "^3;" "$fio_out" | awk -F';' '{ print $5, $6, $47 }')
+	echo "# fio $name: exit $rc, error read-KiB written-KiB: $res"
+	[ $rc -eq 0 ] || { sed 's/^/# /' "$fio_out" | head -20; return 1; }
+	# shellcheck disable=SC2086 # three numbers
+	set -- $res
+	[ $# -eq 3 ] && [ "$1" = 0 ] && [ "$2" = "$rkib" ] &&
+		{ [ "$wkib" = - ] || [ "$3" = "$wkib" ]; }
+}
+
+# The check can fail: blocks no job wrote (the last 8 MiB) do not
+# verify: fio stops at the first with EILSEQ (84) and "bad magic".
+fio_detects_bad_data() {
+	fio --name=unwritten --filename="/dev/$ns" --direct=1 --thread \
+		--ioengine=libaio --verify=crc32c --rw=read --bs=4k \
+		--offset=56M --size=8M --verify_only \
+		--output-format=terse --terse-version=3 > "$fio_out" 2>&1 &&
+		return 1
+	grep -q "^verify: bad magic header" "$fio_out" &&
+		[ "$(grep "^3;" "$fio_out" | cut -d';' -f5)" = 84 ]
+}
+
+publish_sum() {
+	sum32 "/dev/$ns" > "$www/sum" && [ -s "$www/sum" ]
+}
+
+disconnect() {
+	nvme disconnect -n "$nqn" | sed 's/^/# /'
+	wait_for 20 sh -c "! ls /sys/class/nvme/nvme* > /dev/null 2>&1"
+}
+
+fio_jobs() {
+	seq="--rw=write --bs=1M --offset=0 --size=32M --iodepth=4"
+	rnd="--rw=randwrite --bs=4k --offset=32M --size=8M --iodepth=16"
+	mix="--rw=randwrite --bsrange=4k-256k --offset=40M --size=16M --iodepth=8"
+	# shellcheck disable=SC2086 # the job arguments are words
+	{
+		ok fio_seq_1m_write fio_run seq1m 0 32768 $seq --do_verify=0
+		ok fio_seq_1m_verify fio_run seq1m 32768 - $seq --verify_only
+		ok fio_rand_4k_write_verify fio_run rand4k 8192 8192 $rnd
+		ok fio_rand_4k_verify fio_run rand4k 8192 - $rnd --verify_only
+		ok fio_rand_mixed_write_verify fio_run mixed 16384 16384 $mix
+		ok fio_rand_mixed_verify fio_run mixed 16384 - $mix --verify_only
+	}
+}
+
+# The host's side.
+host() {
+	ok carrier_on wait_for 120 carrier_is 1
+	ok modules_loaded load_mods
+	ok rdma_link_up link_up
+	ok target_ready wait_for 120 fetched "http://$peer_ip/ready"
+	ok nvme_discover discover
+	ok nvme_connect connect
+	if ns_is_64mib; then
+		ok namespace_64mib true
+		fio_jobs
+		ok fio_detects_bad_data fio_detects_bad_data
+		ok checksum_published publish_sum
+	else
+		ok namespace_64mib false
+	fi
+	ok nvme_disconnect disconnect
+	touch "$www/done"
+	ok rdma_link_down link_down
+	ok told_to_finish wait_for 300 fetched "http://$peer_ip/done"
+	kill "$httpd_pid"
+	wait "$httpd_pid"
+	ok rmmod_scif_net rmmod_client scif_net
+	ok modules_unloaded unload_mods
+}
+
+echo "TAP version 13"
+[ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] || skip_all "not a node of a 2-node cluster"
+[ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
+[ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
+[ -e "$ex/nvmet-rdma.ko" ] && [ -e "$ex/nvme-rdma.ko" ] ||
+	skip_all "no nvmet-rdma / nvme-rdma for this kernel (the debug kernel has no NVMe target options)"
+command -v rdma > /dev/null || skip_all "no rdma in the initramfs"
+command -v nvme > /dev/null && command -v fio > /dev/null ||
+	skip_all "no nvme-cli or fio in the initramfs"
+peer=$((1 - self))
+dev=sn$peer
+my_ip=10.77.0.$((self + 1))
+peer_ip=10.77.0.$((peer + 1))
+ok setup setup
+mkdir -p "$www"
+httpd -f -p 80 -h "$www" &
+httpd_pid=$!
+if [ "$self" = 0 ]; then
+	target
+else
+	host
+fi
+echo "1..$n"
+[ $failed -eq 0 ]
