@@ -324,7 +324,9 @@ static enum ib_wc_status srd_rma_win_make(struct srd_qp *qp,
 			    SCIF_MAP_KERNEL);
 	if (off < 0) {
 		srd_rma_win_release(win);
-		return off == -ENOMEM ? IB_WC_LOC_QP_OP_ERR : IB_WC_WR_FLUSH_ERR;
+		/* The connection's end flushes; anything else fails the QP. */
+		return off == -ECONNRESET || off == -ENOTCONN || off == -ENODEV ?
+		       IB_WC_WR_FLUSH_ERR : IB_WC_LOC_QP_OP_ERR;
 	}
 	win->off = off;
 	*out = win;
