@@ -243,7 +243,8 @@ struct srd_swqe {
  * @resp: the answer to the outstanding RDMA WRITE or READ (the send
  *	worker waits for it; the receive thread completes it)
  * @resp_status: that answer's IB_WC_* status
- * @resp_wqe: the outstanding READ, for the receive thread to scatter
+ * @resp_wqe: the outstanding READ (NULL for a WRITE): the receive thread
+ *	takes only the answer of that type
  * @resp_mutex: held by the receive thread while it takes an answer, and
  *	by the send worker to give up waiting for one (@resp_wqe)
  * @rma_stale: a WRITE's or READ's window that could not be unregistered

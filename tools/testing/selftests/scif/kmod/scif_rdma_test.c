@@ -639,7 +639,7 @@ static int server_mr(struct conn *c)
  */
 #define PLAIN_PORT	1905
 
-static void server_plain_rma(void *buf)
+static noinline_for_stack void server_plain_rma(void *buf)
 {
 	struct scif_pollepd pe = { .events = EPOLLIN };
 	struct scif_port_id peer;
@@ -666,7 +666,7 @@ out:
 	scif_close(pe.epd);
 }
 
-static void client_plain_rma(void *buf, u16 node)
+static noinline_for_stack void client_plain_rma(void *buf, u16 node)
 {
 	struct scif_port_id to = { .node = node, .port = PLAIN_PORT };
 	int i, k, err = -ENOMEM, tries;
@@ -917,7 +917,7 @@ static void gather(u8 *out, const struct ib_sge *sge, int n)
  * is filled with canaries first): the bytes compared, the canaries
  * beside the READ's SGEs (in the same pages) unchanged.
  */
-static void sge_case(struct conn *c, struct info *info, const char *name,
+static noinline_for_stack void sge_case(struct conn *c, struct info *info, const char *name,
 		     struct ib_sge *src, int ns, struct ib_sge *dst, int nd,
 		     u32 roff, u8 *want, u8 *got)
 {
@@ -942,7 +942,7 @@ static void sge_case(struct conn *c, struct info *info, const char *name,
 }
 
 /* Unaligned and multi-SGE lists: bounce pages and real pages mixed. */
-static void client_sges(struct conn *c, struct info *info)
+static noinline_for_stack void client_sges(struct conn *c, struct info *info)
 {
 	struct ib_sge s1[] = { SGE(c->buf, 100, 5000) };
 	struct ib_sge d1[] = { SGE(c->buf2, 100, 5000) };
@@ -967,7 +967,7 @@ static void client_sges(struct conn *c, struct info *info)
 }
 
 /* Bandwidth of 1 MiB WRITEs and READs (TAP comments; no pass/fail). */
-static void client_bench(struct conn *c, struct info *info)
+static noinline_for_stack void client_bench(struct conn *c, struct info *info)
 {
 	static const enum ib_wr_opcode ops[] = { IB_WR_RDMA_WRITE,
 						 IB_WR_RDMA_READ };
