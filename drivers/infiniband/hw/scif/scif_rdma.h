@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/refcount.h>
+#include <linux/sizes.h>
 #include <linux/scif.h>
 #include <linux/workqueue.h>
 #include <linux/spinlock.h>
@@ -19,6 +20,8 @@
 #include <rdma/iw_cm.h>
 
 #include "scif_rdma_compat.h"
+
+struct srd_rma_win;	/* scif_rdma_rma.c */
 
 /* Per-device limits (rdma.rst, "Limits"); query_device reports them. */
 #define SRD_MAX_QP		256
@@ -29,8 +32,15 @@
 #define SRD_MAX_WR		1024
 #define SRD_MAX_SGE		8
 #define SRD_MAX_FR_PAGES	256
-/* The largest message and RMA a work request may move: 1 GiB. */
+/* The largest message a work request may move: 1 GiB. */
 #define SRD_MAX_MSG		BIT(30)
+/*
+ * RDMA WRITE and READ (scif_rdma_rma.c): the most bytes one work request
+ * may move, and the most bounce pages its window may need (1 MiB, plus a
+ * head and a tail page per SGE); over either: IB_WC_LOC_LEN_ERR.
+ */
+#define SRD_RMA_MAX_LEN		SZ_16M
+#define SRD_RMA_MAX_BOUNCE	((SZ_1M >> PAGE_SHIFT) + 2 * SRD_MAX_SGE)
 
 /**
  * struct srd_dev - one device, tied to one scif_net interface
@@ -253,12 +263,17 @@ struct srd_swqe {
  * @resp: the answer to the outstanding RDMA WRITE or READ (the send
  *	worker waits for it; the receive thread completes it)
  * @resp_status: that answer's IB_WC_* status
- * @resp_wqe: the outstanding READ, for the receive thread to scatter
+ * @resp_wqe: the outstanding READ (NULL for a WRITE): the receive thread
+ *	takes only the answer of that type
  * @resp_mutex: held by the receive thread while it takes an answer, and
  *	by the send worker to give up waiting for one (@resp_wqe)
  * @tx_mutex: held for the whole of a frame sent on @epd (header and
  *	payload), by the send worker and by the receive thread answering
  *	a WRITE or READ, so that their frames never interleave
+ * @rma_stale: a WRITE's or READ's window that could not be unregistered
+ *	(the connection broke): its memory is freed by the receive thread
+ *	once the endpoint is closed (set by the send worker, which the
+ *	receive thread flushes before it closes)
  * @iw_refs: references of the iWARP CM (iw_add_ref/iw_rem_ref) plus
  *	one of the QP's own, dropped by destroy_qp
  * @iw_done: completed when @iw_refs reaches zero; destroy_qp waits for
@@ -291,6 +306,7 @@ struct srd_qp {
 	struct srd_swqe *resp_wqe;
 	struct mutex resp_mutex;	/* see above */
 	struct mutex tx_mutex;		/* see above */
+	struct srd_rma_win *rma_stale;
 	refcount_t iw_refs;
 	struct completion iw_done;
 };
@@ -314,11 +330,13 @@ enum srd_frame_type {
  * @status: ACK and READ_RESP: IB_WC_SUCCESS or the responder's error
  * @rsvd: zero
  * @imm: the immediate data, network order
- * @len: payload bytes that follow (SEND, WRITE, READ_RESP), or bytes to
- *	read (READ_REQ)
+ * @len: SEND: payload bytes that follow; WRITE, READ_REQ: bytes to move
+ *	(no payload: the responder moves them by SCIF RMA); ACK, READ_RESP: 0
  * @rkey: WRITE, READ_REQ: the responder's MR key; SEND with SRD_F_INV:
  *	the key of the receiver's MR to invalidate
  * @addr: WRITE, READ_REQ: the address in that MR
+ * @woff: WRITE, READ_REQ: where the first byte is in the requester's
+ *	registered address space on this connection (its temporary window)
  */
 struct srd_hdr {
 	u8 type;
@@ -329,6 +347,7 @@ struct srd_hdr {
 	__le32 len;
 	__le32 rkey;
 	__le64 addr;
+	__le64 woff;
 };
 
 static inline struct srd_dev *to_srd_dev(struct ib_device *ibdev)
@@ -384,10 +403,22 @@ struct srd_dev *srd_dev_of_peer(u16 node);
 /* scif_rdma_data.c: the data path of a connected QP */
 int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
 	     unsigned int timeout_ms);
+void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len);
+bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access);
+int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h);
+enum ib_wc_status srd_wait_resp(struct srd_qp *qp);
 int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		     struct iw_cm_id *cm_id);
 void srd_tx_work(struct work_struct *work);
 void srd_qp_close(struct srd_qp *qp);
+
+/* scif_rdma_rma.c: RDMA WRITE and READ by SCIF RMA */
+enum ib_wc_status srd_rma_check(struct srd_qp *qp, const struct srd_swqe *w);
+enum ib_wc_status srd_rma_request(struct srd_qp *qp, struct srd_swqe *w,
+				  struct srd_hdr *h, u64 len);
+enum ib_wc_status srd_rma_serve(struct srd_qp *qp, struct srd_mr *mr,
+				const struct srd_hdr *h, u32 len, bool *fatal);
+void srd_rma_stale_free(struct srd_qp *qp);
 
 /* scif_rdma_qp.c: QP, work requests, the iWARP CM's QP callbacks */
 int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,

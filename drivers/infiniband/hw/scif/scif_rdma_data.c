@@ -2,13 +2,12 @@
 /*
  * scif_rdma: the data path of a connected QP (rdma.rst, "Data path").
  *
- * The send worker takes the send ring in order: SEND is one frame;
- * RDMA WRITE is one frame the responder checks and copies into its MR,
- * then answers (ACK); RDMA READ is a request the responder checks and
- * answers with the bytes (READ_RESP).  The receive thread reads the
- * frames, each field checked before use, and ends the connection on
- * any error.  Both move bytes with SCIF messages (scif_send/scif_recv)
- * in this slice, not yet SCIF RMA.
+ * The send worker takes the send ring in order: SEND is one frame with
+ * its bytes (SCIF messages); RDMA WRITE and READ are one frame each
+ * that the responder checks, moves the bytes of by SCIF RMA
+ * (scif_rdma_rma.c) and answers (ACK, READ_RESP, no payload).  The
+ * receive thread reads the frames, each field checked before use, and
+ * ends the connection on any error.
  */
 
 #include <linux/kthread.h>
@@ -66,11 +65,16 @@ int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
 	return 0;
 }
 
-/*
- * The kernel address of @addr in @mr for up to *@len bytes (shortened to
- * what is contiguous); the caller checked the bounds.
+/**
+ * srd_mr_kva() - the kernel address of a byte of an MR
+ * @mr: the MR
+ * @addr: the byte's address, inside @mr (the caller checked the bounds)
+ * @len: bytes wanted from there; shortened to what is contiguous
+ *
+ * Context: any.
+ * Return: the kernel virtual address of @addr.
  */
-static void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len)
+void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len)
 {
 	u64 psz, abs;
 	void *kva;
@@ -84,8 +88,17 @@ static void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len)
 	return kva;
 }
 
-/* @mr allows @access to [@addr, @addr + @len). */
-static bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access)
+/**
+ * srd_mr_ok() - may a key's MR be used for a range
+ * @mr: the MR a key resolved to, or NULL
+ * @addr: start of the range
+ * @len: its bytes
+ * @access: IB_ACCESS_* wanted
+ *
+ * Context: any.
+ * Return: true if @mr is valid, allows @access and holds the range.
+ */
+bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access)
 {
 	if (!mr || !READ_ONCE(mr->valid) || (access & ~mr->access & ~IB_ACCESS_LOCAL_WRITE))
 		return false;
@@ -174,19 +187,39 @@ static int srd_drain(struct srd_qp *qp, u64 len)
 	return 0;
 }
 
-static int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h)
+/**
+ * srd_send_hdr() - send a frame without payload
+ * @qp: the connected QP
+ * @h: the header
+ *
+ * Under @qp's tx_mutex, so that it never lands inside another frame.
+ *
+ * Context: process; sleeps; takes qp->tx_mutex.
+ * Return: 0 or srd_xfer()'s error.
+ */
+int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h)
 {
-	return srd_xfer(qp, qp->epd, h, sizeof(*h), true, 0);
+	int err;
+
+	mutex_lock(&qp->tx_mutex);
+	err = srd_xfer(qp, qp->epd, h, sizeof(*h), true, 0);
+	mutex_unlock(&qp->tx_mutex);
+	return err;
 }
 
-/*
- * The requester waits for the responder's answer to a WRITE or READ, as
- * long as the connection lasts: a slow responder is not a broken one
- * (iWARP has no response timeout either); its loss, a disconnect or the
- * QP's destruction end the wait.  Then no late answer can reach the
- * work request's memory (@resp_wqe cleared under @resp_mutex).
+/**
+ * srd_wait_resp() - wait for the answer to this side's WRITE or READ
+ * @qp: the QP
+ *
+ * The requester waits as long as the connection lasts: a slow responder
+ * is not a broken one (iWARP has no response timeout either); its loss,
+ * a disconnect or the QP's destruction end the wait.  Then no late
+ * answer is taken (@resp_wqe cleared under @resp_mutex).
+ *
+ * Context: the send worker; sleeps.
+ * Return: the answer's status, or IB_WC_WR_FLUSH_ERR.
  */
-static enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
+enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
 {
 	while (!wait_for_completion_timeout(&qp->resp,
 					    msecs_to_jiffies(SRD_POLL_MS))) {
@@ -230,15 +263,33 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 	reinit_completion(&qp->resp);
 	qp->resp_wqe = read ? w : NULL;
 	mutex_unlock(&qp->resp_mutex);
+	if (h.type != SRD_F_SEND)
+		return srd_rma_request(qp, w, &h, len);
+	/* Header and payload at once: no answer may come between them. */
 	mutex_lock(&qp->tx_mutex);
-	err = srd_send_hdr(qp, &h) ||
-	      (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true));
+	err = srd_xfer(qp, qp->epd, &h, sizeof(h), true, 0) ||
+	      srd_sges_xfer(qp, w->sge, w->num_sge, len, true);
 	mutex_unlock(&qp->tx_mutex);
 	if (err)
 		return IB_WC_WR_FLUSH_ERR;
-	if (h.type == SRD_F_SEND)
-		return IB_WC_SUCCESS;
-	return srd_wait_resp(qp);
+	return IB_WC_SUCCESS;
+}
+
+/* One work request: its completion status. */
+static enum ib_wc_status srd_do_wr(struct srd_qp *qp, struct srd_swqe *w)
+{
+	enum ib_wc_status st;
+
+	if (w->opcode == IB_WR_REG_MR)
+		return srd_reg_mr(qp, w);
+	if (w->opcode == IB_WR_LOCAL_INV)
+		return srd_local_inv(qp, w->rkey);
+	st = srd_rma_check(qp, w);	/* local limits, connected or not */
+	if (st != IB_WC_SUCCESS)
+		return st;
+	if (!READ_ONCE(qp->epd))
+		return IB_WC_WR_FLUSH_ERR;
+	return srd_do_data(qp, w);
 }
 
 /**
@@ -263,18 +314,10 @@ void srd_tx_work(struct work_struct *work)
 		w = &qp->sq[qp->sq_head];
 		st = qp->state == IB_QPS_ERR ? IB_WC_WR_FLUSH_ERR : IB_WC_SUCCESS;
 		spin_unlock_irqrestore(&qp->lock, flags);
-		if (st == IB_WC_SUCCESS) {
-			if (w->opcode == IB_WR_REG_MR)
-				st = srd_reg_mr(qp, w);
-			else if (w->opcode == IB_WR_LOCAL_INV)
-				st = srd_local_inv(qp, w->rkey);
-			else if (!READ_ONCE(qp->epd))
-				st = IB_WC_WR_FLUSH_ERR;
-			else
-				st = srd_do_data(qp, w);
-			if (st == IB_WC_SUCCESS && w->read_inv)
-				st = srd_read_inv(qp, w->inv_key);
-		}
+		if (st == IB_WC_SUCCESS)
+			st = srd_do_wr(qp, w);
+		if (st == IB_WC_SUCCESS && w->read_inv)
+			st = srd_read_inv(qp, w->inv_key);
 		if (st != IB_WC_SUCCESS || w->signaled)
 			srd_complete(&qp->ibqp, qp->ibqp.send_cq, w->wr_id,
 				     srd_wc_opcode(w->opcode), st, 0, 0, 0);
@@ -358,34 +401,30 @@ static bool srd_rx_send(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	return true;
 }
 
-/* WRITE or READ_REQ: check the key, then move the bytes and answer. */
+/*
+ * WRITE or READ_REQ: check the key, move the bytes by SCIF RMA (the MR
+ * referenced until the RMA returns), answer; an error ends the
+ * connection after the answer.
+ */
 static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
 	bool write = h->type == SRD_F_WRITE;
-	u64 addr = le64_to_cpu(h->addr);
+	int right = write ? IB_ACCESS_REMOTE_WRITE : IB_ACCESS_REMOTE_READ;
 	struct srd_hdr a = { .type = write ? SRD_F_ACK : SRD_F_READ_RESP };
+	u64 addr = le64_to_cpu(h->addr);
+	bool lost = false;
 	struct srd_mr *mr;
 	struct srd_rqe rqe;
-	bool ok, err;
 
+	if (h->flags & ~(write ? SRD_F_IMM : 0))
+		return false;
 	mr = srd_mr_lookup(qp->dev, le32_to_cpu(h->rkey), qp->ibqp.pd);
-	ok = srd_mr_ok(mr, addr, len, write ? IB_ACCESS_REMOTE_WRITE :
-						IB_ACCESS_REMOTE_READ) &&
-	     (READ_ONCE(qp->access) & (write ? IB_ACCESS_REMOTE_WRITE :
-					      IB_ACCESS_REMOTE_READ));
-	if (write && (ok ? srd_mr_xfer(qp, mr, addr, len, false) :
-			   srd_drain(qp, len)))
-		goto fail;
-	a.status = ok ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR;
-	a.len = ok && !write ? cpu_to_le32(len) : 0;
-	mutex_lock(&qp->tx_mutex);
-	err = srd_send_hdr(qp, &a) ||
-	      (ok && !write && srd_mr_xfer(qp, mr, addr, len, true));
-	mutex_unlock(&qp->tx_mutex);
-	if (err)
-		goto fail;
+	if (srd_mr_ok(mr, addr, len, right) && (READ_ONCE(qp->access) & right))
+		a.status = srd_rma_serve(qp, mr, h, len, &lost);
+	else
+		a.status = IB_WC_REM_ACCESS_ERR;
 	srd_mr_put(mr);
-	if (!ok)
+	if (lost || srd_send_hdr(qp, &a) || a.status != IB_WC_SUCCESS)
 		return false;
 	if (write && (h->flags & SRD_F_IMM)) {
 		if (!srd_rq_pop(qp, &rqe))
@@ -395,32 +434,31 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 			     h->imm, IB_WC_WITH_IMM);
 	}
 	return true;
-fail:
-	srd_mr_put(mr);
-	return false;
 }
 
-/* ACK or READ_RESP: the answer to this side's outstanding request. */
+/* The statuses a responder may answer (srd_rx_rma, srd_rma_serve). */
+static bool srd_resp_status_ok(u8 status)
+{
+	return status == IB_WC_SUCCESS || status == IB_WC_REM_ACCESS_ERR ||
+	       status == IB_WC_REM_INV_REQ_ERR || status == IB_WC_REM_OP_ERR;
+}
+
+/*
+ * ACK or READ_RESP: the answer to this side's outstanding request, no
+ * payload (the responder moved the bytes by RMA into our window).
+ */
 static bool srd_rx_resp(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
 	bool read = h->type == SRD_F_READ_RESP;
-	struct srd_swqe *w;
 	bool ok = false;
-	u64 want = 0;
 
+	if (len || h->flags || h->imm || h->rkey || h->addr || h->woff ||
+	    !srd_resp_status_ok(h->status))
+		return false;
 	mutex_lock(&qp->resp_mutex);
-	w = qp->resp_wqe;
-	if (read != !!w || completion_done(&qp->resp))
+	if (read != !!qp->resp_wqe || completion_done(&qp->resp))
 		goto out;	/* an answer nobody asked for */
-	if (read)
-		srd_sges_ok(qp, w->sge, w->num_sge, IB_ACCESS_LOCAL_WRITE, &want);
-	if ((h->status == IB_WC_SUCCESS && len != want) ||
-	    (h->status != IB_WC_SUCCESS && len))
-		goto out;
-	if (len && srd_sges_xfer(qp, w->sge, w->num_sge, len, false))
-		goto out;
-	qp->resp_status = h->status == IB_WC_SUCCESS ? IB_WC_SUCCESS :
-						       IB_WC_REM_ACCESS_ERR;
+	qp->resp_status = h->status;
 	complete(&qp->resp);
 	ok = true;
 out:
@@ -450,7 +488,7 @@ static bool srd_rx_one(struct srd_qp *qp)
 		return false;
 	switch (h.type) {
 	case SRD_F_SEND:
-		return srd_rx_send(qp, &h, len);
+		return !h.woff && srd_rx_send(qp, &h, len);
 	case SRD_F_WRITE:
 	case SRD_F_READ_REQ:
 		return srd_rx_rma(qp, &h, len);
@@ -481,6 +519,7 @@ static int srd_rx_thread(void *arg)
 	spin_unlock_irqrestore(&qp->lock, flags);
 	flush_work(&qp->tx_work);
 	scif_close(qp->epd);
+	srd_rma_stale_free(qp);
 	WRITE_ONCE(qp->epd, NULL);
 	srd_set_state(qp, IB_QPS_ERR);
 	flush_work(&qp->tx_work);

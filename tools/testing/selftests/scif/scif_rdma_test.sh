@@ -11,9 +11,11 @@
 # become ours, prefixed kmod_) runs on both: on node 1 as the server of
 # a connection through rdma_cm, on node 0 as the tests of the device's
 # objects and then the client (SEND/RECV, RDMA WRITE and READ of 4 KiB
-# to 1 MiB, WRITE_WITH_IMM, READ_WITH_INV, SEND_WITH_INV, a bad rkey).
-# Then "rdma link delete", the module's unload with a device present
-# (node 0), and the teardown;
+# to 1 MiB and of unaligned and multi-SGE lists, 32 x 1 MiB of each for
+# a bandwidth figure, WRITE_WITH_IMM, READ_WITH_INV, SEND_WITH_INV, a bad
+# rkey); node 1 then checks that those bytes moved by SCIF RMA (its
+# counters).  Then "rdma link delete", the module's unload with a device
+# present (node 0), and the teardown;
 # node 1 keeps scif_net up until node 0 says it is done (busybox httpd
 # on node 0).
 set -u
@@ -135,6 +137,25 @@ drive() {
 	ok rdma_modules_unloaded unload_rdma
 }
 
+# This node's SCIF counter for its connections to the peer node.
+node_stat() {
+	cat "/sys/class/misc/scif/nodes/$peer/stats/$1" 2> /dev/null || echo 0
+}
+
+msg_bytes() {
+	echo $(($(node_stat tx_bytes) + $(node_stat rx_bytes)))
+}
+
+# The responder (this node) moved the client's RDMA WRITEs and READs by
+# SCIF RMA: its RMA bytes rose by at least the 1 MiB WRITE and the 1 MiB
+# READ, its message bytes by far less than 1 MiB.
+moved_by_rma() {
+	d_rma=$(($(node_stat rma_bytes) - rma0))
+	d_msg=$(($(msg_bytes) - msg0))
+	echo "# on node $self: RMA bytes +$d_rma, message bytes +$d_msg"
+	[ "$d_rma" -ge 2097152 ] && [ "$d_msg" -lt 1048576 ]
+}
+
 # The server of the connected run: its own scif0 on sn0, the test
 # module with serve=1 (it waits for node 0's client, then checks its
 # side: the request, the accept, the immediate, the disconnect).
@@ -144,7 +165,10 @@ serve() {
 	ok insmod_scif_rdma insmod "$ex/scif_rdma.ko"
 	ok rdma_link_add link_add
 	ok port_active wait_for 10 link_active
+	rma0=$(node_stat rma_bytes)
+	msg0=$(msg_bytes)
 	kmod_tests serve=1
+	ok rdma_moved_by_rma moved_by_rma
 	ok rdma_link_delete link_delete
 	ok rmmod_scif_rdma rmmod scif_rdma
 	ok told_to_finish wait_for 300 fetched "http://$peer_ip/done"

@@ -17,6 +17,7 @@
 #include <linux/scif.h>
 #include <linux/seq_buf.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -135,7 +136,7 @@ static struct ib_wc poll_one(struct ib_cq *cq)
 	return wc;
 }
 
-static struct ib_qp *make_qp(struct ctx *c, int max_wr)
+static struct ib_qp *make_qp_sge(struct ctx *c, int max_wr, int max_sge)
 {
 	struct ib_qp_init_attr a = {
 		.send_cq = c->cq,
@@ -143,10 +144,15 @@ static struct ib_qp *make_qp(struct ctx *c, int max_wr)
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.cap = { .max_send_wr = max_wr, .max_recv_wr = max_wr,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+			 .max_send_sge = max_sge, .max_recv_sge = 1 },
 	};
 
 	return ib_create_qp(c->pd, &a);
+}
+
+static struct ib_qp *make_qp(struct ctx *c, int max_wr)
+{
+	return make_qp_sge(c, max_wr, 1);
 }
 
 static void test_objects(struct ctx *c)
@@ -262,6 +268,64 @@ static void test_flush(struct ctx *c)
 	wc = poll_one(c->cq);
 	CHECK("send_in_error_flushed", !n && wc.status == IB_WC_WR_FLUSH_ERR &&
 	      wc.wr_id == 11, n ? n : wc.status);
+}
+
+/*
+ * The limits of an RDMA WRITE or READ (SRD_RMA_MAX_BOUNCE, 1 MiB and a
+ * head and tail page per SGE, of bounce pages; SRD_RMA_MAX_LEN, 16 MiB)
+ * are local checks: a QP in RTS without a connection completes such a
+ * work request with IB_WC_LOC_LEN_ERR, not a flush.
+ */
+static int rma_limit_one(struct ctx *c, void *buf, u32 off, u32 skew,
+			 u32 len)
+{
+	struct ib_sge sge[8];
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 30, .sg_list = sge, .num_sge = 8,
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = 0x10000, .rkey = 0x100,
+	};
+	struct ib_qp *qp;
+	struct ib_wc wc;
+	int i, n;
+
+	for (i = 0; i < 8; i++)
+		sge[i] = (struct ib_sge){ .addr = (u64)(uintptr_t)buf + off +
+						  (i & 1) * skew,
+					  .length = len,
+					  .lkey = c->pd->local_dma_lkey };
+	qp = make_qp_sge(c, 4, 8);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	n = modify(qp, IB_QPS_INIT) ?: modify(qp, IB_QPS_RTR) ?:
+	    modify(qp, IB_QPS_RTS) ?: post_one(qp, &wr.wr);
+	wc = poll_one(c->cq);
+	ib_destroy_qp(qp);
+	return n ? n : wc.status;
+}
+
+static void test_rma_limits(struct ctx *c)
+{
+	const u32 len = (5 * SZ_1M) / 2;	/* 8 of them: 20 MiB */
+	void *buf = vzalloc(len + PAGE_SIZE);
+	int st;
+
+	if (!buf) {
+		CHECK("rma_limit_buf", 0, -ENOMEM);
+		return;
+	}
+	/*
+	 * 8 SGEs of 1 MiB, every other one a byte off its place in the
+	 * window's pages: those four are all bounce pages (over 1000).
+	 */
+	st = rma_limit_one(c, buf, 1, 1, SZ_1M);
+	CHECK("rma_too_many_bounce_pages_loc_len_err", st == IB_WC_LOC_LEN_ERR,
+	      st);
+	/* 8 page-aligned SGEs of 2.5 MiB: no bounce page, but 20 MiB. */
+	st = rma_limit_one(c, buf, 0, 0, len);
+	CHECK("rma_over_16m_loc_len_err", st == IB_WC_LOC_LEN_ERR, st);
+	vfree(buf);
 }
 
 static atomic_t comp_calls;
@@ -492,7 +556,7 @@ static int conn_qp(struct conn *c, struct rdma_cm_id *id)
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+			 .max_send_sge = 4, .max_recv_sge = 1 },
 	};
 
 	c->pd = ib_alloc_pd(id->device, 0);
@@ -620,6 +684,80 @@ static int server_mr(struct conn *c)
 	return send_wait(c, &reg.wr);
 }
 
+/*
+ * A plain SCIF RMA between the same nodes, for comparison: the server
+ * registers its 1 MiB buffer on a SCIF connection of port PLAIN_PORT
+ * before it listens through rdma_cm, the client writes and reads it 32
+ * times.  Figures only (TAP comments).
+ */
+#define PLAIN_PORT	1905
+
+static noinline_for_stack void server_plain_rma(void *buf)
+{
+	struct scif_pollepd pe = { .events = EPOLLIN };
+	struct scif_port_id peer;
+	scif_epd_t ep = NULL;
+	off_t off = -1;
+	u8 done;
+
+	pe.epd = scif_open();
+	if (!pe.epd)
+		return;
+	if (scif_bind(pe.epd, PLAIN_PORT) < 0 || scif_listen(pe.epd, 1) ||
+	    scif_poll(&pe, 1, 60000) <= 0 ||
+	    scif_accept(pe.epd, &peer, &ep, SCIF_ACCEPT_SYNC))
+		goto out;
+	off = scif_register(ep, buf, BUF_LEN, 0,
+			    SCIF_PROT_READ | SCIF_PROT_WRITE, SCIF_MAP_KERNEL);
+	if (off >= 0 &&
+	    scif_send(ep, &off, sizeof(off), SCIF_SEND_BLOCK) == sizeof(off))
+		scif_recv(ep, &done, 1, SCIF_RECV_BLOCK);
+	if (off >= 0)
+		scif_unregister(ep, off, BUF_LEN);
+	scif_close(ep);
+out:
+	scif_close(pe.epd);
+}
+
+static noinline_for_stack void client_plain_rma(void *buf, u16 node)
+{
+	struct scif_port_id to = { .node = node, .port = PLAIN_PORT };
+	int i, k, err = -ENOMEM, tries;
+	scif_epd_t ep;
+	u8 done = 1;
+	off_t off;
+	u64 t0, ns;
+
+	ep = scif_open();
+	for (tries = 0; ep && tries < 100; tries++) {
+		err = scif_connect(ep, &to);
+		if (err >= 0)
+			break;
+		scif_close(ep);
+		msleep(100);
+		ep = scif_open();
+	}
+	if (!ep || err < 0 ||
+	    scif_recv(ep, &off, sizeof(off), SCIF_RECV_BLOCK) != sizeof(off))
+		goto out;
+	for (k = 0, err = 0; k < 2 && !err; k++) {
+		t0 = ktime_get_ns();
+		for (i = 0; i < 32 && !err; i++)
+			err = k ? scif_vreadfrom(ep, buf, SZ_1M, off, SCIF_RMA_SYNC) :
+				  scif_vwriteto(ep, buf, SZ_1M, off, SCIF_RMA_SYNC);
+		ns = ktime_get_ns() - t0;
+		seq_buf_printf(&out, "# bench: 32 x 1 MiB plain SCIF %s: %llu us, %llu MB/s\n",
+			       k ? "vreadfrom" : "vwriteto", ns / 1000,
+			       ns ? 32ULL * SZ_1M * 1000 / ns : 0);
+	}
+	scif_send(ep, &done, 1, SCIF_SEND_BLOCK);
+out:
+	if (err)
+		seq_buf_printf(&out, "# bench: plain SCIF RMA failed: %d\n", err);
+	if (ep)
+		scif_close(ep);
+}
+
 static void server(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
@@ -635,6 +773,8 @@ static void server(void)
 	err = conn_bufs(&c);
 	if (!err && !in4_pton(my_ip, -1, (u8 *)&a.sin_addr.s_addr, -1, NULL))
 		err = -EINVAL;
+	if (!err)
+		server_plain_rma(c.buf);
 	if (!err) {
 		c.listen = rdma_create_id(&init_net, conn_handler, &c,
 					  RDMA_PS_TCP, IB_QPT_RC);
@@ -750,7 +890,7 @@ static int client_connect(struct conn *c, struct sockaddr_in *dst)
 				.qp_type = IB_QPT_RC, .send_cq = c->cq,
 				.recv_cq = c->cq, .sq_sig_type = IB_SIGNAL_REQ_WR,
 				.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-					 .max_send_sge = 1, .max_recv_sge = 1 } });
+					 .max_send_sge = 4, .max_recv_sge = 1 } });
 		if (!err)
 			err = post_recv(c, 0) ?: post_recv(c, 1);
 		if (!err) {
@@ -794,6 +934,130 @@ static void client_rma(struct conn *c, struct info *info)
 		CHECK(name, !e1 && !e2 && !memcmp(c->buf, c->buf2, sizes[i]),
 		      e1 ? e1 : e2);
 	}
+}
+
+/* An RDMA WRITE or READ of a list of SGEs; its status. */
+static int rdma_sges(struct conn *c, enum ib_wr_opcode op, struct ib_sge *sge,
+		     int n, u64 raddr, u32 rkey)
+{
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 210, .sg_list = sge, .num_sge = n,
+			.opcode = op },
+		.remote_addr = raddr,
+		.rkey = rkey,
+	};
+	int i;
+
+	for (i = 0; i < n; i++)
+		sge[i].lkey = c->pd->local_dma_lkey;
+	return send_wait(c, &wr.wr);
+}
+
+/* Every byte of @p[0..@len) outside the @n SGEs is still @canary. */
+static bool canaries_ok(const u8 *p, u32 len, const struct ib_sge *sge,
+			int n, u8 canary)
+{
+	u32 i;
+	int j;
+
+	for (i = 0; i < len; i++) {
+		for (j = 0; j < n; j++)
+			if (va((void *)p + i) >= sge[j].addr &&
+			    va((void *)p + i) < sge[j].addr + sge[j].length)
+				break;
+		if (j == n && p[i] != canary)
+			return false;
+	}
+	return true;
+}
+
+/* The bytes of the SGEs, concatenated, into @out. */
+static void gather(u8 *out, const struct ib_sge *sge, int n)
+{
+	int j;
+
+	for (j = 0; j < n; j++) {
+		memcpy(out, (void *)(uintptr_t)sge[j].addr, sge[j].length);
+		out += sge[j].length;
+	}
+}
+
+#define SGE(p, off, len) { .addr = va(p) + (off), .length = (len) }
+#define SGE_AREA	(8 * PAGE_SIZE)
+
+/*
+ * WRITE @src to the server at @roff, READ it back into @dst (whose area
+ * is filled with canaries first): the bytes compared, the canaries
+ * beside the READ's SGEs (in the same pages) unchanged.
+ */
+static noinline_for_stack void sge_case(struct conn *c, struct info *info, const char *name,
+		     struct ib_sge *src, int ns, struct ib_sge *dst, int nd,
+		     u32 roff, u8 *want, u8 *got)
+{
+	u32 len = 0;
+	char n2[64];
+	int e1, e2, j;
+
+	for (j = 0; j < ns; j++)
+		len += src[j].length;
+	pattern(c->buf, SGE_AREA, roff);
+	memset(c->buf2, 0xa5, SGE_AREA);
+	gather(want, src, ns);
+	e1 = rdma_sges(c, IB_WR_RDMA_WRITE, src, ns, info->addr + roff,
+		       info->rkey);
+	e2 = e1 ? e1 : rdma_sges(c, IB_WR_RDMA_READ, dst, nd,
+				 info->addr + roff, info->rkey);
+	gather(got, dst, nd);
+	snprintf(n2, sizeof(n2), "%s_bytes", name);
+	CHECK(n2, !e1 && !e2 && !memcmp(want, got, len), e1 ? e1 : e2);
+	snprintf(n2, sizeof(n2), "%s_read_canaries", name);
+	CHECK(n2, !e2 && canaries_ok(c->buf2, SGE_AREA, dst, nd, 0xa5), e2);
+}
+
+/* Unaligned and multi-SGE lists: bounce pages and real pages mixed. */
+static noinline_for_stack void client_sges(struct conn *c, struct info *info)
+{
+	struct ib_sge s1[] = { SGE(c->buf, 100, 5000) };
+	struct ib_sge d1[] = { SGE(c->buf2, 100, 5000) };
+	/* 1000 + 4097 + 3001 = 8098 bytes; odd boundaries both sides. */
+	struct ib_sge s3[] = { SGE(c->buf, 7, 1000), SGE(c->buf, 3000, 4097),
+			       SGE(c->buf, 12301, 3001) };
+	/* The second one is a whole page at a page boundary of the window. */
+	struct ib_sge d3[] = { SGE(c->buf2, 4093, 3),
+			       SGE(c->buf2, 8192, 4096),
+			       SGE(c->buf2, 20001, 3999) };
+	u8 *want = kmalloc(2 * SGE_AREA, GFP_KERNEL);
+
+	if (!want) {
+		CHECK("sge_bufs", 0, -ENOMEM);
+		return;
+	}
+	sge_case(c, info, "rdma_sge_off100_len5000", s1, 1, d1, 1, 0,
+		 want, want + SGE_AREA);
+	sge_case(c, info, "rdma_three_sges_odd", s3, 3, d3, 3, 3 * 4096 + 5,
+		 want, want + SGE_AREA);
+	kfree(want);
+}
+
+/* Bandwidth of 1 MiB WRITEs and READs (TAP comments; no pass/fail). */
+static noinline_for_stack void client_bench(struct conn *c, struct info *info)
+{
+	static const enum ib_wr_opcode ops[] = { IB_WR_RDMA_WRITE,
+						 IB_WR_RDMA_READ };
+	int i, k, err = 0;
+	u64 t0, ns;
+
+	for (k = 0; k < 2; k++) {
+		t0 = ktime_get_ns();
+		for (i = 0; i < 32 && !err; i++)
+			err = rdma_op(c, ops[k], c->buf, SZ_1M, info->addr,
+				      info->rkey, 0);
+		ns = ktime_get_ns() - t0;
+		seq_buf_printf(&out, "# bench: 32 x 1 MiB RDMA %s: %llu us, %llu MB/s\n",
+			       k ? "READ" : "WRITE", ns / 1000,
+			       ns ? 32ULL * SZ_1M * 1000 / ns : 0);
+	}
+	CHECK("rdma_bench_1m_x32", !err, err);
 }
 
 /*
@@ -1009,6 +1273,8 @@ static void client(void)
 		CHECK("cm_bad_magic_closed", !err, err);
 		err = peer < 0 ? -ENODEV : cm_forged(peer, 40);
 		CHECK("cm_truncated_closed", !err, err);
+		if (peer >= 0)
+			client_plain_rma(c.buf, peer);
 		err = client_connect(&c, &dst);
 	}
 	CHECK("rdma_connect_established", !err, err);
@@ -1026,6 +1292,8 @@ static void client(void)
 	if (wc.status != IB_WC_SUCCESS)
 		goto out;
 	client_rma(&c, info);
+	client_sges(&c, info);
+	client_bench(&c, info);
 	/* WRITE_WITH_IMM of 8 KiB: the server echoes the imm and a crc. */
 	pattern(c.buf, 8192, 5);
 	err = rdma_op(&c, IB_WR_RDMA_WRITE_WITH_IMM, c.buf, 8192, info->addr,
@@ -1079,6 +1347,8 @@ static int __init scif_rdma_test_init(void)
 			test_fastreg(&c);
 		if (c.qp && c.buf)
 			test_flush(&c);
+		if (c.pd && c.cq)
+			test_rma_limits(&c);
 		if (c.pd && c.buf)
 			test_notify(&c);
 		teardown(&c);

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif_rdma: RDMA WRITE and READ by SCIF RMA (rdma.rst, "RDMA WRITE and
+ * READ by SCIF RMA").
+ *
+ * The requester lays the work request's bytes out in a temporary SCIF
+ * window on the QP's endpoint: a window page is the work request's own
+ * page only when all of it is bytes of one SGE, page aligned; every
+ * other window page is a zeroed bounce page, so that no byte beside the
+ * work request's is exposed.  It sends a frame with the window's offset
+ * and no payload; the responder checks the rkey byte-exactly, as for
+ * any frame, and moves the bytes itself between its MR and that window
+ * (scif_vreadfrom for a WRITE, scif_vwriteto for a READ), one RMA per
+ * physically contiguous run of the MR, then answers.
+ */
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_verbs.h>
+
+#include "scif_rdma.h"
+
+/**
+ * struct srd_rma_win - the requester's window over one work request
+ * @pages: @npages window pages: the work request's own or bounce pages
+ *	(NULL in a dry run, which only counts)
+ * @npages: window pages
+ * @bounce: the bounce pages allocated, @nbounce of them
+ * @nbounce: bounce pages used (counted in a dry run)
+ * @last: the window page the last bounce page went to (U64_MAX: none)
+ * @head: offset of the first byte in the first window page
+ * @write: a WRITE's source (bytes are copied into the bounce pages)
+ * @va: the vmap of @pages, or NULL
+ * @epd: the endpoint it is registered on
+ * @off: its offset in @epd's registered address space, or -1
+ * @next: in the QP's rma_stale chain
+ *
+ * Locking: owned by the send worker, or (rma_stale) by the receive
+ * thread once it has flushed the send worker.
+ */
+struct srd_rma_win {
+	struct page **pages;
+	u32 npages;
+	struct page **bounce;
+	u32 nbounce;
+	u64 last;
+	u32 head;
+	bool write;
+	void *va;
+	scif_epd_t epd;
+	off_t off;
+	struct srd_rma_win *next;
+};
+
+typedef int (*srd_piece_fn)(struct srd_rma_win *win, u64 pos, void *kva,
+			    u64 len);
+
+static bool srd_rma_op(enum ib_wr_opcode op)
+{
+	return op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM ||
+	       op == IB_WR_RDMA_READ;
+}
+
+/* The page of a kernel address, or NULL if it has none we may map. */
+static struct page *srd_kva_page(void *kva)
+{
+	if (is_vmalloc_addr(kva))
+		return vmalloc_to_page(kva);
+	return virt_addr_valid(kva) ? virt_to_page(kva) : NULL;
+}
+
+/*
+ * Call @fn for each virtually contiguous piece of the work request's
+ * byte stream, in order, with its position in the window.  Each SGE's
+ * key is checked again (the consumer may have broken the rules since
+ * it was posted).  Return: 0, 1 if @fn stopped the walk, or -errno.
+ */
+static int srd_rma_walk(struct srd_qp *qp, const struct srd_swqe *w,
+			struct srd_rma_win *win, srd_piece_fn fn)
+{
+	int access = win->write ? 0 : IB_ACCESS_LOCAL_WRITE;
+	u64 pos = win->head, addr, left, n;
+	struct srd_mr *mr;
+	int err = 0;
+	void *kva;
+	u32 i;
+
+	for (i = 0; i < w->num_sge && !err; i++) {
+		addr = w->sge[i].addr;
+		left = w->sge[i].length;
+		mr = srd_mr_lookup(qp->dev, w->sge[i].lkey, qp->ibqp.pd);
+		if (!srd_mr_ok(mr, addr, left, access))
+			err = -EACCES;
+		while (!err && left) {
+			n = left;
+			kva = srd_mr_kva(mr, addr, &n);	/* shortens n */
+			err = fn(win, pos, kva, n);
+			pos += n;
+			addr += n;
+			left -= n;
+		}
+		srd_mr_put(mr);
+	}
+	return err;
+}
+
+/* The first piece: where the window starts in its first page. */
+static int srd_rma_head(struct srd_rma_win *win, u64 pos, void *kva, u64 len)
+{
+	win->head = offset_in_page(kva);
+	return 1;
+}
+
+/* Window page @pg needs a bounce page (one for a run of pieces). */
+static int srd_rma_bounce(struct srd_rma_win *win, u64 pg)
+{
+	struct page *page;
+
+	if (win->last == pg)
+		return 0;
+	if (win->nbounce >= SRD_RMA_MAX_BOUNCE)
+		return -EMSGSIZE;
+	win->last = pg;
+	if (!win->pages) {
+		win->nbounce++;		/* a dry run */
+		return 0;
+	}
+	page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!page)
+		return -ENOMEM;
+	win->bounce[win->nbounce++] = page;
+	win->pages[pg] = page;
+	return 0;
+}
+
+/* A whole page of the work request that may be a window page itself. */
+static struct page *srd_rma_own_page(u64 pos, void *kva, u64 len)
+{
+	if (offset_in_page(pos) || len < PAGE_SIZE || !PAGE_ALIGNED(kva))
+		return NULL;
+	return srd_kva_page(kva);
+}
+
+/* Place a piece in the window (a WRITE's bytes into bounce pages). */
+static int srd_rma_place(struct srd_rma_win *win, u64 pos, void *kva, u64 len)
+{
+	struct page *own;
+	u64 pg, n, o;
+	int err;
+
+	while (len) {
+		pg = pos >> PAGE_SHIFT;
+		o = offset_in_page(pos);
+		own = srd_rma_own_page(pos, kva, len);
+		if (own) {
+			n = PAGE_SIZE;
+			if (win->pages)
+				win->pages[pg] = own;
+		} else {
+			n = min_t(u64, len, PAGE_SIZE - o);
+			err = srd_rma_bounce(win, pg);
+			if (err)
+				return err;
+			if (win->pages && win->write)
+				memcpy(page_address(win->pages[pg]) + o, kva, n);
+		}
+		pos += n;
+		kva += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* A READ's answer came: copy the bounce pages' bytes to the piece. */
+static int srd_rma_unplace(struct srd_rma_win *win, u64 pos, void *kva,
+			   u64 len)
+{
+	struct page *page;
+	u64 n, o;
+
+	while (len) {
+		page = win->pages[pos >> PAGE_SHIFT];
+		o = offset_in_page(pos);
+		if (srd_rma_own_page(pos, kva, len) == page) {
+			n = PAGE_SIZE;
+		} else {
+			n = min_t(u64, len, PAGE_SIZE - o);
+			memcpy(kva, page_address(page) + o, n);
+		}
+		pos += n;
+		kva += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Lay the work request out: its window's head, then every page (a dry
+ * run when @win->pages is NULL).  Return: 0, -EACCES (a local key),
+ * -EMSGSIZE (too many bounce pages) or -ENOMEM.
+ */
+static int srd_rma_layout(struct srd_qp *qp, const struct srd_swqe *w,
+			  struct srd_rma_win *win)
+{
+	int err;
+
+	win->last = U64_MAX;
+	win->nbounce = 0;
+	err = srd_rma_walk(qp, w, win, srd_rma_head);
+	if (err < 0)
+		return err;
+	return srd_rma_walk(qp, w, win, srd_rma_place);
+}
+
+static u64 srd_rma_len(const struct srd_swqe *w)
+{
+	u64 len = 0;
+	u32 i;
+
+	for (i = 0; i < w->num_sge; i++)
+		len += w->sge[i].length;
+	return len;
+}
+
+/**
+ * srd_rma_check() - the local limits of an RDMA WRITE or READ
+ * @qp: the QP it was posted on
+ * @w: the work request (any opcode; only WRITE and READ are checked)
+ *
+ * A dry run of the window's layout: nothing is allocated.  Done before
+ * the connection is looked at, so that a work request over the limits
+ * fails the same way connected or not.
+ *
+ * Context: the send worker.
+ * Return: IB_WC_SUCCESS, IB_WC_LOC_LEN_ERR (over SRD_RMA_MAX_LEN or
+ * SRD_RMA_MAX_BOUNCE) or IB_WC_LOC_PROT_ERR (a local key).
+ */
+enum ib_wc_status srd_rma_check(struct srd_qp *qp, const struct srd_swqe *w)
+{
+	struct srd_rma_win dry = { .write = w->opcode != IB_WR_RDMA_READ };
+	int err;
+
+	if (!srd_rma_op(w->opcode))
+		return IB_WC_SUCCESS;
+	if (srd_rma_len(w) > SRD_RMA_MAX_LEN)
+		return IB_WC_LOC_LEN_ERR;
+	err = srd_rma_layout(qp, w, &dry);
+	if (err == -EMSGSIZE)
+		return IB_WC_LOC_LEN_ERR;
+	return err < 0 ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+}
+
+static void srd_rma_win_release(struct srd_rma_win *win)
+{
+	u32 i;
+
+	if (win->va)
+		vunmap(win->va);
+	for (i = 0; i < win->nbounce; i++)
+		__free_page(win->bounce[i]);
+	kfree(win->bounce);
+	kvfree(win->pages);
+	kfree(win);
+}
+
+/* Allocate and lay out the window of @len bytes; not registered yet. */
+static int srd_rma_win_alloc(struct srd_qp *qp, const struct srd_swqe *w,
+			     u64 len, struct srd_rma_win **out)
+{
+	struct srd_rma_win *win;
+	int err = -ENOMEM;
+
+	win = kzalloc(sizeof(*win), GFP_KERNEL_ACCOUNT);
+	if (!win)
+		return -ENOMEM;
+	win->off = -1;
+	win->write = w->opcode != IB_WR_RDMA_READ;
+	/* The head (< PAGE_SIZE) is known only after the first walk. */
+	win->npages = DIV_ROUND_UP(len + PAGE_SIZE - 1, PAGE_SIZE);
+	win->pages = kvcalloc(win->npages, sizeof(*win->pages),
+			      GFP_KERNEL_ACCOUNT);
+	win->bounce = kcalloc(SRD_RMA_MAX_BOUNCE, sizeof(*win->bounce),
+			      GFP_KERNEL_ACCOUNT);
+	if (!win->pages || !win->bounce)
+		goto fail;
+	err = srd_rma_layout(qp, w, win);
+	if (err)
+		goto fail;
+	win->npages = DIV_ROUND_UP(win->head + len, PAGE_SIZE);
+	err = -ENOMEM;
+	win->va = vmap(win->pages, win->npages, VM_MAP, PAGE_KERNEL);
+	if (!win->va)
+		goto fail;
+	*out = win;
+	return 0;
+fail:
+	srd_rma_win_release(win);
+	return err;
+}
+
+/*
+ * The window of a WRITE's source (SCIF_PROT_READ only) or a READ's sink
+ * (SCIF_PROT_WRITE only), registered on the QP's endpoint.
+ */
+static enum ib_wc_status srd_rma_win_make(struct srd_qp *qp,
+					  const struct srd_swqe *w, u64 len,
+					  struct srd_rma_win **out)
+{
+	struct srd_rma_win *win;
+	off_t off;
+	int err;
+
+	err = srd_rma_win_alloc(qp, w, len, &win);
+	if (err == -EMSGSIZE)
+		return IB_WC_LOC_LEN_ERR;
+	if (err == -EACCES)
+		return IB_WC_LOC_PROT_ERR;
+	if (err)
+		return IB_WC_LOC_QP_OP_ERR;
+	win->epd = qp->epd;
+	off = scif_register(win->epd, win->va, (size_t)win->npages << PAGE_SHIFT,
+			    0, win->write ? SCIF_PROT_READ : SCIF_PROT_WRITE,
+			    SCIF_MAP_KERNEL);
+	if (off < 0) {
+		srd_rma_win_release(win);
+		/* The connection's end flushes; anything else fails the QP. */
+		return off == -ECONNRESET || off == -ENOTCONN || off == -ENODEV ?
+		       IB_WC_WR_FLUSH_ERR : IB_WC_LOC_QP_OP_ERR;
+	}
+	win->off = off;
+	*out = win;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * The answer came (@answered) or the wait ended: the window goes.  After
+ * the answer the responder's RMA is done and scif_unregister returns
+ * once the peer has let go.  Without an answer (the connection ends) the
+ * responder may still be copying: the window is unregistered (no new
+ * RMA reaches it) but its memory waits on the QP's rma_stale chain until
+ * the receive thread has closed the endpoint; so does the memory of a
+ * window whose unregistration failed (SCIF drops it at the close).
+ */
+static void srd_rma_win_free(struct srd_qp *qp, struct srd_rma_win *win,
+			     bool answered)
+{
+	if (!win)
+		return;
+	if (scif_unregister(win->epd, win->off,
+			    (size_t)win->npages << PAGE_SHIFT) || !answered) {
+		win->next = qp->rma_stale;
+		qp->rma_stale = win;
+		srd_qp_close(qp);
+		return;
+	}
+	srd_rma_win_release(win);
+}
+
+/**
+ * srd_rma_stale_free() - free the windows left by a broken connection
+ * @qp: the QP, whose endpoint is closed (its windows are gone)
+ *
+ * Context: the receive thread, after scif_close() of the QP's endpoint.
+ */
+void srd_rma_stale_free(struct srd_qp *qp)
+{
+	struct srd_rma_win *win;
+
+	while (qp->rma_stale) {
+		win = qp->rma_stale;
+		qp->rma_stale = win->next;
+		srd_rma_win_release(win);
+	}
+}
+
+/**
+ * srd_rma_request() - an RDMA WRITE or READ, as the requester
+ * @qp: the QP (connected; its answer slot set up for this request)
+ * @w: the work request, its SGEs checked
+ * @h: its frame, but for @h->woff
+ * @len: the bytes of its SGEs
+ *
+ * Registers the window, sends the frame, waits for the answer, copies a
+ * READ's bounce pages out, unregisters the window.
+ *
+ * Context: the send worker; sleeps.
+ * Return: the work request's completion status.
+ */
+enum ib_wc_status srd_rma_request(struct srd_qp *qp, struct srd_swqe *w,
+				  struct srd_hdr *h, u64 len)
+{
+	struct srd_rma_win *win = NULL;
+	enum ib_wc_status st;
+
+	if (len) {
+		st = srd_rma_win_make(qp, w, len, &win);
+		if (st != IB_WC_SUCCESS)
+			return st;
+		h->woff = cpu_to_le64(win->off + win->head);
+	}
+	st = srd_send_hdr(qp, h) ? IB_WC_WR_FLUSH_ERR : srd_wait_resp(qp);
+	if (win && !win->write && st == IB_WC_SUCCESS &&
+	    srd_rma_walk(qp, w, win, srd_rma_unplace))
+		st = IB_WC_LOC_PROT_ERR;
+	srd_rma_win_free(qp, win, st != IB_WC_WR_FLUSH_ERR);
+	return st;
+}
+
+/*
+ * The longest run from @addr (at most @len bytes) that is contiguous in
+ * the linear map (so physically contiguous: SCIF's DMA engine can take
+ * it), and its kernel address.
+ */
+static u64 srd_rma_run(struct srd_mr *mr, u64 addr, u64 len, void **kva)
+{
+	u64 n = len, more;
+	void *next;
+
+	*kva = srd_mr_kva(mr, addr, &n);
+	while (n < len) {
+		more = len - n;
+		next = srd_mr_kva(mr, addr + n, &more);
+		if (next != *kva + n || !virt_addr_valid(next))
+			break;
+		n += more;
+	}
+	return n;
+}
+
+/* The answer for SCIF's error; *@lost when the connection is gone. */
+static enum ib_wc_status srd_rma_status(int err, bool *lost)
+{
+	switch (err) {
+	case 0:
+		return IB_WC_SUCCESS;
+	case -ENXIO:
+	case -EACCES:
+	case -EINVAL:
+		return IB_WC_REM_INV_REQ_ERR;	/* the requester's window */
+	case -ECONNRESET:
+	case -ENOTCONN:
+	case -ENODEV:
+		*lost = true;
+		return IB_WC_REM_OP_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;	/* ours: no memory... */
+	}
+}
+
+/**
+ * srd_rma_serve() - move a WRITE's or READ's bytes, as the responder
+ * @qp: the QP the frame came on
+ * @mr: the MR of the frame's rkey, checked for the access and the
+ *	range [@h->addr, @h->addr + @len) (a reference held by the caller
+ *	until this returns)
+ * @h: the frame (WRITE or READ_REQ)
+ * @len: its length
+ * @lost: set when the connection is gone (no answer to send)
+ *
+ * A WRITE reads the requester's window into the MR, a READ writes the
+ * MR into the requester's window, one synchronous SCIF RMA per
+ * physically contiguous run of the MR.  SCIF checks the window side: the
+ * range must lie in windows the requester registered on this connection
+ * with the protection the direction needs.
+ *
+ * Context: the receive thread; sleeps.
+ * Return: IB_WC_SUCCESS, IB_WC_REM_INV_REQ_ERR (a window range or
+ * length SCIF or we refuse) or IB_WC_REM_OP_ERR (any other failure).
+ */
+enum ib_wc_status srd_rma_serve(struct srd_qp *qp, struct srd_mr *mr,
+				const struct srd_hdr *h, u32 len, bool *lost)
+{
+	bool write = h->type == SRD_F_WRITE;
+	u64 addr = le64_to_cpu(h->addr);
+	u64 woff = le64_to_cpu(h->woff);
+	int err = 0;
+	void *kva;
+	u64 n;
+
+	*lost = false;
+	if (len > SRD_RMA_MAX_LEN || woff > S64_MAX - len)
+		return IB_WC_REM_INV_REQ_ERR;
+	while (len && !err) {
+		n = srd_rma_run(mr, addr, len, &kva);
+		err = write ? scif_vreadfrom(qp->epd, kva, n, woff, SCIF_RMA_SYNC) :
+			      scif_vwriteto(qp->epd, kva, n, woff, SCIF_RMA_SYNC);
+		addr += n;
+		woff += n;
+		len -= n;
+	}
+	return srd_rma_status(err, lost);
+}
