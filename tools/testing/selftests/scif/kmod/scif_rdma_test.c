@@ -1114,6 +1114,39 @@ static void client_inv(struct conn *c, struct info *info)
 }
 
 /*
+ * An endpoint bound to a privileged port (at or below *next, which
+ * moves down) and connected to the CM of @node; the peer's scif_rdma
+ * may not be loaded yet: refused connections are retried for 30 s.
+ */
+static scif_epd_t cm_dial(u16 node, int *next, int *errp)
+{
+	struct scif_port_id to = { .node = node, .port = 702 };
+	int tries, err = -ECONNREFUSED;
+	scif_epd_t epd = NULL;
+
+	for (tries = 0; tries < 60 && err == -ECONNREFUSED; tries++) {
+		if (epd) {
+			scif_close(epd);
+			msleep(500);
+		}
+		epd = scif_open();
+		if (!epd) {
+			*errp = -ENOMEM;
+			return NULL;
+		}
+		for (err = -EINVAL; *next > 800 && err == -EINVAL; (*next)--)
+			err = scif_bind(epd, *next);
+		if (err >= 0)
+			err = scif_connect(epd, &to);
+	}
+	*errp = err < 0 ? err : 0;
+	if (err >= 0)
+		return epd;
+	scif_close(epd);
+	return NULL;
+}
+
+/*
  * A hostile privileged peer at the CM's SCIF port (702): a message with a
  * bad magic is refused at once, a truncated one after the CM's 10 s
  * bound; either way the endpoint is closed by the peer, which stays
@@ -1121,21 +1154,15 @@ static void client_inv(struct conn *c, struct info *info)
  */
 static int cm_forged(u16 node, int len)
 {
-	struct scif_port_id to = { .node = node, .port = 702 };
 	struct scif_pollepd pe = { .events = EPOLLIN };
+	int next = 1000, err, n;
 	u8 junk[216];
-	int port, err = -EINVAL, n;
 
 	memset(junk, 0xa5, sizeof(junk));
-	pe.epd = scif_open();
+	pe.epd = cm_dial(node, &next, &err);
 	if (!pe.epd)
-		return -ENOMEM;
-	for (port = 1000; port > 900 && err == -EINVAL; port--)
-		err = scif_bind(pe.epd, port);
-	if (err >= 0)
-		err = scif_connect(pe.epd, &to);
-	if (err >= 0)
-		err = scif_send(pe.epd, junk, len, SCIF_SEND_BLOCK) == len ? 0 : -EIO;
+		return err;
+	err = scif_send(pe.epd, junk, len, SCIF_SEND_BLOCK) == len ? 0 : -EIO;
 	/* The peer must close it within 15 s: EPOLLHUP, or a REJECT then HUP. */
 	for (n = 0; !err && n < 150; n++) {
 		if (scif_poll(&pe, 1, 100) > 0 && (pe.revents & EPOLLHUP))
@@ -1164,18 +1191,13 @@ struct cm_msg {
  */
 static scif_epd_t cm_request(u16 node, struct cm_msg *m, int *next)
 {
-	struct scif_port_id to = { .node = node, .port = 702 };
-	scif_epd_t epd = scif_open();
-	int err = -EINVAL;
+	scif_epd_t epd;
+	int err;
 
+	epd = cm_dial(node, next, &err);
 	if (!epd)
 		return NULL;
-	for (; *next > 800 && err == -EINVAL; (*next)--)
-		err = scif_bind(epd, *next);
-	if (err >= 0)
-		err = scif_connect(epd, &to);
-	if (err >= 0)
-		err = scif_send(epd, m, sizeof(*m), SCIF_SEND_BLOCK);
+	err = scif_send(epd, m, sizeof(*m), SCIF_SEND_BLOCK);
 	if (err == (int)sizeof(*m))
 		return epd;
 	scif_close(epd);
