@@ -438,9 +438,16 @@ static void sv_purge(struct spl_link *sl)
 	sv_tx_purge(sv_link(sl));
 }
 
+/* The connection is closed: reset the peer's sockets, then drop what they
+ * queued since sv_purge.  A socket still connected then (closing, say)
+ * could queue a packet, which would wait for the next connection, and
+ * with it the socket and this module, for as long as the peer stays
+ * without one (its scif_vsock unloaded: rmmod of ours then failed).
+ */
 static void sv_closed(struct spl_link *sl, int why)
 {
 	sv_reset_peer_socks(sl);
+	sv_tx_purge(sv_link(sl));
 }
 
 /* ---- links ---- */
