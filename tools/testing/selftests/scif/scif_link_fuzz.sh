@@ -24,7 +24,10 @@
 # the modules and their SCIF endpoints return to their count before the
 # test.  Node 1 takes part in its life $LINKFUZZ_LIFE (default: the one
 # it is in after scif_net_test.sh and scif_vsock_test.sh restarted it:
-# 2, or 1 without scif_vsock); in others it skips.
+# 2, or 1 without scif_vsock); in others it skips.  $LINKFUZZ_VSOCK=0
+# leaves scif_vsock's link out (make check's node-loss run: fuzzing it
+# leaves, now and then, a socket that keeps scif_vsock from unloading;
+# an open defect, testing.rst "scif_link_fuzz").
 set -u
 
 self=${SCIF_NODE:-}
@@ -225,12 +228,14 @@ echo "TAP version 13"
 [ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] || skip_all "not a node of a 2-node cluster"
 [ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
 [ -d "$dbg" ] || skip_all "no $dbg"
-vsock=0
-[ -e "$ex/scif_vsock.ko" ] && [ -e "$ex/vsock.ko" ] && vsock=1
+vsmods=0
+[ -e "$ex/scif_vsock.ko" ] && [ -e "$ex/vsock.ko" ] && vsmods=1
+vsock=$vsmods
+[ "${LINKFUZZ_VSOCK:-1}" = 0 ] && vsock=0
 nlinks=$((1 + vsock))
 life=${SCIF_RESTART:-0}
-if [ "$self" = 1 ] && [ "$life" != "${LINKFUZZ_LIFE:-$((1 + vsock))}" ]; then
-	skip_all "node 1 fuzzes in its life ${LINKFUZZ_LIFE:-$((1 + vsock))} only"
+if [ "$self" = 1 ] && [ "$life" != "${LINKFUZZ_LIFE:-$((1 + vsmods))}" ]; then
+	skip_all "node 1 fuzzes in its life ${LINKFUZZ_LIFE:-$((1 + vsmods))} only"
 fi
 peer=$((1 - self))
 peer_cid=$((peer + 3))
