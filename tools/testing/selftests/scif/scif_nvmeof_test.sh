@@ -72,22 +72,6 @@ load_mods() {
 	[ -d /sys/module/nvmet_rdma ] && [ -d /sys/module/nvme_rdma ]
 }
 
-unload_mods() {
-	for m in $loaded_mods; do
-		rmmod "$m" || return 1
-	done
-}
-
-setup() {
-	insmod_client scif_net &&
-		wait_for 30 test -e "/sys/class/net/$dev" &&
-		ip addr add "$my_ip/24" dev "$dev" && ip link set "$dev" up
-}
-
-fetched() { # url [file]
-	timeout 5 wget -q -O "${2:-/dev/null}" "$1" 2> /dev/null
-}
-
 link_up() {
 	insmod "$ex/scif_rdma.ko" &&
 		rdma link add scif0 type scif netdev "$dev" &&
@@ -135,7 +119,7 @@ sum32() {
 }
 
 target_sum_matches() {
-	fetched "http://$peer_ip/sum" /tmp/nvmeof-sum || return 1
+	http_fetched "http://$peer_ip/sum" /tmp/nvmeof-sum || return 1
 	want=$(cat /tmp/nvmeof-sum)
 	got=$(sum32 /dev/ram0)
 	echo "# host read $want, target RAM disk has $got"
@@ -150,7 +134,7 @@ target() {
 	ok brd_ram_disk test -b /dev/ram0
 	ok nvmet_configfs target_up
 	touch "$www/ready"
-	ok host_done wait_for 400 fetched "http://$peer_ip/done"
+	ok host_done wait_for 400 http_fetched "http://$peer_ip/done"
 	ok namespace_holds_the_host_writes target_sum_matches
 	ok nvmet_teardown target_down
 	ok rdma_link_down link_down
@@ -159,7 +143,7 @@ target() {
 	kill "$httpd_pid"
 	wait "$httpd_pid"
 	ok rmmod_scif_net rmmod_client scif_net
-	ok modules_unloaded unload_mods
+	ok modules_unloaded rmmod_loaded
 }
 
 discover() {
@@ -252,7 +236,7 @@ host() {
 	ok carrier_on wait_for 120 carrier_is 1
 	ok modules_loaded load_mods
 	ok rdma_link_up link_up
-	ok target_ready wait_for 120 fetched "http://$peer_ip/ready"
+	ok target_ready wait_for 120 http_fetched "http://$peer_ip/ready"
 	ok nvme_discover discover
 	ok nvme_connect connect
 	if ns_is_64mib; then
@@ -266,11 +250,11 @@ host() {
 	ok nvme_disconnect disconnect
 	touch "$www/done"
 	ok rdma_link_down link_down
-	ok told_to_finish wait_for 300 fetched "http://$peer_ip/done"
+	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"
 	kill "$httpd_pid"
 	wait "$httpd_pid"
 	ok rmmod_scif_net rmmod_client scif_net
-	ok modules_unloaded unload_mods
+	ok modules_unloaded rmmod_loaded
 }
 
 echo "TAP version 13"
@@ -286,7 +270,7 @@ peer=$((1 - self))
 dev=sn$peer
 my_ip=10.77.0.$((self + 1))
 peer_ip=10.77.0.$((peer + 1))
-ok setup setup
+ok setup sn_addr_up
 mkdir -p "$www"
 httpd -f -p 80 -h "$www" &
 httpd_pid=$!

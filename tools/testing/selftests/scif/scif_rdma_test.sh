@@ -44,22 +44,6 @@ load_rdma() {
 	[ -d /sys/module/rdma_cm ]
 }
 
-unload_rdma() {
-	for m in $loaded_mods; do
-		rmmod "$m" || return 1
-	done
-}
-
-setup() {
-	insmod_client scif_net &&
-		wait_for 30 test -e "/sys/class/net/$dev" &&
-		ip addr add "$my_ip/24" dev "$dev" && ip link set "$dev" up
-}
-
-fetched() {
-	timeout 5 wget -q -O /dev/null "$1" 2> /dev/null
-}
-
 ibdev_is() { # name 0|1: /sys/class/infiniband/name exists or not
 	if [ "$2" = 1 ]; then
 		test -e "/sys/class/infiniband/$1"
@@ -134,7 +118,7 @@ drive() {
 	kill "$httpd_pid"
 	wait "$httpd_pid"
 	ok rmmod_scif_net rmmod_client scif_net
-	ok rdma_modules_unloaded unload_rdma
+	ok rdma_modules_unloaded rmmod_loaded
 }
 
 # This node's SCIF counter for its connections to the peer node.
@@ -171,9 +155,9 @@ serve() {
 	ok rdma_moved_by_rma moved_by_rma
 	ok rdma_link_delete link_delete
 	ok rmmod_scif_rdma rmmod scif_rdma
-	ok told_to_finish wait_for 300 fetched "http://$peer_ip/done"
+	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"
 	ok rmmod_scif_net rmmod_client scif_net
-	ok rdma_modules_unloaded unload_rdma
+	ok rdma_modules_unloaded rmmod_loaded
 }
 
 echo "TAP version 13"
@@ -187,7 +171,7 @@ peer=$((1 - self))
 dev=sn$peer
 my_ip=10.77.0.$((self + 1))
 peer_ip=10.77.0.$((peer + 1))
-ok setup setup
+ok setup sn_addr_up
 if [ "$self" = 0 ]; then
 	mkdir -p "$www"
 	httpd -f -p 80 -h "$www" &

@@ -7,7 +7,7 @@
 # the loading of the clients' modules.
 # The sourcing script sets $tap_suite (its name in a skip line) and
 # starts n and failed at 0.
-# shellcheck disable=SC2154 # tap_suite and dev: set by the sourcing script
+# shellcheck disable=SC2154 # tap_suite, dev, my_ip, loaded_mods: set by the sourcing script
 
 ok() { # name command...: one TAP line for the command's status
 	tap_name=$1
@@ -103,4 +103,24 @@ rmmod_list_soon() {
 # rmmod_client_soon MODULE: rmmod_soon, then rmmod_links.
 rmmod_client_soon() {
 	rmmod_soon "$1" && rmmod_links
+}
+
+# rmmod_loaded: unload $loaded_mods (what the script loaded, newest
+# first), stopping at the first that fails.
+rmmod_loaded() {
+	for m in $loaded_mods; do
+		rmmod "$m" || return 1
+	done
+}
+
+# sn_addr_up: scif_net loaded, $my_ip/24 on $dev, $dev up.
+sn_addr_up() {
+	insmod_client scif_net &&
+		wait_for 30 test -e "/sys/class/net/$dev" &&
+		ip addr add "$my_ip/24" dev "$dev" && ip link set "$dev" up
+}
+
+# http_fetched URL [FILE]: the peer's busybox httpd has URL (saved in FILE).
+http_fetched() {
+	timeout 5 wget -q -O "${2:-/dev/null}" "$1" 2> /dev/null
 }
