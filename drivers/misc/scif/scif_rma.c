@@ -1001,6 +1001,7 @@ static void scif_rma_run_queue(struct scif_endpt *ep, u64 until, bool keep)
 	struct scif_rma_desc *d;
 	unsigned int puts = 0;
 	bool more = false;
+	u64 seq;
 	int err;
 
 	for (;;) {
@@ -1017,17 +1018,26 @@ static void scif_rma_run_queue(struct scif_endpt *ep, u64 until, bool keep)
 		}
 		spin_unlock(&ep->rma.eng_lock);
 		err = scif_rma_desc_run(d, true);
-		/* The copy is visible before it is said to be complete. */
-		wmb();
 		spin_lock(&ep->rma.eng_lock);
 		list_del(&d->link);
 		ep->rma.nr_queued--;
-		ep->rma.done = d->seq;
+		seq = d->seq;
 		if (err && d->status && !d->status->err)
 			d->status->err = err;
 		spin_unlock(&ep->rma.eng_lock);
 		scif_rma_slot_put();
+		/*
+		 * Its windows and pages are let go of before it is said to
+		 * be complete: an unregistration or an unpin that follows
+		 * the completion finds them no longer in use.
+		 */
+		scif_node_test_delay(SCIF_DELAY_RELEASE);
 		scif_rma_desc_free(d);
+		/* The copy is visible before it is said to be complete. */
+		wmb();
+		spin_lock(&ep->rma.eng_lock);
+		ep->rma.done = seq;
+		spin_unlock(&ep->rma.eng_lock);
 		wake_up_all(&ep->wq);
 		scif_rma_done_fn(ep);	/* answers the peer's fence waits */
 		puts++;

@@ -17,7 +17,11 @@
  * window the peer withdrew while its RMAs still used it stays in the tree
  * (SCIF_WIN_WITHDRAWN, unusable, its offsets taken) until the peer's
  * final acknowledgment.  The pinned pages are released with the last
- * reference.  A remote window is reference counted the same way; it is
+ * reference.  What a caller waits for is let go of before the wait ends,
+ * so that the pages are unpinned when its call returns: the tree's
+ * reference before the window is seen out of it (unless it is the
+ * last), an RMA's windows and pages before the RMA is seen complete.
+ * A remote window is reference counted the same way; it is
  * unmapped with its last reference, and if the peer asked for it to go,
  * the final acknowledgment (after which the peer may unpin the pages)
  * is sent only then, in a reply reserved when the window was made.

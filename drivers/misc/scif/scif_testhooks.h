@@ -21,6 +21,10 @@ enum scif_node_delay {
 	SCIF_DELAY_NODE_LOST,	/* node lost: paths cut, references not dropped */
 	SCIF_DELAY_FP_REVOKE,	/* fast path revoked: not live, half not zapped */
 	SCIF_DELAY_MSG_COUNT,	/* send/recv: peer's count read, copy not begun */
+	SCIF_DELAY_RELEASE,	/* a window seen out of the tree, an RMA
+				 * taken off the queue: references not
+				 * dropped yet
+				 */
 	SCIF_DELAY_NR
 };
 

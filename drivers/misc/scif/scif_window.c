@@ -42,6 +42,7 @@
 #include <linux/math.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/refcount.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
@@ -228,16 +229,24 @@ void scif_window_put(struct scif_window *w)
 }
 
 /*
- * Take @w out of the tree; the caller holds rma.lock and drops the tree's
- * reference once it has let go of the lock.
+ * Take @w out of the tree, under rma.lock.  The tree's reference is
+ * dropped here, before the window is seen dead, unless it is the last:
+ * a caller waiting for the window (scif_epd_unregister()) then drops
+ * the last one, so that its call returns with the pages unpinned.
+ * Return: true if the tree's reference was the last, which the caller
+ * drops once it has let go of the lock.
  */
-static void scif_window_unlink(struct scif_endpt *ep, struct scif_window *w,
+static bool scif_window_unlink(struct scif_endpt *ep, struct scif_window *w,
 			       int err)
 {
+	bool last;
+
 	lockdep_assert_held(&ep->rma.lock);
 	mtree_erase(&ep->rma.local, w->offset >> PAGE_SHIFT);
+	last = !refcount_dec_not_one(&w->ref.refcount);
 	w->state = SCIF_WIN_DEAD;
 	w->err = err;
+	return last;
 }
 
 /*
@@ -531,10 +540,8 @@ static s64 scif_epd_do_register(struct scif_endpt *ep,
 	err = scif_node_send(ep->node, &msg);
 	if (err) {
 		mutex_lock(&ep->rma.lock);
-		if (w->state == SCIF_WIN_REGISTERING) {
-			scif_window_unlink(ep, w, err);
-			scif_window_put(w);	/* cannot be the last */
-		}
+		if (w->state == SCIF_WIN_REGISTERING)
+			scif_window_unlink(ep, w, err);	/* not the last */
 		mutex_unlock(&ep->rma.lock);
 	} else {
 		err = scif_window_wait(ep, w, SCIF_WIN_REGISTERING,
@@ -1061,9 +1068,10 @@ static void scif_window_handle_register_ack(struct scif_node *node,
 		goto out;
 	scif_window_free_xfer(w);
 	if (msg->arg[2]) {
-		scif_window_unlink(ep, w, scif_node_errno(msg->arg[2], false,
-							  scif_window_refusals));
-		dead = w;
+		if (scif_window_unlink(ep, w,
+				       scif_node_errno(msg->arg[2], false,
+						       scif_window_refusals)))
+			dead = w;
 	} else if (w->abandoned) {
 		w->state = SCIF_WIN_UNREGISTERING;
 		scif_window_msg(&unreg, SCIF_MSG_UNREGISTER, ep->peer_handle,
@@ -1101,11 +1109,12 @@ static void scif_window_handle_unregister_ack(const struct scif_msg *msg,
 	if (w && withdrawn) {
 		w->state = SCIF_WIN_WITHDRAWN;
 		w = NULL;
-	} else if (w) {
-		scif_window_unlink(ep, w, 0);
+	} else if (w && !scif_window_unlink(ep, w, 0)) {
+		w = NULL;
 	}
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);
+	scif_node_test_delay(SCIF_DELAY_RELEASE);
 	if (w)
 		scif_window_put(w);
 }
@@ -1173,8 +1182,8 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err)
 	}
 	idx = 0;
 	while (local && (w = mt_find(&ep->rma.local, &idx, ULONG_MAX))) {
-		scif_window_unlink(ep, w, err);
-		list_add_tail(&w->dead, &wins);
+		if (scif_window_unlink(ep, w, err))
+			list_add_tail(&w->dead, &wins);
 	}
 	mutex_unlock(&ep->rma.lock);
 	wake_up_all(&ep->wq);

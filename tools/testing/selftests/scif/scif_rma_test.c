@@ -30,6 +30,7 @@
 #include "scif_test_util.h"
 
 #define CORRUPT		"/sys/kernel/debug/scif/corrupt_runlist"
+#define NODE_TEST	"/sys/kernel/debug/scif/node_test"
 #define PG		4096L
 #define WIN		(256 * 1024L)
 
@@ -396,6 +397,60 @@ TEST_F(rma, large_window_16m)
 	EXPECT_EQ(0, scif_unregister(c, la, len));
 	EXPECT_EQ(0, scif_unregister(s, rb, len));
 	EXPECT_EQ(pin0, vm_pin_kb());
+	munmap(a, len);
+	munmap(b, len);
+}
+
+/*
+ * The pages of a window are unpinned by the time scif_unregister()
+ * returns, once the RMAs that used it are complete: read at once, VmPin
+ * is back where it was, round after round.  Even rounds wait for a
+ * synchronous RMA, odd ones queue it and wait for a fence (the copy
+ * engine's worker completes it).  In the test build, the release delay
+ * point (NODE_TEST "delay 5") holds whoever lets go of a window or an
+ * RMA for 30 ms after the waiter could see it done, which every round
+ * then crosses: fewer rounds are needed.
+ */
+TEST_F(rma, unregister_unpins_before_returning)
+{
+	size_t len = 64 * 1024;
+	int c = self->cn.client, s = self->cn.server;
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
+	uint8_t *a = map_mem(len, rw), *b = map_mem(len, rw);
+	bool delayed = !write_file(NODE_TEST, "delay 5 30");
+	int i, err = 0, rounds = delayed ? 40 : 300, mark;
+	long pin0 = vm_pin_kb(), pin = pin0;
+	off_t la = 0, rb = 0;
+	ssize_t bad = -1;
+
+	ASSERT_TRUE(a && b);
+	for (i = 0; i < rounds && !err && pin == pin0 && bad < 0; i++) {
+		la = scif_register(c, a, len, 0, rw, 0);
+		rb = scif_register(s, b, len, 0, rw, 0);
+		if (la < 0 || rb < 0) {
+			err = errno;
+			break;
+		}
+		fill_pattern(a, len, 100 + i);
+		if (i & 1)
+			err = scif_writeto(c, la, len, rb, 0) ||
+			      scif_fence_mark(c, SCIF_FENCE_INIT_SELF, &mark) ||
+			      scif_fence_wait(c, mark) ? errno : 0;
+		else
+			err = scif_writeto(c, la, len, rb, SCIF_RMA_SYNC) ?
+			      errno : 0;
+		bad = check_pattern(b, len, 100 + i);
+		if (scif_unregister(c, la, len) || scif_unregister(s, rb, len))
+			err = errno;
+		pin = vm_pin_kb();
+	}
+	if (delayed)
+		write_file(NODE_TEST, "delay 5 0");
+	EXPECT_EQ(0, err) TH_LOG("%d rounds in: %s", i, strerror(err));
+	EXPECT_EQ(-1, bad) TH_LOG("%d rounds in: byte %zd differs", i, bad);
+	EXPECT_EQ(pin0, pin) TH_LOG("%d rounds in: VmPin %ld kB after unregister",
+				    i, pin);
+	EXPECT_EQ(rounds, i);
 	munmap(a, len);
 	munmap(b, len);
 }
