@@ -60,12 +60,15 @@
  * struct sv_link - a peer node's connection
  * @sl: the connection (scif_peer_links.ko); @sl.tx_mutex is held by
  *	@tx_work while it uses @sl.epd
- * @txq: packets to send; its lock also protects @tx_bytes and
- *	@tx_waiting
+ * @txq: packets to send; its lock also protects @tx_bytes,
+ *	@tx_waiting and @connected
  * @tx_bytes: payload bytes in @txq
  * @tx_waiting: a sender found the link congested and waits; cleared,
  *	and every socket's writers woken, when @txq drains to half the
  *	budget
+ * @connected: the link has a connection (from the link thread's up
+ *	to its purge): only then does send_pkt queue packets, but for
+ *	connection requests (see sv_send_pkt())
  * @tx_work: sends @txq
  * @rxbuf: a whole packet as read, before its header is checked (link
  *	thread only)
@@ -82,6 +85,7 @@ struct sv_link {
 	struct sk_buff_head txq;
 	u32 tx_bytes;
 	bool tx_waiting;
+	bool connected;
 	struct work_struct tx_work;
 	void *rxbuf;
 	void *txbuf;
@@ -176,12 +180,16 @@ static bool sv_tx_room(struct sv_link *link)
 	return true;
 }
 
+/* Free what @link has queued; from now on it queues nothing more until
+ * sv_up.
+ */
 static void sv_tx_purge(struct sv_link *link)
 {
 	struct sk_buff *skb;
 	bool wake;
 
 	spin_lock_bh(&link->txq.lock);
+	link->connected = false;
 	while ((skb = __skb_dequeue(&link->txq))) {
 		link->tx_bytes -= skb->len;
 		atomic64_inc(&link->tx_dropped);
@@ -200,6 +208,16 @@ static void sv_tx_purge(struct sv_link *link)
  * packets (sv_stream_has_space), so the queue stays near the budget;
  * beyond SV_TXQ_HARD times it, or with no link, the packet is refused
  * and the common code fails the send that made it.
+ *
+ * While the link has no connection only connection requests are queued,
+ * so that a connect() made before the link is (made again) waits for it,
+ * within the socket's connect timeout.  Any other packet would hold its
+ * socket, and the socket this module, for as long as the peer stays
+ * without a connection: the reset a closed socket sends when its close
+ * timeout ends, say.  It is refused: the sockets to the node were reset
+ * when the connection ended, so nothing it says matters to the peer.  A
+ * request leaves the queue with its socket's connect timeout or signal
+ * (cancel_pkt) or its release (sv_release()).
  */
 static int sv_send_pkt(struct sk_buff *skb)
 {
@@ -213,8 +231,14 @@ static int sv_send_pkt(struct sk_buff *skb)
 	err = -EMSGSIZE;
 	if (len > SV_MAX_PAYLOAD || len != le32_to_cpu(hdr->len))
 		goto drop;
-	err = -ENOBUFS;
 	spin_lock_bh(&link->txq.lock);
+	err = -EHOSTUNREACH;
+	if (!link->connected &&
+	    le16_to_cpu(hdr->op) != VIRTIO_VSOCK_OP_REQUEST) {
+		spin_unlock_bh(&link->txq.lock);
+		goto drop;
+	}
+	err = -ENOBUFS;
 	if (skb_queue_len(&link->txq) >= SV_TXQ_HARD * SV_TXQ_PKTS ||
 	    link->tx_bytes + len > SV_TXQ_HARD * SV_TXQ_BYTES) {
 		spin_unlock_bh(&link->txq.lock);
@@ -326,6 +350,25 @@ static int sv_cancel_pkt(struct vsock_sock *vsk)
 	return 0;
 }
 
+/* release: a socket closed while its link has no connection drops the
+ * connection request it may have queued, which its connect timeout only
+ * cancels while it is still connecting.
+ */
+static void sv_release(struct vsock_sock *vsk)
+{
+	struct sv_link *link = sv_link_of_cid(vsk->remote_addr.svm_cid);
+	bool connected = true;
+
+	if (link) {
+		spin_lock_bh(&link->txq.lock);
+		connected = link->connected;
+		spin_unlock_bh(&link->txq.lock);
+	}
+	if (!connected)
+		sv_cancel_pkt(vsk);
+	virtio_transport_release(vsk);
+}
+
 /* ---- receive ---- */
 
 /* A header from the peer of @link: the payload's length, or -EPROTO. */
@@ -427,10 +470,16 @@ static void sv_reset_peer_socks(struct spl_link *sl)
 	mutex_unlock(&sv_reset_lock);
 }
 
-/* The link thread has set @sl->epd. */
+/* The link thread has set @sl->epd: packets to the peer are queued from
+ * now on.
+ */
 static void sv_up(struct spl_link *sl)
 {
-	queue_work(system_unbound_wq, &sv_link(sl)->tx_work);
+	struct sv_link *link = sv_link(sl);
+
+	spin_lock_bh(&link->txq.lock);
+	link->connected = true;
+	spin_unlock_bh(&link->txq.lock);
 }
 
 static void sv_purge(struct spl_link *sl)
@@ -438,16 +487,12 @@ static void sv_purge(struct spl_link *sl)
 	sv_tx_purge(sv_link(sl));
 }
 
-/* The connection is closed: reset the peer's sockets, then drop what they
- * queued since sv_purge.  A socket still connected then (closing, say)
- * could queue a packet, which would wait for the next connection, and
- * with it the socket and this module, for as long as the peer stays
- * without one (its scif_vsock unloaded: rmmod of ours then failed).
+/* The connection is closed: reset the peer's sockets (sv_purge has
+ * stopped the link queueing their packets).
  */
 static void sv_closed(struct spl_link *sl, int why)
 {
 	sv_reset_peer_socks(sl);
-	sv_tx_purge(sv_link(sl));
 }
 
 /* ---- links ---- */
@@ -533,7 +578,7 @@ static struct virtio_transport sv_transport = {
 		.get_local_cid = sv_get_local_cid,
 		.init = virtio_transport_do_socket_init,
 		.destruct = virtio_transport_destruct,
-		.release = virtio_transport_release,
+		.release = sv_release,
 		.connect = virtio_transport_connect,
 		.shutdown = virtio_transport_shutdown,
 		.cancel_pkt = sv_cancel_pkt,

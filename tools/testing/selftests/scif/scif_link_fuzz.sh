@@ -25,9 +25,7 @@
 # test.  Node 1 takes part in its life $LINKFUZZ_LIFE (default: the one
 # it is in after scif_net_test.sh and scif_vsock_test.sh restarted it:
 # 2, or 1 without scif_vsock); in others it skips.  $LINKFUZZ_VSOCK=0
-# leaves scif_vsock's link out (make check's node-loss run: fuzzing it
-# leaves, now and then, a socket that keeps scif_vsock from unloading;
-# an open defect, testing.rst "scif_link_fuzz").
+# leaves scif_vsock's link out.
 set -u
 
 self=${SCIF_NODE:-}

@@ -14,10 +14,19 @@
  * without reading a payload, else "FAIL name" (node 0's side, that the
  * header was counted and the link came back, is checked by the script).
  *
+ * Then a silent peer, on the next connection: it answers the first vsock
+ * connection node 0 asks for, never answers its shutdown, and closes the
+ * link 1 s after it; it leaves port 701 closed for 25 s more, so node
+ * 0's link stays down until after the closed socket's close timeout (8 s)
+ * has made it send its reset.  "PASS silent_peer" if the shutdown came;
+ * node 0's script checks that the socket let go of scif_vsock.
+ *
  *   scif_vsock_forge [SECONDS]   wait at most SECONDS (120) for node 0
  */
+#include <endian.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +39,7 @@
 #define SV_PORT		701
 #define CID_BASE	3
 #define MAX_PAYLOAD	(64 * 1024)
+#define SILENT_HOLD	25
 
 struct forge_case {
 	const char *name;
@@ -90,6 +100,78 @@ static int reset_within(scif_epd_t epd, int secs)
 	return n < 0 && (errno == ECONNRESET || errno == ENOTCONN);
 }
 
+/* One whole packet from @epd within @secs, its payload skipped: 0 or -1. */
+static int read_pkt(scif_epd_t epd, struct virtio_vsock_hdr *hdr, int secs)
+{
+	struct scif_pollepd pe = { .epd = epd, .events = SCIF_POLLIN };
+	static char payload[MAX_PAYLOAD];
+	uint32_t len;
+
+	if (scif_poll(&pe, 1, secs * 1000) <= 0 ||
+	    scif_recv(epd, hdr, sizeof(*hdr), SCIF_RECV_BLOCK) !=
+		    (int)sizeof(*hdr))
+		return -1;
+	len = le32toh(hdr->len);
+	if (len > MAX_PAYLOAD ||
+	    (len && scif_recv(epd, payload, len, SCIF_RECV_BLOCK) != (int)len))
+		return -1;
+	return 0;
+}
+
+/* The RESPONSE that accepts the connection @req asks for. */
+static int respond(scif_epd_t epd, const struct virtio_vsock_hdr *req)
+{
+	struct virtio_vsock_hdr hdr;
+
+	good_hdr(&hdr);
+	hdr.src_port = req->dst_port;
+	hdr.dst_port = req->src_port;
+	hdr.type = req->type;
+	hdr.op = htole16(VIRTIO_VSOCK_OP_RESPONSE);
+	hdr.len = 0;
+	return scif_send(epd, &hdr, sizeof(hdr), SCIF_SEND_BLOCK) ==
+	       (int)sizeof(hdr) ? 0 : -1;
+}
+
+/*
+ * The silent peer on listener @l (closed here): 0 if node 0 connected,
+ * was answered and shut its socket down.
+ */
+static int silent_peer(scif_epd_t l, int secs)
+{
+	struct scif_pollepd pe = { .epd = l, .events = SCIF_POLLIN };
+	struct virtio_vsock_hdr hdr;
+	int answered = 0, shut = 0;
+	struct scif_port_id peer;
+	scif_epd_t epd;
+
+	if (scif_poll(&pe, 1, secs * 1000) <= 0 ||
+	    scif_accept(l, &peer, &epd, 0) < 0) {
+		scif_close(l);
+		printf("# no connection from node 0 for the silent peer\n");
+		return -1;
+	}
+	scif_close(l);
+	while (!shut && !read_pkt(epd, &hdr, secs)) {
+		switch (le16toh(hdr.op)) {
+		case VIRTIO_VSOCK_OP_REQUEST:
+			if (!answered && !respond(epd, &hdr))
+				answered = 1;
+			break;
+		case VIRTIO_VSOCK_OP_SHUTDOWN:
+			shut = answered;
+			break;
+		}
+	}
+	printf("# silent peer: connection %s, shutdown %s\n",
+	       answered ? "answered" : "not asked for",
+	       shut ? "left unanswered" : "not seen");
+	sleep(1);
+	scif_close(epd);
+	sleep(SILENT_HOLD);
+	return shut ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	int secs = argc > 1 ? atoi(argv[1]) : 120, failed = 0;
@@ -125,6 +207,11 @@ int main(int argc, char **argv)
 		failed += !ok;
 		scif_close(epd);
 	}
-	scif_close(l);
+	if (silent_peer(l, secs)) {
+		printf("FAIL silent_peer\n");
+		failed++;
+	} else {
+		printf("PASS silent_peer\n");
+	}
 	return failed ? 1 : 0;
 }

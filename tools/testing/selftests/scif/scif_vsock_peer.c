@@ -21,6 +21,11 @@
  *   scif_vsock_peer flood CID PORT S as echo, repeated for S seconds on
  *                                    one connection (traffic while the
  *                                    script tries rmmod)
+ *   scif_vsock_peer connclose CID PORT S
+ *                                    connect (again every 100 ms for S
+ *                                    seconds at most) and close at once,
+ *                                    sending nothing: exit 0 once a
+ *                                    connection was made
  *   scif_vsock_peer loss CID PORT    connect and echo, have the launcher
  *                                    kill the peer (scif-cluster kill 1),
  *                                    then TAP: the socket reports
@@ -327,6 +332,26 @@ static int loss(unsigned int cid, unsigned int port)
 	return tap_failed ? 1 : 0;
 }
 
+/* One connection made within @secs, then closed at once. */
+static int connclose(unsigned int cid, unsigned int port, int secs)
+{
+	long start = now_ms();
+	int fd, tries = 0;
+
+	do {
+		fd = vs_connect(cid, port);
+		tries++;
+		if (fd < 0)
+			usleep(100000);
+	} while (fd < 0 && now_ms() - start < secs * 1000L);
+	printf("# connect: %s after %d tries, %ld ms\n",
+	       fd < 0 ? strerror(-fd) : "connected", tries, now_ms() - start);
+	if (fd < 0)
+		return 1;
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	srandom(getpid());
@@ -339,6 +364,8 @@ int main(int argc, char **argv)
 			     atol(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "flood"))
 		return flood(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "connclose"))
+		return connclose(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "loss"))
 		return loss(atoi(argv[2]), atoi(argv[3]));
 	fprintf(stderr, "usage: see the comment at the top of %s.c\n", argv[0]);

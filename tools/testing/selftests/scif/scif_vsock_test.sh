@@ -15,6 +15,10 @@
 #     scif_vsock, and sends node 0's connections four headers to refuse
 #     (payload over 64 KiB, wrong source or destination CID, unknown
 #     type); node 0 logs each, resets the link, and connects again;
+#   - then the forger is a silent peer: it accepts a vsock connection of
+#     node 0, ignores its shutdown and keeps the link down 25 s; 12 s
+#     after the close (past the socket's 8 s close timeout, whose reset
+#     finds no connection), nothing holds scif_vsock on node 0;
 #   - 8 MiB echoed over SOCK_STREAM and compared (scif_vsock_peer);
 #   - then an unprivileged process (scif_link_intruder, as nobody)
 #     connects to scif_vsock's port 701 on node 1 three times: node 1
@@ -154,6 +158,8 @@ drive() {
 	slot_test
 	ok scif_vsock_loads insmod_client scif_vsock
 	ok cid_is_node_plus_3 sh -c "dmesg | grep -q 'scif_vsock: node 0 is CID 3'"
+	# Before scif_net: node 1 loads it once its forger is done.
+	ok closed_socket_lets_go_with_link_down silent_peer_close
 	ok net_setup net_setup
 	www_start
 	ok peer_ready wait_for 180 fetched ready1
@@ -176,6 +182,17 @@ drive() {
 	wait
 	# Node 1 unloads scif_net next, then starts scif_node_loss_test.
 	sleep 2
+}
+
+# Node 1's forger answers a connection, ignores its shutdown and keeps
+# the link down: once the socket's close timeout (8 s) has passed, its
+# reset must not hold it (and scif_vsock) waiting for a connection.
+silent_peer_close() {
+	"$peer_prog" connclose "$peer_cid" $ECHO_PORT 150 || return 1
+	sleep 12
+	r=$(cat /sys/module/scif_vsock/refcnt)
+	echo "# scif_vsock's refcnt 12 s after the close: $r"
+	[ "$r" = 0 ]
 }
 
 # Node 0 refused the four forged headers of node 1's first life, one
