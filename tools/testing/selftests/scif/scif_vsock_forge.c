@@ -16,7 +16,7 @@
  *
  * Then a silent peer, on the next connection: it answers the first vsock
  * connection node 0 asks for, never answers its shutdown, and closes the
- * link 1 s after it; it leaves port 701 closed for 25 s more, so node
+ * link 1 s after it; it leaves port 701 closed for 15 s more, so node
  * 0's link stays down until after the closed socket's close timeout (8 s)
  * has made it send its reset.  "PASS silent_peer" if the shutdown came;
  * node 0's script checks that the socket let go of scif_vsock.
@@ -39,7 +39,7 @@
 #define SV_PORT		701
 #define CID_BASE	3
 #define MAX_PAYLOAD	(64 * 1024)
-#define SILENT_HOLD	25
+#define SILENT_HOLD	15
 
 struct forge_case {
 	const char *name;

@@ -16,7 +16,7 @@
 #     (payload over 64 KiB, wrong source or destination CID, unknown
 #     type); node 0 logs each, resets the link, and connects again;
 #   - then the forger is a silent peer: it accepts a vsock connection of
-#     node 0, ignores its shutdown and keeps the link down 25 s; 12 s
+#     node 0, ignores its shutdown and keeps the link down 15 s; 12 s
 #     after the close (past the socket's 8 s close timeout, whose reset
 #     finds no connection), nothing holds scif_vsock on node 0;
 #   - 8 MiB echoed over SOCK_STREAM and compared (scif_vsock_peer);
