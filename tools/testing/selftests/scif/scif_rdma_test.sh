@@ -14,8 +14,13 @@
 # to 1 MiB and of unaligned and multi-SGE lists, 32 x 1 MiB of each for
 # a bandwidth figure, WRITE_WITH_IMM, READ_WITH_INV, SEND_WITH_INV, a bad
 # rkey); node 1 then checks that those bytes moved by SCIF RMA (its
-# counters).  Then "rdma link delete", the module's unload with a device
-# present (node 0), and the teardown;
+# counters).  Then the hostile peer: node 0's scif_rdma_forge speaks
+# scif_rdma's CM and frames itself to node 1's module in hostile=1 mode
+# (forged, truncated and over-limit frames, bad keys, ranges and window
+# offsets, an unsolicited answer, a READ never answered, then an honest
+# WRITE and READ); both sides check their end.  Then "rdma link
+# delete", the module's unload with a device present (node 0), and the
+# teardown;
 # node 1 keeps scif_net up until node 0 says it is done (busybox httpd
 # on node 0).
 set -u
@@ -92,6 +97,22 @@ kmod_tests() {
 	rm -f "$tmp"
 }
 
+# scif_rdma_forge against node 1's victim (scif_rdma_test.ko hostile=1):
+# its PASS/FAIL lines, each one of ours (prefixed forge_).
+forge_tests() {
+	tmp=/tmp/rdma-forge.$$
+	/tests/scif_rdma_forge "$peer" "$my_ip" "$peer_ip" 18600 > "$tmp"
+	grep "^# " "$tmp" || true
+	while read -r verdict name; do
+		case "$verdict" in
+		PASS) ok "forge_$name" true ;;
+		FAIL) ok "forge_$name" false ;;
+		esac
+	done < "$tmp"
+	grep -q "^PASS honest" "$tmp" || ok forge_ran_to_the_end false
+	rm -f "$tmp"
+}
+
 link_delete() {
 	rdma link delete scif0 && ibdev_is scif0 0
 }
@@ -111,6 +132,7 @@ drive() {
 	ok second_device_refused second_device_refused
 	ok port_active wait_for 10 link_active
 	kmod_tests
+	forge_tests
 	ok rdma_link_delete link_delete
 	ok unload_with_device unload_with_device
 	touch "$www/done"
@@ -153,6 +175,7 @@ serve() {
 	msg0=$(msg_bytes)
 	kmod_tests serve=1
 	ok rdma_moved_by_rma moved_by_rma
+	kmod_tests hostile=1
 	ok rdma_link_delete link_delete
 	ok rmmod_scif_rdma rmmod scif_rdma
 	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"
