@@ -265,8 +265,13 @@ struct srd_swqe {
  * @resp_status: that answer's IB_WC_* status
  * @resp_wqe: the outstanding READ (NULL for a WRITE): the receive thread
  *	takes only the answer of that type
+ * @resp_want: a WRITE or READ waits for its answer: set by the send
+ *	worker before the request leaves, cleared when the receive thread
+ *	takes the answer or the send worker gives up; an answer while it is
+ *	clear is one nobody asked for
  * @resp_mutex: held by the receive thread while it takes an answer, and
- *	by the send worker to give up waiting for one (@resp_wqe)
+ *	by the send worker to set up a request or give up waiting for one
+ *	(@resp_wqe, @resp_want)
  * @tx_mutex: held for the whole of a frame sent on @epd (header and
  *	payload), by the send worker and by the receive thread answering
  *	a WRITE or READ, so that their frames never interleave
@@ -304,7 +309,8 @@ struct srd_qp {
 	struct completion resp;
 	int resp_status;
 	struct srd_swqe *resp_wqe;
-	struct mutex resp_mutex;	/* see above */
+	bool resp_want;
+	struct mutex resp_mutex;	/* @resp_wqe, @resp_want */
 	struct mutex tx_mutex;		/* see above */
 	struct srd_rma_win *rma_stale;
 	refcount_t iw_refs;

@@ -226,6 +226,7 @@ enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
 		if (READ_ONCE(qp->closing)) {
 			mutex_lock(&qp->resp_mutex);
 			WRITE_ONCE(qp->resp_wqe, NULL);
+			qp->resp_want = false;
 			mutex_unlock(&qp->resp_mutex);
 			return IB_WC_WR_FLUSH_ERR;
 		}
@@ -262,6 +263,7 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 	mutex_lock(&qp->resp_mutex);
 	reinit_completion(&qp->resp);
 	qp->resp_wqe = read ? w : NULL;
+	qp->resp_want = h.type != SRD_F_SEND;
 	mutex_unlock(&qp->resp_mutex);
 	if (h.type != SRD_F_SEND)
 		return srd_rma_request(qp, w, &h, len);
@@ -456,8 +458,9 @@ static bool srd_rx_resp(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	    !srd_resp_status_ok(h->status))
 		return false;
 	mutex_lock(&qp->resp_mutex);
-	if (read != !!qp->resp_wqe || completion_done(&qp->resp))
+	if (!qp->resp_want || read != !!qp->resp_wqe)
 		goto out;	/* an answer nobody asked for */
+	qp->resp_want = false;
 	qp->resp_status = h->status;
 	complete(&qp->resp);
 	ok = true;
