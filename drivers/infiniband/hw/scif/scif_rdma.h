@@ -42,6 +42,28 @@ struct srd_rma_win;	/* scif_rdma_rma.c */
 #define SRD_RMA_MAX_LEN		SZ_16M
 #define SRD_RMA_MAX_BOUNCE	((SZ_1M >> PAGE_SHIFT) + 2 * SRD_MAX_SGE)
 
+/*
+ * The device's counters ("rdma statistic", scif_rdma_stats.c), in the
+ * order of their names there.
+ */
+enum srd_stat {
+	SRD_STAT_SENDS,			/* SENDs sent */
+	SRD_STAT_RECVS,			/* SENDs received into a RECV */
+	SRD_STAT_WRITE_REQS,		/* RDMA WRITEs sent */
+	SRD_STAT_READ_REQS,		/* RDMA READs sent */
+	SRD_STAT_REQ_BYTES,		/* their bytes, when they succeeded */
+	SRD_STAT_WRITES_SERVED,		/* a peer's WRITEs done */
+	SRD_STAT_READS_SERVED,		/* a peer's READs done */
+	SRD_STAT_SERVED_BYTES,		/* their bytes (SCIF RMA) */
+	SRD_STAT_REM_ACCESS_ERR,	/* answered IB_WC_REM_ACCESS_ERR */
+	SRD_STAT_REM_INV_REQ_ERR,	/* answered IB_WC_REM_INV_REQ_ERR */
+	SRD_STAT_REM_OP_ERR,		/* answered IB_WC_REM_OP_ERR */
+	SRD_STAT_BAD_FRAMES,		/* connections ended by a bad frame */
+	SRD_STAT_CM_CONNECTS,		/* QPs connected (either side) */
+	SRD_STAT_CM_REFUSED,		/* CONNECTs refused or rejected */
+	SRD_STAT_NR
+};
+
 /**
  * struct srd_dev - one device, tied to one scif_net interface
  * @ibdev: the RDMA core's device; first, as ib_alloc_device() wants
@@ -58,6 +80,7 @@ struct srd_rma_win;	/* scif_rdma_rma.c */
  * @next_mr: where the cyclic MR index allocation goes on
  * @cm_lock: protects @listens
  * @listens: the iWARP CM's listens on this device (struct srd_listen)
+ * @stats: the counters (enum srd_stat), atomics, only ever increased
  *
  * Locking: the counters are atomics; the xarrays lock themselves; an
  * object found in an xarray is used only by a caller that owns it
@@ -78,6 +101,7 @@ struct srd_dev {
 	u32 next_mr;
 	struct mutex cm_lock;	/* @listens */
 	struct list_head listens;
+	atomic64_t stats[SRD_STAT_NR];
 };
 
 /**
@@ -265,8 +289,13 @@ struct srd_swqe {
  * @resp_status: that answer's IB_WC_* status
  * @resp_wqe: the outstanding READ (NULL for a WRITE): the receive thread
  *	takes only the answer of that type
+ * @resp_want: a WRITE or READ waits for its answer: set by the send
+ *	worker before the request leaves, cleared when the receive thread
+ *	takes the answer or the send worker gives up; an answer while it is
+ *	clear is one nobody asked for
  * @resp_mutex: held by the receive thread while it takes an answer, and
- *	by the send worker to give up waiting for one (@resp_wqe)
+ *	by the send worker to set up a request or give up waiting for one
+ *	(@resp_wqe, @resp_want)
  * @tx_mutex: held for the whole of a frame sent on @epd (header and
  *	payload), by the send worker and by the receive thread answering
  *	a WRITE or READ, so that their frames never interleave
@@ -304,7 +333,8 @@ struct srd_qp {
 	struct completion resp;
 	int resp_status;
 	struct srd_swqe *resp_wqe;
-	struct mutex resp_mutex;	/* see above */
+	bool resp_want;
+	struct mutex resp_mutex;	/* @resp_wqe, @resp_want */
 	struct mutex tx_mutex;		/* see above */
 	struct srd_rma_win *rma_stale;
 	refcount_t iw_refs;
@@ -389,6 +419,18 @@ int srd_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);
 void srd_mr_put(struct srd_mr *mr);
+
+/* Count @n more of counter @stat of @dev. */
+static inline void srd_stat_add(struct srd_dev *dev, enum srd_stat stat, u64 n)
+{
+	atomic64_add(n, &dev->stats[stat]);
+}
+
+/* scif_rdma_stats.c: "rdma statistic" */
+struct rdma_hw_stats *srd_alloc_hw_port_stats(struct ib_device *ibdev,
+					      u32 port);
+int srd_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		     u32 port, int index);
 
 /* scif_rdma_cm.c: the connection manager */
 int srd_cm_init(void);

@@ -312,6 +312,7 @@ int srd_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 len)
 	cm_id->provider_data = NULL;
 	if (!conn)
 		return -EINVAL;
+	srd_stat_add(to_srd_dev(cm_id->device), SRD_STAT_CM_REFUSED, 1);
 	m = kmalloc(sizeof(*m), GFP_KERNEL);
 	if (m) {
 		srd_cm_fill(m, SRD_CM_REJECT, pdata, min_t(u8, len, SRD_CM_PDATA));
@@ -427,6 +428,8 @@ static bool srd_cm_request(struct srd_conn *conn, struct srd_cm_msg *m)
 		break;
 	}
 	mutex_unlock(&dev->cm_lock);
+	if (err)
+		srd_stat_add(dev, SRD_STAT_CM_REFUSED, 1);
 	ib_device_put(&dev->ibdev);
 	return !err;
 }

@@ -226,11 +226,26 @@ enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
 		if (READ_ONCE(qp->closing)) {
 			mutex_lock(&qp->resp_mutex);
 			WRITE_ONCE(qp->resp_wqe, NULL);
+			qp->resp_want = false;
 			mutex_unlock(&qp->resp_mutex);
 			return IB_WC_WR_FLUSH_ERR;
 		}
 	}
 	return qp->resp_status;
+}
+
+/* An RDMA WRITE or READ, counted: its completion status. */
+static enum ib_wc_status srd_rma_counted(struct srd_qp *qp,
+					 struct srd_swqe *w,
+					 struct srd_hdr *h, u64 len)
+{
+	enum ib_wc_status st = srd_rma_request(qp, w, h, len);
+
+	srd_stat_add(qp->dev, h->type == SRD_F_WRITE ? SRD_STAT_WRITE_REQS :
+			      SRD_STAT_READ_REQS, 1);
+	if (st == IB_WC_SUCCESS)
+		srd_stat_add(qp->dev, SRD_STAT_REQ_BYTES, len);
+	return st;
 }
 
 /* One data work request on the connection: its completion status. */
@@ -262,9 +277,10 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 	mutex_lock(&qp->resp_mutex);
 	reinit_completion(&qp->resp);
 	qp->resp_wqe = read ? w : NULL;
+	qp->resp_want = h.type != SRD_F_SEND;
 	mutex_unlock(&qp->resp_mutex);
 	if (h.type != SRD_F_SEND)
-		return srd_rma_request(qp, w, &h, len);
+		return srd_rma_counted(qp, w, &h, len);
 	/* Header and payload at once: no answer may come between them. */
 	mutex_lock(&qp->tx_mutex);
 	err = srd_xfer(qp, qp->epd, &h, sizeof(h), true, 0) ||
@@ -272,6 +288,7 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 	mutex_unlock(&qp->tx_mutex);
 	if (err)
 		return IB_WC_WR_FLUSH_ERR;
+	srd_stat_add(qp->dev, SRD_STAT_SENDS, 1);
 	return IB_WC_SUCCESS;
 }
 
@@ -368,6 +385,7 @@ static void srd_recv_done(struct srd_qp *qp, const struct srd_hdr *h,
 		wc.ex.imm_data = h->imm;
 	}
 	srd_cq_add(to_srd_cq(qp->ibqp.recv_cq), &wc);
+	srd_stat_add(qp->dev, SRD_STAT_RECVS, 1);
 }
 
 /* SEND: into the next posted receive; false ends the connection. */
@@ -401,6 +419,26 @@ static bool srd_rx_send(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	return true;
 }
 
+/* Count a peer's WRITE or READ answered with @status. */
+static void srd_rma_served(struct srd_qp *qp, bool write, u8 status, u32 len)
+{
+	switch (status) {
+	case IB_WC_SUCCESS:
+		srd_stat_add(qp->dev, write ? SRD_STAT_WRITES_SERVED :
+				      SRD_STAT_READS_SERVED, 1);
+		srd_stat_add(qp->dev, SRD_STAT_SERVED_BYTES, len);
+		break;
+	case IB_WC_REM_ACCESS_ERR:
+		srd_stat_add(qp->dev, SRD_STAT_REM_ACCESS_ERR, 1);
+		break;
+	case IB_WC_REM_INV_REQ_ERR:
+		srd_stat_add(qp->dev, SRD_STAT_REM_INV_REQ_ERR, 1);
+		break;
+	default:
+		srd_stat_add(qp->dev, SRD_STAT_REM_OP_ERR, 1);
+	}
+}
+
 /*
  * WRITE or READ_REQ: check the key, move the bytes by SCIF RMA (the MR
  * referenced until the RMA returns), answer; an error ends the
@@ -416,15 +454,20 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	struct srd_mr *mr;
 	struct srd_rqe rqe;
 
-	if (h->flags & ~(write ? SRD_F_IMM : 0))
+	if (h->flags & ~(write ? SRD_F_IMM : 0)) {
+		srd_stat_add(qp->dev, SRD_STAT_BAD_FRAMES, 1);
 		return false;
+	}
 	mr = srd_mr_lookup(qp->dev, le32_to_cpu(h->rkey), qp->ibqp.pd);
 	if (srd_mr_ok(mr, addr, len, right) && (READ_ONCE(qp->access) & right))
 		a.status = srd_rma_serve(qp, mr, h, len, &lost);
 	else
 		a.status = IB_WC_REM_ACCESS_ERR;
 	srd_mr_put(mr);
-	if (lost || srd_send_hdr(qp, &a) || a.status != IB_WC_SUCCESS)
+	if (lost || srd_send_hdr(qp, &a))
+		return false;
+	srd_rma_served(qp, write, a.status, len);
+	if (a.status != IB_WC_SUCCESS)
 		return false;
 	if (write && (h->flags & SRD_F_IMM)) {
 		if (!srd_rq_pop(qp, &rqe))
@@ -456,8 +499,9 @@ static bool srd_rx_resp(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	    !srd_resp_status_ok(h->status))
 		return false;
 	mutex_lock(&qp->resp_mutex);
-	if (read != !!qp->resp_wqe || completion_done(&qp->resp))
+	if (!qp->resp_want || read != !!qp->resp_wqe)
 		goto out;	/* an answer nobody asked for */
+	qp->resp_want = false;
 	qp->resp_status = h->status;
 	complete(&qp->resp);
 	ok = true;
@@ -475,6 +519,13 @@ static bool srd_flags_ok(const struct srd_hdr *h)
 	       (h->type == SRD_F_SEND && !(h->flags & SRD_F_IMM));
 }
 
+/* A frame refused: counted; false, which ends the connection. */
+static bool srd_bad_frame(struct srd_qp *qp)
+{
+	srd_stat_add(qp->dev, SRD_STAT_BAD_FRAMES, 1);
+	return false;
+}
+
 /* One frame; false ends the connection. */
 static bool srd_rx_one(struct srd_qp *qp)
 {
@@ -485,18 +536,18 @@ static bool srd_rx_one(struct srd_qp *qp)
 		return false;
 	len = le32_to_cpu(h.len);
 	if (len > SRD_MAX_MSG || h.rsvd || !srd_flags_ok(&h))
-		return false;
+		return srd_bad_frame(qp);
 	switch (h.type) {
 	case SRD_F_SEND:
-		return !h.woff && srd_rx_send(qp, &h, len);
+		return h.woff ? srd_bad_frame(qp) : srd_rx_send(qp, &h, len);
 	case SRD_F_WRITE:
 	case SRD_F_READ_REQ:
 		return srd_rx_rma(qp, &h, len);
 	case SRD_F_READ_RESP:
 	case SRD_F_ACK:
-		return srd_rx_resp(qp, &h, len);
+		return srd_rx_resp(qp, &h, len) || srd_bad_frame(qp);
 	default:
-		return false;
+		return srd_bad_frame(qp);
 	}
 }
 
@@ -565,6 +616,7 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		complete(&qp->rx_done);
 		return PTR_ERR(t);
 	}
+	srd_stat_add(qp->dev, SRD_STAT_CM_CONNECTS, 1);
 	return 0;
 }
 

@@ -152,6 +152,9 @@ static const struct ib_device_ops srd_ops = {
 	.post_send = srd_post_send,
 	.post_recv = srd_post_recv,
 
+	.alloc_hw_port_stats = srd_alloc_hw_port_stats,
+	.get_hw_stats = srd_get_hw_stats,
+
 	.iw_add_ref = srd_iw_add_ref,
 	.iw_rem_ref = srd_iw_rem_ref,
 	.iw_get_qp = srd_iw_get_qp,

@@ -14,8 +14,13 @@
 # to 1 MiB and of unaligned and multi-SGE lists, 32 x 1 MiB of each for
 # a bandwidth figure, WRITE_WITH_IMM, READ_WITH_INV, SEND_WITH_INV, a bad
 # rkey); node 1 then checks that those bytes moved by SCIF RMA (its
-# counters).  Then "rdma link delete", the module's unload with a device
-# present (node 0), and the teardown;
+# counters).  Then the hostile peer: node 0's scif_rdma_forge speaks
+# scif_rdma's CM and frames itself to node 1's module in hostile=1 mode
+# (forged, truncated and over-limit frames, bad keys, ranges and window
+# offsets, an unsolicited answer, a READ never answered, then an honest
+# WRITE and READ); both sides check their end.  Then "rdma link
+# delete", the module's unload with a device present (node 0), and the
+# teardown;
 # node 1 keeps scif_net up until node 0 says it is done (busybox httpd
 # on node 0).
 set -u
@@ -92,6 +97,24 @@ kmod_tests() {
 	rm -f "$tmp"
 }
 
+# scif_rdma_forge against node 1's victim (scif_rdma_test.ko hostile=1):
+# its PASS/FAIL lines, each one of ours (prefixed forge_).
+forge_tests() {
+	tmp=/tmp/rdma-forge.$$
+	t0=$(date +%s)
+	/tests/scif_rdma_forge "$peer" "$my_ip" "$peer_ip" 18600 > "$tmp"
+	echo "# the forge's run took $(($(date +%s) - t0)) s"
+	grep "^# " "$tmp" || true
+	while read -r verdict name; do
+		case "$verdict" in
+		PASS) ok "forge_$name" true ;;
+		FAIL) ok "forge_$name" false ;;
+		esac
+	done < "$tmp"
+	grep -q "^PASS honest" "$tmp" || ok forge_ran_to_the_end false
+	rm -f "$tmp"
+}
+
 link_delete() {
 	rdma link delete scif0 && ibdev_is scif0 0
 }
@@ -111,6 +134,7 @@ drive() {
 	ok second_device_refused second_device_refused
 	ok port_active wait_for 10 link_active
 	kmod_tests
+	forge_tests
 	ok rdma_link_delete link_delete
 	ok unload_with_device unload_with_device
 	touch "$www/done"
@@ -140,6 +164,57 @@ moved_by_rma() {
 	[ "$d_rma" -ge 2097152 ] && [ "$d_msg" -lt 1048576 ]
 }
 
+# The device's counters, "name value" a line.
+counters() {
+	rdma statistic show link scif0/1 2> /dev/null | tr ' ' '\n' |
+		awk 'NR > 2 && NR % 2 == 1 { name = $1 } NR > 2 && NR % 2 == 0 { print name, $1 }'
+}
+
+# Counter $1 in the file $2 (0 if absent).
+counter() {
+	awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$2"
+}
+
+# What the hostile run made the victim (this node) count, exactly: a
+# SEND of its info for each of the 14 connections, the forge's one SEND
+# received, the one READ it posted (never answered: no bytes), the
+# forge's one WRITE and one READ of 64 KiB served by SCIF RMA, three
+# REM_ACCESS_ERR and two REM_INV_REQ_ERR answered, four frames refused
+# (a SEND over 1 GiB, an unknown type, an unknown flag, an unsolicited
+# ACK), 14 connections.
+counted_exactly() {
+	rc=0
+	for want in sends:14 recvs:1 rdma_write_reqs:0 rdma_read_reqs:1 \
+		rdma_req_bytes:0 rdma_writes_served:1 rdma_reads_served:1 \
+		rdma_served_bytes:131072 rem_access_errs:3 \
+		rem_inv_req_errs:2 rem_op_errs:0 bad_frames:4 cm_connects:14; do
+		name=${want%%:*}
+		d=$(($(counter "$name" "$stats1") - $(counter "$name" "$stats0")))
+		echo "# counter $name: +$d (want +${want#*:})"
+		[ "$d" = "${want#*:}" ] || rc=1
+	done
+	return $rc
+}
+
+# While the hostile run goes on, "rdma resource show" counts the test
+# module's PD, CQ, QP, MR and cm_id on scif0: the first such line.
+resource_watch() {
+	end=$(($(date +%s) + 200))
+	while [ "$(date +%s)" -lt $end ]; do
+		out=$(rdma resource show 2>&1)
+		echo "$out" | tr '\n' ' ' > "$1.last"
+		l=$(echo "$out" | grep "scif0:")
+		for w in pd cq qp cm_id mr; do
+			echo "$l" | grep -q " $w [1-9]" || l=
+		done
+		if [ -n "$l" ]; then
+			echo "$l" > "$1"
+			return
+		fi
+		sleep 1
+	done
+}
+
 # The server of the connected run: its own scif0 on sn0, the test
 # module with serve=1 (it waits for node 0's client, then checks its
 # side: the request, the accept, the immediate, the disconnect).
@@ -153,6 +228,20 @@ serve() {
 	msg0=$(msg_bytes)
 	kmod_tests serve=1
 	ok rdma_moved_by_rma moved_by_rma
+	stats0=/tmp/rdma-stats0
+	stats1=/tmp/rdma-stats1
+	resf=/tmp/rdma-res
+	counters > "$stats0"
+	ok rdma_statistic_shown test -s "$stats0"
+	resource_watch "$resf" &
+	watch_pid=$!
+	kmod_tests hostile=1
+	wait "$watch_pid"
+	counters > "$stats1"
+	echo "# rdma resource show, during the hostile run: $(cat "$resf" 2> /dev/null)"
+	echo "# (last seen: $(cat "$resf.last" 2> /dev/null))"
+	ok rdma_resource_lists_objects test -s "$resf"
+	ok rdma_statistic_counted_exactly counted_exactly
 	ok rdma_link_delete link_delete
 	ok rmmod_scif_rdma rmmod scif_rdma
 	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"

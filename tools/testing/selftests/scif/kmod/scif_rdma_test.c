@@ -41,6 +41,9 @@ MODULE_PARM_DESC(my_ip, "Our IPv4 address on netdev (serve=1 listens on it)");
 static int port = 18600;
 module_param(port, int, 0444);
 MODULE_PARM_DESC(port, "The rdma_cm port of the connected run");
+static bool hostile;
+module_param(hostile, bool, 0444);
+MODULE_PARM_DESC(hostile, "Be the victim of scif_rdma_forge (port + 2)");
 
 /* cm_flood(): requests sent, and how many of one node the CM keeps. */
 #define FLOOD		30
@@ -1344,6 +1347,172 @@ out:
 	conn_free(&c);
 }
 
+/*
+ * The victim of scif_rdma_forge (node 0, user space, speaking scif_rdma's
+ * CM and frames itself): HOSTILE_CASES connections to port + 2, in the
+ * forge's order.  Each gets a new QP and an MR over the buffer (remote
+ * read and write), and the SEND of a struct hinfo: the MR, and the key
+ * of an MR registered and deregistered just before.  Every case but the
+ * last two is a forged frame that must end the connection: the victim
+ * sees the disconnect within 30 s and its QP in ERROR.  Case
+ * HOSTILE_NOANSWER: the victim posts a READ the forge never answers;
+ * it must complete (flushed) once the forge drops the connection, not
+ * before.  The last: an honest WRITE and READ of the forge, then its
+ * SEND; the victim finds the forge's bytes in its MR.
+ */
+#define HOSTILE_CASES		14
+#define HOSTILE_NOANSWER	(HOSTILE_CASES - 2)
+#define HOSTILE_OFF		4096
+#define HOSTILE_LEN		65536
+
+struct hinfo {
+	u64 addr;
+	u32 rkey;
+	u32 len;
+	u32 dead_rkey;
+	u32 pad;
+};
+
+/* An MR registered, then deregistered: its rkey, or 0. */
+static u32 dead_key(struct conn *c)
+{
+	struct ib_mr *mr = c->mr;
+	u32 key = 0;
+
+	c->mr = NULL;
+	if (!server_mr(c))
+		key = c->mr->rkey;
+	if (c->mr)
+		ib_dereg_mr(c->mr);
+	c->mr = mr;
+	return key;
+}
+
+static int victim_accept(struct conn *c, int secs)
+{
+	struct rdma_conn_param p = { .responder_resources = 1,
+				     .initiator_depth = 1 };
+	int err, i;
+
+	err = conn_wait(c, RDMA_CM_EVENT_CONNECT_REQUEST, secs);
+	if (!err)
+		err = conn_qp(c, c->id);
+	for (i = 0; !err && i < 4; i++)
+		err = post_recv(c, i);
+	if (!err) {
+		rdma_lock_handler(c->id);
+		err = rdma_accept(c->id, &p);
+		rdma_unlock_handler(c->id);
+	}
+	return err ?: conn_wait(c, RDMA_CM_EVENT_ESTABLISHED, 10);
+}
+
+/* Case HOSTILE_NOANSWER: a READ the forge takes and never answers. */
+static void victim_noanswer(struct conn *c)
+{
+	u64 t0 = ktime_get_ns(), ms;
+	int st;
+
+	st = rdma_op(c, IB_WR_RDMA_READ, c->buf2, 4096, 0, 0x100, 0);
+	ms = (ktime_get_ns() - t0) / NSEC_PER_MSEC;
+	seq_buf_printf(&out, "# unanswered READ completed after %llu ms\n", ms);
+	CHECK("hostile_unanswered_read_flushed_at_drop",
+	      st == IB_WC_WR_FLUSH_ERR && ms >= 2000, st);
+}
+
+/* The last case: the forge's bytes, then its SEND. */
+static void victim_good(struct conn *c)
+{
+	struct ib_wc wc = poll_one(c->cq);
+	u8 *want = kmalloc(HOSTILE_LEN, GFP_KERNEL);
+
+	if (want)
+		pattern(want, HOSTILE_LEN, 77);
+	CHECK("hostile_after_all_bytes_written", wc.status == IB_WC_SUCCESS &&
+	      want && !memcmp(c->buf + HOSTILE_OFF, want, HOSTILE_LEN),
+	      wc.status);
+	kfree(want);
+}
+
+static int victim_case(struct conn *c, int i)
+{
+	struct hinfo *h = c->msg + 2048;
+	char name[48];
+	int err;
+
+	err = victim_accept(c, i ? 30 : 120);
+	if (!err) {
+		h->dead_rkey = dead_key(c);
+		err = server_mr(c);
+	}
+	if (!err) {
+		h->addr = c->mr->iova;
+		h->rkey = c->mr->rkey;
+		h->len = BUF_LEN;
+		err = send_msg(c, h, sizeof(*h), 0);
+	}
+	snprintf(name, sizeof(name), "hostile_%d_connected", i);
+	CHECK(name, !err, err);
+	if (err)
+		return err;
+	if (i == HOSTILE_NOANSWER)
+		victim_noanswer(c);
+	else if (i == HOSTILE_CASES - 1)
+		victim_good(c);
+	err = conn_wait(c, RDMA_CM_EVENT_DISCONNECTED, 30);
+	snprintf(name, sizeof(name), "hostile_%d_closed_qp_error", i);
+	CHECK(name, !err && qp_state(c->id->qp) == IB_QPS_ERR, err);
+	return 0;
+}
+
+/* One connection's objects; the listen and the buffers stay. */
+static void victim_conn_free(struct conn *c)
+{
+	if (c->id && c->id->qp)
+		rdma_destroy_qp(c->id);
+	if (c->mr)
+		ib_dereg_mr(c->mr);
+	if (c->cq && !IS_ERR(c->cq))
+		ib_free_cq(c->cq);
+	if (c->pd && !IS_ERR(c->pd))
+		ib_dealloc_pd(c->pd);
+	if (c->id)
+		rdma_destroy_id(c->id);
+	c->id = NULL;
+	c->mr = NULL;
+	c->cq = NULL;
+	c->pd = NULL;
+	reinit_completion(&c->w.done);
+}
+
+static void victim(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port + 2) };
+	struct conn c = { };
+	int err, i;
+
+	init_completion(&c.w.done);
+	err = conn_bufs(&c);
+	if (!err && !in4_pton(my_ip, -1, (u8 *)&a.sin_addr.s_addr, -1, NULL))
+		err = -EINVAL;
+	if (!err) {
+		c.listen = rdma_create_id(&init_net, conn_handler, &c,
+					  RDMA_PS_TCP, IB_QPT_RC);
+		err = IS_ERR(c.listen) ? PTR_ERR(c.listen) : 0;
+		if (err)
+			c.listen = NULL;
+	}
+	err = err ?: rdma_bind_addr(c.listen, (struct sockaddr *)&a);
+	err = err ?: rdma_listen(c.listen, 1);
+	CHECK("hostile_listen", !err, err);
+	for (i = 0; !err && i < HOSTILE_CASES; i++) {
+		err = victim_case(&c, i);
+		victim_conn_free(&c);
+	}
+	conn_free(&c);
+}
+
 static int results_show(struct seq_file *s, void *unused)
 {
 	seq_printf(s, "%s1..%d\n", results, nr_tests);
@@ -1358,6 +1527,10 @@ static int __init scif_rdma_test_init(void)
 	seq_buf_init(&out, results, sizeof(results));
 	if (serve) {
 		server();
+		goto done;
+	}
+	if (hostile) {
+		victim();
 		goto done;
 	}
 	c.ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
