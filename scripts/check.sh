@@ -126,12 +126,12 @@ cluster_run() { # kernel-name nodes
 	# with three nodes or more; scif_rdma.ko, its test module, the RDMA
 	# core and the rdma tool: scif_rdma_test.sh, with two nodes; the
 	# NVMe-oF modules, nvme-cli and fio: scif_nvmeof_test.sh, with two
-	# nodes of a kernel that has an NVMe target (not the debug kernel).
+	# nodes.
 	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
 		$moddir/net/scif/scif_peer_links.ko
 		$moddir/drivers/net/scif/scif_net.ko
 		$(rdma_modules "$k" "$kdir" "$rel")
-		$(nvme_modules "$k" "$n" "$rel")" \
+		$(nvme_modules "$k" "$n" "$kdir" "$rel")" \
 	EXTRA_PROGRAMS="/usr/bin/rdma $(nvme_programs "$k" "$n")" \
 	EXTRA_LISTS="$sd/cross-steps $sd/agent-steps" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/cluster-steps" \
@@ -202,23 +202,29 @@ rdma_modules() { # kernel-name kdir release
 }
 
 # What scif_nvmeof_test.sh loads (after rdma_modules): the NVMe-oF
-# target and host over RDMA, a RAM disk, and what they need, with two
-# nodes and a scif_rdma.ko; none for the debug kernel, built without
-# the NVMe target (the test skips, saying so).
-nvme_modules() { # kernel-name nodes release
+# target and host over RDMA, a RAM disk, and what they need, from the
+# guest kernel's modules or the debug kernel's build tree (as
+# rxe_modules), with two nodes and a scif_rdma.ko.
+nvme_modules() { # kernel-name nodes kdir release
 	local m
-	[ "$1" != debug ] && [ "$2" = 2 ] || return 0
+	[ "$2" = 2 ] || return 0
 	[ -e "$BUILD/modules/$1/drivers/infiniband/hw/scif/scif_rdma.ko" ] ||
 		return 0
+	if [ "$1" = debug ]; then
+		for m in nvmet-rdma nvme-rdma brd; do
+			debug_module_deps "$3" "$m"
+		done | awk '!seen[$0]++'
+		return 0
+	fi
 	for m in nvmet_rdma nvme_rdma brd; do
-		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$3")" \
-			-S "$3" "$m" 2> /dev/null
+		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$4")" \
+			-S "$4" "$m" 2> /dev/null
 	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
 }
 
 # nvme-cli and fio, for the same clusters.
 nvme_programs() { # kernel-name nodes
-	[ "$1" != debug ] && [ "$2" = 2 ] || return 0
+	[ "$2" = 2 ] || return 0
 	PATH=$PATH:/usr/sbin command -v nvme fio | tr '\n' ' '
 }
 

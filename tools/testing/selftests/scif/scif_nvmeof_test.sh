@@ -262,7 +262,7 @@ echo "TAP version 13"
 [ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
 [ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
 [ -e "$ex/nvmet-rdma.ko" ] && [ -e "$ex/nvme-rdma.ko" ] ||
-	skip_all "no nvmet-rdma / nvme-rdma for this kernel (the debug kernel has no NVMe target options)"
+	skip_all "no nvmet-rdma / nvme-rdma for this kernel (built without the NVMe-oF options)"
 command -v rdma > /dev/null || skip_all "no rdma in the initramfs"
 command -v nvme > /dev/null && command -v fio > /dev/null ||
 	skip_all "no nvme-cli or fio in the initramfs"
