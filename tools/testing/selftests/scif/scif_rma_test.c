@@ -417,13 +417,15 @@ TEST_F(rma, unregister_unpins_before_returning)
 	int c = self->cn.client, s = self->cn.server;
 	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE;
 	uint8_t *a = map_mem(len, rw), *b = map_mem(len, rw);
-	bool delayed = !write_file(NODE_TEST, "delay 5 30");
-	int i, err = 0, rounds = delayed ? 40 : 300, mark;
 	long pin0 = vm_pin_kb(), pin = pin0;
+	int i, err = 0, rounds, mark;
 	off_t la = 0, rb = 0;
 	ssize_t bad = -1;
+	bool delayed;
 
 	ASSERT_TRUE(a && b);
+	delayed = !write_file(NODE_TEST, "delay 5 30");
+	rounds = delayed ? 40 : 300;
 	for (i = 0; i < rounds && !err && pin == pin0 && bad < 0; i++) {
 		la = scif_register(c, a, len, 0, rw, 0);
 		rb = scif_register(s, b, len, 0, rw, 0);
