@@ -262,7 +262,7 @@ echo "TAP version 13"
 [ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
 [ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
 [ -e "$ex/nvmet-rdma.ko" ] && [ -e "$ex/nvme-rdma.ko" ] ||
-	skip_all "no nvmet-rdma / nvme-rdma for this kernel (built without the NVMe-oF options)"
+	skip_all "no nvmet-rdma / nvme-rdma in /modules/extra (a kernel without NVMe-oF, or the debug kernel without NVMEOF_ON_DEBUG=1)"
 command -v rdma > /dev/null || skip_all "no rdma in the initramfs"
 command -v nvme > /dev/null && command -v fio > /dev/null ||
 	skip_all "no nvme-cli or fio in the initramfs"
