@@ -623,7 +623,8 @@ static int rdma_op(struct conn *c, enum ib_wr_opcode op, void *local,
 	return send_wait(c, &wr.wr);
 }
 
-static void conn_free(struct conn *c)
+/* One connection's objects; the listen and the buffers stay. */
+static void conn_objs_free(struct conn *c)
 {
 	if (c->id && c->id->qp)
 		rdma_destroy_qp(c->id);
@@ -635,6 +636,15 @@ static void conn_free(struct conn *c)
 		ib_dealloc_pd(c->pd);
 	if (c->id)
 		rdma_destroy_id(c->id);
+	c->id = NULL;
+	c->mr = NULL;
+	c->cq = NULL;
+	c->pd = NULL;
+}
+
+static void conn_free(struct conn *c)
+{
+	conn_objs_free(c);
 	if (c->listen)
 		rdma_destroy_id(c->listen);
 	if (c->buf)
@@ -1465,23 +1475,10 @@ static int victim_case(struct conn *c, int i)
 	return 0;
 }
 
-/* One connection's objects; the listen and the buffers stay. */
+/* One connection's objects, before the next connection. */
 static void victim_conn_free(struct conn *c)
 {
-	if (c->id && c->id->qp)
-		rdma_destroy_qp(c->id);
-	if (c->mr)
-		ib_dereg_mr(c->mr);
-	if (c->cq && !IS_ERR(c->cq))
-		ib_free_cq(c->cq);
-	if (c->pd && !IS_ERR(c->pd))
-		ib_dealloc_pd(c->pd);
-	if (c->id)
-		rdma_destroy_id(c->id);
-	c->id = NULL;
-	c->mr = NULL;
-	c->cq = NULL;
-	c->pd = NULL;
+	conn_objs_free(c);
 	reinit_completion(&c->w.done);
 }
 
