@@ -654,6 +654,18 @@ static void conn_free(struct conn *c)
 	free_page((unsigned long)c->msg);
 }
 
+/* The connection manager id @c listens with: 0 or an error. */
+static int conn_listen_id(struct conn *c)
+{
+	struct rdma_cm_id *id;
+
+	id = rdma_create_id(&init_net, conn_handler, c, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	c->listen = id;
+	return 0;
+}
+
 static int conn_bufs(struct conn *c)
 {
 	c->buf = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO, BUF_ORDER);
@@ -788,13 +800,8 @@ static void server(void)
 		err = -EINVAL;
 	if (!err)
 		server_plain_rma(c.buf);
-	if (!err) {
-		c.listen = rdma_create_id(&init_net, conn_handler, &c,
-					  RDMA_PS_TCP, IB_QPT_RC);
-		err = IS_ERR(c.listen) ? PTR_ERR(c.listen) : 0;
-		if (err)
-			c.listen = NULL;
-	}
+	if (!err)
+		err = conn_listen_id(&c);
 	if (!err) {
 		ign = ignoring_listen(&a);
 		err = ign ? 0 : -EIO;
@@ -1493,13 +1500,8 @@ static void victim(void)
 	err = conn_bufs(&c);
 	if (!err && !in4_pton(my_ip, -1, (u8 *)&a.sin_addr.s_addr, -1, NULL))
 		err = -EINVAL;
-	if (!err) {
-		c.listen = rdma_create_id(&init_net, conn_handler, &c,
-					  RDMA_PS_TCP, IB_QPT_RC);
-		err = IS_ERR(c.listen) ? PTR_ERR(c.listen) : 0;
-		if (err)
-			c.listen = NULL;
-	}
+	if (!err)
+		err = conn_listen_id(&c);
 	err = err ?: rdma_bind_addr(c.listen, (struct sockaddr *)&a);
 	err = err ?: rdma_listen(c.listen, 1);
 	CHECK("hostile_listen", !err, err);
