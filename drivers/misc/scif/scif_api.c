@@ -361,11 +361,16 @@ EXPORT_SYMBOL_GPL(scif_register);
  *
  * Every window entirely inside the range is closed; if one is only
  * partly inside, nothing is.  A window's pages are unpinned once the
- * peer has let go of it and no RMA of this endpoint uses it.
+ * peer has let go of it and no RMA of this endpoint uses it.  For a
+ * window over kernel memory (SCIF_MAP_KERNEL) the call returns only
+ * once the peer's last RMA on it is done, so that the caller may free
+ * or reuse the memory then; after an error the memory must be kept
+ * until the endpoint is closed.
  *
  * Context: process context; sleeps until the peer has let go.
  * Return: 0, or -EINVAL (alignment, a window partly in the range),
- * -ENXIO (no window in the range), -ENOTCONN, -ECONNRESET or -ENODEV.
+ * -ENXIO (no window in the range), -ENOTCONN, -ECONNRESET, -ENODEV or
+ * -EINTR (a fatal signal).
  */
 int scif_unregister(scif_epd_t epd, off_t offset, size_t len)
 {

@@ -441,6 +441,24 @@ static int scif_window_wait(struct scif_endpt *ep, struct scif_window *w,
 	return -ENODEV;
 }
 
+/*
+ * A window over kernel memory, withdrawn: an RMA of the peer still
+ * writes or reads its pages, and the kernel caller frees or reuses them
+ * as soon as scif_epd_unregister() returns.  So wait for the peer's final
+ * answer (or the end of the connection or node), with no deadline: a
+ * slow peer is not a broken one.  A fatal signal gives -EINTR.
+ */
+static int scif_window_wait_released(struct scif_endpt *ep,
+				     struct scif_window *w)
+{
+	if (w->pinned->user)
+		return 0;
+	if (wait_event_killable(ep->wq,
+				READ_ONCE(w->state) != SCIF_WIN_WITHDRAWN))
+		return -EINTR;
+	return 0;
+}
+
 static unsigned long scif_window_deadline(void)
 {
 	return jiffies + msecs_to_jiffies(READ_ONCE(scif_rma_ack_timeout_ms));
@@ -586,7 +604,9 @@ static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset,
  * the peer has taken the windows out of use, which it does as soon as it
  * reads the request, whatever RMAs it still runs on them.  A window an
  * RMA of the peer still uses keeps its offsets and its pages (pinned and
- * charged) until that RMA is done.
+ * charged) until that RMA is done.  A window over kernel memory
+ * (SCIF_MAP_KERNEL) is waited for until then, with no deadline, since its
+ * caller reuses the memory when the call returns.
  *
  * If UNREGISTER cannot be sent (the node went, or a fatal signal), the
  * windows not yet told to the peer stay registered and the error is
@@ -659,7 +679,8 @@ static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 			if (!err)
 				err = scif_window_wait(ep, w,
 						       SCIF_WIN_UNREGISTERING,
-						       deadline);
+						       deadline) ?:
+				      scif_window_wait_released(ep, w);
 			sent--;
 		} else {
 			/* Never told to the peer: usable again. */

@@ -28,6 +28,10 @@ module_param(cross_peer, int, 0444);
 MODULE_PARM_DESC(cross_peer, "Node whose cross_serve instance to test scif_get_pages() against");
 static bool cross_serve;
 module_param(cross_serve, bool, 0444);
+
+/* Only test_withdrawn(), with the copy engine held back (see there). */
+static bool withdrawn;
+module_param(withdrawn, bool, 0444);
 MODULE_PARM_DESC(cross_serve, "Serve one cross_peer instance: register a window of known bytes");
 
 static char results[8192];
@@ -426,6 +430,58 @@ static void test_connection(void)
 	scif_close(lep);
 }
 
+/*
+ * A window over kernel memory, unregistered while an RMA of the peer
+ * still holds it: scif_kapi_test.sh loads the module with the test
+ * build's eng_defer set (the RMA goes to the copy engine's worker) and
+ * eng_delay_ms (the worker sleeps before it copies).  scif_unregister()
+ * must return only once the RMA is done, since the caller frees the
+ * memory then: the bytes are there when it returns.
+ */
+static void test_withdrawn(void)
+{
+	u8 *bwin = vzalloc(WIN_LEN), *src = vmalloc(WIN_LEN);
+	scif_epd_t lep = scif_open(), a = NULL, b = NULL;
+	unsigned long t0;
+	long off;
+	int i, ret;
+
+	ret = lep && bwin && src ? scif_bind(lep, TEST_PORT) : -ENOMEM;
+	if (ret == TEST_PORT)
+		ret = scif_listen(lep, 1);
+	CHECK("withdrawn_listen", ret == 0, ret);
+	if (ret)
+		goto out;
+	b = make_pair(lep, &a);
+	if (!b)
+		goto out;
+	for (i = 0; i < WIN_LEN; i++)
+		src[i] = i * 13 + 5;
+	off = scif_register(b, bwin, WIN_LEN, 0, RW, SCIF_MAP_KERNEL);
+	CHECK("withdrawn_register", off >= 0, off);
+	if (off < 0)
+		goto out;
+	ret = scif_vwriteto(a, src, WIN_LEN, off, 0);	/* queued, held */
+	CHECK("withdrawn_rma_queued", ret == 0, ret);
+	msleep(100);
+	t0 = jiffies;
+	ret = scif_unregister(b, off, WIN_LEN);
+	CHECK("unregister_kernel_window_waits_for_peer_rma",
+	      ret == 0 && !memcmp(bwin, src, WIN_LEN), ret);
+	CHECK("unregister_kernel_window_waited_ms",
+	      time_after_eq(jiffies, t0 + msecs_to_jiffies(500)),
+	      jiffies_to_msecs(jiffies - t0));
+out:
+	if (b)
+		scif_close(b);
+	if (a)
+		scif_close(a);
+	if (lep)
+		scif_close(lep);
+	vfree(bwin);
+	vfree(src);
+}
+
 static int probes, removes;
 
 static void client_probe(struct scif_peer_dev *peer)
@@ -588,7 +644,9 @@ DEFINE_SHOW_ATTRIBUTE(results);
 static int __init scif_kapi_test_init(void)
 {
 	seq_buf_init(&out, results, sizeof(results));
-	if (cross_serve) {
+	if (withdrawn) {
+		test_withdrawn();
+	} else if (cross_serve) {
 		cross_server();
 	} else if (cross_peer >= 0) {
 		cross_client();
