@@ -17,8 +17,11 @@
 #include "scif_msg.h"
 #include "scif_rma.h"
 
-/* Kernel callers see EINTR where a system call could be restarted. */
-static int scif_api_err(int ret)
+/*
+ * Kernel callers see EINTR where a system call could be restarted.  64
+ * bits wide: scif_register() returns offsets past 2^31 through it.
+ */
+static s64 scif_api_err(s64 ret)
 {
 	return ret == -ERESTARTSYS ? -EINTR : ret;
 }

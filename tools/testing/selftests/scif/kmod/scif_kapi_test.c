@@ -279,6 +279,11 @@ static void test_rma(scif_epd_t a, scif_epd_t b)
 	for (i = 0; i < WIN_LEN; i++)
 		src[i] = i * 7 + (i >> 9);
 	memcpy(awin, src + 3, 4 * PAGE_SIZE);
+	off = scif_register(b, bwin, WIN_LEN, 3L << 61, RW,
+			    SCIF_MAP_KERNEL | SCIF_MAP_FIXED);
+	CHECK("register_kernel_memory_fixed_past_2g", off == 3L << 61, off);
+	if (off >= 0)
+		scif_unregister(b, off, WIN_LEN);
 	off = scif_register(b, bwin, WIN_LEN, 0, RW, SCIF_MAP_KERNEL);
 	CHECK("register_kernel_memory", off >= 0 && !(off % PAGE_SIZE), off);
 	if (off < 0)
@@ -289,6 +294,10 @@ static void test_rma(scif_epd_t a, scif_epd_t b)
 	CHECK("pin_pages", ret == 0, ret);
 	if (ret)
 		goto unreg;
+	aoff = scif_register_pinned_pages(a, pp, 1L << 40, SCIF_MAP_FIXED);
+	CHECK("register_pinned_pages_fixed_past_2g", aoff == 1L << 40, aoff);
+	ret = scif_unregister(a, 1L << 40, 4 * PAGE_SIZE);
+	CHECK("unregister_past_2g", ret == 0, ret);
 	aoff = scif_register_pinned_pages(a, pp, 0x10000, SCIF_MAP_FIXED);
 	CHECK("register_pinned_pages_fixed", aoff == 0x10000, aoff);
 	ret = scif_register_pinned_pages(a, pp, 0x12000, SCIF_MAP_FIXED);
