@@ -22,6 +22,7 @@
 #include "scif_rdma_compat.h"
 
 struct srd_rma_win;	/* scif_rdma_rma.c */
+struct srd_map;		/* scif_rdma_map.c */
 
 /* Per-device limits (rdma.rst, "Limits"); query_device reports them. */
 #define SRD_MAX_QP		256
@@ -41,6 +42,18 @@ struct srd_rma_win;	/* scif_rdma_rma.c */
  */
 #define SRD_RMA_MAX_LEN		SZ_16M
 #define SRD_RMA_MAX_BOUNCE	((SZ_1M >> PAGE_SHIFT) + 2 * SRD_MAX_SGE)
+/*
+ * Direct RDMA WRITE and READ (scif_rdma_map.c): the windows a responder
+ * opens over its fast-reg MRs for one connection (at most SRD_MAP_MAX),
+ * each in a slot of its own of SRD_MAP_SLOT bytes from SRD_MAP_BASE up
+ * in the registered address space, never used twice on a connection, so
+ * that an offset the requester kept finds no window once it is closed;
+ * the requester keeps what SRD_MAP_CACHE keys resolved to.
+ */
+#define SRD_MAP_MAX		64
+#define SRD_MAP_CACHE		16
+#define SRD_MAP_SLOT		((u64)SRD_MAX_FR_PAGES << PAGE_SHIFT)
+#define SRD_MAP_BASE		BIT_ULL(62)
 
 /*
  * The device's counters ("rdma statistic", scif_rdma_stats.c), in the
@@ -61,6 +74,8 @@ enum srd_stat {
 	SRD_STAT_BAD_FRAMES,		/* connections ended by a bad frame */
 	SRD_STAT_CM_CONNECTS,		/* QPs connected (either side) */
 	SRD_STAT_CM_REFUSED,		/* CONNECTs refused or rejected */
+	SRD_STAT_DIRECT_REQS,		/* WRITEs and READs done directly */
+	SRD_STAT_MAPS_OPENED,		/* windows opened over MRs for a peer */
 	SRD_STAT_NR
 };
 
@@ -80,11 +95,17 @@ enum srd_stat {
  * @next_mr: where the cyclic MR index allocation goes on
  * @cm_lock: protects @listens
  * @listens: the iWARP CM's listens on this device (struct srd_listen)
+ * @map_mutex: protects every MR's and QP's @maps, the windows they list
+ *	(opened and closed under it) and the endpoint of a QP that has
+ *	windows; held across scif_register() and scif_unregister(), which
+ *	wait for the peer node (whose slowness then holds only this device,
+ *	which serves that node alone)
  * @stats: the counters (enum srd_stat), atomics, only ever increased
  *
  * Locking: the counters are atomics; the xarrays lock themselves; an
  * object found in an xarray is used only by a caller that owns it
  * (ib_core serialises create/destroy against the object's other verbs).
+ * @map_mutex is never taken under another lock of scif_rdma.
  */
 struct srd_dev {
 	struct ib_device ibdev;
@@ -101,6 +122,7 @@ struct srd_dev {
 	u32 next_mr;
 	struct mutex cm_lock;	/* @listens */
 	struct list_head listens;
+	struct mutex map_mutex;	/* see above */
 	atomic64_t stats[SRD_STAT_NR];
 };
 
@@ -189,6 +211,11 @@ struct srd_cq {
  * @gone: completed when @refs drops to zero; dereg_mr waits for it
  *	before it frees the MR, so that a peer's WRITE or READ in progress
  *	never touches a freed MR
+ * @maps: the windows opened over it for peers (struct srd_map, each
+ *	holding a reference), under the device's map_mutex; closed before
+ *	an invalidation or a re-registration completes and before dereg_mr
+ *	waits for @gone
+ * @dying: dereg_mr has begun: no window may be opened (map_mutex)
  *
  * Locking: @valid and @access change only in post_send of a QP of the
  * MR's PD (the consumer orders those work requests, as verbs require),
@@ -211,6 +238,8 @@ struct srd_mr {
 	u64 length;
 	refcount_t refs;
 	struct completion gone;
+	struct list_head maps;
+	bool dying;
 };
 
 /**
@@ -259,6 +288,72 @@ struct srd_swqe {
 	u32 inv_key;
 };
 
+/* The frame header on a QP's connection (scif_rdma_data.c). */
+enum srd_frame_type {
+	SRD_F_SEND = 1,
+	SRD_F_WRITE,
+	SRD_F_READ_REQ,
+	SRD_F_READ_RESP,
+	SRD_F_ACK,
+	SRD_F_MAP_REQ,
+	SRD_F_MAP_RESP,
+};
+
+#define SRD_F_IMM	0x1
+#define SRD_F_INV	0x2	/* SEND only: invalidate the MR of @rkey */
+
+/**
+ * struct srd_hdr - a frame's header (every field from the peer is hostile)
+ * @type: enum srd_frame_type
+ * @flags: SRD_F_IMM, SRD_F_INV (SEND_WITH_INV)
+ * @status: ACK and READ_RESP: IB_WC_SUCCESS or the responder's error;
+ *	MAP_RESP: IB_WC_SUCCESS (a window) or IB_WC_REM_ACCESS_ERR (none)
+ * @rsvd: zero
+ * @imm: the immediate data, network order; MAP_RESP: the window's
+ *	IB_ACCESS_REMOTE_* rights, network order
+ * @len: SEND: payload bytes that follow; WRITE, READ_REQ: bytes to move
+ *	(no payload: the responder moves them by SCIF RMA); MAP_RESP: the
+ *	MR's bytes; ACK, READ_RESP, MAP_REQ: 0
+ * @rkey: WRITE, READ_REQ, MAP_REQ, MAP_RESP: the responder's MR key;
+ *	SEND with SRD_F_INV: the key of the receiver's MR to invalidate
+ * @addr: WRITE, READ_REQ: the address in that MR; MAP_RESP: the MR's
+ *	first byte
+ * @woff: WRITE, READ_REQ: where the first byte is in the requester's
+ *	registered address space on this connection (its temporary window);
+ *	MAP_RESP: the offset of the window over the MR in the responder's
+ *	registered address space
+ */
+struct srd_hdr {
+	u8 type;
+	u8 flags;
+	u8 status;
+	u8 rsvd;
+	__be32 imm;
+	__le32 len;
+	__le32 rkey;
+	__le64 addr;
+	__le64 woff;
+};
+
+/**
+ * struct srd_rkey - a peer's key as its MAP_RESP described it
+ * @key: the key (0: the entry is free)
+ * @direct: the peer opened a window: RDMA WRITE and READ within
+ *	[@iova, @iova + @len) go straight to it; else by frames
+ * @access: IB_ACCESS_REMOTE_READ and/or _WRITE the window allows
+ * @iova: the MR's first byte
+ * @len: its bytes
+ * @off: the window's offset in the peer's registered address space
+ */
+struct srd_rkey {
+	u32 key;
+	bool direct;
+	int access;
+	u64 iova;
+	u64 len;
+	u64 off;
+};
+
 /**
  * struct srd_qp - a reliable-connected queue pair
  * @ibqp: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
@@ -287,15 +382,16 @@ struct srd_swqe {
  * @resp: the answer to the outstanding RDMA WRITE or READ (the send
  *	worker waits for it; the receive thread completes it)
  * @resp_status: that answer's IB_WC_* status
- * @resp_wqe: the outstanding READ (NULL for a WRITE): the receive thread
- *	takes only the answer of that type
+ * @resp_type: the frame type of the awaited answer (ACK, READ_RESP or
+ *	MAP_RESP): the receive thread takes only an answer of that type
+ * @resp_hdr: a MAP_RESP taken, for the send worker
  * @resp_want: a WRITE or READ waits for its answer: set by the send
  *	worker before the request leaves, cleared when the receive thread
  *	takes the answer or the send worker gives up; an answer while it is
  *	clear is one nobody asked for
  * @resp_mutex: held by the receive thread while it takes an answer, and
  *	by the send worker to set up a request or give up waiting for one
- *	(@resp_wqe, @resp_want)
+ *	(@resp_type, @resp_want, @resp_hdr)
  * @tx_mutex: held for the whole of a frame sent on @epd (header and
  *	payload), by the send worker and by the receive thread answering
  *	a WRITE or READ, so that their frames never interleave
@@ -303,6 +399,13 @@ struct srd_swqe {
  *	(the connection broke): its memory is freed by the receive thread
  *	once the endpoint is closed (set by the send worker, which the
  *	receive thread flushes before it closes)
+ * @maps: as a responder, the windows opened over MRs for the peer
+ *	(struct srd_map; the device's map_mutex)
+ * @nr_maps: entries in @maps (at most SRD_MAP_MAX)
+ * @next_slot: the slot the next window goes in (map_mutex)
+ * @rkeys: as a requester, what the peer's keys resolved to (owned by
+ *	the send worker)
+ * @next_rkey: the entry of @rkeys the next key replaces
  * @iw_refs: references of the iWARP CM (iw_add_ref/iw_rem_ref) plus
  *	one of the QP's own, dropped by destroy_qp
  * @iw_done: completed when @iw_refs reaches zero; destroy_qp waits for
@@ -332,52 +435,19 @@ struct srd_qp {
 	struct completion rx_done;
 	struct completion resp;
 	int resp_status;
-	struct srd_swqe *resp_wqe;
+	u8 resp_type;
+	struct srd_hdr resp_hdr;
 	bool resp_want;
 	struct mutex resp_mutex;	/* @resp_wqe, @resp_want */
 	struct mutex tx_mutex;		/* see above */
 	struct srd_rma_win *rma_stale;
+	struct list_head maps;
+	u32 nr_maps;
+	u64 next_slot;
+	struct srd_rkey rkeys[SRD_MAP_CACHE];
+	u32 next_rkey;
 	refcount_t iw_refs;
 	struct completion iw_done;
-};
-
-/* The frame header on a QP's connection (scif_rdma_data.c). */
-enum srd_frame_type {
-	SRD_F_SEND = 1,
-	SRD_F_WRITE,
-	SRD_F_READ_REQ,
-	SRD_F_READ_RESP,
-	SRD_F_ACK,
-};
-
-#define SRD_F_IMM	0x1
-#define SRD_F_INV	0x2	/* SEND only: invalidate the MR of @rkey */
-
-/**
- * struct srd_hdr - a frame's header (every field from the peer is hostile)
- * @type: enum srd_frame_type
- * @flags: SRD_F_IMM, SRD_F_INV (SEND_WITH_INV)
- * @status: ACK and READ_RESP: IB_WC_SUCCESS or the responder's error
- * @rsvd: zero
- * @imm: the immediate data, network order
- * @len: SEND: payload bytes that follow; WRITE, READ_REQ: bytes to move
- *	(no payload: the responder moves them by SCIF RMA); ACK, READ_RESP: 0
- * @rkey: WRITE, READ_REQ: the responder's MR key; SEND with SRD_F_INV:
- *	the key of the receiver's MR to invalidate
- * @addr: WRITE, READ_REQ: the address in that MR
- * @woff: WRITE, READ_REQ: where the first byte is in the requester's
- *	registered address space on this connection (its temporary window)
- */
-struct srd_hdr {
-	u8 type;
-	u8 flags;
-	u8 status;
-	u8 rsvd;
-	__be32 imm;
-	__le32 len;
-	__le32 rkey;
-	__le64 addr;
-	__le64 woff;
 };
 
 static inline struct srd_dev *to_srd_dev(struct ib_device *ibdev)
@@ -448,11 +518,20 @@ int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
 void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len);
 bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access);
 int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h);
+void srd_want_resp(struct srd_qp *qp, u8 type);
 enum ib_wc_status srd_wait_resp(struct srd_qp *qp);
 int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		     struct iw_cm_id *cm_id);
 void srd_tx_work(struct work_struct *work);
 void srd_qp_close(struct srd_qp *qp);
+
+/* scif_rdma_map.c: the windows of direct RDMA WRITE and READ */
+int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len);
+void srd_map_mr_close(struct srd_dev *dev, struct srd_mr *mr, bool dying);
+void srd_map_qp_close(struct srd_qp *qp);
+struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key,
+			      enum ib_wc_status *st);
+void srd_rkey_forget(struct srd_qp *qp, u32 key);
 
 /* scif_rdma_rma.c: RDMA WRITE and READ by SCIF RMA */
 enum ib_wc_status srd_rma_check(struct srd_qp *qp, const struct srd_swqe *w);
@@ -461,6 +540,9 @@ enum ib_wc_status srd_rma_request(struct srd_qp *qp, struct srd_swqe *w,
 enum ib_wc_status srd_rma_serve(struct srd_qp *qp, struct srd_mr *mr,
 				const struct srd_hdr *h, u32 len, bool *fatal);
 void srd_rma_stale_free(struct srd_qp *qp);
+struct page *srd_kva_page(void *kva);
+bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
+		    enum ib_wc_status *st);
 
 /* scif_rdma_qp.c: QP, work requests, the iWARP CM's QP callbacks */
 int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,

@@ -208,13 +208,29 @@ int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h)
 }
 
 /**
- * srd_wait_resp() - wait for the answer to this side's WRITE or READ
+ * srd_want_resp() - get ready for the answer to a request about to leave
+ * @qp: the QP
+ * @type: the answer's frame type (ACK, READ_RESP or MAP_RESP)
+ *
+ * Context: the send worker; takes qp->resp_mutex.
+ */
+void srd_want_resp(struct srd_qp *qp, u8 type)
+{
+	mutex_lock(&qp->resp_mutex);
+	reinit_completion(&qp->resp);
+	qp->resp_type = type;
+	qp->resp_want = true;
+	mutex_unlock(&qp->resp_mutex);
+}
+
+/**
+ * srd_wait_resp() - wait for the answer to this side's request
  * @qp: the QP
  *
  * The requester waits as long as the connection lasts: a slow responder
  * is not a broken one (iWARP has no response timeout either); its loss,
  * a disconnect or the QP's destruction end the wait.  Then no late
- * answer is taken (@resp_wqe cleared under @resp_mutex).
+ * answer is taken (@resp_want cleared under @resp_mutex).
  *
  * Context: the send worker; sleeps.
  * Return: the answer's status, or IB_WC_WR_FLUSH_ERR.
@@ -225,7 +241,7 @@ enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
 					    msecs_to_jiffies(SRD_POLL_MS))) {
 		if (READ_ONCE(qp->closing)) {
 			mutex_lock(&qp->resp_mutex);
-			WRITE_ONCE(qp->resp_wqe, NULL);
+			qp->resp_type = 0;
 			qp->resp_want = false;
 			mutex_unlock(&qp->resp_mutex);
 			return IB_WC_WR_FLUSH_ERR;
@@ -234,12 +250,20 @@ enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
 	return qp->resp_status;
 }
 
-/* An RDMA WRITE or READ, counted: its completion status. */
+/*
+ * An RDMA WRITE or READ, straight to the peer's window or by frames,
+ * counted: its completion status.
+ */
 static enum ib_wc_status srd_rma_counted(struct srd_qp *qp,
 					 struct srd_swqe *w,
 					 struct srd_hdr *h, u64 len)
 {
-	enum ib_wc_status st = srd_rma_request(qp, w, h, len);
+	enum ib_wc_status st;
+
+	if (srd_rma_direct(qp, w, len, &st))
+		srd_stat_add(qp->dev, SRD_STAT_DIRECT_REQS, 1);
+	else
+		st = srd_rma_request(qp, w, h, len);
 
 	srd_stat_add(qp->dev, h->type == SRD_F_WRITE ? SRD_STAT_WRITE_REQS :
 			      SRD_STAT_READ_REQS, 1);
@@ -274,13 +298,11 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 		h.type = SRD_F_READ_REQ;
 	else
 		h.type = SRD_F_WRITE;
-	mutex_lock(&qp->resp_mutex);
-	reinit_completion(&qp->resp);
-	qp->resp_wqe = read ? w : NULL;
-	qp->resp_want = h.type != SRD_F_SEND;
-	mutex_unlock(&qp->resp_mutex);
 	if (h.type != SRD_F_SEND)
 		return srd_rma_counted(qp, w, &h, len);
+	/* What the key resolved to goes with the MR: asked again. */
+	if (w->opcode == IB_WR_SEND_WITH_INV)
+		srd_rkey_forget(qp, w->rkey);
 	/* Header and payload at once: no answer may come between them. */
 	mutex_lock(&qp->tx_mutex);
 	err = srd_xfer(qp, qp->epd, &h, sizeof(h), true, 0) ||
@@ -359,8 +381,10 @@ static bool srd_remote_inv(struct srd_qp *qp, u32 key)
 
 	ok = mr && !mr->dma && (READ_ONCE(mr->access) &
 				(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE));
-	if (ok)
+	if (ok) {
 		WRITE_ONCE(mr->valid, false);
+		srd_map_mr_close(qp->dev, mr, false);
+	}
 	srd_mr_put(mr);
 	return ok;
 }
@@ -487,22 +511,36 @@ static bool srd_resp_status_ok(u8 status)
 }
 
 /*
- * ACK or READ_RESP: the answer to this side's outstanding request, no
- * payload (the responder moved the bytes by RMA into our window).
+ * An answer's fields: a MAP_RESP says whether there is a window (its
+ * description is checked by the send worker); an ACK or READ_RESP has
+ * no payload, key, address or window, and a responder's status.
+ */
+static bool srd_resp_ok(const struct srd_hdr *h, u32 len)
+{
+	if (h->type == SRD_F_MAP_RESP)
+		return !h->flags && (h->status == IB_WC_SUCCESS ||
+				     h->status == IB_WC_REM_ACCESS_ERR);
+	return !len && !h->flags && !h->imm && !h->rkey && !h->addr &&
+	       !h->woff && srd_resp_status_ok(h->status);
+}
+
+/*
+ * ACK, READ_RESP or MAP_RESP: the answer to this side's outstanding
+ * request, no payload (the responder moved the bytes by RMA into our
+ * window, or says which window it opened).
  */
 static bool srd_rx_resp(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
-	bool read = h->type == SRD_F_READ_RESP;
 	bool ok = false;
 
-	if (len || h->flags || h->imm || h->rkey || h->addr || h->woff ||
-	    !srd_resp_status_ok(h->status))
+	if (!srd_resp_ok(h, len))
 		return false;
 	mutex_lock(&qp->resp_mutex);
-	if (!qp->resp_want || read != !!qp->resp_wqe)
+	if (!qp->resp_want || h->type != qp->resp_type)
 		goto out;	/* an answer nobody asked for */
 	qp->resp_want = false;
 	qp->resp_status = h->status;
+	qp->resp_hdr = *h;
 	complete(&qp->resp);
 	ok = true;
 out:
@@ -531,6 +569,7 @@ static bool srd_rx_one(struct srd_qp *qp)
 {
 	struct srd_hdr h;
 	u32 len;
+	int err;
 
 	if (srd_xfer(qp, qp->epd, &h, sizeof(h), false, 0))
 		return false;
@@ -545,7 +584,11 @@ static bool srd_rx_one(struct srd_qp *qp)
 		return srd_rx_rma(qp, &h, len);
 	case SRD_F_READ_RESP:
 	case SRD_F_ACK:
+	case SRD_F_MAP_RESP:
 		return srd_rx_resp(qp, &h, len) || srd_bad_frame(qp);
+	case SRD_F_MAP_REQ:
+		err = srd_map_serve(qp, &h, len);
+		return err == -EPROTO ? srd_bad_frame(qp) : !err;
 	default:
 		return srd_bad_frame(qp);
 	}
@@ -569,6 +612,7 @@ static int srd_rx_thread(void *arg)
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	flush_work(&qp->tx_work);
+	srd_map_qp_close(qp);	/* before the endpoint goes */
 	scif_close(qp->epd);
 	srd_rma_stale_free(qp);
 	WRITE_ONCE(qp->epd, NULL);
@@ -608,6 +652,9 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 	qp->epd = epd;
 	qp->cm_id = cm_id;
 	spin_unlock_irqrestore(&qp->lock, flags);
+	/* Keys resolved on an earlier connection mean nothing on this one. */
+	memset(qp->rkeys, 0, sizeof(qp->rkeys));
+	qp->next_rkey = 0;
 	reinit_completion(&qp->rx_done);
 	t = kthread_run(srd_rx_thread, qp, "srd_rx%u", qp->ibqp.qp_num);
 	if (IS_ERR(t)) {

@@ -78,6 +78,7 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	init_completion(&qp->rx_done);
 	complete(&qp->rx_done);
 	init_completion(&qp->resp);
+	INIT_LIST_HEAD(&qp->maps);
 	mutex_init(&qp->resp_mutex);
 	mutex_init(&qp->tx_mutex);
 	qp->dev = dev;
@@ -332,6 +333,9 @@ enum ib_wc_status srd_reg_mr(struct srd_qp *qp, struct srd_swqe *w)
 	    (w->reg_access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 			       IB_ACCESS_REMOTE_READ)))
 		return IB_WC_MW_BIND_ERR;
+	/* Windows over what it mapped before are closed first. */
+	WRITE_ONCE(mr->valid, false);
+	srd_map_mr_close(qp->dev, mr, false);
 	mr->access = w->reg_access;
 	mr->iova = w->reg_mr->iova;
 	mr->length = w->reg_mr->length;
@@ -356,6 +360,7 @@ enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key)
 
 	if (mr && !mr->dma) {
 		WRITE_ONCE(mr->valid, false);
+		srd_map_mr_close(qp->dev, mr, false);
 		st = IB_WC_SUCCESS;
 	}
 	srd_mr_put(mr);
@@ -382,11 +387,16 @@ enum ib_wc_status srd_read_inv(struct srd_qp *qp, u32 key)
 
 	rcu_read_lock();	/* an MR is freed after a grace period */
 	mr = xa_load(&qp->dev->mrs, key >> 8);
-	if (mr && mr->ibmr.pd == qp->ibqp.pd && !mr->dma) {
+	if (mr && (mr->ibmr.pd != qp->ibqp.pd || mr->dma ||
+		   !refcount_inc_not_zero(&mr->refs)))
+		mr = NULL;
+	rcu_read_unlock();
+	if (mr) {
 		WRITE_ONCE(mr->valid, false);
+		srd_map_mr_close(qp->dev, mr, false);
 		st = IB_WC_SUCCESS;
 	}
-	rcu_read_unlock();
+	srd_mr_put(mr);
 	return st;
 }
 

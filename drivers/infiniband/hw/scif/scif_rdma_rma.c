@@ -62,8 +62,14 @@ static bool srd_rma_op(enum ib_wr_opcode op)
 	       op == IB_WR_RDMA_READ;
 }
 
-/* The page of a kernel address, or NULL if it has none we may map. */
-static struct page *srd_kva_page(void *kva)
+/**
+ * srd_kva_page() - the page of a kernel address
+ * @kva: a linear-map or vmalloc address
+ *
+ * Context: any.
+ * Return: the page, or NULL if @kva has none that may be mapped.
+ */
+struct page *srd_kva_page(void *kva)
 {
 	if (is_vmalloc_addr(kva))
 		return vmalloc_to_page(kva);
@@ -399,12 +405,75 @@ enum ib_wc_status srd_rma_request(struct srd_qp *qp, struct srd_swqe *w,
 			return st;
 		h->woff = cpu_to_le64(win->off + win->head);
 	}
+	srd_want_resp(qp, h->type == SRD_F_WRITE ? SRD_F_ACK : SRD_F_READ_RESP);
 	st = srd_send_hdr(qp, h) ? IB_WC_WR_FLUSH_ERR : srd_wait_resp(qp);
 	if (win && !win->write && st == IB_WC_SUCCESS &&
 	    srd_rma_walk(qp, w, win, srd_rma_unplace))
 		st = IB_WC_LOC_PROT_ERR;
 	srd_rma_win_free(qp, win, st != IB_WC_WR_FLUSH_ERR);
 	return st;
+}
+
+/*
+ * Move a WRITE's or READ's bytes to or from the peer's window at @woff,
+ * each local key checked again.  Return: 0, 1 (a local key no longer
+ * holds) or SCIF's error.
+ */
+static int srd_rma_direct_copy(struct srd_qp *qp, const struct srd_swqe *w,
+			       u64 woff, bool write);
+
+/**
+ * srd_rma_direct() - an RDMA WRITE or READ straight to the peer's window
+ * @qp: the QP (connected)
+ * @w: the work request, its SGEs checked
+ * @len: the bytes of its SGEs
+ * @st: its completion status, when done here
+ *
+ * A plain WRITE or READ (with immediate data it needs a frame) whose
+ * key the peer opened a window for (scif_rdma_map.c), within the MR and
+ * its rights, is one synchronous SCIF RMA per physically contiguous run
+ * of the local SGEs, into or out of that window: the responder neither
+ * sees nor answers it.  Anything else, and a window that has gone (its
+ * MR invalidated), goes by frames, which get the responder's answer.
+ *
+ * Context: the send worker; sleeps.
+ * Return: true if done (*@st set), false if the work request goes by
+ * frames.
+ */
+bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
+		    enum ib_wc_status *st)
+{
+	bool write = w->opcode == IB_WR_RDMA_WRITE;
+	int right = write ? IB_ACCESS_REMOTE_WRITE : IB_ACCESS_REMOTE_READ;
+	u64 raddr = w->remote_addr;
+	struct srd_rkey *rk;
+	int err;
+
+	if (!len || (!write && w->opcode != IB_WR_RDMA_READ))
+		return false;
+	rk = srd_rkey_get(qp, w->rkey, st);
+	if (*st != IB_WC_SUCCESS)
+		return true;
+	if (!rk || !rk->direct || !(rk->access & right) || raddr < rk->iova ||
+	    len > rk->len || raddr - rk->iova > rk->len - len)
+		return false;
+	err = srd_rma_direct_copy(qp, w, rk->off + (raddr - rk->iova), write);
+	switch (err) {
+	case 0:
+		*st = IB_WC_SUCCESS;
+		return true;
+	case 1:
+		*st = IB_WC_LOC_PROT_ERR;
+		return true;
+	case -ECONNRESET:
+	case -ENOTCONN:
+	case -ENODEV:
+		*st = IB_WC_WR_FLUSH_ERR;
+		return true;
+	default:
+		srd_rkey_forget(qp, w->rkey);	/* the window went */
+		return false;
+	}
 }
 
 /*
@@ -490,4 +559,35 @@ enum ib_wc_status srd_rma_serve(struct srd_qp *qp, struct srd_mr *mr,
 		len -= n;
 	}
 	return srd_rma_status(err, lost);
+}
+
+static int srd_rma_direct_copy(struct srd_qp *qp, const struct srd_swqe *w,
+			       u64 woff, bool write)
+{
+	int access = write ? 0 : IB_ACCESS_LOCAL_WRITE;
+	u64 addr, left, n;
+	struct srd_mr *mr;
+	int err = 0;
+	void *kva;
+	u32 i;
+
+	for (i = 0; i < w->num_sge && !err; i++) {
+		addr = w->sge[i].addr;
+		left = w->sge[i].length;
+		mr = srd_mr_lookup(qp->dev, w->sge[i].lkey, qp->ibqp.pd);
+		if (!srd_mr_ok(mr, addr, left, access))
+			err = 1;
+		while (!err && left) {
+			n = srd_rma_run(mr, addr, left, &kva);
+			err = write ? scif_vwriteto(qp->epd, kva, n, woff,
+						    SCIF_RMA_SYNC) :
+				      scif_vreadfrom(qp->epd, kva, n, woff,
+						     SCIF_RMA_SYNC);
+			addr += n;
+			woff += n;
+			left -= n;
+		}
+		srd_mr_put(mr);
+	}
+	return err;
 }

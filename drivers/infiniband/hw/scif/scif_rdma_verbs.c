@@ -203,6 +203,7 @@ static int srd_mr_insert(struct srd_dev *dev, struct srd_mr *mr)
 		return -ENOMEM;
 	refcount_set(&mr->refs, 1);
 	init_completion(&mr->gone);
+	INIT_LIST_HEAD(&mr->maps);
 	err = xa_alloc_cyclic(&dev->mrs, &index, mr,
 			      XA_LIMIT(1, (1U << 24) - 1), &dev->next_mr,
 			      GFP_KERNEL_ACCOUNT);
@@ -386,7 +387,11 @@ int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct srd_mr *mr = to_srd_mr(ibmr);
 
 	xa_erase(&dev->mrs, ibmr->lkey >> 8);
-	/* A peer's WRITE or READ in progress ends before the memory goes. */
+	/*
+	 * A peer's WRITE or READ in progress ends before the memory goes:
+	 * its windows are closed (their RMAs done), then the frames'.
+	 */
+	srd_map_mr_close(dev, mr, true);
 	srd_mr_put(mr);
 	wait_for_completion(&mr->gone);
 	/* A lookup that found it before the erase has let go of it too. */

@@ -20,8 +20,19 @@
  *   read_bad_woff        a READ into a window offset never registered
  *   write_woff_overflow  a WRITE from window offset 2^63
  *   unsolicited_ack      an ACK nobody asked for
- *   read_never_answered  takes the victim's READ_REQ, answers nothing,
- *                        drops the connection 3 s later
+ *   map_bad_key          a MAP_REQ for a bad key: a MAP_RESP without a
+ *                        window (the connection stays)
+ *   map_malformed        a MAP_REQ with an address
+ *   map_unsolicited      a MAP_RESP nobody asked for
+ *   map_direct           a MAP_REQ for the MR: its window (offset at or
+ *                        above 2^62, the MR's bounds and both rights);
+ *                        64 KiB written into it by the forge's own RMA
+ *                        at DOFF (the victim finds them in its MR), read
+ *                        back; past its end ENXIO; asked again: the
+ *                        same window; the dead key's: none
+ *   read_never_answered  answers the victim's MAP_REQ without a window,
+ *                        takes its READ_REQ, answers nothing, drops the
+ *                        connection 3 s later
  *   honest               a WRITE of 64 KiB, a READ of it back, a SEND
  * The answers the victim owes (REM_ACCESS_ERR 10, REM_INV_REQ_ERR 9) are
  * checked, and that it closes the connection within 10 s after every
@@ -47,8 +58,11 @@
 #define CM_MAGIC	0x53524443
 #define HOFF		4096
 #define HLEN		65536
+#define DOFF		(256 * 1024)
 
-enum { T_SEND = 1, T_WRITE, T_READ_REQ, T_READ_RESP, T_ACK };
+enum { T_SEND = 1, T_WRITE, T_READ_REQ, T_READ_RESP, T_ACK, T_MAP_REQ,
+       T_MAP_RESP };
+#define RIGHTS		6	/* IB_ACCESS_REMOTE_WRITE | _READ */
 enum { ST_OK = 0, ST_INV_REQ = 9, ST_ACCESS = 10 };
 
 struct cm_msg {
@@ -268,11 +282,88 @@ static int c_ack(struct peer *p)
 	return !frame(p, T_ACK, 0, 0, 0, 0) && closed_within(p->epd);
 }
 
+/* A MAP_REQ for @rkey; the answer in @a.  0, or -1. */
+static int map_ask(struct peer *p, uint32_t rkey, struct hdr *a)
+{
+	return frame(p, T_MAP_REQ, 0, rkey, 0, 0) ||
+	       xfer(p->epd, a, sizeof(*a), 0) || a->type != T_MAP_RESP ||
+	       le32toh(a->rkey) != rkey ? -1 : 0;
+}
+
+static int c_map_bad_key(struct peer *p)
+{
+	struct hdr a;
+
+	return !map_ask(p, p->info.rkey ^ 0x7f00, &a) &&
+	       a.status == ST_ACCESS && !a.woff && !a.len;
+}
+
+static int c_map_malformed(struct peer *p)
+{
+	return !frame(p, T_MAP_REQ, 0, p->info.rkey, 1, 0) &&
+	       closed_within(p->epd);
+}
+
+static int c_map_unsolicited(struct peer *p)
+{
+	return !frame(p, T_MAP_RESP, 0, p->info.rkey, 0, 0) &&
+	       closed_within(p->epd);
+}
+
+/* The window's description is the MR's; 0 if not. */
+static int map_window_ok(struct peer *p, const struct hdr *a)
+{
+	uint64_t woff = le64toh(a->woff);
+
+	if (a->status != ST_OK || le32toh(a->len) != p->info.len ||
+	    le64toh(a->addr) != p->info.addr || ntohl(a->imm) != RIGHTS ||
+	    woff < (1ULL << 62) || woff % 4096) {
+		printf("# map: status %d len %u woff %llx imm %x\n", a->status,
+		       le32toh(a->len), (unsigned long long)woff,
+		       ntohl(a->imm));
+		return 0;
+	}
+	return 1;
+}
+
+static int c_map_direct(struct peer *p)
+{
+	struct hdr a, b;
+	uint64_t woff;
+	int i;
+
+	if (map_ask(p, p->info.rkey, &a) || !map_window_ok(p, &a))
+		return 0;
+	woff = le64toh(a.woff);
+	for (i = 0; i < HLEN; i++)
+		p->buf[i] = (uint8_t)(i * 7 + 91);
+	memset(p->buf + HLEN, 0, HLEN);
+	if (scif_vwriteto(p->epd, p->buf, HLEN, woff + DOFF, SCIF_RMA_SYNC) ||
+	    scif_vreadfrom(p->epd, p->buf + HLEN, HLEN, woff + DOFF,
+			   SCIF_RMA_SYNC) ||
+	    memcmp(p->buf, p->buf + HLEN, HLEN)) {
+		printf("# map: RMA into the window: %s\n", strerror(errno));
+		return 0;
+	}
+	if (scif_vwriteto(p->epd, p->buf, 4096,
+			  woff + p->info.len - 100, SCIF_RMA_SYNC) != -1 ||
+	    errno != ENXIO) {
+		printf("# map: RMA past the window: %s\n", strerror(errno));
+		return 0;
+	}
+	return !map_ask(p, p->info.rkey, &b) && b.woff == a.woff &&
+	       !map_ask(p, p->info.dead_rkey, &b) && b.status == ST_ACCESS;
+}
+
 static int c_noanswer(struct peer *p)
 {
-	struct hdr h;
+	struct hdr h, a = { .type = T_MAP_RESP, .status = ST_ACCESS };
 
-	if (xfer(p->epd, &h, sizeof(h), 0) || h.type != T_READ_REQ)
+	if (xfer(p->epd, &h, sizeof(h), 0) || h.type != T_MAP_REQ)
+		return 0;
+	a.rkey = h.rkey;
+	if (xfer(p->epd, &a, sizeof(a), 1) ||
+	    xfer(p->epd, &h, sizeof(h), 0) || h.type != T_READ_REQ)
 		return 0;
 	sleep(3);
 	return 1;	/* the close follows; the victim checks its READ */
@@ -311,6 +402,10 @@ static const struct {
 	{ "read_bad_woff_rem_inv_req_err", c_bad_woff },
 	{ "write_woff_overflow_rem_inv_req_err", c_woff_overflow },
 	{ "unsolicited_ack_closed", c_ack },
+	{ "map_bad_key_no_window", c_map_bad_key },
+	{ "map_malformed_closed", c_map_malformed },
+	{ "map_unsolicited_closed", c_map_unsolicited },
+	{ "map_direct_window_is_the_mr", c_map_direct },
 	{ "read_never_answered", c_noanswer },
 	{ "honest_write_read_after", c_honest },
 };

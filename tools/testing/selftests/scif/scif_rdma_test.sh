@@ -13,8 +13,9 @@
 # objects and then the client (SEND/RECV, RDMA WRITE and READ of 4 KiB
 # to 1 MiB and of unaligned and multi-SGE lists, 32 x 1 MiB of each for
 # a bandwidth figure, WRITE_WITH_IMM, READ_WITH_INV, SEND_WITH_INV, a bad
-# rkey); node 1 then checks that those bytes moved by SCIF RMA (its
-# counters).  Then the hostile peer: node 0's scif_rdma_forge speaks
+# rkey); node 0 checks that its WRITEs and READs went straight into the
+# window node 1 opened over its MR, node 1 that the bytes moved by SCIF
+# RMA, not in messages (their counters).  Then the hostile peer: node 0's scif_rdma_forge speaks
 # scif_rdma's CM and frames itself to node 1's module in hostile=1 mode
 # (forged, truncated and over-limit frames, bad keys, ranges and window
 # offsets, an unsolicited answer, a READ never answered, then an honest
@@ -133,7 +134,10 @@ drive() {
 	ok rdma_link_add link_add
 	ok second_device_refused second_device_refused
 	ok port_active wait_for 10 link_active
+	counters > /tmp/rdma-stats0
 	kmod_tests
+	counters > /tmp/rdma-stats1
+	ok rdma_direct went_direct /tmp/rdma-stats1 /tmp/rdma-stats0
 	forge_tests
 	ok rdma_link_delete link_delete
 	ok unload_with_device unload_with_device
@@ -154,14 +158,26 @@ msg_bytes() {
 	echo $(($(node_stat tx_bytes) + $(node_stat rx_bytes)))
 }
 
-# The responder (this node) moved the client's RDMA WRITEs and READs by
-# SCIF RMA: its RMA bytes rose by at least the 1 MiB WRITE and the 1 MiB
-# READ, its message bytes by far less than 1 MiB.
+# The responder (this node) let the client's RDMA WRITEs and READs move
+# by SCIF RMA: it opened a window over its MR, its message bytes rose by
+# far less than the client's 1 MiB ones, and its own RMA bytes (the
+# client's WRITEs and READs by frames, to the MR from byte 8: two SGE
+# lists of 5000 and 8098 bytes each way, and a 4 KiB WRITE_WITH_IMM) by
+# at least 2 x 13098 + 4096.
 moved_by_rma() {
 	d_rma=$(($(node_stat rma_bytes) - rma0))
 	d_msg=$(($(msg_bytes) - msg0))
-	echo "# on node $self: RMA bytes +$d_rma, message bytes +$d_msg"
-	[ "$d_rma" -ge 2097152 ] && [ "$d_msg" -lt 1048576 ]
+	d_win=$(($(counter rdma_windows_opened "$1") - $(counter rdma_windows_opened "$2")))
+	echo "# on node $self: RMA bytes +$d_rma, message bytes +$d_msg, windows opened +$d_win"
+	[ "$d_rma" -ge 30292 ] && [ "$d_msg" -lt 1048576 ] && [ "$d_win" -ge 1 ]
+}
+
+# The client (this node) did its 1 MiB WRITEs and READs straight into
+# the server's window: at least the 64 of the bandwidth figure.
+went_direct() {
+	d=$(($(counter rdma_direct_reqs "$1") - $(counter rdma_direct_reqs "$2")))
+	echo "# on node $self: direct WRITEs and READs +$d"
+	[ "$d" -ge 64 ]
 }
 
 # The device's counters, "name value" a line.
@@ -176,18 +192,21 @@ counter() {
 }
 
 # What the hostile run made the victim (this node) count, exactly: a
-# SEND of its info for each of the 14 connections, the forge's one SEND
-# received, the one READ it posted (never answered: no bytes), the
-# forge's one WRITE and one READ of 64 KiB served by SCIF RMA, three
-# REM_ACCESS_ERR and two REM_INV_REQ_ERR answered, four frames refused
-# (a SEND over 1 GiB, an unknown type, an unknown flag, an unsolicited
-# ACK), 14 connections.
+# SEND of its info for each of the 18 connections, the forge's one SEND
+# received, the one READ it posted (never answered: no bytes; the forge
+# opened no window for it, so not direct), the forge's one WRITE and one
+# READ of 64 KiB served by SCIF RMA, three REM_ACCESS_ERR and two
+# REM_INV_REQ_ERR answered, six frames refused (a SEND over 1 GiB, an
+# unknown type, an unknown flag, an unsolicited ACK, a MAP_REQ with an
+# address, an unsolicited MAP_RESP), one window opened (asked for twice),
+# 18 connections.
 counted_exactly() {
 	rc=0
-	for want in sends:14 recvs:1 rdma_write_reqs:0 rdma_read_reqs:1 \
+	for want in sends:18 recvs:1 rdma_write_reqs:0 rdma_read_reqs:1 \
 		rdma_req_bytes:0 rdma_writes_served:1 rdma_reads_served:1 \
 		rdma_served_bytes:131072 rem_access_errs:3 \
-		rem_inv_req_errs:2 rem_op_errs:0 bad_frames:4 cm_connects:14; do
+		rem_inv_req_errs:2 rem_op_errs:0 bad_frames:6 cm_connects:18 \
+		rdma_direct_reqs:0 rdma_windows_opened:1; do
 		name=${want%%:*}
 		d=$(($(counter "$name" "$stats1") - $(counter "$name" "$stats0")))
 		echo "# counter $name: +$d (want +${want#*:})"
@@ -226,13 +245,15 @@ serve() {
 	ok port_active wait_for 10 link_active
 	rma0=$(node_stat rma_bytes)
 	msg0=$(msg_bytes)
-	kmod_tests serve=1
-	ok rdma_moved_by_rma moved_by_rma
 	stats0=/tmp/rdma-stats0
 	stats1=/tmp/rdma-stats1
 	resf=/tmp/rdma-res
 	counters > "$stats0"
 	ok rdma_statistic_shown test -s "$stats0"
+	kmod_tests serve=1
+	counters > "$stats1"
+	ok rdma_moved_by_rma moved_by_rma "$stats1" "$stats0"
+	counters > "$stats0"
 	resource_watch "$resf" &
 	watch_pid=$!
 	kmod_tests hostile=1

@@ -441,7 +441,6 @@ static void test_resolve(struct ib_device *ibdev)
 	rdma_destroy_id(id);
 }
 
-
 /* ---- the connected run: node 0 the client, node 1 the server ---- */
 
 #define BUF_ORDER	8		/* 1 MiB, the largest fast-reg MR */
@@ -453,6 +452,9 @@ struct info {
 	u64 addr;
 	u32 rkey;
 	u32 len;
+	u64 addr2;	/* an MR over the buffer from its byte 8: no window */
+	u32 rkey2;
+	u32 pad;
 	u8 pat[INFO_PAT];
 };
 
@@ -469,6 +471,7 @@ struct conn {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_mr *mr;
+	struct ib_mr *mr2;		/* the server's MR from byte 8 */
 	void *buf;			/* BUF_LEN: the MR (server), or source */
 	void *buf2;			/* BUF_LEN: READ destination (client) */
 	void *msg;			/* PAGE_SIZE: send/recv messages */
@@ -630,6 +633,8 @@ static void conn_objs_free(struct conn *c)
 		rdma_destroy_qp(c->id);
 	if (c->mr)
 		ib_dereg_mr(c->mr);
+	if (c->mr2)
+		ib_dereg_mr(c->mr2);
 	if (c->cq && !IS_ERR(c->cq))
 		ib_free_cq(c->cq);
 	if (c->pd && !IS_ERR(c->pd))
@@ -638,6 +643,7 @@ static void conn_objs_free(struct conn *c)
 		rdma_destroy_id(c->id);
 	c->id = NULL;
 	c->mr = NULL;
+	c->mr2 = NULL;
 	c->cq = NULL;
 	c->pd = NULL;
 }
@@ -706,6 +712,36 @@ static int server_mr(struct conn *c)
 		return -EIO;
 	reg.mr = c->mr;
 	reg.key = c->mr->rkey;
+	return send_wait(c, &reg.wr);
+}
+
+/*
+ * The server's second MR, over the buffer from its byte 8: not whole
+ * pages, so scif_rdma opens no window over it and the client's WRITEs
+ * and READs to it go by frames (after server_mr, whose mapping of c->sg
+ * it shares).
+ */
+static int server_mr2(struct conn *c)
+{
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 301 },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			  IB_ACCESS_REMOTE_READ,
+	};
+	unsigned int off = 8;
+	int n;
+
+	c->mr2 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 1U << BUF_ORDER);
+	if (IS_ERR(c->mr2)) {
+		n = PTR_ERR(c->mr2);
+		c->mr2 = NULL;
+		return n;
+	}
+	n = ib_map_mr_sg(c->mr2, &c->sg, 1, &off, PAGE_SIZE);
+	if (n != 1)
+		return -EIO;
+	reg.mr = c->mr2;
+	reg.key = c->mr2->rkey;
 	return send_wait(c, &reg.wr);
 }
 
@@ -839,12 +875,16 @@ static void server(void)
 	CHECK("srv_accept_established", !err, err);
 	if (err)
 		goto out;
-	err = server_mr(&c);
+	err = server_mr(&c) ?: server_mr2(&c);
 	CHECK("srv_reg_mr", !err, err);
+	if (err)
+		goto out;
 	info = c.msg + 2048;
 	info->addr = c.mr->iova;
 	info->rkey = c.mr->rkey;
 	info->len = BUF_LEN;
+	info->addr2 = c.mr2->iova;
+	info->rkey2 = c.mr2->rkey;
 	pattern(info->pat, INFO_PAT, 3);
 	err = send_msg(&c, info, sizeof(*info), 0);
 	CHECK("srv_send_info", !err, err);
@@ -1010,9 +1050,10 @@ static void gather(u8 *out, const struct ib_sge *sge, int n)
  * is filled with canaries first): the bytes compared, the canaries
  * beside the READ's SGEs (in the same pages) unchanged.
  */
-static noinline_for_stack void sge_case(struct conn *c, struct info *info, const char *name,
-		     struct ib_sge *src, int ns, struct ib_sge *dst, int nd,
-		     u32 roff, u8 *want, u8 *got)
+static noinline_for_stack void sge_case(struct conn *c, u64 raddr, u32 rkey,
+					const char *name, struct ib_sge *src,
+					int ns, struct ib_sge *dst, int nd,
+					u32 roff, u8 *want, u8 *got)
 {
 	u32 len = 0;
 	char n2[64];
@@ -1023,10 +1064,9 @@ static noinline_for_stack void sge_case(struct conn *c, struct info *info, const
 	pattern(c->buf, SGE_AREA, roff);
 	memset(c->buf2, 0xa5, SGE_AREA);
 	gather(want, src, ns);
-	e1 = rdma_sges(c, IB_WR_RDMA_WRITE, src, ns, info->addr + roff,
-		       info->rkey);
-	e2 = e1 ? e1 : rdma_sges(c, IB_WR_RDMA_READ, dst, nd,
-				 info->addr + roff, info->rkey);
+	e1 = rdma_sges(c, IB_WR_RDMA_WRITE, src, ns, raddr + roff, rkey);
+	e2 = e1 ? e1 : rdma_sges(c, IB_WR_RDMA_READ, dst, nd, raddr + roff,
+				 rkey);
 	gather(got, dst, nd);
 	snprintf(n2, sizeof(n2), "%s_bytes", name);
 	CHECK(n2, !e1 && !e2 && !memcmp(want, got, len), e1 ? e1 : e2);
@@ -1034,7 +1074,10 @@ static noinline_for_stack void sge_case(struct conn *c, struct info *info, const
 	CHECK(n2, !e2 && canaries_ok(c->buf2, SGE_AREA, dst, nd, 0xa5), e2);
 }
 
-/* Unaligned and multi-SGE lists: bounce pages and real pages mixed. */
+/*
+ * Unaligned and multi-SGE lists, into the server's window (direct) and
+ * into its MR from byte 8 (frames: bounce pages and real pages mixed).
+ */
 static noinline_for_stack void client_sges(struct conn *c, struct info *info)
 {
 	struct ib_sge s1[] = { SGE(c->buf, 100, 5000) };
@@ -1052,11 +1095,57 @@ static noinline_for_stack void client_sges(struct conn *c, struct info *info)
 		CHECK("sge_bufs", 0, -ENOMEM);
 		return;
 	}
-	sge_case(c, info, "rdma_sge_off100_len5000", s1, 1, d1, 1, 0,
-		 want, want + SGE_AREA);
-	sge_case(c, info, "rdma_three_sges_odd", s3, 3, d3, 3, 3 * 4096 + 5,
-		 want, want + SGE_AREA);
+	sge_case(c, info->addr, info->rkey, "rdma_sge_off100_len5000", s1, 1,
+		 d1, 1, 0, want, want + SGE_AREA);
+	sge_case(c, info->addr, info->rkey, "rdma_three_sges_odd", s3, 3, d3,
+		 3, 3 * 4096 + 5, want, want + SGE_AREA);
+	sge_case(c, info->addr2, info->rkey2, "frames_sge_off100_len5000", s1,
+		 1, d1, 1, 0, want, want + SGE_AREA);
+	sge_case(c, info->addr2, info->rkey2, "frames_three_sges_odd", s3, 3,
+		 d3, 3, 3 * 4096 + 5, want, want + SGE_AREA);
 	kfree(want);
+}
+
+/*
+ * @n WRITEs or READs of 1 MiB posted at once, only the last signaled (as
+ * perftest does), and that completion polled for every 100 us: the time
+ * it took, or 0 if one failed.
+ */
+static u64 bench_batch(struct conn *c, enum ib_wr_opcode op, int n,
+		       struct info *info)
+{
+	struct ib_sge sge = { .addr = va(c->buf), .length = SZ_1M,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_rdma_wr *wr = kcalloc(n, sizeof(*wr), GFP_KERNEL);
+	const struct ib_send_wr *bad;
+	u64 t0, ns = 0;
+	struct ib_wc wc;
+	int i;
+
+	if (!wr)
+		return 0;
+	for (i = 0; i < n; i++) {
+		wr[i].wr.wr_id = 400 + i;
+		wr[i].wr.sg_list = &sge;
+		wr[i].wr.num_sge = 1;
+		wr[i].wr.opcode = op;
+		wr[i].wr.next = i + 1 < n ? &wr[i + 1].wr : NULL;
+		wr[i].wr.send_flags = i + 1 < n ? 0 : IB_SEND_SIGNALED;
+		wr[i].remote_addr = info->addr;
+		wr[i].rkey = info->rkey;
+	}
+	t0 = ktime_get_ns();
+	for (i = ib_post_send(c->id->qp, &wr[0].wr, &bad) ? 200000 : 0;
+	     i < 200000; i++) {
+		if (ib_poll_cq(c->cq, 1, &wc) == 1) {
+			if (wc.status == IB_WC_SUCCESS && wc.wr_id == 400 + n - 1)
+				ns = ktime_get_ns() - t0;
+			break;
+		}
+		usleep_range(100, 200);
+	}
+	kfree(wr);
+	return ns;
 }
 
 /* Bandwidth of 1 MiB WRITEs and READs (TAP comments; no pass/fail). */
@@ -1064,20 +1153,21 @@ static noinline_for_stack void client_bench(struct conn *c, struct info *info)
 {
 	static const enum ib_wr_opcode ops[] = { IB_WR_RDMA_WRITE,
 						 IB_WR_RDMA_READ };
-	int i, k, err = 0;
-	u64 t0, ns;
+	u64 ns, t;
+	int k, b;
+	bool ok = true;
 
 	for (k = 0; k < 2; k++) {
-		t0 = ktime_get_ns();
-		for (i = 0; i < 32 && !err; i++)
-			err = rdma_op(c, ops[k], c->buf, SZ_1M, info->addr,
-				      info->rkey, 0);
-		ns = ktime_get_ns() - t0;
+		for (b = 0, ns = 0; b < 2 && ok; b++) {
+			t = bench_batch(c, ops[k], 16, info);
+			ok = t != 0;
+			ns += t;
+		}
 		seq_buf_printf(&out, "# bench: 32 x 1 MiB RDMA %s: %llu us, %llu MB/s\n",
 			       k ? "READ" : "WRITE", ns / 1000,
 			       ns ? 32ULL * SZ_1M * 1000 / ns : 0);
 	}
-	CHECK("rdma_bench_1m_x32", !err, err);
+	CHECK("rdma_bench_1m_x32", ok, 0);
 }
 
 /*
@@ -1336,9 +1426,15 @@ static void client(void)
 	client_rma(&c, info);
 	client_sges(&c, info);
 	client_bench(&c, info);
-	/* WRITE_WITH_IMM of 8 KiB: the server echoes the imm and a crc. */
+	/*
+	 * 8 KiB the server echoes a crc of (the immediate says how many
+	 * bytes): the second half by a plain WRITE (direct), the first by
+	 * WRITE_WITH_IMM (frames), so both land in the server's MR.
+	 */
 	pattern(c.buf, 8192, 5);
-	err = rdma_op(&c, IB_WR_RDMA_WRITE_WITH_IMM, c.buf, 8192, info->addr,
+	err = rdma_op(&c, IB_WR_RDMA_WRITE, c.buf + 4096, 4096,
+		      info->addr + 4096, info->rkey, 0) ?:
+	      rdma_op(&c, IB_WR_RDMA_WRITE_WITH_IMM, c.buf, 4096, info->addr,
 		      info->rkey, 8192);
 	wc = poll_one(c.cq);
 	e = c.msg + 512;
@@ -1369,18 +1465,22 @@ out:
  * CM and frames itself): HOSTILE_CASES connections to port + 2, in the
  * forge's order.  Each gets a new QP and an MR over the buffer (remote
  * read and write), and the SEND of a struct hinfo: the MR, and the key
- * of an MR registered and deregistered just before.  Every case but the
- * last two is a forged frame that must end the connection: the victim
- * sees the disconnect within 30 s and its QP in ERROR.  Case
+ * of an MR registered and deregistered just before.  Every case ends
+ * with the connection (a forged frame the victim refuses, or the
+ * forge's close): the victim sees the disconnect within 30 s and its QP
+ * in ERROR.  Case HOSTILE_DIRECT: the forge writes into the window the
+ * victim opened over its MR; the victim finds the bytes in the MR.  Case
  * HOSTILE_NOANSWER: the victim posts a READ the forge never answers;
  * it must complete (flushed) once the forge drops the connection, not
  * before.  The last: an honest WRITE and READ of the forge, then its
  * SEND; the victim finds the forge's bytes in its MR.
  */
-#define HOSTILE_CASES		14
+#define HOSTILE_CASES		18
 #define HOSTILE_NOANSWER	(HOSTILE_CASES - 2)
+#define HOSTILE_DIRECT		(HOSTILE_CASES - 3)
 #define HOSTILE_OFF		4096
 #define HOSTILE_LEN		65536
+#define HOSTILE_DOFF		(256 * 1024)
 
 struct hinfo {
 	u64 addr;
@@ -1437,6 +1537,22 @@ static void victim_noanswer(struct conn *c)
 	      st == IB_WC_WR_FLUSH_ERR && ms >= 2000, st);
 }
 
+/*
+ * Case HOSTILE_DIRECT: the forge's own RMA into the window the victim
+ * opened over its MR put its bytes in the MR (checked once the forge
+ * has disconnected).
+ */
+static void victim_direct(struct conn *c)
+{
+	u8 *want = kmalloc(HOSTILE_LEN, GFP_KERNEL);
+
+	if (want)
+		pattern(want, HOSTILE_LEN, 91);
+	CHECK("hostile_direct_bytes_in_mr",
+	      want && !memcmp(c->buf + HOSTILE_DOFF, want, HOSTILE_LEN), 0);
+	kfree(want);
+}
+
 /* The last case: the forge's bytes, then its SEND. */
 static void victim_good(struct conn *c)
 {
@@ -1479,6 +1595,8 @@ static int victim_case(struct conn *c, int i)
 	err = conn_wait(c, RDMA_CM_EVENT_DISCONNECTED, 30);
 	snprintf(name, sizeof(name), "hostile_%d_closed_qp_error", i);
 	CHECK(name, !err && qp_state(c->id->qp) == IB_QPS_ERR, err);
+	if (i == HOSTILE_DIRECT)
+		victim_direct(c);
 	return 0;
 }
 

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif_rdma: the windows of direct RDMA WRITE and READ (rdma.rst,
+ * "Direct RDMA WRITE and READ").
+ *
+ * As a responder, a QP opens a SCIF window over one of its fast-reg MRs
+ * when the requester asks (MAP_REQ) and answers with the window's
+ * offset (MAP_RESP).  As a requester, a QP keeps what the peer's keys
+ * resolved to (struct srd_rkey) and moves the bytes of later WRITEs and
+ * READs within the MR by its own SCIF RMA (srd_rma_direct()): no frame,
+ * nothing of the responder's CPU.
+ *
+ * A window is opened only over whole pages that are all the MR's (its
+ * first byte at the start of a page, its length a multiple of the page
+ * size), with the rights both the MR and the QP give, so that the bounds
+ * and rights SCIF enforces are the MR's own.  It is closed with
+ * scif_unregister(), which for kernel memory returns only once the
+ * peer's RMAs on it are done, before an invalidation of its MR, a new
+ * registration or a deregistration completes, and before the QP's
+ * endpoint is closed.  No offset is used twice on a connection, so an
+ * offset the requester kept finds no window once it is closed, and the
+ * requester's frames then get the exact answer.
+ */
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "scif_rdma.h"
+
+static bool srd_direct = true;
+module_param_named(direct_rma, srd_direct, bool, 0644);
+MODULE_PARM_DESC(direct_rma,
+		 "RDMA WRITE and READ straight into windows the responder opens over its MRs (default Y)");
+
+/**
+ * struct srd_map - a window a responder opened over one of its MRs
+ * @mr_node: in @mr's maps
+ * @qp_node: in @qp's maps
+ * @mr: the MR (a reference held until the window is closed)
+ * @qp: the QP on whose endpoint it is registered
+ * @va: the vmap of the MR's pages it was registered over
+ * @rights: IB_ACCESS_REMOTE_READ and/or _WRITE it gives
+ * @off: its offset in the endpoint's registered address space
+ * @len: its bytes (the MR's)
+ *
+ * Locking: all of it under the device's map_mutex.
+ */
+struct srd_map {
+	struct list_head mr_node;
+	struct list_head qp_node;
+	struct srd_mr *mr;
+	struct srd_qp *qp;
+	void *va;
+	int rights;
+	u64 off;
+	u64 len;
+};
+
+/* Whole pages that are all the MR's: the window's bounds are its own. */
+static bool srd_map_fits(struct srd_mr *mr)
+{
+	u64 n = mr->length >> PAGE_SHIFT;
+
+	return !mr->dma && mr->ibmr.page_size == PAGE_SIZE &&
+	       PAGE_ALIGNED(mr->iova) && mr->length &&
+	       PAGE_ALIGNED(mr->length) && n <= READ_ONCE(mr->npages) &&
+	       mr->length <= SRD_MAP_SLOT;
+}
+
+/* The MR's first @len bytes in one kernel range, or NULL. */
+static void *srd_map_vmap(struct srd_mr *mr, u64 len)
+{
+	u32 i, n = len >> PAGE_SHIFT;
+	struct page **pages;
+	void *va = NULL;
+
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = srd_kva_page((void *)(uintptr_t)mr->pages[i]);
+		if (!pages[i])
+			goto out;
+	}
+	va = vmap(pages, n, VM_MAP, PAGE_KERNEL);
+out:
+	kvfree(pages);
+	return va;
+}
+
+/* SCIF's protection for IB_ACCESS_REMOTE_* @rights. */
+static int srd_map_prot(int rights)
+{
+	return (rights & IB_ACCESS_REMOTE_READ ? SCIF_PROT_READ : 0) |
+	       (rights & IB_ACCESS_REMOTE_WRITE ? SCIF_PROT_WRITE : 0);
+}
+
+/* Open a window over @mr for @qp's peer, in the next slot. */
+static struct srd_map *srd_map_open(struct srd_qp *qp, struct srd_mr *mr,
+				    int rights)
+{
+	struct srd_map *map;
+	off_t off;
+
+	lockdep_assert_held(&qp->dev->map_mutex);
+	if (qp->nr_maps >= SRD_MAP_MAX || !srd_map_fits(mr) ||
+	    qp->next_slot >= (S64_MAX - SRD_MAP_BASE) / SRD_MAP_SLOT)
+		return NULL;
+	map = kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
+	if (!map)
+		return NULL;
+	map->len = mr->length;
+	map->va = srd_map_vmap(mr, map->len);
+	if (!map->va)
+		goto fail;
+	off = scif_register(qp->epd, map->va, map->len,
+			    SRD_MAP_BASE + qp->next_slot++ * SRD_MAP_SLOT,
+			    srd_map_prot(rights),
+			    SCIF_MAP_KERNEL | SCIF_MAP_FIXED);
+	if (off < 0)
+		goto fail;
+	refcount_inc(&mr->refs);	/* the caller's lookup holds one */
+	map->mr = mr;
+	map->qp = qp;
+	map->rights = rights;
+	map->off = off;
+	list_add_tail(&map->mr_node, &mr->maps);
+	list_add_tail(&map->qp_node, &qp->maps);
+	qp->nr_maps++;
+	srd_stat_add(qp->dev, SRD_STAT_MAPS_OPENED, 1);
+	return map;
+fail:
+	if (map->va)
+		vunmap(map->va);
+	kfree(map);
+	return NULL;
+}
+
+/* @qp's window over @mr for key @key: the one open, or a new one. */
+static struct srd_map *srd_map_get(struct srd_qp *qp, struct srd_mr *mr,
+				   u32 key)
+{
+	int rights = READ_ONCE(mr->access) & READ_ONCE(qp->access) &
+		     (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE);
+	struct srd_map *map;
+
+	lockdep_assert_held(&qp->dev->map_mutex);
+	/* An invalidation sets valid before it takes map_mutex. */
+	if (!READ_ONCE(mr->valid) || mr->dying || READ_ONCE(mr->key) != key ||
+	    !rights)
+		return NULL;
+	list_for_each_entry(map, &qp->maps, qp_node)
+		if (map->mr == mr)
+			return map->rights == rights ? map : NULL;
+	return srd_map_open(qp, mr, rights);
+}
+
+/**
+ * srd_map_serve() - a MAP_REQ: a window over the key's MR, if it can have one
+ * @qp: the QP the frame came on
+ * @h: the frame
+ * @len: its length
+ *
+ * Answers MAP_RESP with the window (IB_WC_SUCCESS: its offset, the MR's
+ * first byte and length, the rights) or without one (IB_WC_REM_ACCESS_ERR:
+ * a key of no valid MR of the QP's PD, no remote right, an MR that does
+ * not fit a window, SRD_MAP_MAX windows open, direct_rma off, or SCIF
+ * refusing the window).  Nothing else changes: the requester's frames
+ * then get the exact answer.
+ *
+ * Context: the receive thread; sleeps; takes the device's map_mutex.
+ * Return: 0, -EPROTO (a malformed frame) or the error of the answer's
+ * sending.
+ */
+int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
+{
+	struct srd_hdr a = { .type = SRD_F_MAP_RESP,
+			     .status = IB_WC_REM_ACCESS_ERR, .rkey = h->rkey };
+	u32 key = le32_to_cpu(h->rkey);
+	struct srd_map *map;
+	struct srd_mr *mr;
+
+	if (len || h->flags || h->status || h->imm || h->addr || h->woff)
+		return -EPROTO;
+	mr = READ_ONCE(srd_direct) ?
+	     srd_mr_lookup(qp->dev, key, qp->ibqp.pd) : NULL;
+	if (mr) {
+		mutex_lock(&qp->dev->map_mutex);
+		map = srd_map_get(qp, mr, key);
+		if (map) {
+			a.status = IB_WC_SUCCESS;
+			a.imm = cpu_to_be32(map->rights);
+			a.len = cpu_to_le32(map->len);
+			a.addr = cpu_to_le64(mr->iova);
+			a.woff = cpu_to_le64(map->off);
+		}
+		mutex_unlock(&qp->dev->map_mutex);
+	}
+	srd_mr_put(mr);
+	return srd_send_hdr(qp, &a);
+}
+
+/*
+ * Close a window: unregistered (when the connection is gone, SCIF has
+ * closed it already), unmapped, its MR let go.  Only a fatal signal
+ * leaves it registered: the connection then ends (rdma.rst).
+ */
+static void srd_map_close(struct srd_map *map)
+{
+	struct srd_qp *qp = map->qp;
+
+	lockdep_assert_held(&qp->dev->map_mutex);
+	if (scif_unregister(qp->epd, map->off, map->len) == -EINTR)
+		srd_qp_close(qp);
+	list_del(&map->mr_node);
+	list_del(&map->qp_node);
+	qp->nr_maps--;
+	vunmap(map->va);
+	srd_mr_put(map->mr);
+	kfree(map);
+}
+
+/**
+ * srd_map_mr_close() - close the windows open over an MR
+ * @dev: its device
+ * @mr: the MR, invalid already (or being re-registered or deregistered)
+ * @dying: dereg_mr: no window may be opened over it any more
+ *
+ * Returns once the peers' RMAs on those windows are done.
+ *
+ * Context: process; sleeps; takes the device's map_mutex.
+ */
+void srd_map_mr_close(struct srd_dev *dev, struct srd_mr *mr, bool dying)
+{
+	struct srd_map *map, *tmp;
+
+	mutex_lock(&dev->map_mutex);
+	if (dying)
+		mr->dying = true;
+	list_for_each_entry_safe(map, tmp, &mr->maps, mr_node)
+		srd_map_close(map);
+	mutex_unlock(&dev->map_mutex);
+}
+
+/**
+ * srd_map_qp_close() - close the windows a QP opened for its peer
+ * @qp: the QP, whose endpoint is still open
+ *
+ * Context: the receive thread, before it closes the endpoint; sleeps;
+ * takes the device's map_mutex.
+ */
+void srd_map_qp_close(struct srd_qp *qp)
+{
+	struct srd_map *map, *tmp;
+
+	mutex_lock(&qp->dev->map_mutex);
+	list_for_each_entry_safe(map, tmp, &qp->maps, qp_node)
+		srd_map_close(map);
+	mutex_unlock(&qp->dev->map_mutex);
+}
+
+/* Keep what the peer answered for @key (anything odd: no window). */
+static void srd_rkey_fill(struct srd_rkey *rk, u32 key,
+			  const struct srd_hdr *h)
+{
+	u64 len = le32_to_cpu(h->len), off = le64_to_cpu(h->woff);
+	u64 iova = le64_to_cpu(h->addr);
+
+	rk->key = key;
+	rk->access = be32_to_cpu(h->imm) &
+		     (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE);
+	rk->direct = h->status == IB_WC_SUCCESS && le32_to_cpu(h->rkey) == key &&
+		     len && PAGE_ALIGNED(off) && off <= S64_MAX - len &&
+		     iova <= U64_MAX - len && rk->access;
+	rk->iova = iova;
+	rk->len = len;
+	rk->off = off;
+}
+
+/**
+ * srd_rkey_get() - what a peer's key resolves to, asking the peer once
+ * @qp: the QP (connected)
+ * @key: the peer's key
+ * @st: IB_WC_SUCCESS, or IB_WC_WR_FLUSH_ERR if the connection ended
+ *	while asking
+ *
+ * Context: the send worker; sleeps.
+ * Return: the key's entry in @qp's cache, or NULL (direct_rma off, or
+ * the connection ended).
+ */
+struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key,
+			      enum ib_wc_status *st)
+{
+	struct srd_hdr h = { .type = SRD_F_MAP_REQ, .rkey = cpu_to_le32(key) };
+	struct srd_rkey *rk;
+	u32 i;
+
+	*st = IB_WC_SUCCESS;
+	for (i = 0; key && i < SRD_MAP_CACHE; i++)	/* 0: a free entry */
+		if (qp->rkeys[i].key == key)
+			return &qp->rkeys[i];
+	if (!READ_ONCE(srd_direct))
+		return NULL;
+	srd_want_resp(qp, SRD_F_MAP_RESP);
+	if (srd_send_hdr(qp, &h) ||
+	    srd_wait_resp(qp) == IB_WC_WR_FLUSH_ERR) {
+		*st = IB_WC_WR_FLUSH_ERR;
+		return NULL;
+	}
+	rk = &qp->rkeys[qp->next_rkey];
+	qp->next_rkey = (qp->next_rkey + 1) % SRD_MAP_CACHE;
+	srd_rkey_fill(rk, key, &qp->resp_hdr);
+	return rk;
+}
+
+/**
+ * srd_rkey_forget() - drop what a peer's key resolved to
+ * @qp: the QP
+ * @key: the key (its window failed, or a SEND_WITH_INV invalidates it)
+ *
+ * Context: the send worker.
+ */
+void srd_rkey_forget(struct srd_qp *qp, u32 key)
+{
+	u32 i;
+
+	for (i = 0; key && i < SRD_MAP_CACHE; i++)
+		if (qp->rkeys[i].key == key)
+			memset(&qp->rkeys[i], 0, sizeof(qp->rkeys[i]));
+}
