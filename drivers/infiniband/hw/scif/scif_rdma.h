@@ -395,6 +395,10 @@ struct srd_rkey {
  * @tx_mutex: held for the whole of a frame sent on @epd (header and
  *	payload), by the send worker and by the receive thread answering
  *	a WRITE or READ, so that their frames never interleave
+ * @rx_event: the asynchronous event (IB_EVENT_QP_FATAL, _QP_REQ_ERR or
+ *	_QP_ACCESS_ERR) the connection's end reports, set by the receive
+ *	thread when it ends the connection for the peer's error
+ * @rx_event_set: @rx_event holds one (the receive thread's own)
  * @rma_stale: a WRITE's or READ's window that could not be unregistered
  *	(the connection broke): its memory is freed by the receive thread
  *	once the endpoint is closed (set by the send worker, which the
@@ -440,6 +444,8 @@ struct srd_qp {
 	bool resp_want;
 	struct mutex resp_mutex;	/* @resp_wqe, @resp_want */
 	struct mutex tx_mutex;		/* see above */
+	enum ib_event_type rx_event;
+	bool rx_event_set;
 	struct srd_rma_win *rma_stale;
 	struct list_head maps;
 	u32 nr_maps;

@@ -443,6 +443,40 @@ static bool srd_rx_send(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	return true;
 }
 
+/* The first error of the peer's that ends the connection: its event. */
+static void srd_rx_event(struct srd_qp *qp, enum ib_event_type type)
+{
+	if (qp->rx_event_set)
+		return;
+	qp->rx_event = type;
+	qp->rx_event_set = true;
+}
+
+/* The connection ended for the peer's error: tell the consumer. */
+static void srd_qp_event(struct srd_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = qp->rx_event,
+	};
+
+	if (qp->rx_event_set && qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	qp->rx_event_set = false;
+}
+
+/*
+ * A frame refused: counted, and reported as IB_EVENT_QP_FATAL when the
+ * connection ends; false, which ends it.
+ */
+static bool srd_bad_frame(struct srd_qp *qp)
+{
+	srd_stat_add(qp->dev, SRD_STAT_BAD_FRAMES, 1);
+	srd_rx_event(qp, IB_EVENT_QP_FATAL);
+	return false;
+}
+
 /* Count a peer's WRITE or READ answered with @status. */
 static void srd_rma_served(struct srd_qp *qp, bool write, u8 status, u32 len)
 {
@@ -478,10 +512,8 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	struct srd_mr *mr;
 	struct srd_rqe rqe;
 
-	if (h->flags & ~(write ? SRD_F_IMM : 0)) {
-		srd_stat_add(qp->dev, SRD_STAT_BAD_FRAMES, 1);
-		return false;
-	}
+	if (h->flags & ~(write ? SRD_F_IMM : 0))
+		return srd_bad_frame(qp);
 	mr = srd_mr_lookup(qp->dev, le32_to_cpu(h->rkey), qp->ibqp.pd);
 	if (srd_mr_ok(mr, addr, len, right) && (READ_ONCE(qp->access) & right))
 		a.status = srd_rma_serve(qp, mr, h, len, &lost);
@@ -491,6 +523,10 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	if (lost || srd_send_hdr(qp, &a))
 		return false;
 	srd_rma_served(qp, write, a.status, len);
+	if (a.status == IB_WC_REM_ACCESS_ERR)
+		srd_rx_event(qp, IB_EVENT_QP_ACCESS_ERR);
+	else if (a.status == IB_WC_REM_INV_REQ_ERR)
+		srd_rx_event(qp, IB_EVENT_QP_REQ_ERR);
 	if (a.status != IB_WC_SUCCESS)
 		return false;
 	if (write && (h->flags & SRD_F_IMM)) {
@@ -557,13 +593,6 @@ static bool srd_flags_ok(const struct srd_hdr *h)
 	       (h->type == SRD_F_SEND && !(h->flags & SRD_F_IMM));
 }
 
-/* A frame refused: counted; false, which ends the connection. */
-static bool srd_bad_frame(struct srd_qp *qp)
-{
-	srd_stat_add(qp->dev, SRD_STAT_BAD_FRAMES, 1);
-	return false;
-}
-
 /* One frame; false ends the connection. */
 static bool srd_rx_one(struct srd_qp *qp)
 {
@@ -596,7 +625,8 @@ static bool srd_rx_one(struct srd_qp *qp)
 
 /*
  * The receive thread: frames until the connection ends, then the end:
- * the QP to ERROR (flushing it), the endpoint closed, the CM told.
+ * the QP to ERROR (flushing it), the asynchronous event of the peer's
+ * error if it ended for one, the endpoint closed, the CM told.
  */
 static int srd_rx_thread(void *arg)
 {
@@ -612,6 +642,7 @@ static int srd_rx_thread(void *arg)
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	flush_work(&qp->tx_work);
+	srd_qp_event(qp);
 	srd_map_qp_close(qp);	/* before the endpoint goes */
 	scif_close(qp->epd);
 	srd_rma_stale_free(qp);

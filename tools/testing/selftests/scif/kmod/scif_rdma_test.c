@@ -17,6 +17,7 @@
 #include <linux/scif.h>
 #include <linux/seq_buf.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
@@ -44,6 +45,15 @@ MODULE_PARM_DESC(port, "The rdma_cm port of the connected run");
 static bool hostile;
 module_param(hostile, bool, 0444);
 MODULE_PARM_DESC(hostile, "Be the victim of scif_rdma_forge (port + 2)");
+static bool bench;
+module_param(bench, bool, 0444);
+MODULE_PARM_DESC(bench, "Only the figures of make bench (with serve=1: their server)");
+
+/* How long the server waits for the client: longer in make bench. */
+static int wait_secs(void)
+{
+	return bench ? 600 : 60;
+}
 
 /* cm_flood(): requests sent, and how many of one node the CM keeps. */
 #define FLOOD		30
@@ -477,6 +487,8 @@ struct conn {
 	void *msg;			/* PAGE_SIZE: send/recv messages */
 	struct scatterlist sg;
 	bool mapped;
+	atomic_t qp_events;		/* asynchronous events of the QP */
+	int qp_event;			/* the last one's type */
 };
 
 /*
@@ -556,9 +568,20 @@ static u64 va(void *p)
 	return (u64)(uintptr_t)p;
 }
 
+/* The QP's asynchronous events (IB_EVENT_QP_FATAL...): counted. */
+static void conn_qp_event(struct ib_event *ev, void *context)
+{
+	struct conn *c = context;
+
+	WRITE_ONCE(c->qp_event, ev->event);
+	atomic_inc(&c->qp_events);
+}
+
 static int conn_qp(struct conn *c, struct rdma_cm_id *id)
 {
 	struct ib_qp_init_attr a = {
+		.event_handler = conn_qp_event,
+		.qp_context = c,
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
@@ -765,7 +788,7 @@ static noinline_for_stack void server_plain_rma(void *buf)
 	if (!pe.epd)
 		return;
 	if (scif_bind(pe.epd, PLAIN_PORT) < 0 || scif_listen(pe.epd, 1) ||
-	    scif_poll(&pe, 1, 60000) <= 0 ||
+	    scif_poll(&pe, 1, wait_secs() * 1000) <= 0 ||
 	    scif_accept(pe.epd, &peer, &ep, SCIF_ACCEPT_SYNC))
 		goto out;
 	off = scif_register(ep, buf, BUF_LEN, 0,
@@ -790,7 +813,8 @@ static noinline_for_stack void client_plain_rma(void *buf, u16 node)
 	u64 t0, ns;
 
 	ep = scif_open();
-	for (tries = 0; ep && tries < 100; tries++) {
+	/* The server may come later in make bench: two minutes then. */
+	for (tries = 0; ep && tries < (bench ? 1200 : 100); tries++) {
 		err = scif_connect(ep, &to);
 		if (err >= 0)
 			break;
@@ -810,6 +834,10 @@ static noinline_for_stack void client_plain_rma(void *buf, u16 node)
 		seq_buf_printf(&out, "# bench: 32 x 1 MiB plain SCIF %s: %llu us, %llu MB/s\n",
 			       k ? "vreadfrom" : "vwriteto", ns / 1000,
 			       ns ? 32ULL * SZ_1M * 1000 / ns : 0);
+		if (bench)	/* the kernel API's own RMA, same engine */
+			seq_buf_printf(&out, "bench: 2vm,%s,kscif,%u,32,,,,%llu\n",
+				       k ? "readfrom" : "writeto", SZ_1M,
+				       ns ? 32ULL * SZ_1M * 1000 / ns : 0);
 	}
 	scif_send(ep, &done, 1, SCIF_SEND_BLOCK);
 out:
@@ -849,7 +877,7 @@ static void server(void)
 	CHECK("srv_listen", !err, err);
 	if (err)
 		goto out;
-	err = conn_wait(&c, RDMA_CM_EVENT_CONNECT_REQUEST, 60);
+	err = conn_wait(&c, RDMA_CM_EVENT_CONNECT_REQUEST, wait_secs());
 	CHECK("srv_connect_request", !err && c.id->device->node_type ==
 	      RDMA_NODE_RNIC, err);
 	if (err)
@@ -888,6 +916,11 @@ static void server(void)
 	pattern(info->pat, INFO_PAT, 3);
 	err = send_msg(&c, info, sizeof(*info), 0);
 	CHECK("srv_send_info", !err, err);
+	if (bench) {
+		err = conn_wait(&c, RDMA_CM_EVENT_DISCONNECTED, wait_secs());
+		CHECK("srv_bench_disconnected", !err, err);
+		goto out;
+	}
 	/* The client's WRITE_WITH_IMM, then the echo of what we hold. */
 	for (i = 0; i < 3; i++) {
 		wc = poll_one(c.cq);
@@ -915,6 +948,11 @@ static void server(void)
 	/* The client ends with a bad key: the connection closes. */
 	err = conn_wait(&c, RDMA_CM_EVENT_DISCONNECTED, 30);
 	CHECK("srv_disconnected", !err, err);
+	/* The responder's QP reports the access error, once. */
+	CHECK("srv_bad_rkey_qp_access_err_event",
+	      atomic_read(&c.qp_events) == 1 &&
+	      READ_ONCE(c.qp_event) == IB_EVENT_QP_ACCESS_ERR,
+	      atomic_read(&c.qp_events));
 	/* The client's flood of CONNECTs to the ignoring listen. */
 	CHECK("srv_unanswered_requests_bounded",
 	      atomic_read(&nr_ignored) == FLOOD_PENDING,
@@ -1107,14 +1145,14 @@ static noinline_for_stack void client_sges(struct conn *c, struct info *info)
 }
 
 /*
- * @n WRITEs or READs of 1 MiB posted at once, only the last signaled (as
- * perftest does), and that completion polled for every 100 us: the time
- * it took, or 0 if one failed.
+ * @n WRITEs or READs of @size bytes posted at once, only the last
+ * signaled (as perftest does), and that completion polled for every
+ * 100 us: the time it took, or 0 if one failed.
  */
 static u64 bench_batch(struct conn *c, enum ib_wr_opcode op, int n,
-		       struct info *info)
+		       u32 size, struct info *info)
 {
-	struct ib_sge sge = { .addr = va(c->buf), .length = SZ_1M,
+	struct ib_sge sge = { .addr = va(c->buf), .length = size,
 			      .lkey = c->pd->local_dma_lkey };
 	struct ib_rdma_wr *wr = kcalloc(n, sizeof(*wr), GFP_KERNEL);
 	const struct ib_send_wr *bad;
@@ -1159,7 +1197,7 @@ static noinline_for_stack void client_bench(struct conn *c, struct info *info)
 
 	for (k = 0; k < 2; k++) {
 		for (b = 0, ns = 0; b < 2 && ok; b++) {
-			t = bench_batch(c, ops[k], 16, info);
+			t = bench_batch(c, ops[k], 16, SZ_1M, info);
 			ok = t != 0;
 			ns += t;
 		}
@@ -1168,6 +1206,99 @@ static noinline_for_stack void client_bench(struct conn *c, struct info *info)
 			       ns ? 32ULL * SZ_1M * 1000 / ns : 0);
 	}
 	CHECK("rdma_bench_1m_x32", ok, 0);
+}
+
+/* @count operations of @size in batches of 16: MB/s, or 0 on a failure. */
+static u64 figures_bw(struct conn *c, enum ib_wr_opcode op, u32 size,
+		      int count, struct info *info)
+{
+	u64 ns = 0, t;
+	int b;
+
+	for (b = 0; b < count / 16; b++) {
+		t = bench_batch(c, op, 16, size, info);
+		if (!t)
+			return 0;
+		ns += t;
+	}
+	return ns ? (u64)count * size * 1000 / ns : 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The round trip of an 8-byte RDMA READ (as ib_read_lat), @count times,
+ * its completion polled without sleeping: "lat" row, times in us.
+ */
+static void figures_lat(struct conn *c, int count, struct info *info)
+{
+	struct ib_sge sge = { .addr = va(c->buf2), .length = 8,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 500, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = info->addr,
+		.rkey = info->rkey,
+	};
+	u64 *ns = kcalloc(count, sizeof(*ns), GFP_KERNEL), t0, end;
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+	int i, got;
+
+	for (i = 0; ns && i < count; i++) {
+		t0 = ktime_get_ns();
+		end = t0 + 20ULL * NSEC_PER_SEC;
+		if (ib_post_send(c->id->qp, &wr.wr, &bad))
+			break;
+		while (!(got = ib_poll_cq(c->cq, 1, &wc)) && ktime_get_ns() < end)
+			cond_resched();
+		if (got != 1 || wc.status != IB_WC_SUCCESS)
+			break;
+		ns[i] = ktime_get_ns() - t0;
+	}
+	if (ns && i == count) {
+		sort(ns, count, sizeof(*ns), cmp_u64, NULL);
+		seq_buf_printf(&out, "bench: 2vm,lat,srd,8,%d,%llu.%llu,%llu.%llu,%llu.%llu,%llu\n",
+			       count, ns[0] / 1000, ns[0] / 100 % 10,
+			       ns[count / 2] / 1000, ns[count / 2] / 100 % 10,
+			       ns[count * 99 / 100] / 1000,
+			       ns[count * 99 / 100] / 100 % 10,
+			       ns[count / 2] ? NSEC_PER_SEC / ns[count / 2] : 0);
+	}
+	CHECK("bench_read_latency", ns && i == count, i);
+	kfree(ns);
+}
+
+/*
+ * make bench's figures (rows "bench: SETUP,MODE,VIA,SIZE,COUNT,,,,RATE"
+ * as scif-bench prints them): WRITE and READ bandwidth at 4 KiB, 64 KiB
+ * and 1 MiB, and the READ round trip.
+ */
+static noinline_for_stack void client_figures(struct conn *c,
+					      struct info *info)
+{
+	static const u32 sizes[] = { 4096, 65536, SZ_1M };
+	u64 rate;
+	int i, k, n;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		n = sizes[i] == SZ_1M ? 64 : 256;
+		for (k = 0; k < 2; k++) {
+			rate = figures_bw(c, k ? IB_WR_RDMA_READ :
+					  IB_WR_RDMA_WRITE, sizes[i], n, info);
+			seq_buf_printf(&out, "bench: 2vm,%s,srd,%u,%d,,,,%llu\n",
+				       k ? "readfrom" : "writeto", sizes[i], n,
+				       rate);
+			CHECK(k ? "bench_read_bw" : "bench_write_bw", rate, 0);
+		}
+	}
+	figures_lat(c, 200, info);
 }
 
 /*
@@ -1401,10 +1532,10 @@ static void client(void)
 		peer = nd ? nd->dev_addr[5] : -1;	/* scif_net's MAC */
 		if (nd)
 			dev_put(nd);
-		err = peer < 0 ? -ENODEV : cm_forged(peer, 216);
-		CHECK("cm_bad_magic_closed", !err, err);
-		err = peer < 0 ? -ENODEV : cm_forged(peer, 40);
-		CHECK("cm_truncated_closed", !err, err);
+		err = peer < 0 || bench ? 0 : cm_forged(peer, 216);
+		CHECK("cm_bad_magic_closed", peer >= 0 && !err, err);
+		err = peer < 0 || bench ? 0 : cm_forged(peer, 40);
+		CHECK("cm_truncated_closed", peer >= 0 && !err, err);
 		if (peer >= 0)
 			client_plain_rma(c.buf, peer);
 		err = client_connect(&c, &dst);
@@ -1413,7 +1544,7 @@ static void client(void)
 	if (err)
 		goto out;
 	/* The server's listens are up: flood the ignoring one. */
-	if (in4_pton(my_ip, -1, (u8 *)&me, -1, NULL))
+	if (!bench && in4_pton(my_ip, -1, (u8 *)&me, -1, NULL))
 		cm_flood(peer, me, dst.sin_addr.s_addr);
 	wc = poll_one(c.cq);
 	info = c.msg;
@@ -1423,6 +1554,11 @@ static void client(void)
 	      !memcmp(info->pat, pat, INFO_PAT), wc.status);
 	if (wc.status != IB_WC_SUCCESS)
 		goto out;
+	if (bench) {
+		client_figures(&c, info);
+		rdma_disconnect(c.id);
+		goto out;
+	}
 	client_rma(&c, info);
 	client_sges(&c, info);
 	client_bench(&c, info);
@@ -1450,6 +1586,8 @@ static void client(void)
 	err = rdma_op(&c, IB_WR_RDMA_WRITE, c.buf, 4096, info->addr,
 		      info->rkey, 0);
 	CHECK("bad_rkey_rem_access_err", err == IB_WC_REM_ACCESS_ERR, err);
+	CHECK("bad_rkey_no_event_on_requester", !atomic_read(&c.qp_events),
+	      READ_ONCE(c.qp_event));
 	CHECK("bad_rkey_qp_error", qp_state(c.id->qp) == IB_QPS_ERR,
 	      qp_state(c.id->qp));
 	err = rdma_op(&c, IB_WR_RDMA_WRITE, c.buf, 4096,
@@ -1482,6 +1620,21 @@ out:
 #define HOSTILE_LEN		65536
 #define HOSTILE_DOFF		(256 * 1024)
 
+/*
+ * The asynchronous event each case's end must report on the victim's QP
+ * (-1: none): a frame refused is IB_EVENT_QP_FATAL, a bad key, right or
+ * range of the forge's request IB_EVENT_QP_ACCESS_ERR, a bad window
+ * range IB_EVENT_QP_REQ_ERR; a close, a truncated frame (the connection
+ * ends under it) or a SEND too long for the RECV (a completion error of
+ * the victim's own) none.  In the forge's order.
+ */
+static const int hostile_event[HOSTILE_CASES] = {
+	-1, -1, IB_EVENT_QP_FATAL, -1, IB_EVENT_QP_FATAL, IB_EVENT_QP_FATAL,
+	IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_ACCESS_ERR,
+	IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_FATAL,
+	-1, IB_EVENT_QP_FATAL, IB_EVENT_QP_FATAL, -1, -1, -1,
+};
+
 struct hinfo {
 	u64 addr;
 	u32 rkey;
@@ -1511,6 +1664,7 @@ static int victim_accept(struct conn *c, int secs)
 				     .initiator_depth = 1 };
 	int err, i;
 
+	atomic_set(&c->qp_events, 0);
 	err = conn_wait(c, RDMA_CM_EVENT_CONNECT_REQUEST, secs);
 	if (!err)
 		err = conn_qp(c, c->id);
@@ -1595,6 +1749,11 @@ static int victim_case(struct conn *c, int i)
 	err = conn_wait(c, RDMA_CM_EVENT_DISCONNECTED, 30);
 	snprintf(name, sizeof(name), "hostile_%d_closed_qp_error", i);
 	CHECK(name, !err && qp_state(c->id->qp) == IB_QPS_ERR, err);
+	snprintf(name, sizeof(name), "hostile_%d_async_event", i);
+	CHECK(name, hostile_event[i] < 0 ? !atomic_read(&c->qp_events) :
+	      atomic_read(&c->qp_events) == 1 &&
+	      READ_ONCE(c->qp_event) == hostile_event[i],
+	      atomic_read(&c->qp_events) ? READ_ONCE(c->qp_event) : -1);
 	if (i == HOSTILE_DIRECT)
 		victim_direct(c);
 	return 0;
