@@ -40,6 +40,13 @@
 # the virtio-net link (via iperf3), printing iperf3's summary lines as
 # "# iperf3-summary VIA: ..." (scripts/bench.sh makes them rows "2vm,bw,
 # VIA,131072,SECONDS,,,,MB/s"); node 1 serves iperf3 from the start.
+# When it also carries scif_rdma.ko, its test module and rdma_cm, the
+# client then measures scif_rdma (Documentation/scif/rdma.rst) the same
+# way: scif_rdma_test.ko bench=1 against node 1's serve=1 bench=1 prints
+# the rows (via srd: RDMA WRITE and READ bandwidth, modes writeto and
+# readfrom, and an 8-byte READ's round trip, mode lat; via kscif: the
+# kernel API's own scif_vwriteto/scif_vreadfrom of 1 MiB between the same
+# nodes, the same engine).
 # Both scif_net.ko and scif_vsock.ko need scif_peer_links.ko there too.
 # When it carries scif_vsock.ko, both nodes load it (with the kernel's
 # vsock core) before anything else, node 1's scif-bench serves AF_VSOCK
@@ -57,6 +64,7 @@ case " ${SCIF_BENCH_ARGS:-} " in
 *" -q "*) rxe_sizes=4096 rxe_iters=10 iperf_secs=2 ;;
 esac
 vsock_mods="vsock vmw_vsock_virtio_transport_common scif_peer_links scif_vsock"
+srd_mods="configfs ib_core ib_cm iw_cm rdma_cm scif_rdma"
 
 # Wait up to 60 s for a server to answer on transport args "$@".
 wait_server() {
@@ -244,6 +252,60 @@ rxe_serve() {
 	rxe_down
 }
 
+# ---- scif_rdma ----
+
+srd_present() {
+	[ -e /modules/extra/scif_net.ko ] && [ -e /modules/extra/scif_rdma.ko ] &&
+		[ -e /modules/extra/scif_rdma_test.ko ] &&
+		[ -e /modules/extra/rdma_cm.ko ] && [ -x /usr/bin/rdma ]
+}
+
+# srd_up NODE-ID PEER-ID SECONDS: net_up, the RDMA core and scif_rdma,
+# and the device scif0 on net_up's $dev.
+srd_up() {
+	# shellcheck disable=SC2086 # a list of names
+	net_up "$1" "$2" "$3" && load_extra $srd_mods &&
+		/usr/bin/rdma link add scif0 type scif netdev "$dev"
+}
+
+srd_down() {
+	/usr/bin/rdma link delete scif0
+	# shellcheck disable=SC2086 # a list of names
+	unload_extra $srd_mods
+	rmmod scif_net
+	links_down
+}
+
+# srd_test ARGS...: scif_rdma_test.ko on scif0 with ARGS, its bench rows.
+srd_test() {
+	insmod /modules/extra/scif_rdma_test.ko dev=scif0 netdev="$dev" "$@" ||
+		return 1
+	grep '^bench: ' /sys/kernel/debug/scif_rdma_test/results
+	rmmod scif_rdma_test
+}
+
+# Node 1: the server of node 0's one run (its module waits for it).
+srd_serve() {
+	if ! srd_up 1 0 1800; then
+		echo "bench-progress: scif_rdma: no device" >&2
+		srd_down 2> /dev/null
+		return 1
+	fi
+	srd_test serve=1 bench=1 my_ip=10.77.0.2 peer_ip=10.77.0.1 > /dev/null
+	srd_down
+}
+
+srd_client() {
+	if ! srd_up 0 1 120; then
+		echo "bench-progress: scif_rdma: no device" >&2
+		srd_down 2> /dev/null
+		return 1
+	fi
+	echo "bench-progress: 2vm scif_rdma" >&2
+	srd_test bench=1 my_ip=10.77.0.1 peer_ip=10.77.0.2
+	srd_down
+}
+
 # rxe_run PROGRAM ARGS...: the client, tried again while node 1's server
 # is not listening yet (up to a minute).
 rxe_run() {
@@ -337,7 +399,8 @@ serve)
 		echo "bench-progress: scif_vsock did not load" >&2; }
 	[ -x /usr/bin/iperf3 ] && /usr/bin/iperf3 -s -D > /dev/null 2>&1
 	# rxe over scif_net, once node 0 comes to it (its scif_net connects).
-	rxe_present && rxe_serve &
+	# Then scif_rdma, the same way.
+	{ ! rxe_present || rxe_serve; srd_present && srd_serve; } &
 	# A second server without libscif's user-space data path, for the
 	# kernel-path figures (SETUP 2vm-kpath; fastpath.rst).
 	SCIF_FASTPATH=0 scif-bench serve -p 2301 2> /dev/null &
@@ -369,6 +432,7 @@ client)
 	# Before the reload below: scif_net and scif_vsock hold scif.ko (by
 	# scif_peer_links.ko).
 	rxe_present && rxe_client
+	srd_present && srd_client
 	vsock_present && vsock_down
 	# Node 1 keeps serving while this node comes back with DMA.
 	if reload_with_dma && wait_server -n 1; then

@@ -195,6 +195,14 @@ ratio "RMA writeto (CPU) / RDMA write over rxe on scif_net, 1 MiB" \
 	"$(value 2vm writeto cpu 1048576 9)" "$(value 2vm writeto rxe 1048576 9)"
 ratio "RDMA read over rxe / SCIF message round trip, 8 B (median)" \
 	"$(value 2vm lat rxe 8 7)" "$(value 2vm lat scif 8 7)"
+ratio "RDMA write over scif_rdma / kernel SCIF RMA writeto, 1 MiB" \
+	"$(value 2vm writeto srd 1048576 9)" "$(value 2vm writeto kscif 1048576 9)"
+ratio "RDMA read over scif_rdma / kernel SCIF RMA readfrom, 1 MiB" \
+	"$(value 2vm readfrom srd 1048576 9)" "$(value 2vm readfrom kscif 1048576 9)"
+ratio "RDMA write over scif_rdma / over rxe on scif_net, 1 MiB" \
+	"$(value 2vm writeto srd 1048576 9)" "$(value 2vm writeto rxe 1048576 9)"
+ratio "RDMA read round trip, rxe / scif_rdma, 8 B (median)" \
+	"$(value 2vm lat rxe 8 7)" "$(value 2vm lat srd 8 7)"
 ratio "TCP (iperf3) over scif_net / over virtio-net, 1 stream" \
 	"$(value 2vm bw iperf3-sn 131072 9)" "$(value 2vm bw iperf3 131072 9)"
 ratio "TCP (iperf3) over scif_net / over virtio-net, 4 streams" \

@@ -10,7 +10,9 @@
 #   - in both, RMA again with the copy engine on the test build's
 #     software DMA provider (setups 1vm-dma and 2vm-dma);
 #   - between the two VMs, RDMA writes and reads over rxe on scif_net
-#     (perftest; via rxe), TCP by iperf3 over scif_net and over the
+#     (perftest; via rxe) and over scif_rdma (its test module in bench
+#     mode; via srd, beside the kernel API's own RMA, via kscif), TCP by
+#     iperf3 over scif_net and over the
 #     virtio-net link (via iperf3-sn and iperf3; -P4: four streams), and
 #     AF_VSOCK over scif_vsock (via vsock) beside the TCP rows;
 #   - $BENCH_A2A_NODES VMs (default 8; 0: none) streaming 64 KiB messages
@@ -85,7 +87,8 @@ done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 
 # rxe over scif_net (bench-guest.sh): rdma_rxe and what it needs, in load
 # order, perftest and the rxe provider (as scripts/check.sh's node-loss run).
-rxe=$(for m in crc32_generic rdma_rxe ib_uverbs; do
+# scif_rdma (the same place) needs rdma_cm and what it needs.
+rxe=$(for m in crc32_generic rdma_rxe ib_uverbs rdma_cm; do
 	modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" -S "$rel" "$m"
 done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 
@@ -98,8 +101,14 @@ if [ -e "$BUILD/modules/$rel/net/vmw_vsock/scif_vsock.ko" ]; then
 		$BUILD/modules/$rel/net/vmw_vsock/scif_vsock.ko"
 fi
 
+srd=
+if [ -e "$BUILD/modules/$rel/drivers/infiniband/hw/scif/scif_rdma.ko" ]; then
+	srd="$BUILD/modules/$rel/drivers/infiniband/hw/scif/scif_rdma.ko
+		$BUILD/modules/$rel/tools/testing/selftests/scif/kmod/scif_rdma_test.ko"
+fi
+
 EXTRA_MODULES="$soft $BUILD/modules/$rel/net/scif/scif_peer_links.ko
-	$BUILD/modules/$rel/drivers/net/scif/scif_net.ko $rxe $vsock" \
+	$BUILD/modules/$rel/drivers/net/scif/scif_net.ko $rxe $vsock $srd" \
 EXTRA_PROGRAMS="/usr/bin/ib_write_bw /usr/bin/ib_read_lat /usr/bin/rdma
 	$(echo /usr/lib/*/libibverbs/librxe-rdmav*.so) $(command -v iperf3)" \
 EXTRA_FILES=/etc/libibverbs.d/rxe.driver \
@@ -159,6 +168,7 @@ for want in "1vm lat scif" "1vm bw tcp" "1vm lat unix" "1vm memcpy -" \
 	    "2vm lat scif" "2vm bw scif" "2vm lat tcp" "2vm bw tcp" "2vm connect scif" \
 	    "2vm lat raw" "2vm raw-wr raw" "2vm raw-rd raw" "2vm-kpath lat scif" \
 	    "2vm lat-idle scif" "2vm writeto rxe" "2vm lat rxe" \
+	    "2vm writeto srd" "2vm readfrom srd" "2vm lat srd" "2vm writeto kscif" \
 	    "2vm bw iperf3-sn" "2vm bw iperf3" "2vm bw iperf3-sn-P4" \
 	    "2vm bw iperf3-P4" "2vm lat vsock" "2vm bw vsock" "2vm connect vsock" \
 	    "1vm-dma writeto eng" "2vm-dma writeto eng"; do

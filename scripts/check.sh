@@ -221,7 +221,7 @@ nvme_modules() { # kernel-name nodes kdir release
 		done | awk '!seen[$0]++'
 		return 0
 	fi
-	for m in nvmet_rdma nvme_rdma brd; do
+	for m in nvmet_rdma nvme_rdma nvmet_tcp nvme_tcp brd; do
 		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$4")" \
 			-S "$4" "$m" 2> /dev/null
 	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'

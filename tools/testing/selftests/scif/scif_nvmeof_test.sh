@@ -17,8 +17,13 @@
 # must report no error and the expected byte counts, a verify-only pass
 # over never-written blocks must fail (the check can fail), the first
 # 32 MiB read back through NVMe must have the checksum the target's RAM
-# disk has, and "nvme disconnect" must remove the controller.  Then the
-# target tears its configfs down, and both unload everything.  The
+# disk has.  Then figures (TAP comments, no pass/fail): fio's 1 MiB
+# sequential read bandwidth and 4 KiB random read IOPS over rdma, then,
+# where the kernel has nvme-tcp and nvmet-tcp, the same over NVMe/TCP
+# on the same scif_net interface (a second port of the target, tcp at
+# its address, port 4421, which "nvme connect -t tcp" must reach).
+# "nvme disconnect" must remove the controller.  Then the target tears
+# its configfs down, and both unload everything.  The
 # nodes wait for each other through busybox httpd (a file "ready" on
 # node 0, "done" on node 1, then "done" on node 0).
 set -u
@@ -32,7 +37,7 @@ rdma_mods="configfs ib_core ib_cm iw_cm rdma_cm"
 crc_mods="crct10dif_common crc64 crct10dif-pclmul crct10dif_generic
 	crc-t10dif crc64-rocksoft t10-pi"
 nvme_mods="nvme-keyring nvme-auth nvme-core nvme-fabrics nvmet nvmet-rdma
-	nvme-rdma brd"
+	nvme-rdma nvmet-tcp nvme-tcp brd"
 nqn=nqn.2026-11.org.scif:nvmeof-test
 hostnqn=nqn.2014-08.org.nvmexpress:uuid:5cf1f000-0000-4000-8000-000000000001
 hostid=5cf1f000-0000-4000-8000-000000000001
@@ -97,18 +102,29 @@ target_up() {
 		echo ipv4 > "$cfg/ports/1/addr_adrfam" &&
 		echo "$my_ip" > "$cfg/ports/1/addr_traddr" &&
 		echo 4420 > "$cfg/ports/1/addr_trsvcid" &&
-		ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn"
+		ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn" ||
+		return 1
+	mod_loaded nvmet-tcp || return 0
+	mkdir "$cfg/ports/2" &&
+		echo tcp > "$cfg/ports/2/addr_trtype" &&
+		echo ipv4 > "$cfg/ports/2/addr_adrfam" &&
+		echo "$my_ip" > "$cfg/ports/2/addr_traddr" &&
+		echo 4421 > "$cfg/ports/2/addr_trsvcid" &&
+		ln -s "$cfg/subsystems/$nqn" "$cfg/ports/2/subsystems/$nqn"
 }
 
 # Each step even if an earlier one failed (a half-made target is
 # taken down as far as it goes); then nothing of it may be left.
 target_down() {
+	rm -f "$cfg/ports/2/subsystems/$nqn"
+	[ ! -d "$cfg/ports/2" ] || rmdir "$cfg/ports/2"
 	rm -f "$cfg/ports/1/subsystems/$nqn"
 	rmdir "$cfg/ports/1"
 	echo 0 > "$cfg/subsystems/$nqn/namespaces/1/enable"
 	rmdir "$cfg/subsystems/$nqn/namespaces/1"
 	rmdir "$cfg/subsystems/$nqn"
-	[ ! -e "$cfg/ports/1" ] && [ ! -e "$cfg/subsystems/$nqn" ] &&
+	[ ! -e "$cfg/ports/1" ] && [ ! -e "$cfg/ports/2" ] &&
+		[ ! -e "$cfg/subsystems/$nqn" ] &&
 		umount /sys/kernel/config
 }
 
@@ -207,6 +223,44 @@ fio_detects_bad_data() {
 		[ "$(grep "^3;" "$fio_out" | cut -d';' -f5)" = 84 ]
 }
 
+# fio_figure NAME ARGS...: a read job's bandwidth (KiB/s) and IOPS,
+# "KIBPS IOPS" (terse version 3, fields 7 and 8); no verification.
+fio_figure() {
+	name=$1
+	shift
+	fio --name="$name" --filename="/dev/$ns" --direct=1 --thread \
+		--ioengine=libaio "$@" --output-format=terse --terse-version=3 \
+		2> /dev/null | awk -F';' '/^3;/ { print $7, $8 }'
+}
+
+# figures VIA: 1 MiB sequential read bandwidth and 4 KiB random read
+# IOPS on the namespace, as a TAP comment.
+figures() {
+	via=$1
+	# shellcheck disable=SC2046 # two numbers
+	set -- $(fio_figure seqread --rw=read --bs=1M --offset=0 --size=32M \
+		--iodepth=4)
+	kibps=${1:-0}
+	# shellcheck disable=SC2046 # two numbers
+	set -- $(fio_figure randread --rw=randread --bs=4k --offset=0 \
+		--size=32M --iodepth=16 --runtime=5 --time_based)
+	echo "# figures $via: 1 MiB sequential read $((kibps * 1024 / 1000000)) MB/s, 4 KiB random read ${2:-0} IOPS"
+}
+
+tcp_connect() {
+	nvme connect -t tcp -a "$peer_ip" -s 4421 -n "$nqn" -q "$hostnqn" \
+		-I "$hostid" && wait_for 20 find_ns
+}
+
+# The figures over rdma, then over NVMe/TCP on the same interface.
+compare() {
+	figures "NVMe-oF over scif_rdma"
+	mod_loaded nvme-tcp || return 0
+	ok nvme_disconnect_rdma disconnect
+	ok nvme_tcp_connect tcp_connect || return 0
+	figures "NVMe/TCP over scif_net"
+}
+
 publish_sum() {
 	sum32 "/dev/$ns" > "$www/sum" && [ -s "$www/sum" ]
 }
@@ -244,6 +298,7 @@ host() {
 		fio_jobs
 		ok fio_detects_bad_data fio_detects_bad_data
 		ok checksum_published publish_sum
+		compare
 	else
 		ok namespace_64mib false
 	fi
