@@ -50,6 +50,11 @@ struct srd_map;		/* scif_rdma_map.c */
  * that an offset the requester kept finds no window once it is closed;
  * the requester keeps what SRD_MAP_CACHE keys resolved to.
  */
+/*
+ * A WRITE or READ of at most SRD_INLINE_MAX bytes that has no window to
+ * go to travels in its frame (WRITE) or its answer (READ) instead.
+ */
+#define SRD_INLINE_MAX		SZ_16K
 #define SRD_MAP_MAX		64
 #define SRD_MAP_CACHE		16
 #define SRD_MAP_SLOT		((u64)SRD_MAX_FR_PAGES << PAGE_SHIFT)
@@ -76,6 +81,7 @@ enum srd_stat {
 	SRD_STAT_CM_REFUSED,		/* CONNECTs refused or rejected */
 	SRD_STAT_DIRECT_REQS,		/* WRITEs and READs done directly */
 	SRD_STAT_MAPS_OPENED,		/* windows opened over MRs for a peer */
+	SRD_STAT_INLINE_REQS,		/* WRITEs and READs done inline */
 	SRD_STAT_NR
 };
 
@@ -301,19 +307,23 @@ enum srd_frame_type {
 
 #define SRD_F_IMM	0x1
 #define SRD_F_INV	0x2	/* SEND only: invalidate the MR of @rkey */
+#define SRD_F_INLINE	0x4	/* WRITE, READ_REQ, READ_RESP: bytes follow */
 
 /**
  * struct srd_hdr - a frame's header (every field from the peer is hostile)
  * @type: enum srd_frame_type
- * @flags: SRD_F_IMM, SRD_F_INV (SEND_WITH_INV)
+ * @flags: SRD_F_IMM, SRD_F_INV (SEND_WITH_INV), SRD_F_INLINE (a WRITE
+ *	whose @len bytes follow, a READ_REQ whose READ_RESP brings them)
  * @status: ACK and READ_RESP: IB_WC_SUCCESS or the responder's error;
  *	MAP_RESP: IB_WC_SUCCESS (a window) or IB_WC_REM_ACCESS_ERR (none)
  * @rsvd: zero
  * @imm: the immediate data, network order; MAP_RESP: the window's
  *	IB_ACCESS_REMOTE_* rights, network order
  * @len: SEND: payload bytes that follow; WRITE, READ_REQ: bytes to move
- *	(no payload: the responder moves them by SCIF RMA); MAP_RESP: the
- *	MR's bytes; ACK, READ_RESP, MAP_REQ: 0
+ *	(no payload: the responder moves them by SCIF RMA; with
+ *	SRD_F_INLINE a WRITE's follow its header, a READ's its answer);
+ *	MAP_RESP: the MR's bytes; READ_RESP with SRD_F_INLINE: the READ's
+ *	bytes, which follow; ACK, READ_RESP, MAP_REQ: 0
  * @rkey: WRITE, READ_REQ, MAP_REQ, MAP_RESP: the responder's MR key;
  *	SEND with SRD_F_INV: the key of the receiver's MR to invalidate
  * @addr: WRITE, READ_REQ: the address in that MR; MAP_RESP: the MR's
@@ -385,13 +395,16 @@ struct srd_rkey {
  * @resp_type: the frame type of the awaited answer (ACK, READ_RESP or
  *	MAP_RESP): the receive thread takes only an answer of that type
  * @resp_hdr: a MAP_RESP taken, for the send worker
+ * @resp_sink: an inline READ: its READ_RESP brings @resp_len bytes,
+ *	which the receive thread scatters into this work request's SGEs
+ * @resp_len: those bytes
  * @resp_want: a WRITE or READ waits for its answer: set by the send
  *	worker before the request leaves, cleared when the receive thread
  *	takes the answer or the send worker gives up; an answer while it is
  *	clear is one nobody asked for
  * @resp_mutex: held by the receive thread while it takes an answer, and
  *	by the send worker to set up a request or give up waiting for one
- *	(@resp_type, @resp_want, @resp_hdr)
+ *	(@resp_type, @resp_want, @resp_hdr, @resp_sink, @resp_len)
  * @tx_mutex: held for the whole of a frame sent on @epd (header and
  *	payload), by the send worker and by the receive thread answering
  *	a WRITE or READ, so that their frames never interleave
@@ -441,6 +454,8 @@ struct srd_qp {
 	int resp_status;
 	u8 resp_type;
 	struct srd_hdr resp_hdr;
+	struct srd_swqe *resp_sink;
+	u32 resp_len;
 	bool resp_want;
 	struct mutex resp_mutex;	/* @resp_wqe, @resp_want */
 	struct mutex tx_mutex;		/* see above */
@@ -524,7 +539,8 @@ int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
 void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len);
 bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access);
 int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h);
-void srd_want_resp(struct srd_qp *qp, u8 type);
+void srd_want_resp(struct srd_qp *qp, u8 type, struct srd_swqe *sink,
+		   u32 len);
 enum ib_wc_status srd_wait_resp(struct srd_qp *qp);
 int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		     struct iw_cm_id *cm_id);
@@ -535,7 +551,7 @@ void srd_qp_close(struct srd_qp *qp);
 int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len);
 void srd_map_mr_close(struct srd_dev *dev, struct srd_mr *mr, bool dying);
 void srd_map_qp_close(struct srd_qp *qp);
-struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key,
+struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key, bool ask,
 			      enum ib_wc_status *st);
 void srd_rkey_forget(struct srd_qp *qp, u32 key);
 

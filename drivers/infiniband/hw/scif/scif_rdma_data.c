@@ -3,11 +3,13 @@
  * scif_rdma: the data path of a connected QP (rdma.rst, "Data path").
  *
  * The send worker takes the send ring in order: SEND is one frame with
- * its bytes (SCIF messages); RDMA WRITE and READ are one frame each
- * that the responder checks, moves the bytes of by SCIF RMA
- * (scif_rdma_rma.c) and answers (ACK, READ_RESP, no payload).  The
- * receive thread reads the frames, each field checked before use, and
- * ends the connection on any error.
+ * its bytes (SCIF messages); RDMA WRITE and READ go straight into a
+ * window the responder opened (scif_rdma_map.c), or, up to
+ * SRD_INLINE_MAX bytes, in the frames (inline: a WRITE's bytes follow
+ * it, a READ's its answer), or are one frame each that the responder
+ * checks, moves the bytes of by SCIF RMA (scif_rdma_rma.c) and answers
+ * (ACK, READ_RESP, no payload).  The receive thread reads the frames,
+ * each field checked before use, and ends the connection on any error.
  */
 
 #include <linux/kthread.h>
@@ -211,14 +213,19 @@ int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h)
  * srd_want_resp() - get ready for the answer to a request about to leave
  * @qp: the QP
  * @type: the answer's frame type (ACK, READ_RESP or MAP_RESP)
+ * @sink: an inline READ, whose answer brings its bytes, or NULL
+ * @len: those bytes
  *
  * Context: the send worker; takes qp->resp_mutex.
  */
-void srd_want_resp(struct srd_qp *qp, u8 type)
+void srd_want_resp(struct srd_qp *qp, u8 type, struct srd_swqe *sink,
+		   u32 len)
 {
 	mutex_lock(&qp->resp_mutex);
 	reinit_completion(&qp->resp);
 	qp->resp_type = type;
+	qp->resp_sink = sink;
+	qp->resp_len = len;
 	qp->resp_want = true;
 	mutex_unlock(&qp->resp_mutex);
 }
@@ -242,6 +249,7 @@ enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
 		if (READ_ONCE(qp->closing)) {
 			mutex_lock(&qp->resp_mutex);
 			qp->resp_type = 0;
+			qp->resp_sink = NULL;
 			qp->resp_want = false;
 			mutex_unlock(&qp->resp_mutex);
 			return IB_WC_WR_FLUSH_ERR;
@@ -251,8 +259,30 @@ enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
 }
 
 /*
- * An RDMA WRITE or READ, straight to the peer's window or by frames,
- * counted: its completion status.
+ * A WRITE or READ of at most SRD_INLINE_MAX bytes with no window: a
+ * WRITE's bytes follow its frame, a READ's come after its answer.
+ */
+static enum ib_wc_status srd_inline_request(struct srd_qp *qp,
+					    struct srd_swqe *w,
+					    struct srd_hdr *h, u64 len)
+{
+	bool read = h->type == SRD_F_READ_REQ;
+	bool err;
+
+	h->flags |= SRD_F_INLINE;
+	srd_want_resp(qp, read ? SRD_F_READ_RESP : SRD_F_ACK, read ? w : NULL,
+		      len);
+	mutex_lock(&qp->tx_mutex);
+	err = srd_xfer(qp, qp->epd, h, sizeof(*h), true, 0) ||
+	      (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true));
+	mutex_unlock(&qp->tx_mutex);
+	return err ? IB_WC_WR_FLUSH_ERR : srd_wait_resp(qp);
+}
+
+/*
+ * An RDMA WRITE or READ, straight to the peer's window, in the frames
+ * (small ones), or by the responder's RMA, counted: its completion
+ * status.
  */
 static enum ib_wc_status srd_rma_counted(struct srd_qp *qp,
 					 struct srd_swqe *w,
@@ -260,10 +290,14 @@ static enum ib_wc_status srd_rma_counted(struct srd_qp *qp,
 {
 	enum ib_wc_status st;
 
-	if (srd_rma_direct(qp, w, len, &st))
+	if (srd_rma_direct(qp, w, len, &st)) {
 		srd_stat_add(qp->dev, SRD_STAT_DIRECT_REQS, 1);
-	else
+	} else if (len && len <= SRD_INLINE_MAX) {
+		st = srd_inline_request(qp, w, h, len);
+		srd_stat_add(qp->dev, SRD_STAT_INLINE_REQS, 1);
+	} else {
 		st = srd_rma_request(qp, w, h, len);
+	}
 
 	srd_stat_add(qp->dev, h->type == SRD_F_WRITE ? SRD_STAT_WRITE_REQS :
 			      SRD_STAT_READ_REQS, 1);
@@ -498,29 +532,62 @@ static void srd_rma_served(struct srd_qp *qp, bool write, u8 status, u32 len)
 }
 
 /*
- * WRITE or READ_REQ: check the key, move the bytes by SCIF RMA (the MR
- * referenced until the RMA returns), answer; an error ends the
- * connection after the answer.
+ * The answer to an inline WRITE or READ: a WRITE's bytes are taken into
+ * the MR (@ok: the key checked) or dropped first, a READ's follow the
+ * answer.  Return: 0, or the connection's error.
+ */
+static int srd_rx_inline(struct srd_qp *qp, struct srd_mr *mr,
+			 const struct srd_hdr *h, u32 len, bool ok,
+			 struct srd_hdr *a)
+{
+	u64 addr = le64_to_cpu(h->addr);
+	int err;
+
+	a->status = ok ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR;
+	if (h->type == SRD_F_WRITE) {
+		err = ok ? srd_mr_xfer(qp, mr, addr, len, false) :
+			   srd_drain(qp, len);
+		return err ?: srd_send_hdr(qp, a);
+	}
+	if (!ok)
+		return srd_send_hdr(qp, a);
+	a->flags = SRD_F_INLINE;
+	a->len = cpu_to_le32(len);
+	mutex_lock(&qp->tx_mutex);
+	err = srd_xfer(qp, qp->epd, a, sizeof(*a), true, 0) ?:
+	      srd_mr_xfer(qp, mr, addr, len, true);
+	mutex_unlock(&qp->tx_mutex);
+	return err;
+}
+
+/*
+ * WRITE or READ_REQ: check the key, move the bytes (by SCIF RMA, or in
+ * the frames for an inline one; the MR referenced until they have
+ * moved), answer; an error ends the connection after the answer.
  */
 static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
-	bool write = h->type == SRD_F_WRITE;
+	bool write = h->type == SRD_F_WRITE, inl = h->flags & SRD_F_INLINE;
 	int right = write ? IB_ACCESS_REMOTE_WRITE : IB_ACCESS_REMOTE_READ;
 	struct srd_hdr a = { .type = write ? SRD_F_ACK : SRD_F_READ_RESP };
 	u64 addr = le64_to_cpu(h->addr);
-	bool lost = false;
+	bool lost = false, ok;
 	struct srd_mr *mr;
 	struct srd_rqe rqe;
 
-	if (h->flags & ~(write ? SRD_F_IMM : 0))
+	if ((h->flags & ~((write ? SRD_F_IMM : 0) | SRD_F_INLINE)) ||
+	    (inl && (len > SRD_INLINE_MAX || h->woff)))
 		return srd_bad_frame(qp);
 	mr = srd_mr_lookup(qp->dev, le32_to_cpu(h->rkey), qp->ibqp.pd);
-	if (srd_mr_ok(mr, addr, len, right) && (READ_ONCE(qp->access) & right))
+	ok = srd_mr_ok(mr, addr, len, right) && (READ_ONCE(qp->access) & right);
+	if (inl)
+		lost = srd_rx_inline(qp, mr, h, len, ok, &a);
+	else if (ok)
 		a.status = srd_rma_serve(qp, mr, h, len, &lost);
 	else
 		a.status = IB_WC_REM_ACCESS_ERR;
 	srd_mr_put(mr);
-	if (lost || srd_send_hdr(qp, &a))
+	if (lost || (!inl && srd_send_hdr(qp, &a)))
 		return false;
 	srd_rma_served(qp, write, a.status, len);
 	if (a.status == IB_WC_REM_ACCESS_ERR)
@@ -548,22 +615,30 @@ static bool srd_resp_status_ok(u8 status)
 
 /*
  * An answer's fields: a MAP_RESP says whether there is a window (its
- * description is checked by the send worker); an ACK or READ_RESP has
- * no payload, key, address or window, and a responder's status.
+ * description is checked by the send worker); an inline READ's
+ * successful READ_RESP has its bytes' length (checked against the
+ * READ's); an ACK or READ_RESP has no payload, key, address or window,
+ * and a responder's status.
  */
 static bool srd_resp_ok(const struct srd_hdr *h, u32 len)
 {
 	if (h->type == SRD_F_MAP_RESP)
 		return !h->flags && (h->status == IB_WC_SUCCESS ||
 				     h->status == IB_WC_REM_ACCESS_ERR);
+	if (h->flags == SRD_F_INLINE)
+		return h->type == SRD_F_READ_RESP && len &&
+		       h->status == IB_WC_SUCCESS && !h->imm && !h->rkey &&
+		       !h->addr && !h->woff;
 	return !len && !h->flags && !h->imm && !h->rkey && !h->addr &&
 	       !h->woff && srd_resp_status_ok(h->status);
 }
 
 /*
  * ACK, READ_RESP or MAP_RESP: the answer to this side's outstanding
- * request, no payload (the responder moved the bytes by RMA into our
- * window, or says which window it opened).
+ * request (the responder moved the bytes by RMA into our window, or
+ * says which window it opened); only an inline READ's READ_RESP brings
+ * bytes, scattered into the READ's SGEs under resp_mutex (so that the
+ * send worker cannot give the work request back meanwhile).
  */
 static bool srd_rx_resp(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
@@ -574,20 +649,36 @@ static bool srd_rx_resp(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	mutex_lock(&qp->resp_mutex);
 	if (!qp->resp_want || h->type != qp->resp_type)
 		goto out;	/* an answer nobody asked for */
+	/* An inline READ's success brings exactly its bytes; else none. */
+	if (qp->resp_sink && h->status == IB_WC_SUCCESS ?
+	    h->flags != SRD_F_INLINE || len != qp->resp_len : h->flags)
+		goto out;
+	ok = true;
+	if (h->flags == SRD_F_INLINE &&
+	    srd_sges_xfer(qp, qp->resp_sink->sge, qp->resp_sink->num_sge, len,
+			  false)) {
+		srd_qp_close(qp);	/* the connection's end flushes it */
+		goto out;
+	}
 	qp->resp_want = false;
 	qp->resp_status = h->status;
 	qp->resp_hdr = *h;
 	complete(&qp->resp);
-	ok = true;
 out:
 	mutex_unlock(&qp->resp_mutex);
 	return ok;
 }
 
-/* Known flags only; INVALIDATE only on a SEND, and not with immediate. */
+/*
+ * Known flags only; INVALIDATE only on a SEND, and not with immediate;
+ * INLINE only on a WRITE, READ_REQ or READ_RESP.
+ */
 static bool srd_flags_ok(const struct srd_hdr *h)
 {
-	if (h->flags & ~(SRD_F_IMM | SRD_F_INV))
+	if (h->flags & ~(SRD_F_IMM | SRD_F_INV | SRD_F_INLINE))
+		return false;
+	if ((h->flags & SRD_F_INLINE) && h->type != SRD_F_WRITE &&
+	    h->type != SRD_F_READ_REQ && h->type != SRD_F_READ_RESP)
 		return false;
 	return !(h->flags & SRD_F_INV) ||
 	       (h->type == SRD_F_SEND && !(h->flags & SRD_F_IMM));

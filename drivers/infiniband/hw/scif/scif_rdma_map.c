@@ -282,14 +282,15 @@ static void srd_rkey_fill(struct srd_rkey *rk, u32 key,
  * srd_rkey_get() - what a peer's key resolves to, asking the peer once
  * @qp: the QP (connected)
  * @key: the peer's key
+ * @ask: ask the peer if the key is not in the cache
  * @st: IB_WC_SUCCESS, or IB_WC_WR_FLUSH_ERR if the connection ended
  *	while asking
  *
  * Context: the send worker; sleeps.
- * Return: the key's entry in @qp's cache, or NULL (direct_rma off, or
- * the connection ended).
+ * Return: the key's entry in @qp's cache, or NULL (not there and not to
+ * be asked, direct_rma off, or the connection ended).
  */
-struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key,
+struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key, bool ask,
 			      enum ib_wc_status *st)
 {
 	struct srd_hdr h = { .type = SRD_F_MAP_REQ, .rkey = cpu_to_le32(key) };
@@ -300,9 +301,9 @@ struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key,
 	for (i = 0; key && i < SRD_MAP_CACHE; i++)	/* 0: a free entry */
 		if (qp->rkeys[i].key == key)
 			return &qp->rkeys[i];
-	if (!READ_ONCE(srd_direct))
+	if (!ask || !READ_ONCE(srd_direct))
 		return NULL;
-	srd_want_resp(qp, SRD_F_MAP_RESP);
+	srd_want_resp(qp, SRD_F_MAP_RESP, NULL, 0);
 	if (srd_send_hdr(qp, &h) ||
 	    srd_wait_resp(qp) == IB_WC_WR_FLUSH_ERR) {
 		*st = IB_WC_WR_FLUSH_ERR;

@@ -12,6 +12,10 @@
  * any frame, and moves the bytes itself between its MR and that window
  * (scif_vreadfrom for a WRITE, scif_vwriteto for a READ), one RMA per
  * physically contiguous run of the MR, then answers.
+ *
+ * A WRITE or READ whose key the responder opened a window for
+ * (scif_rdma_map.c) skips all that: srd_rma_direct() is the requester's
+ * own RMA into that window, run by run of its SGEs.
  */
 
 #include <linux/mm.h>
@@ -53,8 +57,7 @@ struct srd_rma_win {
 	struct srd_rma_win *next;
 };
 
-typedef int (*srd_piece_fn)(struct srd_rma_win *win, u64 pos, void *kva,
-			    u64 len);
+typedef int (*srd_piece_fn)(void *ctx, u64 pos, void *kva, u64 len);
 
 static bool srd_rma_op(enum ib_wr_opcode op)
 {
@@ -77,16 +80,40 @@ struct page *srd_kva_page(void *kva)
 }
 
 /*
- * Call @fn for each virtually contiguous piece of the work request's
- * byte stream, in order, with its position in the window.  Each SGE's
- * key is checked again (the consumer may have broken the rules since
- * it was posted).  Return: 0, 1 if @fn stopped the walk, or -errno.
+ * The longest run from @addr (at most @len bytes) that is contiguous in
+ * the linear map (so physically contiguous: SCIF's DMA engine can take
+ * it), and its kernel address.
  */
-static int srd_rma_walk(struct srd_qp *qp, const struct srd_swqe *w,
-			struct srd_rma_win *win, srd_piece_fn fn)
+static u64 srd_rma_run(struct srd_mr *mr, u64 addr, u64 len, void **kva)
 {
-	int access = win->write ? 0 : IB_ACCESS_LOCAL_WRITE;
-	u64 pos = win->head, addr, left, n;
+	u64 n = len, more;
+	void *next;
+
+	*kva = srd_mr_kva(mr, addr, &n);
+	while (n < len) {
+		more = len - n;
+		next = srd_mr_kva(mr, addr + n, &more);
+		if (next != *kva + n || !virt_addr_valid(next))
+			break;
+		n += more;
+	}
+	return n;
+}
+
+/*
+ * Call @fn(@ctx, ...) for each piece of the work request's byte stream,
+ * in order, with its position from @pos: pieces contiguous in virtual
+ * memory, or with @runs the longest runs contiguous in the linear map.
+ * Each SGE's key is checked again, for a READ's sink with local write
+ * (the consumer may have broken the rules since it was posted).
+ * Return: 0, @fn's non-zero value, or -EACCES (a local key).
+ */
+static int srd_sge_walk(struct srd_qp *qp, const struct srd_swqe *w,
+			bool read, bool runs, u64 pos, srd_piece_fn fn,
+			void *ctx)
+{
+	int access = read ? IB_ACCESS_LOCAL_WRITE : 0;
+	u64 addr, left, n;
 	struct srd_mr *mr;
 	int err = 0;
 	void *kva;
@@ -100,8 +127,11 @@ static int srd_rma_walk(struct srd_qp *qp, const struct srd_swqe *w,
 			err = -EACCES;
 		while (!err && left) {
 			n = left;
-			kva = srd_mr_kva(mr, addr, &n);	/* shortens n */
-			err = fn(win, pos, kva, n);
+			if (runs)
+				n = srd_rma_run(mr, addr, left, &kva);
+			else
+				kva = srd_mr_kva(mr, addr, &n); /* shortens n */
+			err = fn(ctx, pos, kva, n);
 			pos += n;
 			addr += n;
 			left -= n;
@@ -111,9 +141,18 @@ static int srd_rma_walk(struct srd_qp *qp, const struct srd_swqe *w,
 	return err;
 }
 
-/* The first piece: where the window starts in its first page. */
-static int srd_rma_head(struct srd_rma_win *win, u64 pos, void *kva, u64 len)
+/* srd_sge_walk() of the work request over its window's pages. */
+static int srd_rma_walk(struct srd_qp *qp, const struct srd_swqe *w,
+			struct srd_rma_win *win, srd_piece_fn fn)
 {
+	return srd_sge_walk(qp, w, !win->write, false, win->head, fn, win);
+}
+
+/* The first piece: where the window starts in its first page. */
+static int srd_rma_head(void *ctx, u64 pos, void *kva, u64 len)
+{
+	struct srd_rma_win *win = ctx;
+
 	win->head = offset_in_page(kva);
 	return 1;
 }
@@ -149,8 +188,9 @@ static struct page *srd_rma_own_page(u64 pos, void *kva, u64 len)
 }
 
 /* Place a piece in the window (a WRITE's bytes into bounce pages). */
-static int srd_rma_place(struct srd_rma_win *win, u64 pos, void *kva, u64 len)
+static int srd_rma_place(void *ctx, u64 pos, void *kva, u64 len)
 {
+	struct srd_rma_win *win = ctx;
 	struct page *own;
 	u64 pg, n, o;
 	int err;
@@ -179,9 +219,9 @@ static int srd_rma_place(struct srd_rma_win *win, u64 pos, void *kva, u64 len)
 }
 
 /* A READ's answer came: copy the bounce pages' bytes to the piece. */
-static int srd_rma_unplace(struct srd_rma_win *win, u64 pos, void *kva,
-			   u64 len)
+static int srd_rma_unplace(void *ctx, u64 pos, void *kva, u64 len)
 {
+	struct srd_rma_win *win = ctx;
 	struct page *page;
 	u64 n, o;
 
@@ -405,7 +445,8 @@ enum ib_wc_status srd_rma_request(struct srd_qp *qp, struct srd_swqe *w,
 			return st;
 		h->woff = cpu_to_le64(win->off + win->head);
 	}
-	srd_want_resp(qp, h->type == SRD_F_WRITE ? SRD_F_ACK : SRD_F_READ_RESP);
+	srd_want_resp(qp, h->type == SRD_F_WRITE ? SRD_F_ACK : SRD_F_READ_RESP,
+		      NULL, 0);
 	st = srd_send_hdr(qp, h) ? IB_WC_WR_FLUSH_ERR : srd_wait_resp(qp);
 	if (win && !win->write && st == IB_WC_SUCCESS &&
 	    srd_rma_walk(qp, w, win, srd_rma_unplace))
@@ -416,8 +457,8 @@ enum ib_wc_status srd_rma_request(struct srd_qp *qp, struct srd_swqe *w,
 
 /*
  * Move a WRITE's or READ's bytes to or from the peer's window at @woff,
- * each local key checked again.  Return: 0, 1 (a local key no longer
- * holds) or SCIF's error.
+ * each local key checked again.  Return: 0, -EACCES (a local key no
+ * longer holds) or SCIF's error (-EPERM for its -EACCES).
  */
 static int srd_rma_direct_copy(struct srd_qp *qp, const struct srd_swqe *w,
 			       u64 woff, bool write);
@@ -432,6 +473,8 @@ static int srd_rma_direct_copy(struct srd_qp *qp, const struct srd_swqe *w,
  * A plain WRITE or READ (with immediate data it needs a frame) whose
  * key the peer opened a window for (scif_rdma_map.c), within the MR and
  * its rights, is one synchronous SCIF RMA per physically contiguous run
+ * (a key not asked about yet is asked about only for more than
+ * SRD_INLINE_MAX bytes: fewer travel in the frames)
  * of the local SGEs, into or out of that window: the responder neither
  * sees nor answers it.  Anything else, and a window that has gone (its
  * MR invalidated), goes by frames, which get the responder's answer.
@@ -451,7 +494,7 @@ bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
 
 	if (!len || (!write && w->opcode != IB_WR_RDMA_READ))
 		return false;
-	rk = srd_rkey_get(qp, w->rkey, st);
+	rk = srd_rkey_get(qp, w->rkey, len > SRD_INLINE_MAX, st);
 	if (*st != IB_WC_SUCCESS)
 		return true;
 	if (!rk || !rk->direct || !(rk->access & right) || raddr < rk->iova ||
@@ -462,7 +505,7 @@ bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
 	case 0:
 		*st = IB_WC_SUCCESS;
 		return true;
-	case 1:
+	case -EACCES:
 		*st = IB_WC_LOC_PROT_ERR;
 		return true;
 	case -ECONNRESET:
@@ -474,27 +517,6 @@ bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
 		srd_rkey_forget(qp, w->rkey);	/* the window went */
 		return false;
 	}
-}
-
-/*
- * The longest run from @addr (at most @len bytes) that is contiguous in
- * the linear map (so physically contiguous: SCIF's DMA engine can take
- * it), and its kernel address.
- */
-static u64 srd_rma_run(struct srd_mr *mr, u64 addr, u64 len, void **kva)
-{
-	u64 n = len, more;
-	void *next;
-
-	*kva = srd_mr_kva(mr, addr, &n);
-	while (n < len) {
-		more = len - n;
-		next = srd_mr_kva(mr, addr + n, &more);
-		if (next != *kva + n || !virt_addr_valid(next))
-			break;
-		n += more;
-	}
-	return n;
 }
 
 /* The answer for SCIF's error; *@lost when the connection is gone. */
@@ -561,33 +583,30 @@ enum ib_wc_status srd_rma_serve(struct srd_qp *qp, struct srd_mr *mr,
 	return srd_rma_status(err, lost);
 }
 
+/* Where a direct WRITE or READ goes: the peer's window at @woff. */
+struct srd_direct {
+	scif_epd_t epd;
+	u64 woff;
+	bool write;
+};
+
+/* One run of a direct WRITE or READ (a window's refusal: -EPERM). */
+static int srd_rma_direct_piece(void *ctx, u64 pos, void *kva, u64 len)
+{
+	struct srd_direct *d = ctx;
+	int err;
+
+	err = d->write ? scif_vwriteto(d->epd, kva, len, d->woff + pos,
+				       SCIF_RMA_SYNC) :
+			 scif_vreadfrom(d->epd, kva, len, d->woff + pos,
+					SCIF_RMA_SYNC);
+	return err == -EACCES ? -EPERM : err;
+}
+
 static int srd_rma_direct_copy(struct srd_qp *qp, const struct srd_swqe *w,
 			       u64 woff, bool write)
 {
-	int access = write ? 0 : IB_ACCESS_LOCAL_WRITE;
-	u64 addr, left, n;
-	struct srd_mr *mr;
-	int err = 0;
-	void *kva;
-	u32 i;
+	struct srd_direct d = { .epd = qp->epd, .woff = woff, .write = write };
 
-	for (i = 0; i < w->num_sge && !err; i++) {
-		addr = w->sge[i].addr;
-		left = w->sge[i].length;
-		mr = srd_mr_lookup(qp->dev, w->sge[i].lkey, qp->ibqp.pd);
-		if (!srd_mr_ok(mr, addr, left, access))
-			err = 1;
-		while (!err && left) {
-			n = srd_rma_run(mr, addr, left, &kva);
-			err = write ? scif_vwriteto(qp->epd, kva, n, woff,
-						    SCIF_RMA_SYNC) :
-				      scif_vreadfrom(qp->epd, kva, n, woff,
-						     SCIF_RMA_SYNC);
-			addr += n;
-			woff += n;
-			left -= n;
-		}
-		srd_mr_put(mr);
-	}
-	return err;
+	return srd_sge_walk(qp, w, !write, true, 0, srd_rma_direct_piece, &d);
 }

@@ -20,6 +20,11 @@
  *   read_bad_woff        a READ into a window offset never registered
  *   write_woff_overflow  a WRITE from window offset 2^63
  *   unsolicited_ack      an ACK nobody asked for
+ *   inline               4 KiB written inline (the bytes in the frame:
+ *                        the victim finds them in its MR at IOFF), read
+ *                        back inline (they come in the answer), then an
+ *                        inline WRITE with a bad key: REM_ACCESS_ERR
+ *   inline_over          an inline WRITE of 16 KiB + 1
  *   map_bad_key          a MAP_REQ for a bad key: a MAP_RESP without a
  *                        window (the connection stays)
  *   map_malformed        a MAP_REQ with an address
@@ -30,9 +35,10 @@
  *                        at DOFF (the victim finds them in its MR), read
  *                        back; past its end ENXIO; asked again: the
  *                        same window; the dead key's: none
- *   read_never_answered  answers the victim's MAP_REQ without a window,
- *                        takes its READ_REQ, answers nothing, drops the
- *                        connection 3 s later
+ *   read_never_answered  takes the victim's READ_REQ (inline: 4 KiB;
+ *                        a MAP_REQ before it is answered without a
+ *                        window), answers nothing, drops the connection
+ *                        3 s later
  *   honest               a WRITE of 64 KiB, a READ of it back, a SEND
  * The answers the victim owes (REM_ACCESS_ERR 10, REM_INV_REQ_ERR 9) are
  * checked, and that it closes the connection within 10 s after every
@@ -59,6 +65,9 @@
 #define HOFF		4096
 #define HLEN		65536
 #define DOFF		(256 * 1024)
+#define IOFF		(512 * 1024)
+#define F_INLINE	4
+#define INLINE_MAX	16384
 
 enum { T_SEND = 1, T_WRITE, T_READ_REQ, T_READ_RESP, T_ACK, T_MAP_REQ,
        T_MAP_RESP };
@@ -290,6 +299,50 @@ static int map_ask(struct peer *p, uint32_t rkey, struct hdr *a)
 	       le32toh(a->rkey) != rkey ? -1 : 0;
 }
 
+/* An inline frame of @type for @len bytes at IOFF of the MR. */
+static struct hdr inline_hdr(struct peer *p, int type, uint32_t len,
+			     uint32_t rkey)
+{
+	struct hdr h = { .type = type, .flags = F_INLINE,
+			 .len = htole32(len), .rkey = htole32(rkey),
+			 .addr = htole64(p->info.addr + IOFF) };
+
+	return h;
+}
+
+static int c_inline(struct peer *p)
+{
+	struct hdr h = inline_hdr(p, T_WRITE, 4096, p->info.rkey), a;
+	int i;
+
+	for (i = 0; i < 4096; i++)
+		p->buf[i] = (uint8_t)(i * 7 + 55);
+	if (xfer(p->epd, &h, sizeof(h), 1) || xfer(p->epd, p->buf, 4096, 1) ||
+	    !answer_is(p, T_ACK, ST_OK))
+		return 0;
+	h = inline_hdr(p, T_READ_REQ, 4096, p->info.rkey);
+	if (xfer(p->epd, &h, sizeof(h), 1) || xfer(p->epd, &a, sizeof(a), 0) ||
+	    a.type != T_READ_RESP || a.status != ST_OK || a.flags != F_INLINE ||
+	    le32toh(a.len) != 4096 || xfer(p->epd, p->buf + HLEN, 4096, 0) ||
+	    memcmp(p->buf, p->buf + HLEN, 4096)) {
+		printf("# inline READ: type %d status %d flags %d len %u\n",
+		       a.type, a.status, a.flags, le32toh(a.len));
+		return 0;
+	}
+	/* A bad key: the bytes are dropped, then the answer, the close. */
+	h = inline_hdr(p, T_WRITE, 4096, p->info.rkey ^ 0x7f00);
+	return !xfer(p->epd, &h, sizeof(h), 1) &&
+	       !xfer(p->epd, p->buf, 4096, 1) &&
+	       answer_is(p, T_ACK, ST_ACCESS) && closed_within(p->epd);
+}
+
+static int c_inline_over(struct peer *p)
+{
+	struct hdr h = inline_hdr(p, T_WRITE, INLINE_MAX + 1, p->info.rkey);
+
+	return !xfer(p->epd, &h, sizeof(h), 1) && closed_within(p->epd);
+}
+
 static int c_map_bad_key(struct peer *p)
 {
 	struct hdr a;
@@ -359,11 +412,15 @@ static int c_noanswer(struct peer *p)
 {
 	struct hdr h, a = { .type = T_MAP_RESP, .status = ST_ACCESS };
 
-	if (xfer(p->epd, &h, sizeof(h), 0) || h.type != T_MAP_REQ)
+	if (xfer(p->epd, &h, sizeof(h), 0))
 		return 0;
-	a.rkey = h.rkey;
-	if (xfer(p->epd, &a, sizeof(a), 1) ||
-	    xfer(p->epd, &h, sizeof(h), 0) || h.type != T_READ_REQ)
+	if (h.type == T_MAP_REQ) {
+		a.rkey = h.rkey;
+		if (xfer(p->epd, &a, sizeof(a), 1) ||
+		    xfer(p->epd, &h, sizeof(h), 0))
+			return 0;
+	}
+	if (h.type != T_READ_REQ)
 		return 0;
 	sleep(3);
 	return 1;	/* the close follows; the victim checks its READ */
@@ -402,6 +459,8 @@ static const struct {
 	{ "read_bad_woff_rem_inv_req_err", c_bad_woff },
 	{ "write_woff_overflow_rem_inv_req_err", c_woff_overflow },
 	{ "unsolicited_ack_closed", c_ack },
+	{ "inline_write_read_bad_key_rem_access_err", c_inline },
+	{ "inline_over_limit_closed", c_inline_over },
 	{ "map_bad_key_no_window", c_map_bad_key },
 	{ "map_malformed_closed", c_map_malformed },
 	{ "map_unsolicited_closed", c_map_unsolicited },

@@ -161,23 +161,26 @@ msg_bytes() {
 # The responder (this node) let the client's RDMA WRITEs and READs move
 # by SCIF RMA: it opened a window over its MR, its message bytes rose by
 # far less than the client's 1 MiB ones, and its own RMA bytes (the
-# client's WRITEs and READs by frames, to the MR from byte 8: two SGE
-# lists of 5000 and 8098 bytes each way, and a 4 KiB WRITE_WITH_IMM) by
-# at least 2 x 13098 + 4096.
+# client's WRITEs and READs by the responder's RMA, to the MR from byte
+# 8: SGE lists of 20000 and 24482 bytes each way) by at least
+# 2 x 44482.
 moved_by_rma() {
 	d_rma=$(($(node_stat rma_bytes) - rma0))
 	d_msg=$(($(msg_bytes) - msg0))
 	d_win=$(($(counter rdma_windows_opened "$1") - $(counter rdma_windows_opened "$2")))
 	echo "# on node $self: RMA bytes +$d_rma, message bytes +$d_msg, windows opened +$d_win"
-	[ "$d_rma" -ge 30292 ] && [ "$d_msg" -lt 1048576 ] && [ "$d_win" -ge 1 ]
+	[ "$d_rma" -ge 88964 ] && [ "$d_msg" -lt 1048576 ] && [ "$d_win" -ge 1 ]
 }
 
 # The client (this node) did its 1 MiB WRITEs and READs straight into
-# the server's window: at least the 64 of the bandwidth figure.
+# the server's window (at least the 64 of the bandwidth figure), and
+# its small ones to the MR without a window inline (at least the four
+# of the two inline SGE cases, and the WRITE_WITH_IMM).
 went_direct() {
 	d=$(($(counter rdma_direct_reqs "$1") - $(counter rdma_direct_reqs "$2")))
-	echo "# on node $self: direct WRITEs and READs +$d"
-	[ "$d" -ge 64 ]
+	i=$(($(counter rdma_inline_reqs "$1") - $(counter rdma_inline_reqs "$2")))
+	echo "# on node $self: direct WRITEs and READs +$d, inline +$i"
+	[ "$d" -ge 64 ] && [ "$i" -ge 5 ]
 }
 
 # The device's counters, "name value" a line.
@@ -192,21 +195,21 @@ counter() {
 }
 
 # What the hostile run made the victim (this node) count, exactly: a
-# SEND of its info for each of the 18 connections, the forge's one SEND
-# received, the one READ it posted (never answered: no bytes; the forge
-# opened no window for it, so not direct), the forge's one WRITE and one
-# READ of 64 KiB served by SCIF RMA, three REM_ACCESS_ERR and two
-# REM_INV_REQ_ERR answered, six frames refused (a SEND over 1 GiB, an
-# unknown type, an unknown flag, an unsolicited ACK, a MAP_REQ with an
-# address, an unsolicited MAP_RESP), one window opened (asked for twice),
-# 18 connections.
+# SEND of its info for each of the 20 connections, the forge's one SEND
+# received, the one READ it posted (inline, never answered: no bytes),
+# the forge's WRITE and READ of 64 KiB served by SCIF RMA and of 4 KiB
+# inline, four REM_ACCESS_ERR and two REM_INV_REQ_ERR answered, seven
+# frames refused (a SEND over 1 GiB, an unknown type, an unknown flag,
+# an unsolicited ACK, an inline WRITE over 16 KiB, a MAP_REQ with an
+# address, an unsolicited MAP_RESP), one window opened (asked for
+# twice), 20 connections.
 counted_exactly() {
 	rc=0
-	for want in sends:18 recvs:1 rdma_write_reqs:0 rdma_read_reqs:1 \
-		rdma_req_bytes:0 rdma_writes_served:1 rdma_reads_served:1 \
-		rdma_served_bytes:131072 rem_access_errs:3 \
-		rem_inv_req_errs:2 rem_op_errs:0 bad_frames:6 cm_connects:18 \
-		rdma_direct_reqs:0 rdma_windows_opened:1; do
+	for want in sends:20 recvs:1 rdma_write_reqs:0 rdma_read_reqs:1 \
+		rdma_req_bytes:0 rdma_writes_served:2 rdma_reads_served:2 \
+		rdma_served_bytes:139264 rem_access_errs:4 \
+		rem_inv_req_errs:2 rem_op_errs:0 bad_frames:7 cm_connects:20 \
+		rdma_direct_reqs:0 rdma_windows_opened:1 rdma_inline_reqs:1; do
 		name=${want%%:*}
 		d=$(($(counter "$name" "$stats1") - $(counter "$name" "$stats0")))
 		echo "# counter $name: +$d (want +${want#*:})"

@@ -1114,7 +1114,9 @@ static noinline_for_stack void sge_case(struct conn *c, u64 raddr, u32 rkey,
 
 /*
  * Unaligned and multi-SGE lists, into the server's window (direct) and
- * into its MR from byte 8 (frames: bounce pages and real pages mixed).
+ * into its MR from byte 8, which has none: up to 16 KiB in the frames
+ * themselves (inline), beyond by the server's RMA from a temporary
+ * window of the client's (bounce pages and real pages mixed).
  */
 static noinline_for_stack void client_sges(struct conn *c, struct info *info)
 {
@@ -1127,6 +1129,14 @@ static noinline_for_stack void client_sges(struct conn *c, struct info *info)
 	struct ib_sge d3[] = { SGE(c->buf2, 4093, 3),
 			       SGE(c->buf2, 8192, 4096),
 			       SGE(c->buf2, 20001, 3999) };
+	/* Over SRD_INLINE_MAX (16 KiB): 20000 and 24482 bytes. */
+	struct ib_sge s1b[] = { SGE(c->buf, 100, 20000) };
+	struct ib_sge d1b[] = { SGE(c->buf2, 100, 20000) };
+	struct ib_sge s3b[] = { SGE(c->buf, 7, 1000), SGE(c->buf, 3000, 20481),
+				SGE(c->buf, 24001, 3001) };
+	struct ib_sge d3b[] = { SGE(c->buf2, 4093, 3),
+				SGE(c->buf2, 8192, 20480),
+				SGE(c->buf2, 28673, 3999) };
 	u8 *want = kmalloc(2 * SGE_AREA, GFP_KERNEL);
 
 	if (!want) {
@@ -1137,10 +1147,14 @@ static noinline_for_stack void client_sges(struct conn *c, struct info *info)
 		 d1, 1, 0, want, want + SGE_AREA);
 	sge_case(c, info->addr, info->rkey, "rdma_three_sges_odd", s3, 3, d3,
 		 3, 3 * 4096 + 5, want, want + SGE_AREA);
-	sge_case(c, info->addr2, info->rkey2, "frames_sge_off100_len5000", s1,
+	sge_case(c, info->addr2, info->rkey2, "inline_sge_off100_len5000", s1,
 		 1, d1, 1, 0, want, want + SGE_AREA);
-	sge_case(c, info->addr2, info->rkey2, "frames_three_sges_odd", s3, 3,
+	sge_case(c, info->addr2, info->rkey2, "inline_three_sges_odd", s3, 3,
 		 d3, 3, 3 * 4096 + 5, want, want + SGE_AREA);
+	sge_case(c, info->addr2, info->rkey2, "frames_sge_off100_len20000",
+		 s1b, 1, d1b, 1, 0, want, want + SGE_AREA);
+	sge_case(c, info->addr2, info->rkey2, "frames_three_sges_odd", s3b, 3,
+		 d3b, 3, 3 * 4096 + 5, want, want + SGE_AREA);
 	kfree(want);
 }
 
@@ -1608,14 +1622,17 @@ out:
  * forge's close): the victim sees the disconnect within 30 s and its QP
  * in ERROR.  Case HOSTILE_DIRECT: the forge writes into the window the
  * victim opened over its MR; the victim finds the bytes in the MR.  Case
+ * HOSTILE_INLINE: the same for the forge's inline WRITE.  Case
  * HOSTILE_NOANSWER: the victim posts a READ the forge never answers;
  * it must complete (flushed) once the forge drops the connection, not
  * before.  The last: an honest WRITE and READ of the forge, then its
  * SEND; the victim finds the forge's bytes in its MR.
  */
-#define HOSTILE_CASES		18
+#define HOSTILE_CASES		20
 #define HOSTILE_NOANSWER	(HOSTILE_CASES - 2)
 #define HOSTILE_DIRECT		(HOSTILE_CASES - 3)
+#define HOSTILE_INLINE		(HOSTILE_CASES - 8)
+#define HOSTILE_IOFF		(512 * 1024)
 #define HOSTILE_OFF		4096
 #define HOSTILE_LEN		65536
 #define HOSTILE_DOFF		(256 * 1024)
@@ -1632,6 +1649,7 @@ static const int hostile_event[HOSTILE_CASES] = {
 	-1, -1, IB_EVENT_QP_FATAL, -1, IB_EVENT_QP_FATAL, IB_EVENT_QP_FATAL,
 	IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_ACCESS_ERR,
 	IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_FATAL,
+	IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_FATAL,
 	-1, IB_EVENT_QP_FATAL, IB_EVENT_QP_FATAL, -1, -1, -1,
 };
 
@@ -1693,17 +1711,17 @@ static void victim_noanswer(struct conn *c)
 
 /*
  * Case HOSTILE_DIRECT: the forge's own RMA into the window the victim
- * opened over its MR put its bytes in the MR (checked once the forge
- * has disconnected).
+ * opened over its MR put its bytes in the MR; case HOSTILE_INLINE: its
+ * inline WRITE did (checked once the forge has disconnected).
  */
-static void victim_direct(struct conn *c)
+static void victim_bytes(struct conn *c, const char *name, u32 off,
+			 u32 len, u32 seed)
 {
-	u8 *want = kmalloc(HOSTILE_LEN, GFP_KERNEL);
+	u8 *want = kmalloc(len, GFP_KERNEL);
 
 	if (want)
-		pattern(want, HOSTILE_LEN, 91);
-	CHECK("hostile_direct_bytes_in_mr",
-	      want && !memcmp(c->buf + HOSTILE_DOFF, want, HOSTILE_LEN), 0);
+		pattern(want, len, seed);
+	CHECK(name, want && !memcmp(c->buf + off, want, len), 0);
 	kfree(want);
 }
 
@@ -1755,7 +1773,11 @@ static int victim_case(struct conn *c, int i)
 	      READ_ONCE(c->qp_event) == hostile_event[i],
 	      atomic_read(&c->qp_events) ? READ_ONCE(c->qp_event) : -1);
 	if (i == HOSTILE_DIRECT)
-		victim_direct(c);
+		victim_bytes(c, "hostile_direct_bytes_in_mr", HOSTILE_DOFF,
+			     HOSTILE_LEN, 91);
+	if (i == HOSTILE_INLINE)
+		victim_bytes(c, "hostile_inline_bytes_in_mr", HOSTILE_IOFF,
+			     4096, 55);
 	return 0;
 }
 
