@@ -6,8 +6,9 @@
  * connection at a time).  It speaks scif_rdma's CM and frames itself
  * (Documentation/scif/rdma.rst): from a privileged SCIF port it connects
  * to node 1's CM port (702), sends a CONNECT, takes the ACCEPT and the
- * victim's first SEND (its MR's address, rkey and length, and the rkey
- * of an MR it deregistered), then plays one case:
+ * victim's first SEND (its MR's address, rkey and length, the rkey of
+ * an MR it deregistered and that of a valid MR of another PD), then
+ * plays one case:
  *   trunc_hdr            half a frame header, then the close
  *   trunc_send           a SEND of 400 bytes cut after 100
  *   send_len_over_limit  a SEND of 1 GiB + 1
@@ -17,6 +18,7 @@
  *   write_bad_rkey       a WRITE with the key of no MR
  *   read_out_of_bounds   a READ past the MR's end
  *   write_dead_rkey      a WRITE with the deregistered MR's key
+ *   write_other_pd_rkey  a WRITE with the key of a valid MR of another PD
  *   read_bad_woff        a READ into a window offset never registered
  *   write_woff_overflow  a WRITE from window offset 2^63
  *   unsolicited_ack      an ACK nobody asked for
@@ -34,7 +36,8 @@
  *                        64 KiB written into it by the forge's own RMA
  *                        at DOFF (the victim finds them in its MR), read
  *                        back; past its end ENXIO; asked again: the
- *                        same window; the dead key's: none
+ *                        same window; the dead key's and the other
+ *                        PD's: none
  *   read_never_answered  takes the victim's READ_REQ (inline: 4 KiB;
  *                        a MAP_REQ before it is answered without a
  *                        window), answers nothing, drops the connection
@@ -90,7 +93,7 @@ struct hdr {
 
 struct hinfo {
 	uint64_t addr;
-	uint32_t rkey, len, dead_rkey, pad;
+	uint32_t rkey, len, dead_rkey, other_rkey;
 };
 
 struct peer {
@@ -274,6 +277,13 @@ static int c_dead(struct peer *p)
 			   p->win, ST_ACCESS);
 }
 
+static int c_other_pd(struct peer *p)
+{
+	return p->info.other_rkey &&
+	       rma_refused(p, T_WRITE, 4096, p->info.other_rkey, p->info.addr,
+			   p->win, ST_ACCESS);
+}
+
 static int c_bad_woff(struct peer *p)
 {
 	return rma_refused(p, T_READ_REQ, 4096, p->info.rkey, p->info.addr,
@@ -405,7 +415,8 @@ static int c_map_direct(struct peer *p)
 		return 0;
 	}
 	return !map_ask(p, p->info.rkey, &b) && b.woff == a.woff &&
-	       !map_ask(p, p->info.dead_rkey, &b) && b.status == ST_ACCESS;
+	       !map_ask(p, p->info.dead_rkey, &b) && b.status == ST_ACCESS &&
+	       !map_ask(p, p->info.other_rkey, &b) && b.status == ST_ACCESS;
 }
 
 static int c_noanswer(struct peer *p)
@@ -456,6 +467,7 @@ static const struct {
 	{ "write_bad_rkey_rem_access_err", c_bad_rkey },
 	{ "read_out_of_bounds_rem_access_err", c_oob },
 	{ "write_dead_rkey_rem_access_err", c_dead },
+	{ "write_other_pd_rkey_rem_access_err", c_other_pd },
 	{ "read_bad_woff_rem_inv_req_err", c_bad_woff },
 	{ "write_woff_overflow_rem_inv_req_err", c_woff_overflow },
 	{ "unsolicited_ack_closed", c_ack },

@@ -481,7 +481,9 @@ struct conn {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_mr *mr;
-	struct ib_mr *mr2;		/* the server's MR from byte 8 */
+	struct ib_mr *mr2;		/* server: from byte 8; victim: other PD */
+	struct ib_pd *pd2;		/* the victim's other PD */
+	struct ib_qp *qp2;		/* a QP of it, never connected */
 	void *buf;			/* BUF_LEN: the MR (server), or source */
 	void *buf2;			/* BUF_LEN: READ destination (client) */
 	void *msg;			/* PAGE_SIZE: send/recv messages */
@@ -654,10 +656,14 @@ static void conn_objs_free(struct conn *c)
 {
 	if (c->id && c->id->qp)
 		rdma_destroy_qp(c->id);
+	if (c->qp2)
+		ib_destroy_qp(c->qp2);
 	if (c->mr)
 		ib_dereg_mr(c->mr);
 	if (c->mr2)
 		ib_dereg_mr(c->mr2);
+	if (c->pd2)
+		ib_dealloc_pd(c->pd2);
 	if (c->cq && !IS_ERR(c->cq))
 		ib_free_cq(c->cq);
 	if (c->pd && !IS_ERR(c->pd))
@@ -667,6 +673,8 @@ static void conn_objs_free(struct conn *c)
 	c->id = NULL;
 	c->mr = NULL;
 	c->mr2 = NULL;
+	c->qp2 = NULL;
+	c->pd2 = NULL;
 	c->cq = NULL;
 	c->pd = NULL;
 }
@@ -1616,8 +1624,9 @@ out:
  * The victim of scif_rdma_forge (node 0, user space, speaking scif_rdma's
  * CM and frames itself): HOSTILE_CASES connections to port + 2, in the
  * forge's order.  Each gets a new QP and an MR over the buffer (remote
- * read and write), and the SEND of a struct hinfo: the MR, and the key
- * of an MR registered and deregistered just before.  Every case ends
+ * read and write), and the SEND of a struct hinfo: the MR, the key of
+ * an MR registered and deregistered just before, and the key of a valid
+ * MR of another PD.  Every case ends
  * with the connection (a forged frame the victim refuses, or the
  * forge's close): the victim sees the disconnect within 30 s and its QP
  * in ERROR.  Case HOSTILE_DIRECT: the forge writes into the window the
@@ -1628,7 +1637,7 @@ out:
  * before.  The last: an honest WRITE and READ of the forge, then its
  * SEND; the victim finds the forge's bytes in its MR.
  */
-#define HOSTILE_CASES		20
+#define HOSTILE_CASES		21
 #define HOSTILE_NOANSWER	(HOSTILE_CASES - 2)
 #define HOSTILE_DIRECT		(HOSTILE_CASES - 3)
 #define HOSTILE_INLINE		(HOSTILE_CASES - 8)
@@ -1648,7 +1657,7 @@ out:
 static const int hostile_event[HOSTILE_CASES] = {
 	-1, -1, IB_EVENT_QP_FATAL, -1, IB_EVENT_QP_FATAL, IB_EVENT_QP_FATAL,
 	IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_ACCESS_ERR,
-	IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_FATAL,
+	IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_FATAL,
 	IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_FATAL,
 	-1, IB_EVENT_QP_FATAL, IB_EVENT_QP_FATAL, -1, -1, -1,
 };
@@ -1658,8 +1667,56 @@ struct hinfo {
 	u32 rkey;
 	u32 len;
 	u32 dead_rkey;
-	u32 pad;
+	u32 other_rkey;
 };
+
+/*
+ * A valid MR over the buffer in a PD of its own (valid by an REG_MR on
+ * a QP of that PD that is never connected): its rkey, or 0.  A peer's
+ * request with it must find no MR.
+ */
+static u32 other_pd_key(struct conn *c)
+{
+	struct ib_qp_init_attr a = {
+		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 302,
+			.send_flags = IB_SEND_SIGNALED },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			  IB_ACCESS_REMOTE_READ,
+	};
+	struct ib_wc wc;
+
+	c->pd2 = ib_alloc_pd(c->id->device, 0);
+	if (IS_ERR(c->pd2)) {
+		c->pd2 = NULL;
+		return 0;
+	}
+	c->qp2 = ib_create_qp(c->pd2, &a);
+	if (IS_ERR(c->qp2)) {
+		c->qp2 = NULL;
+		return 0;
+	}
+	c->mr2 = ib_alloc_mr(c->pd2, IB_MR_TYPE_MEM_REG, 1U << BUF_ORDER);
+	if (IS_ERR(c->mr2)) {
+		c->mr2 = NULL;
+		return 0;
+	}
+	if (modify(c->qp2, IB_QPS_INIT) || modify(c->qp2, IB_QPS_RTR) ||
+	    modify(c->qp2, IB_QPS_RTS) ||
+	    ib_map_mr_sg(c->mr2, &c->sg, 1, NULL, PAGE_SIZE) != 1)
+		return 0;
+	reg.mr = c->mr2;
+	reg.key = c->mr2->rkey;
+	if (post_one(c->qp2, &reg.wr))
+		return 0;
+	wc = poll_one(c->cq);
+	return wc.status == IB_WC_SUCCESS && wc.wr_id == 302 ? c->mr2->rkey : 0;
+}
 
 /* An MR registered, then deregistered: its rkey, or 0. */
 static u32 dead_key(struct conn *c)
@@ -1749,6 +1806,10 @@ static int victim_case(struct conn *c, int i)
 	if (!err) {
 		h->dead_rkey = dead_key(c);
 		err = server_mr(c);
+	}
+	if (!err) {
+		h->other_rkey = other_pd_key(c);
+		err = h->other_rkey ? 0 : -EIO;
 	}
 	if (!err) {
 		h->addr = c->mr->iova;
