@@ -719,61 +719,59 @@ static void pattern(u8 *p, u32 len, u32 seed)
 		p[i] = (u8)(i * 7 + seed);
 }
 
-/* The server's MR: the whole buffer, remote read and write. */
-static int server_mr(struct conn *c)
+/*
+ * An MR of @pd over the buffer from its byte @off, remote read and
+ * write, made valid by an IB_WR_REG_MR on @qp whose completion is polled
+ * on the connection's CQ: in *@mrp (freed with the connection's
+ * objects).  0 or an error.
+ */
+static int buf_mr(struct conn *c, struct ib_pd *pd, struct ib_qp *qp,
+		  struct ib_mr **mrp, unsigned int off, u64 wr_id)
 {
 	struct ib_reg_wr reg = {
-		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 300 },
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = wr_id,
+			.send_flags = IB_SEND_SIGNALED },
 		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 			  IB_ACCESS_REMOTE_READ,
 	};
+	struct ib_wc wc;
 	int n;
 
-	c->mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 1U << BUF_ORDER);
-	if (IS_ERR(c->mr)) {
-		n = PTR_ERR(c->mr);
-		c->mr = NULL;
+	*mrp = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, 1U << BUF_ORDER);
+	if (IS_ERR(*mrp)) {
+		n = PTR_ERR(*mrp);
+		*mrp = NULL;
 		return n;
 	}
+	if (ib_map_mr_sg(*mrp, &c->sg, 1, &off, PAGE_SIZE) != 1)
+		return -EIO;
+	reg.mr = *mrp;
+	reg.key = (*mrp)->rkey;
+	n = post_one(qp, &reg.wr);
+	if (n)
+		return n;
+	wc = poll_one(c->cq);
+	return wc.status == IB_WC_SUCCESS && wc.wr_id == wr_id ? 0 : -EIO;
+}
+
+/* The server's MR: the whole buffer, remote read and write. */
+static int server_mr(struct conn *c)
+{
 	sg_init_one(&c->sg, c->buf, BUF_LEN);
 	if (ib_dma_map_sg(c->id->device, &c->sg, 1, DMA_BIDIRECTIONAL) != 1)
 		return -EIO;
-	n = ib_map_mr_sg(c->mr, &c->sg, 1, NULL, PAGE_SIZE);
-	if (n != 1)
-		return -EIO;
-	reg.mr = c->mr;
-	reg.key = c->mr->rkey;
-	return send_wait(c, &reg.wr);
+	return buf_mr(c, c->pd, c->id->qp, &c->mr, 0, 300);
 }
 
 /*
  * The server's second MR, over the buffer from its byte 8: not whole
  * pages, so scif_rdma opens no window over it and the client's WRITEs
- * and READs to it go by frames (after server_mr, whose mapping of c->sg
- * it shares).
+ * and READs to it go inline or by the server's RMA (after server_mr,
+ * whose mapping of c->sg it shares).
  */
 static int server_mr2(struct conn *c)
 {
-	struct ib_reg_wr reg = {
-		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 301 },
-		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-			  IB_ACCESS_REMOTE_READ,
-	};
-	unsigned int off = 8;
-	int n;
-
-	c->mr2 = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 1U << BUF_ORDER);
-	if (IS_ERR(c->mr2)) {
-		n = PTR_ERR(c->mr2);
-		c->mr2 = NULL;
-		return n;
-	}
-	n = ib_map_mr_sg(c->mr2, &c->sg, 1, &off, PAGE_SIZE);
-	if (n != 1)
-		return -EIO;
-	reg.mr = c->mr2;
-	reg.key = c->mr2->rkey;
-	return send_wait(c, &reg.wr);
+	return buf_mr(c, c->pd, c->id->qp, &c->mr2, 8, 301);
 }
 
 /*
@@ -1683,13 +1681,6 @@ static u32 other_pd_key(struct conn *c)
 		.cap = { .max_send_wr = 2, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ib_reg_wr reg = {
-		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 302,
-			.send_flags = IB_SEND_SIGNALED },
-		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-			  IB_ACCESS_REMOTE_READ,
-	};
-	struct ib_wc wc;
 
 	c->pd2 = ib_alloc_pd(c->id->device, 0);
 	if (IS_ERR(c->pd2)) {
@@ -1701,21 +1692,11 @@ static u32 other_pd_key(struct conn *c)
 		c->qp2 = NULL;
 		return 0;
 	}
-	c->mr2 = ib_alloc_mr(c->pd2, IB_MR_TYPE_MEM_REG, 1U << BUF_ORDER);
-	if (IS_ERR(c->mr2)) {
-		c->mr2 = NULL;
-		return 0;
-	}
 	if (modify(c->qp2, IB_QPS_INIT) || modify(c->qp2, IB_QPS_RTR) ||
 	    modify(c->qp2, IB_QPS_RTS) ||
-	    ib_map_mr_sg(c->mr2, &c->sg, 1, NULL, PAGE_SIZE) != 1)
+	    buf_mr(c, c->pd2, c->qp2, &c->mr2, 0, 302))
 		return 0;
-	reg.mr = c->mr2;
-	reg.key = c->mr2->rkey;
-	if (post_one(c->qp2, &reg.wr))
-		return 0;
-	wc = poll_one(c->cq);
-	return wc.status == IB_WC_SUCCESS && wc.wr_id == 302 ? c->mr2->rkey : 0;
+	return c->mr2->rkey;
 }
 
 /* An MR registered, then deregistered: its rkey, or 0. */
