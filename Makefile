@@ -100,7 +100,9 @@ test-modules: modules
 	cd $(TOP) && rsync -aR $(KAPI_DIR) $(MODDIR)/
 	$(MAKE) -C $(KDIR) M=$(MODDIR)/$(KAPI_DIR) clean
 	$(MAKE) -C $(KDIR) M=$(MODDIR)/$(KAPI_DIR) W=1 $(STRICT_FLAGS) \
-		KBUILD_EXTRA_SYMBOLS=$(MODDIR)/Module.symvers modules
+		$(if $(SCIF_NTB_SYMVERS),SCIF_NTB_SYMVERS=$(abspath $(SCIF_NTB_SYMVERS))) \
+		KBUILD_EXTRA_SYMBOLS="$(MODDIR)/Module.symvers $(if $(SCIF_NTB_SYMVERS),$(abspath $(SCIF_NTB_SYMVERS)))" \
+		modules
 
 # The selftests are a kselftest target (lib.mk).  The kernel's selftest
 # frame (lib.mk, the harness, the runner and its Makefile) is staged from

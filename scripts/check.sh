@@ -33,7 +33,7 @@ DEBUG_CLUSTERS=${DEBUG_CLUSTERS-2}
 # and make soak run it; 6.1 keeps what differs by kernel (the 2-node
 # cluster, node loss, the corrupt peer, DMA, NTB).  For make check's hour.
 CLUSTERS_6_1=${CLUSTERS_6_1-2}
-SCIF_NTB_RUNS=${SCIF_NTB_RUNS-windows full node-loss corrupt}
+SCIF_NTB_RUNS=${SCIF_NTB_RUNS-windows full node-loss corrupt hostile}
 # The debug kernel's: the path only NTB has (staging); loss with the link
 # runs on 6.12, node loss on the debug kernel over ivshmem, full reach
 # and the corrupt peer there over ivshmem too.

@@ -19,6 +19,12 @@
 #   windows    -T ntb (two windows of 4 and 2 MiB, no full reach): both
 #              run ntb-windows-steps (RMA and fences through staging
 #              buffers, remote mmap fails with ENXIO)
+#   hostile    -T ntb: node 1 is first a hostile peer at the NTB level
+#              (kmod/scif_ntb_hostile.c: garbage scratchpads and
+#              doorbells, bad records, a generation per record, random
+#              bytes over the windows), then runs scif_ntb and node 0's
+#              selftests against node 0 (ntb-hostile-steps); node 0
+#              (ntb-victim-steps) serves them
 # Prints one "PASS|FAIL|SKIP name" line per result and ends with
 # "N passed, N failed, N skipped"; exit status 0 if nothing failed.
 # Environment: BUILD (default build/), SCIF_QEMU_LOCK (qemu/cluster.sh).
@@ -28,9 +34,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$top/build}
 export BUILD
 k=${1:-}
-[ -n "$k" ] || { echo "usage: $0 6.1|6.12|debug [cross|node-loss|full|corrupt|windows...]" >&2; exit 2; }
+[ -n "$k" ] || { echo "usage: $0 6.1|6.12|debug [cross|node-loss|full|corrupt|windows|hostile...]" >&2; exit 2; }
 shift
-runs=${*:-cross node-loss full corrupt windows}
+runs=${*:-cross node-loss full corrupt windows hostile}
 out=$BUILD/scif-ntb/$k
 mkdir -p "$out"
 results=$out/results.txt
@@ -82,14 +88,16 @@ cluster() { # name lists [topology]
 	local extra="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko"
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	if [ "$topo" = ntb-full ]; then
-		# ntb-load.sh loads these two with full_reach=1.
+	if [ "$topo" = ntb-full ] || [ "$name" = hostile ]; then
+		# ntb-load.sh loads these two (full_reach=1 on ntb-full), and
+		# on the hostile node before scif_ntb_hostile.ko, not scif_ntb.
 		extra="$extra $ntb/ntb.ko $ntb/hw/ntb_ivshmem.ko"
+		extra="$extra $moddir/tools/testing/selftests/scif/kmod/scif_ntb_hostile.ko"
 		m="$moddir/drivers/misc/scif/scif.ko $moddir/drivers/misc/scif/scif_ntb.ko"
 	fi
 	# shellcheck disable=SC2086 # $m are words
 	EXTRA_MODULES=$extra \
-	EXTRA_LISTS="$sd/ntb-cross-steps $sd/ntb-agent-steps $sd/ntb-node-loss-steps $sd/ntb-full-steps $sd/ntb-corrupt-steps $sd/ntb-windows-steps $sd/ntb-load.sh" \
+	EXTRA_LISTS="$sd/ntb-cross-steps $sd/ntb-agent-steps $sd/ntb-node-loss-steps $sd/ntb-full-steps $sd/ntb-corrupt-steps $sd/ntb-windows-steps $sd/ntb-load.sh $sd/ntb-victim-steps $sd/ntb-hostile-steps $sd/scif_ntb_hostile.sh $sd/scif_ntb_victim_log.sh" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/ntb-agent-steps" \
 		"$BUILD/selftests" $m
 	echo "scif-ntb: $name, a 2-node NTB cluster of $k ($rel)" >&2
@@ -114,6 +122,7 @@ for r in $runs; do
 	full) cluster full ntb-full-steps ntb-full ;;
 	corrupt) cluster corrupt ntb-corrupt-steps ;;
 	windows) cluster windows ntb-windows-steps ;;
+	hostile) cluster hostile ntb-victim-steps,ntb-hostile-steps ;;
 	*) record FAIL "$k/scif-ntb/unknown-run-$r" ;;
 	esac
 done

@@ -1096,9 +1096,9 @@ void scif_hw_node_down(struct scif_hw_dev *hw, u16 node)
 	mutex_lock(&n->tx_mutex);
 	scif_node_release_qp(n);
 	mutex_unlock(&n->tx_mutex);
-	if (held)
-		pr_info("node %u gone; what was kept for it is freed\n",
-			node);
+	if (held)	/* a peer can fail and go again and again */
+		pr_info_ratelimited("node %u gone; what was kept for it is freed\n",
+				    node);
 	pr_debug("node %u: %s -> absent (bus %s reports it down)\n", node,
 		 held ? "failed" : "online or joining", hw->name);
 	trace_scif_node_down(node, hw->name, n->generation,

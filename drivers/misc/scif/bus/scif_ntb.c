@@ -31,7 +31,9 @@
  *   that was dropped is never used again.
  *
  * Everything read from a scratchpad or through a window is written by
- * the peer and checked before use.
+ * the peer and checked before use, and what the peer makes us log is
+ * rate-limited: a peer that starts a new life every few milliseconds
+ * must not flood this node's kernel log.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -633,8 +635,8 @@ static void scif_ntb_node_up(struct scif_ntb *sn, const struct scif_ntb_info *in
 			return;		/* a life already dropped */
 		if (in->node == sn->self) {
 			if (sn->refused != -EEXIST)
-				dev_warn(sn->hw.dev, "the peer claims our node id %u\n",
-					 sn->self);
+				dev_warn_ratelimited(sn->hw.dev, "the peer claims our node id %u\n",
+						     sn->self);
 			sn->refused = -EEXIST;
 			return;
 		}
@@ -650,15 +652,15 @@ static void scif_ntb_node_up(struct scif_ntb *sn, const struct scif_ntb_info *in
 	if (!err) {
 		sn->up = true;
 		sn->refused = 0;
-		dev_info(sn->hw.dev, "node %u up (generation %#x)\n",
-			 sn->node, sn->peer_gen);
+		dev_info_ratelimited(sn->hw.dev, "node %u up (generation %#x)\n",
+				     sn->node, sn->peer_gen);
 		return;
 	}
 	if (err == -EAGAIN)
 		return;
 	if (err != sn->refused)
-		dev_warn(sn->hw.dev, "node %u: not brought up: %d\n",
-			 sn->node, err);
+		dev_warn_ratelimited(sn->hw.dev, "node %u: not brought up: %d\n",
+				     sn->node, err);
 	sn->refused = err;
 	sn->known = false;	/* the core let go of it: try again later */
 }
@@ -674,7 +676,8 @@ static void scif_ntb_check_up(struct scif_ntb *sn, const struct scif_ntb_info *i
 	 * starts a new life, so no new generation of ours.
 	 */
 	if (!in->qp) {
-		dev_info(sn->hw.dev, "node %u dropped us\n", sn->node);
+		dev_info_ratelimited(sn->hw.dev, "node %u dropped us\n",
+				     sn->node);
 		scif_ntb_drop(sn, false);
 		return;
 	}
@@ -690,8 +693,8 @@ static void scif_ntb_poll(struct work_struct *work)
 
 	if (!link) {
 		if (sn->known)
-			dev_info(sn->hw.dev, "link down: node %u lost\n",
-				 sn->node);
+			dev_info_ratelimited(sn->hw.dev, "link down: node %u lost\n",
+					     sn->node);
 		sn->link = false;
 		sn->wrote = false;
 		scif_ntb_drop(sn, true);
@@ -712,16 +715,16 @@ static void scif_ntb_poll(struct work_struct *work)
 	}
 	if (!scif_ntb_read_info(sn, &in)) {
 		if (sn->known && ++sn->bad_reads >= SCIF_NTB_BAD_READS) {
-			dev_warn(sn->hw.dev, "node %u: its scratchpads stay invalid\n",
-				 sn->node);
+			dev_warn_ratelimited(sn->hw.dev, "node %u: its scratchpads stay invalid\n",
+					     sn->node);
 			scif_ntb_drop(sn, true);
 		}
 		goto again;
 	}
 	sn->bad_reads = 0;
 	if (sn->known && (in.gen != sn->peer_gen || in.node != sn->node)) {
-		dev_info(sn->hw.dev, "node %u: new generation %#x\n",
-			 sn->node, in.gen);
+		dev_info_ratelimited(sn->hw.dev, "node %u: new generation %#x\n",
+				     sn->node, in.gen);
 		scif_ntb_drop(sn, false);
 	}
 	if (sn->up)
