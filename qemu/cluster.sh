@@ -3,7 +3,7 @@
 #
 # cluster.sh -n N -k KERNEL -i INITRD -o OUTDIR [-m MEM] [-t TIMEOUT]
 #            [-a "EXTRA KERNEL ARGS"] [-s STEPS0,STEPS1,...] [-S SERVER_BIN]
-#            [-N] [-R] [-T ntb|ntb-full]
+#            [-N] [-R] [-T ntb|ntb-full] [-D MIB]
 #
 # Boot N QEMU guests (2..8) that form an emulated SCIF cluster, wait for
 # them to power off, and say whether every node completed its steps.
@@ -49,6 +49,11 @@
 #               the SCIF doorbell device.  The initramfs must load ntb.ko,
 #               ntb_ivshmem.ko and scif_ntb.ko (scripts/scif-ntb-check.sh
 #               builds one)
+#   -D MIB      also give every node a virtio-blk disk of MIB MiB
+#               (node<k>.disk in the cluster directory, zeroed at the
+#               start), which outlives the node's QEMU: a node killed and
+#               restarted finds what it wrote (the guest needs the
+#               virtio_blk module; scif_nvmeof_test.sh loss uses it)
 #   -T ntb-full the same, plus the ivshmem-plain device on the other
 #               node's RAM (as without -T), which the emulated NTB's
 #               full-reach window goes through (ntb_ivshmem full_reach=1)
@@ -126,8 +131,8 @@ die() {
 }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-nodes='' kernel='' initrd='' outdir='' mem='' timeout=900 extra='' steps_opt='' server='' net=0 scratch=0 topo=ivshmem
-while getopts "n:k:i:o:m:t:a:s:S:NRT:h" opt; do
+nodes='' kernel='' initrd='' outdir='' mem='' timeout=900 extra='' steps_opt='' server='' net=0 scratch=0 topo=ivshmem disk=0
+while getopts "n:k:i:o:m:t:a:s:S:NRT:D:h" opt; do
 	case $opt in
 	n) nodes=$OPTARG ;;
 	k) kernel=$OPTARG ;;
@@ -141,6 +146,7 @@ while getopts "n:k:i:o:m:t:a:s:S:NRT:h" opt; do
 	N) net=1 ;;
 	R) scratch=1 ;;
 	T) topo=$OPTARG ;;
+	D) disk=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -158,6 +164,7 @@ ntb|ntb-full) [ "$nodes" -eq 2 ] || bad "-T $topo needs -n 2 (an NTB joins a pai
 *) bad "-T must be ntb or ntb-full, not '$topo'" ;;
 esac
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || bad "-t must be a number of seconds, not '$timeout'"
+[[ $disk =~ ^[0-9]+$ ]] && [ "$disk" -le 4096 ] || bad "-D must be MiB, 0..4096, not '$disk'"
 [ -n "$mem" ] || { [ "$nodes" -eq 2 ] && mem=512M || mem=256M; }
 [[ $mem =~ ^([1-9][0-9]*)([MmGg]?)$ ]] || bad "-m: bad size '$mem'"
 mib=${BASH_REMATCH[1]}
@@ -317,6 +324,9 @@ for ((k = 0; k < nodes; k++)); do
 done
 mkfifo "$dir/events" || die "mkfifo failed"
 [ "$scratch" = 0 ] || truncate -s 64M "$dir/scratch.shm" || die "cannot create $dir/scratch.shm"
+for ((k = 0; k < nodes && disk > 0; k++)); do
+	truncate -s "${disk}M" "$dir/node$k.disk" || die "cannot create $dir/node$k.disk"
+done
 
 # ---- the ivshmem server: sockets node<k>.sock, peer id k on node<k>.sock ----
 log "starting $server -d $dir -n $nodes -v $nodes -s 1048576 -F"
@@ -430,6 +440,12 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 		rm -f "$dir/node$k.net"
 		cmd+=(-netdev "dgram,id=net0,local.type=unix,local.path=$dir/node$k.net,remote.type=unix,remote.path=$dir/node$((1 - k)).net"
 			-device "virtio-net-pci,netdev=net0,mac=52:54:00:5c:1f:0$k")
+	fi
+	if [ "$disk" -gt 0 ]; then
+		# Writeback: a write the guest saw complete is in the host's
+		# page cache, which a SIGKILLed QEMU does not take along.
+		cmd+=(-drive "file=$dir/node$k.disk,if=none,id=disk0,format=raw,cache=writeback"
+			-device "virtio-blk-pci,drive=disk0")
 	fi
 	if [ "$scratch" = 1 ]; then
 		cmd+=(-object "memory-backend-file,id=scratch,size=64M,share=on,mem-path=$dir/scratch.shm"

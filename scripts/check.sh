@@ -48,6 +48,9 @@ SCIF_NTB_RUNS_6_1=${SCIF_NTB_RUNS_6_1-}
 # its hour (testing.rst, "What it runs").
 NODE_LOSS_KERNELS=${NODE_LOSS_KERNELS-6.12 debug}
 CORRUPT_KERNELS=${CORRUPT_KERNELS-6.12 debug}
+# The kernels that run the NVMe-oF target's loss (nvmeof_loss_run): not
+# the debug kernel, which runs no NVMe-oF (nvme_modules).
+NVMEOF_LOSS_KERNELS=${NVMEOF_LOSS_KERNELS-6.1 6.12}
 DMA_KERNELS=${DMA_KERNELS-6.12 debug}
 # Of those, the kernels that also run the 2-node DMA cluster (the single
 # VM with dmatest and the DMA tests runs on every one of DMA_KERNELS).
@@ -296,6 +299,48 @@ node_loss_run() { # kernel-name
 	done
 }
 
+# The NVMe-oF target killed mid-I/O (scif_nvmeof_test.sh loss): a
+# 2-node cluster whose nodes have a virtio-blk disk each (cluster.sh
+# -D), node 1 the target on its disk, killed and booted again, node 0
+# the host that must reconnect and lose nothing.  Not on the debug
+# kernel (no NVMe-oF there: see nvme_modules; nor virtio-blk).
+nvmeof_loss_run() { # kernel-name
+	local k=$1 kdir image rel moddir cdir last disk
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+		return
+	moddir=$BUILD/modules/$k
+	[ -e "$moddir/drivers/infiniband/hw/scif/scif_rdma.ko" ] || return
+	cdir=$out/nvmeof-loss-$k
+	rm -rf "$cdir"
+	mkdir -p "$cdir"
+	# virtio_blk and, on 6.1, virtio and its PCI transport, in load order.
+	disk=$(for m in virtio_pci virtio_blk; do
+		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" \
+			-S "$rel" "$m" 2> /dev/null
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
+	EXTRA_MODULES="$moddir/net/scif/scif_peer_links.ko
+		$moddir/drivers/net/scif/scif_net.ko
+		$(rdma_modules "$k" "$kdir" "$rel")
+		$(nvme_modules "$k" 2 "$kdir" "$rel") $disk" \
+	EXTRA_PROGRAMS="/usr/bin/rdma $(nvme_programs "$k" 2)" \
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
+		"$top/tools/testing/selftests/scif/nvmeof-loss-steps" "$BUILD/selftests" \
+		"$moddir/drivers/misc/scif/scif.ko" \
+		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
+	echo "check: the NVMe-oF target killed mid-I/O, a 2-node cluster of $k"
+	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
+		-m 1G -D 64 -t 900 -S "$BUILD/qemu/ivshmem-server" \
+		> "$cdir/launcher.log" 2>&1 ||
+		echo "check: nvmeof-loss cluster of $k: launcher reported failure"
+	guest_results "$cdir/node0/results.log" "$k/nvmeof-loss/node0"
+	last=$(ls "$cdir/node1"/results.*.log 2>/dev/null | sort -V | tail -n 1)
+	guest_results "${last:-$cdir/node1/results.log}" "$k/nvmeof-loss/node1-last-life"
+	for log in "$cdir"/node*/console*.log; do
+		run_test "$k/nvmeof-loss/$(basename "$(dirname "$log")")/$(basename "$log" .log)-clean" \
+			bash "$top/qemu/check-log.sh" "$log"
+	done
+}
+
 # A 3-node cluster in which node 1 writes garbage into what node 0 reads
 # (node messages, ring counts, its bootstrap slot) and reloads its modules
 # after each kind that costs it its place; node 0 checks the outcome,
@@ -442,6 +487,11 @@ for k in $KERNELS; do
 		timed node_loss_run "$k"
 	elif [ -n "$CLUSTERS" ]; then
 		record SKIP "$k/node-loss (not in NODE_LOSS_KERNELS: see testing.rst)"
+	fi
+	if [ -n "$CLUSTERS" ] && [[ " $NVMEOF_LOSS_KERNELS " = *" $k "* ]]; then
+		timed nvmeof_loss_run "$k"
+	elif [ -n "$CLUSTERS" ]; then
+		record SKIP "$k/nvmeof-loss (not in NVMEOF_LOSS_KERNELS: see testing.rst)"
 	fi
 	if [ -n "$CLUSTERS" ] && [[ " $CORRUPT_KERNELS " = *" $k "* ]]; then
 		timed corrupt_run "$k"

@@ -368,7 +368,9 @@ struct srd_rkey {
  * struct srd_qp - a reliable-connected queue pair
  * @ibqp: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
  * @dev: the device
- * @lock: see below; not held while a completion is added
+ * @lock: protects @state (also read without it), both rings' indices
+ *	and counts, @rq_busy and @rq_flushing; not held while a completion
+ *	is added
  * @state: IB_QPS_*
  * @sig_all: every send work request completes (IB_SIGNAL_ALL_WR)
  * @max_send_wr: send queue depth
@@ -378,7 +380,10 @@ struct srd_rkey {
  * @max_recv_sge: scatter entries per receive work request
  * @rq: the receive ring of @max_recv_wr entries
  * @rq_head: the oldest posted receive
- * @rq_count: receives posted and not yet completed
+ * @rq_count: receives posted and not yet taken
+ * @rq_busy: the receive thread took a receive (srd_rq_pop()) and has not
+ *	completed it yet (srd_rq_complete()): a flush waits for it
+ * @rq_flushing: a flush of @rq runs (one at a time, so in order)
  * @sq: the send ring of @max_send_wr entries (under @lock)
  * @sq_head: the oldest send work request not yet done
  * @sq_count: send work requests posted and not yet done
@@ -431,7 +436,7 @@ struct srd_rkey {
 struct srd_qp {
 	struct ib_qp ibqp;
 	struct srd_dev *dev;
-	spinlock_t lock;	/* @state (read also locklessly), @rq, @rq_head, @rq_count */
+	spinlock_t lock;	/* @state, the rings' indices: see above */
 	enum ib_qp_state state;
 	bool sig_all;
 	u32 max_send_wr;
@@ -442,6 +447,8 @@ struct srd_qp {
 	struct srd_rqe *rq;
 	u32 rq_head;
 	u32 rq_count;
+	bool rq_busy;
+	bool rq_flushing;
 	struct srd_swqe *sq;
 	u32 sq_head;
 	u32 sq_count;
@@ -586,6 +593,7 @@ enum ib_wc_status srd_read_inv(struct srd_qp *qp, u32 key);
 enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op);
 int srd_set_state(struct srd_qp *qp, enum ib_qp_state state);
 bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe);
+void srd_rq_complete(struct srd_qp *qp, struct ib_wc *wc);
 enum ib_wc_status srd_reg_mr(struct srd_qp *qp, struct srd_swqe *w);
 enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key);
 void srd_iw_rem_ref(struct ib_qp *ibqp);

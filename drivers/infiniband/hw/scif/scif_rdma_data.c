@@ -431,7 +431,6 @@ static void srd_recv_done(struct srd_qp *qp, const struct srd_hdr *h,
 		.wr_id = wr_id,
 		.status = IB_WC_SUCCESS,
 		.opcode = IB_WC_RECV,
-		.qp = &qp->ibqp,
 		.byte_len = len,
 	};
 
@@ -442,8 +441,21 @@ static void srd_recv_done(struct srd_qp *qp, const struct srd_hdr *h,
 		wc.wc_flags = IB_WC_WITH_IMM;
 		wc.ex.imm_data = h->imm;
 	}
-	srd_cq_add(to_srd_cq(qp->ibqp.recv_cq), &wc);
+	srd_rq_complete(qp, &wc);
 	srd_stat_add(qp->dev, SRD_STAT_RECVS, 1);
+}
+
+/* A receive srd_rq_pop() took fails with @status. */
+static void srd_recv_failed(struct srd_qp *qp, u64 wr_id,
+			    enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+	};
+
+	srd_rq_complete(qp, &wc);
 }
 
 /* SEND: into the next posted receive; false ends the connection. */
@@ -459,20 +471,21 @@ static bool srd_rx_send(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	if (srd_sges_ok(qp, rqe.sge, rqe.num_sge, IB_ACCESS_LOCAL_WRITE,
 			&room) || len > room) {
 		srd_drain(qp, len);
-		srd_complete(&qp->ibqp, qp->ibqp.recv_cq, rqe.wr_id, IB_WC_RECV,
-			     len > room ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR,
-			     0, 0, 0);
+		srd_recv_failed(qp, rqe.wr_id, len > room ? IB_WC_LOC_LEN_ERR :
+				IB_WC_LOC_PROT_ERR);
 		return false;
 	}
 	if ((h->flags & SRD_F_INV) &&
 	    !srd_remote_inv(qp, le32_to_cpu(h->rkey))) {
 		srd_drain(qp, len);
-		srd_complete(&qp->ibqp, qp->ibqp.recv_cq, rqe.wr_id, IB_WC_RECV,
-			     IB_WC_REM_INV_REQ_ERR, 0, 0, 0);
+		srd_recv_failed(qp, rqe.wr_id, IB_WC_REM_INV_REQ_ERR);
 		return false;
 	}
-	if (srd_sges_xfer(qp, rqe.sge, rqe.num_sge, len, false))
+	if (srd_sges_xfer(qp, rqe.sge, rqe.num_sge, len, false)) {
+		/* The connection broke in the middle of the payload. */
+		srd_recv_failed(qp, rqe.wr_id, IB_WC_WR_FLUSH_ERR);
 		return false;
+	}
 	srd_recv_done(qp, h, rqe.wr_id, len);
 	return true;
 }
@@ -597,11 +610,18 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	if (a.status != IB_WC_SUCCESS)
 		return false;
 	if (write && (h->flags & SRD_F_IMM)) {
+		struct ib_wc wc = {
+			.status = IB_WC_SUCCESS,
+			.opcode = IB_WC_RECV_RDMA_WITH_IMM,
+			.byte_len = len,
+			.ex.imm_data = h->imm,
+			.wc_flags = IB_WC_WITH_IMM,
+		};
+
 		if (!srd_rq_pop(qp, &rqe))
 			return false;
-		srd_complete(&qp->ibqp, qp->ibqp.recv_cq, rqe.wr_id,
-			     IB_WC_RECV_RDMA_WITH_IMM, IB_WC_SUCCESS, len,
-			     h->imm, IB_WC_WITH_IMM);
+		wc.wr_id = rqe.wr_id;
+		srd_rq_complete(qp, &wc);
 	}
 	return true;
 }

@@ -141,8 +141,13 @@ void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
  * @qp: the QP
  * @rqe: where it is copied
  *
- * Context: any.
- * Return: false if none was posted.
+ * The receive is the receive thread's until it hands it back with
+ * srd_rq_complete(), which it must do: a flush of the receive queue
+ * waits for that, so that nothing completes after the receive a
+ * consumer posted to drain the queue (ib_drain_rq()).
+ *
+ * Context: the QP's receive thread.
+ * Return: false if none was posted or the QP is in neither RTS nor SQD.
  */
 bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe)
 {
@@ -150,10 +155,12 @@ bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe)
 	bool ok = false;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->rq_count) {
+	if (qp->rq_count &&
+	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)) {
 		*rqe = qp->rq[qp->rq_head];
 		qp->rq_head = (qp->rq_head + 1) % qp->max_recv_wr;
 		qp->rq_count--;
+		qp->rq_busy = true;
 		ok = true;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -161,20 +168,24 @@ bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe)
 }
 
 /*
- * Complete every posted receive with IB_WC_WR_FLUSH_ERR, or drop them
- * (@flush false: the QP went to RESET).
+ * Complete every posted receive with IB_WC_WR_FLUSH_ERR (@flush), or
+ * drop them (the QP went to RESET); unless the receive thread holds one
+ * (it flushes the rest after it) or another flush runs (it goes on to
+ * the entries added meanwhile).  One flusher at a time keeps them in
+ * order, a drain's receive last.
  */
 static void srd_flush_rq(struct srd_qp *qp, bool flush)
 {
 	unsigned long flags;
 	u64 wr_id;
 
-	for (;;) {
-		spin_lock_irqsave(&qp->lock, flags);
-		if (!qp->rq_count) {
-			spin_unlock_irqrestore(&qp->lock, flags);
-			return;
-		}
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->rq_busy || qp->rq_flushing) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return;
+	}
+	qp->rq_flushing = true;
+	while (qp->rq_count) {
 		wr_id = qp->rq[qp->rq_head].wr_id;
 		qp->rq_head = (qp->rq_head + 1) % qp->max_recv_wr;
 		qp->rq_count--;
@@ -182,7 +193,40 @@ static void srd_flush_rq(struct srd_qp *qp, bool flush)
 		if (flush)
 			srd_complete(&qp->ibqp, qp->ibqp.recv_cq, wr_id,
 				     IB_WC_RECV, IB_WC_WR_FLUSH_ERR, 0, 0, 0);
+		spin_lock_irqsave(&qp->lock, flags);
 	}
+	qp->rq_flushing = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/**
+ * srd_rq_complete() - hand back the receive srd_rq_pop() took
+ * @qp: the QP
+ * @wc: its completion; if the QP left RTS meanwhile, it completes with
+ *	IB_WC_WR_FLUSH_ERR instead, as the rest of the queue does
+ *
+ * Then the queue is flushed if the QP is in ERROR (dropped in RESET).
+ *
+ * Context: the QP's receive thread.
+ */
+void srd_rq_complete(struct srd_qp *qp, struct ib_wc *wc)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
+		wc->status = IB_WC_WR_FLUSH_ERR;
+		wc->wc_flags = 0;
+		wc->byte_len = 0;
+	}
+	wc->qp = &qp->ibqp;
+	srd_cq_add(to_srd_cq(qp->ibqp.recv_cq), wc);
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->rq_busy = false;
+	state = qp->state;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (state == IB_QPS_ERR || state == IB_QPS_RESET)
+		srd_flush_rq(qp, state == IB_QPS_ERR);
 }
 
 /**
@@ -460,10 +504,7 @@ static void srd_fill_swqe(struct srd_swqe *w, const struct ib_send_wr *wr,
 	}
 }
 
-/*
- * Queue one send work request: 0, 1 (the QP is in ERROR: flush it), or
- * a negative errno (refused).
- */
+/* Queue one send work request: 0 or a negative errno (refused). */
 static int srd_queue_send(struct srd_qp *qp, const struct ib_send_wr *wr)
 {
 	unsigned long flags;
@@ -487,9 +528,8 @@ static int srd_queue_send(struct srd_qp *qp, const struct ib_send_wr *wr)
 		return -EINVAL;
 	}
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state == IB_QPS_ERR)
-		ret = 1;
-	else if (qp->state != IB_QPS_RTS)
+	/* In ERROR the send worker flushes it, after those before it. */
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR)
 		ret = -EINVAL;
 	else if (qp->sq_count == qp->max_send_wr)
 		ret = -ENOMEM;
@@ -508,7 +548,9 @@ static int srd_queue_send(struct srd_qp *qp, const struct ib_send_wr *wr)
  *
  * The work requests are done in order by the QP's send worker.  One
  * that fails always completes with its error and moves the QP to ERROR;
- * a successful one completes if signalled.
+ * a successful one completes if signalled.  In ERROR every one
+ * completes with IB_WC_WR_FLUSH_ERR, after those posted before it (so a
+ * drain's work request is the last to complete).
  *
  * Context: any; no sleeping.
  * Return: 0, -EINVAL for a WR the QP's state or capacities refuse or an
@@ -526,17 +568,12 @@ int srd_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
-		if (ret)
-			srd_complete(ibqp, ibqp->send_cq, wr->wr_id,
-				     srd_wc_opcode(wr->opcode),
-				     IB_WC_WR_FLUSH_ERR, 0, 0, 0);
-		ret = 0;
 	}
 	queue_work(system_unbound_wq, &qp->tx_work);
 	return ret;
 }
 
-/* Queue one receive; 0, -EINVAL, -ENOMEM (queue full), or 1: flush it. */
+/* Queue one receive; 0, -EINVAL, -ENOMEM (queue full), or 1: flush. */
 static int srd_queue_recv(struct srd_qp *qp, const struct ib_recv_wr *wr)
 {
 	struct srd_rqe *rqe;
@@ -548,11 +585,11 @@ static int srd_queue_recv(struct srd_qp *qp, const struct ib_recv_wr *wr)
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state == IB_QPS_RESET) {
 		ret = -EINVAL;
-	} else if (qp->state == IB_QPS_ERR) {
-		ret = 1;
 	} else if (qp->rq_count == qp->max_recv_wr) {
 		ret = -ENOMEM;
 	} else {
+		/* In ERROR it is flushed, after those before it. */
+		ret = qp->state == IB_QPS_ERR;
 		rqe = &qp->rq[(qp->rq_head + qp->rq_count) % qp->max_recv_wr];
 		rqe->wr_id = wr->wr_id;
 		rqe->num_sge = wr->num_sge;
@@ -570,9 +607,9 @@ static int srd_queue_recv(struct srd_qp *qp, const struct ib_recv_wr *wr)
  * @bad_wr: where the first refused one is reported
  *
  * Context: any; no sleeping.
- * Return: 0 (in ERROR each WR completes with IB_WC_WR_FLUSH_ERR),
- * -EINVAL for a QP in RESET or too many SGEs, -ENOMEM if the queue is
- * full.
+ * Return: 0 (in ERROR each WR completes with IB_WC_WR_FLUSH_ERR, after
+ * every receive posted before it), -EINVAL for a QP in RESET or too
+ * many SGEs, -ENOMEM if the queue is full.
  */
 int srd_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr)
@@ -580,17 +617,20 @@ int srd_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct srd_qp *qp = to_srd_qp(ibqp);
 	int ret;
 
+	bool flush = false;
+
 	for (; wr; wr = wr->next) {
 		ret = srd_queue_recv(qp, wr);
 		if (ret < 0) {
 			*bad_wr = wr;
-			return ret;
+			break;
 		}
-		if (ret)
-			srd_complete(ibqp, ibqp->recv_cq, wr->wr_id, IB_WC_RECV,
-				     IB_WC_WR_FLUSH_ERR, 0, 0, 0);
+		flush |= ret;
+		ret = 0;
 	}
-	return 0;
+	if (flush)
+		srd_flush_rq(qp, true);
+	return ret;
 }
 
 /**

@@ -26,6 +26,18 @@
 # its configfs down, and both unload everything.  The
 # nodes wait for each other through busybox httpd (a file "ready" on
 # node 0, "done" on node 1, then "done" on node 0).
+#
+# "scif_nvmeof_test.sh loss" (the nvmeof-loss cluster of make check,
+# qemu/cluster.sh -D: a virtio-blk disk per node that outlives the
+# node's QEMU): node 1 is the target, on its disk, and is killed in the
+# middle of a write; node 0, the host, connected with a controller loss
+# timeout of 600 s, asks the launcher to kill node 1 while fio writes
+# 48 MiB with crc32c headers, then to boot it again.  Node 1's second
+# life sets the same target up on the same disk; the host's nvme-rdma
+# must reconnect by itself and fio end without an error, having written
+# everything; a verify-only pass must find every block fio wrote (none
+# acknowledged was lost; none went in twice over a newer one), and the
+# disk's first 48 MiB must read the same on the target.
 set -u
 
 PATH=$PATH:/usr/bin:/usr/sbin
@@ -38,6 +50,10 @@ crc_mods="crct10dif_common crc64 crct10dif-pclmul crct10dif_generic
 	crc-t10dif crc64-rocksoft t10-pi"
 nvme_mods="nvme-keyring nvme-auth nvme-core nvme-fabrics nvmet nvmet-rdma
 	nvme-rdma nvmet-tcp nvme-tcp brd"
+# The loss run's disk (6.12 has virtio and its PCI transport built in).
+disk_mods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev
+	virtio_pci virtio_blk"
+mode=${1:-}
 nqn=nqn.2026-11.org.scif:nvmeof-test
 hostnqn=nqn.2014-08.org.nvmexpress:uuid:5cf1f000-0000-4000-8000-000000000001
 hostid=5cf1f000-0000-4000-8000-000000000001
@@ -59,7 +75,7 @@ mod_loaded() { loaded "$(echo "$1" | tr - _)"; }
 # CRC helpers may refuse a CPU without their instructions (the generic
 # ones then serve), so their failure is not one.
 load_mods() {
-	for m in $rdma_mods $crc_mods $nvme_mods; do
+	for m in $rdma_mods $crc_mods $nvme_mods $disk_mods; do
 		[ -e "$ex/$m.ko" ] || continue
 		mod_loaded "$m" && continue
 		args=
@@ -87,15 +103,23 @@ link_down() {
 	rdma link delete scif0 && rmmod scif_rdma
 }
 
-# The target: namespace 1 of $nqn on /dev/ram0, any host, on an rdma
-# port at my_ip:4420.
+# The target: namespace 1 of $nqn on $1 (default /dev/ram0), any host,
+# on an rdma port at my_ip:4420.
 target_up() {
+	bdev=${1:-/dev/ram0}
 	mount -t configfs none /sys/kernel/config 2> /dev/null
-	[ -d "$cfg" ] && [ -b /dev/ram0 ] || return 1
+	[ -d "$cfg" ] && [ -b "$bdev" ] || return 1
+	# Fixed identities: nvmet draws the serial and the namespace's
+	# UUID and NGUID at random, and a host that reconnects to a
+	# namespace whose identifiers changed drops it ("identifiers
+	# changed"), failing the I/O it held.
 	mkdir "$cfg/subsystems/$nqn" &&
 		echo 1 > "$cfg/subsystems/$nqn/attr_allow_any_host" &&
+		echo 5c1f00000001 > "$cfg/subsystems/$nqn/attr_serial" &&
 		mkdir "$cfg/subsystems/$nqn/namespaces/1" &&
-		echo /dev/ram0 > "$cfg/subsystems/$nqn/namespaces/1/device_path" &&
+		echo 5cf1f000-0000-4000-8000-0000000000aa > "$cfg/subsystems/$nqn/namespaces/1/device_uuid" &&
+		echo 5cf1f000-0000-4000-8000-0000000000bb > "$cfg/subsystems/$nqn/namespaces/1/device_nguid" &&
+		echo "$bdev" > "$cfg/subsystems/$nqn/namespaces/1/device_path" &&
 		echo 1 > "$cfg/subsystems/$nqn/namespaces/1/enable" &&
 		mkdir "$cfg/ports/1" &&
 		echo rdma > "$cfg/ports/1/addr_trtype" &&
@@ -312,6 +336,117 @@ host() {
 	ok modules_unloaded rmmod_loaded
 }
 
+# ---- the loss run ----
+
+# md5 of the first 48 MiB of a block device, read past the page cache.
+sum48() {
+	dd if="$1" bs=1M count=48 iflag=direct 2> /dev/null | md5sum |
+		cut -d' ' -f1
+}
+
+# Node 1: the target on its disk; its first life is killed by the host.
+target_loss() {
+	life=${SCIF_RESTART:-0}
+	ok carrier_on wait_for 120 carrier_is 1
+	ok modules_loaded load_mods
+	ok rdma_link_up link_up
+	ok disk_present test -b /dev/vda
+	ok nvmet_configfs target_up /dev/vda
+	touch "$www/ready$life"
+	if [ "$life" = 0 ]; then
+		# The host has this life killed in the middle of its writes.
+		wait_for 900 http_fetched "http://$peer_ip/never"
+		return
+	fi
+	ok host_done wait_for 600 http_fetched "http://$peer_ip/done"
+	ok disk_holds_the_host_writes disk_sum_matches
+	ok nvmet_teardown target_down
+	ok rdma_link_down link_down
+	touch "$www/done"
+	ok peer_unload_takes_carrier_off wait_for 120 carrier_is 0
+	kill "$httpd_pid"
+	wait "$httpd_pid"
+	ok rmmod_scif_net rmmod_client scif_net
+	ok modules_unloaded rmmod_loaded
+}
+
+disk_sum_matches() {
+	http_fetched "http://$peer_ip/sum" /tmp/nvmeof-sum || return 1
+	want=$(cat /tmp/nvmeof-sum)
+	got=$(sum48 /dev/vda)
+	echo "# host read $want, target disk has $got"
+	[ -n "$want" ] && [ "$want" = "$got" ]
+}
+
+# nvme-rdma gives up on a lost controller after ctrl-loss-tmo seconds
+# and retries every reconnect-delay seconds until then.
+connect_lossy() {
+	nvme connect -t rdma -a "$peer_ip" -s 4420 -n "$nqn" -q "$hostnqn" \
+		-I "$hostid" --ctrl-loss-tmo=600 --reconnect-delay=2 &&
+		wait_for 20 find_ns
+}
+
+ctrl_state() { cat /sys/class/nvme/nvme*/state 2> /dev/null | head -n 1; }
+
+# Kill node 1 while fio writes; boot it again; fio must end cleanly.
+write_through_loss() {
+	fio --name=loss --filename="/dev/$ns" --direct=1 --thread \
+		--ioengine=libaio --verify=crc32c --do_verify=0 \
+		--rw=write --bs=64k --offset=0 --size=48M --iodepth=4 \
+		--rate=6m --output-format=terse --terse-version=3 \
+		> "$fio_out" 2>&1 &
+	fio_pid=$!
+	sleep 3
+	ok target_killed_mid_write scif-cluster kill 1
+	ok fio_still_running kill -0 "$fio_pid"
+	ok controller_left_live wait_for 60 sh -c '[ "$(cat /sys/class/nvme/nvme*/state | head -n 1)" != live ]'
+	echo "# controller state after the kill: $(ctrl_state)"
+	ok target_restarted scif-cluster restart 1
+	ok target_ready_again wait_for 600 http_fetched "http://$peer_ip/ready1"
+	ok controller_live_again wait_for 300 sh -c '[ "$(cat /sys/class/nvme/nvme*/state | head -n 1)" = live ]'
+	wait "$fio_pid"
+	rc=$?
+	res=$(grep "^3;" "$fio_out" | awk -F';' '{ print $5, $47 }')
+	echo "# fio loss: exit $rc, error written-KiB: $res"
+	[ $rc -eq 0 ] || sed 's/^/# /' "$fio_out" | head -20
+	# shellcheck disable=SC2086 # two numbers
+	ok fio_wrote_everything_without_error fio_ended_well $rc $res
+}
+
+fio_ended_well() { # status error written-KiB
+	[ "$1" = 0 ] && [ "${2:-}" = 0 ] && [ "${3:-}" = 49152 ]
+}
+
+publish_sum48() {
+	sum48 "/dev/$ns" > "$www/sum" && [ -s "$www/sum" ]
+}
+
+# Node 0: the host.
+host_loss() {
+	ok carrier_on wait_for 120 carrier_is 1
+	ok modules_loaded load_mods
+	ok rdma_link_up link_up
+	ok target_ready wait_for 120 http_fetched "http://$peer_ip/ready0"
+	ok nvme_connect connect_lossy
+	if find_ns; then
+		write_through_loss
+		ok reconnected_in_kernel_log sh -c "dmesg | grep -q 'Successfully reconnected'"
+		ok fio_verify_after_loss fio_run loss 49152 - --rw=write --bs=64k \
+			--offset=0 --size=48M --iodepth=4 --verify_only
+		ok checksum_published publish_sum48
+	else
+		ok namespace_found false
+	fi
+	ok nvme_disconnect disconnect
+	touch "$www/done"
+	ok rdma_link_down link_down
+	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"
+	kill "$httpd_pid"
+	wait "$httpd_pid"
+	ok rmmod_scif_net rmmod_client scif_net
+	ok modules_unloaded rmmod_loaded
+}
+
 echo "TAP version 13"
 [ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] || skip_all "not a node of a 2-node cluster"
 [ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
@@ -329,7 +464,13 @@ ok setup sn_addr_up
 mkdir -p "$www"
 httpd -f -p 80 -h "$www" &
 httpd_pid=$!
-if [ "$self" = 0 ]; then
+if [ "$mode" = loss ]; then
+	if [ "$self" = 0 ]; then
+		host_loss
+	else
+		target_loss
+	fi
+elif [ "$self" = 0 ]; then
 	target
 else
 	host
