@@ -11,6 +11,9 @@
  * plays one case:
  *   trunc_hdr            half a frame header, then the close
  *   trunc_send           a SEND of 400 bytes cut after 100
+ *   held_send_drained    a SEND of 400 bytes, 100 sent, then nothing:
+ *                        the victim drains its QP while its receive
+ *                        thread holds the receive; closed within 10 s
  *   send_len_over_limit  a SEND of 1 GiB + 1
  *   send_over_recv       a SEND of 4096 bytes into a 512-byte RECV
  *   unknown_type         a frame of type 9
@@ -229,6 +232,12 @@ static int c_trunc_send(struct peer *p)
 {
 	return !frame(p, T_SEND, 400, 0, 0, 0) &&
 	       !xfer(p->epd, p->buf, 100, 1);
+}
+
+static int c_held_send(struct peer *p)
+{
+	return !frame(p, T_SEND, 400, 0, 0, 0) &&
+	       !xfer(p->epd, p->buf, 100, 1) && closed_within(p->epd);
 }
 
 static int c_send_over(struct peer *p)
@@ -460,6 +469,7 @@ static const struct {
 } cases[] = {
 	{ "trunc_hdr", c_trunc_hdr },
 	{ "trunc_send", c_trunc_send },
+	{ "held_send_drained_closed", c_held_send },
 	{ "send_len_over_limit_closed", c_send_over },
 	{ "send_over_recv_closed", c_send_over_recv },
 	{ "unknown_type_closed", c_type },

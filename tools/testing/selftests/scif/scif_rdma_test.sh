@@ -195,20 +195,20 @@ counter() {
 }
 
 # What the hostile run made the victim (this node) count, exactly: a
-# SEND of its info for each of the 21 connections, the forge's one SEND
+# SEND of its info for each of the 22 connections, the forge's one SEND
 # received, the one READ it posted (inline, never answered: no bytes),
 # the forge's WRITE and READ of 64 KiB served by SCIF RMA and of 4 KiB
 # inline, five REM_ACCESS_ERR and two REM_INV_REQ_ERR answered, seven
 # frames refused (a SEND over 1 GiB, an unknown type, an unknown flag,
 # an unsolicited ACK, an inline WRITE over 16 KiB, a MAP_REQ with an
 # address, an unsolicited MAP_RESP), one window opened (asked for
-# twice), 21 connections.
+# twice), 22 connections.
 counted_exactly() {
 	rc=0
-	for want in sends:21 recvs:1 rdma_write_reqs:0 rdma_read_reqs:1 \
+	for want in sends:22 recvs:1 rdma_write_reqs:0 rdma_read_reqs:1 \
 		rdma_req_bytes:0 rdma_writes_served:2 rdma_reads_served:2 \
 		rdma_served_bytes:139264 rem_access_errs:5 \
-		rem_inv_req_errs:2 rem_op_errs:0 bad_frames:7 cm_connects:21 \
+		rem_inv_req_errs:2 rem_op_errs:0 bad_frames:7 cm_connects:22 \
 		rdma_direct_reqs:0 rdma_windows_opened:1 rdma_inline_reqs:1; do
 		name=${want%%:*}
 		d=$(($(counter "$name" "$stats1") - $(counter "$name" "$stats0")))

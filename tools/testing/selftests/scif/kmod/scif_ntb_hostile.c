@@ -23,8 +23,9 @@
  *     window, which we fill with random bytes, while we write random
  *     bytes over the victim's inbound windows (its rings and node queue
  *     for us) and ring its message doorbell, for @scribble_ms;
- *  5. quiet: our record cleared: the victim must drop us and draw a new
- *     generation of its own.
+ *  5. quiet: a new life with no node queue yet (the victim waits for
+ *     it to come up), then our record cleared: the victim must drop us
+ *     and draw a new generation of its own.
  *
  * What it saw goes to read-only parameters; "done" is 1 at the end.
  */
@@ -330,7 +331,7 @@ static void snh_setup_windows(struct snh *s)
 static void snh_run(struct work_struct *work)
 {
 	struct snh *s = container_of(work, struct snh, work.work);
-	struct snh_rec v;
+	struct snh_rec v, r;
 
 	if (!ntb_link_is_up(s->ntb, NULL, NULL)) {
 		if (++s->waited < 600) {
@@ -353,9 +354,17 @@ static void snh_run(struct work_struct *work)
 	snh_flap(s);
 	snh_phase_done(s, &v);
 	snh_scribble(s);
-	/* Let the victim take our record in before the quiet phase. */
 	msleep(1000);
 	snh_phase_done(s, &v);
+	/*
+	 * A new life with no node queue yet: whatever the victim made of
+	 * the scribbling, it now knows a peer that is waiting to come up
+	 * (its core wants the queue), which the silence must make it drop.
+	 */
+	r = snh_valid(s, 0);
+	snh_write(s, &r, true);
+	msleep(1000);
+	snh_victim(s, &v);
 	snh_quiet(s, v.gen);
 	pr_info("phases %s, victim node %d, new generation %d, %lu bytes scribbled\n",
 		phases_ok, victim_node, regen, scribbled);

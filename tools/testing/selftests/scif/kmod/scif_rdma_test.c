@@ -1632,10 +1632,14 @@ out:
  * HOSTILE_INLINE: the same for the forge's inline WRITE.  Case
  * HOSTILE_NOANSWER: the victim posts a READ the forge never answers;
  * it must complete (flushed) once the forge drops the connection, not
- * before.  The last: an honest WRITE and READ of the forge, then its
+ * before.  Case HOSTILE_HELD: the forge sends part of a SEND and stops,
+ * so that the victim's receive thread holds a receive; the victim
+ * drains its QP as ib_drain_rq() does: every receive must complete,
+ * flushed, before the drain's own.  The last: an honest WRITE and READ of the forge, then its
  * SEND; the victim finds the forge's bytes in its MR.
  */
-#define HOSTILE_CASES		21
+#define HOSTILE_CASES		22
+#define HOSTILE_HELD		2
 #define HOSTILE_NOANSWER	(HOSTILE_CASES - 2)
 #define HOSTILE_DIRECT		(HOSTILE_CASES - 3)
 #define HOSTILE_INLINE		(HOSTILE_CASES - 8)
@@ -1653,7 +1657,7 @@ out:
  * the victim's own) none.  In the forge's order.
  */
 static const int hostile_event[HOSTILE_CASES] = {
-	-1, -1, IB_EVENT_QP_FATAL, -1, IB_EVENT_QP_FATAL, IB_EVENT_QP_FATAL,
+	-1, -1, -1, IB_EVENT_QP_FATAL, -1, IB_EVENT_QP_FATAL, IB_EVENT_QP_FATAL,
 	IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_ACCESS_ERR,
 	IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_REQ_ERR, IB_EVENT_QP_FATAL,
 	IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_FATAL,
@@ -1748,6 +1752,35 @@ static void victim_noanswer(struct conn *c)
 }
 
 /*
+ * Case HOSTILE_HELD: once the forge's partial SEND has come (its receive
+ * thread took receive 0 for it), the QP to ERROR and a receive posted as
+ * ib_drain_rq() posts its marker; completions until the marker's: the
+ * four receives, each flushed, must come before it.
+ */
+static void victim_drain_held(struct conn *c)
+{
+	unsigned int seen = 0, before = 0;
+	struct ib_wc wc;
+	int err;
+
+	msleep(2000);
+	err = modify(c->id->qp, IB_QPS_ERR) ?: post_recv(c, 99);
+	while (!err) {
+		wc = poll_one(c->cq);
+		if (wc.status == -1 || wc.wr_id == 99)
+			break;
+		if (wc.wr_id < 4 && wc.status == IB_WC_WR_FLUSH_ERR)
+			before |= BIT(wc.wr_id);
+		seen++;
+	}
+	seq_buf_printf(&out, "# drain: %u completions before the marker (receives %#x), marker status %d\n",
+		       seen, before, wc.status);
+	CHECK("hostile_held_receive_flushed_before_drain_marker",
+	      !err && wc.wr_id == 99 && wc.status == IB_WC_WR_FLUSH_ERR &&
+	      seen == 4 && before == 0xf, err ?: before);
+}
+
+/*
  * Case HOSTILE_DIRECT: the forge's own RMA into the window the victim
  * opened over its MR put its bytes in the MR; case HOSTILE_INLINE: its
  * inline WRITE did (checked once the forge has disconnected).
@@ -1804,6 +1837,8 @@ static int victim_case(struct conn *c, int i)
 		return err;
 	if (i == HOSTILE_NOANSWER)
 		victim_noanswer(c);
+	else if (i == HOSTILE_HELD)
+		victim_drain_held(c);
 	else if (i == HOSTILE_CASES - 1)
 		victim_good(c);
 	err = conn_wait(c, RDMA_CM_EVENT_DISCONNECTED, 30);
