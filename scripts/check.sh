@@ -245,13 +245,27 @@ rxe_programs() {
 		/usr/lib/*/libibverbs/librxe-rdmav*.so
 }
 
+# The results of a 2-node cluster whose node 1 was restarted: node 0's,
+# node 1's last life's (its earlier lives end by design), and a check
+# of every console log of every life.
+restart_results() { # cluster-dir name
+	local cdir=$1 name=$2 last log
+	guest_results "$cdir/node0/results.log" "$name/node0"
+	last=$(ls "$cdir/node1"/results.*.log 2>/dev/null | sort -V | tail -n 1)
+	guest_results "${last:-$cdir/node1/results.log}" "$name/node1-last-life"
+	for log in "$cdir"/node*/console*.log; do
+		run_test "$name/$(basename "$(dirname "$log")")/$(basename "$log" .log)-clean" \
+			bash "$top/qemu/check-log.sh" "$log"
+	done
+}
+
 # A 2-node cluster in which node 0 runs scif_net's test (node 1 killed
 # and restarted once under traffic), rxe's over scif_net, scif_vsock's
 # (node 1 killed and restarted once more), then has node 1 killed and
 # restarted three times; node 1's earlier lives end by design, so only
 # its last counts.
 node_loss_run() { # kernel-name
-	local k=$1 kdir image rel moddir cdir log last args
+	local k=$1 kdir image rel moddir cdir args
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
 	moddir=$BUILD/modules/$k
@@ -290,13 +304,7 @@ node_loss_run() { # kernel-name
 		-t 900 -S "$BUILD/qemu/ivshmem-server" ${args:+-a "$args"} \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: node-loss cluster of $k: launcher reported failure"
-	guest_results "$cdir/node0/results.log" "$k/node-loss/node0"
-	last=$(ls "$cdir/node1"/results.*.log 2>/dev/null | sort -V | tail -n 1)
-	guest_results "${last:-$cdir/node1/results.log}" "$k/node-loss/node1-last-life"
-	for log in "$cdir"/node*/console*.log; do
-		run_test "$k/node-loss/$(basename "$(dirname "$log")")/$(basename "$log" .log)-clean" \
-			bash "$top/qemu/check-log.sh" "$log"
-	done
+	restart_results "$cdir" "$k/node-loss"
 }
 
 # The NVMe-oF target killed mid-I/O (scif_nvmeof_test.sh loss): a
@@ -305,7 +313,7 @@ node_loss_run() { # kernel-name
 # the host that must reconnect and lose nothing.  Not on the debug
 # kernel (no NVMe-oF there: see nvme_modules; nor virtio-blk).
 nvmeof_loss_run() { # kernel-name
-	local k=$1 kdir image rel moddir cdir last disk
+	local k=$1 kdir image rel moddir cdir disk
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
 	moddir=$BUILD/modules/$k
@@ -332,13 +340,7 @@ nvmeof_loss_run() { # kernel-name
 		-m 1G -D 64 -t 900 -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: nvmeof-loss cluster of $k: launcher reported failure"
-	guest_results "$cdir/node0/results.log" "$k/nvmeof-loss/node0"
-	last=$(ls "$cdir/node1"/results.*.log 2>/dev/null | sort -V | tail -n 1)
-	guest_results "${last:-$cdir/node1/results.log}" "$k/nvmeof-loss/node1-last-life"
-	for log in "$cdir"/node*/console*.log; do
-		run_test "$k/nvmeof-loss/$(basename "$(dirname "$log")")/$(basename "$log" .log)-clean" \
-			bash "$top/qemu/check-log.sh" "$log"
-	done
+	restart_results "$cdir" "$k/nvmeof-loss"
 }
 
 # A 3-node cluster in which node 1 writes garbage into what node 0 reads

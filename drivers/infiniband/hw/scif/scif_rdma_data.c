@@ -385,7 +385,9 @@ void srd_tx_work(struct work_struct *work)
 			return;
 		}
 		w = &qp->sq[qp->sq_head];
-		st = qp->state == IB_QPS_ERR ? IB_WC_WR_FLUSH_ERR : IB_WC_SUCCESS;
+		/* Posted in ERROR, or before it (or a RESET after it). */
+		st = qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET ?
+		     IB_WC_WR_FLUSH_ERR : IB_WC_SUCCESS;
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (st == IB_WC_SUCCESS)
 			st = srd_do_wr(qp, w);

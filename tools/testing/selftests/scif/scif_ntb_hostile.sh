@@ -17,52 +17,42 @@ mod=/modules/extra/scif_ntb_hostile.ko
 p=/sys/module/scif_ntb_hostile/parameters
 seed=${HOSTILE_SEED:-$(date +%s)}
 
-echo "TAP version 13"
-if [ ! -f "$mod" ]; then
-	echo "1..0 # SKIP $mod missing"
-	exit 4
-fi
-echo "1..9"
 n=0
 failed=0
-result() { # ok-flag name [comment]
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n $2${3:+ # $3}"
-	else
-		echo "not ok $n $2${3:+ # $3}"
-		failed=1
-	fi
-}
+# shellcheck disable=SC2034 # read by scif_tap_lib.sh
+tap_suite=scif_ntb_hostile
+# shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
+. "$(dirname "$0")/scif_tap_lib.sh"
 
+param() { cat "$p/$1"; }
+phase_ok() { [ "$(param phases_ok | cut -c "$1")" = y ]; }
+
+echo "TAP version 13"
+[ -f "$mod" ] || skip_all "$mod missing"
 echo "# seed $seed"
 if ! insmod "$mod" seed="$seed" rounds="${HOSTILE_ROUNDS:-2000}" \
 	scribble_ms="${HOSTILE_SCRIBBLE_MS:-5000}"; then
-	result 0 loaded
+	ok loaded false
+	echo "1..$n"
 	exit 1
 fi
+ok loaded true
 t=0
-while [ "$(cat $p/done)" = 0 ] && [ $t -lt 600 ]; do
+while [ "$(param "done")" = 0 ] && [ $t -lt 600 ]; do
 	sleep 1
 	t=$((t + 1))
 done
-done=$(cat $p/done)
-phases=$(cat $p/phases_ok)
-echo "# done $done after $t s, phases $phases, victim node $(cat $p/victim_node)"
-result "$([ "$done" = 1 ] && [ "$(cat $p/victim_node)" = 0 ] && echo 1)" \
-	victim_seen_over_the_link "done=$done"
-i=1
+echo "# done $(param "done") after $t s, phases $(param phases_ok), victim node $(param victim_node), regen $(param regen), $(param scribbled) bytes scribbled"
+ok victim_seen_over_the_link sh -c "[ $(param "done") = 1 ] && [ $(param victim_node) = 0 ]"
+i=2
 for name in garbage_scratchpads_and_doorbells bad_records_good_check \
 	    a_generation_per_record scribble_over_windows; do
-	c=$(echo "$phases" | cut -c $((i + 1)))
-	result "$([ "$c" = y ] && echo 1)" "victim_alive_after_$name" "phase $i: ${c:-not run}"
+	ok "victim_alive_after_$name" phase_ok $i
 	i=$((i + 1))
 done
-result "$([ "$(cat $p/regen)" = 1 ] && echo 1)" victim_new_generation_when_we_went_quiet \
-	"regen=$(cat $p/regen)"
-result "$([ "$(echo "$phases" | cut -c 6)" = y ] && echo 1)" victim_alive_after_quiet
-result "$([ "$(cat $p/scribbled)" -gt 0 ] && echo 1)" windows_scribbled \
-	"$(cat $p/scribbled) bytes"
-rmmod scif_ntb_hostile
-result "$([ $? = 0 ] && echo 1)" unloaded
-exit $failed
+ok victim_new_generation_when_we_went_quiet [ "$(param regen)" = 1 ]
+ok victim_alive_after_quiet phase_ok 6
+ok windows_scribbled [ "$(param scribbled)" -gt 0 ]
+ok unloaded rmmod scif_ntb_hostile
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -152,18 +152,32 @@ target_down() {
 		umount /sys/kernel/config
 }
 
-# md5 of the first 32 MiB of a block device, read past the page cache.
-sum32() {
-	dd if="$1" bs=1M count=32 iflag=direct 2> /dev/null | md5sum |
+# md5 of the first $2 MiB of block device $1, read past the page cache.
+sum_mib() {
+	dd if="$1" bs=1M count="$2" iflag=direct 2> /dev/null | md5sum |
 		cut -d' ' -f1
 }
 
+# The host's md5 of the first $2 MiB is that of the target's device $1.
 target_sum_matches() {
 	http_fetched "http://$peer_ip/sum" /tmp/nvmeof-sum || return 1
 	want=$(cat /tmp/nvmeof-sum)
-	got=$(sum32 /dev/ram0)
-	echo "# host read $want, target RAM disk has $got"
+	got=$(sum_mib "$1" "$2")
+	echo "# host read $want, target's $1 has $got"
 	[ -n "$want" ] && [ "$want" = "$got" ]
+}
+
+# The target's end, once the host is done: configfs and the link down,
+# then, once the host unloaded, everything unloaded here.
+target_end() {
+	ok nvmet_teardown target_down
+	ok rdma_link_down link_down
+	touch "$www/done"
+	ok peer_unload_takes_carrier_off wait_for 120 carrier_is 0
+	kill "$httpd_pid"
+	wait "$httpd_pid"
+	ok rmmod_scif_net rmmod_client scif_net
+	ok modules_unloaded rmmod_loaded
 }
 
 # The target's side; the host says when it is done with it.
@@ -175,15 +189,8 @@ target() {
 	ok nvmet_configfs target_up
 	touch "$www/ready"
 	ok host_done wait_for 400 http_fetched "http://$peer_ip/done"
-	ok namespace_holds_the_host_writes target_sum_matches
-	ok nvmet_teardown target_down
-	ok rdma_link_down link_down
-	touch "$www/done"
-	ok peer_unload_takes_carrier_off wait_for 120 carrier_is 0
-	kill "$httpd_pid"
-	wait "$httpd_pid"
-	ok rmmod_scif_net rmmod_client scif_net
-	ok modules_unloaded rmmod_loaded
+	ok namespace_holds_the_host_writes target_sum_matches /dev/ram0 32
+	target_end
 }
 
 discover() {
@@ -285,8 +292,8 @@ compare() {
 	figures "NVMe/TCP over scif_net"
 }
 
-publish_sum() {
-	sum32 "/dev/$ns" > "$www/sum" && [ -s "$www/sum" ]
+publish_sum() { # MiB
+	sum_mib "/dev/$ns" "$1" > "$www/sum" && [ -s "$www/sum" ]
 }
 
 disconnect() {
@@ -321,11 +328,17 @@ host() {
 		ok namespace_64mib true
 		fio_jobs
 		ok fio_detects_bad_data fio_detects_bad_data
-		ok checksum_published publish_sum
+		ok checksum_published publish_sum 32
 		compare
 	else
 		ok namespace_64mib false
 	fi
+	host_end
+}
+
+# The host's end: disconnected and the link down, then, once the target
+# is done too, everything unloaded.
+host_end() {
 	ok nvme_disconnect disconnect
 	touch "$www/done"
 	ok rdma_link_down link_down
@@ -337,12 +350,6 @@ host() {
 }
 
 # ---- the loss run ----
-
-# md5 of the first 48 MiB of a block device, read past the page cache.
-sum48() {
-	dd if="$1" bs=1M count=48 iflag=direct 2> /dev/null | md5sum |
-		cut -d' ' -f1
-}
 
 # Node 1: the target on its disk; its first life is killed by the host.
 target_loss() {
@@ -359,23 +366,8 @@ target_loss() {
 		return
 	fi
 	ok host_done wait_for 600 http_fetched "http://$peer_ip/done"
-	ok disk_holds_the_host_writes disk_sum_matches
-	ok nvmet_teardown target_down
-	ok rdma_link_down link_down
-	touch "$www/done"
-	ok peer_unload_takes_carrier_off wait_for 120 carrier_is 0
-	kill "$httpd_pid"
-	wait "$httpd_pid"
-	ok rmmod_scif_net rmmod_client scif_net
-	ok modules_unloaded rmmod_loaded
-}
-
-disk_sum_matches() {
-	http_fetched "http://$peer_ip/sum" /tmp/nvmeof-sum || return 1
-	want=$(cat /tmp/nvmeof-sum)
-	got=$(sum48 /dev/vda)
-	echo "# host read $want, target disk has $got"
-	[ -n "$want" ] && [ "$want" = "$got" ]
+	ok disk_holds_the_host_writes target_sum_matches /dev/vda 48
+	target_end
 }
 
 # nvme-rdma gives up on a lost controller after ctrl-loss-tmo seconds
@@ -417,9 +409,6 @@ fio_ended_well() { # status error written-KiB
 	[ "$1" = 0 ] && [ "${2:-}" = 0 ] && [ "${3:-}" = 49152 ]
 }
 
-publish_sum48() {
-	sum48 "/dev/$ns" > "$www/sum" && [ -s "$www/sum" ]
-}
 
 # Node 0: the host.
 host_loss() {
@@ -433,18 +422,11 @@ host_loss() {
 		ok reconnected_in_kernel_log sh -c "dmesg | grep -q 'Successfully reconnected'"
 		ok fio_verify_after_loss fio_run loss 49152 - --rw=write --bs=64k \
 			--offset=0 --size=48M --iodepth=4 --verify_only
-		ok checksum_published publish_sum48
+		ok checksum_published publish_sum 48
 	else
 		ok namespace_found false
 	fi
-	ok nvme_disconnect disconnect
-	touch "$www/done"
-	ok rdma_link_down link_down
-	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"
-	kill "$httpd_pid"
-	wait "$httpd_pid"
-	ok rmmod_scif_net rmmod_client scif_net
-	ok modules_unloaded rmmod_loaded
+	host_end
 }
 
 echo "TAP version 13"
