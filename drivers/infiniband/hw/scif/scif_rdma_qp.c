@@ -560,7 +560,7 @@ int srd_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr)
 {
 	struct srd_qp *qp = to_srd_qp(ibqp);
-	int ret;
+	int ret = 0;
 
 	for (; wr; wr = wr->next) {
 		ret = srd_queue_send(qp, wr);
@@ -615,9 +615,8 @@ int srd_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr)
 {
 	struct srd_qp *qp = to_srd_qp(ibqp);
-	int ret;
-
 	bool flush = false;
+	int ret = 0;
 
 	for (; wr; wr = wr->next) {
 		ret = srd_queue_recv(qp, wr);
