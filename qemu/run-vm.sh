@@ -57,7 +57,7 @@ boot() {
 # code (init.sh loads every module): under TCG, the kernel's own boot-
 # time code patching races now and then with the other vCPU's
 # translated code ("Oops: int3" from an initcall; testing.rst, "The
-# guests").  Such a boot is kept as console.early-crash.log, said on
+# guest").  Such a boot is kept as console.early-crash.log, said on
 # stderr, and booted once more; any other end is the run's result.
 rc=0
 boot "$@" || rc=$?
