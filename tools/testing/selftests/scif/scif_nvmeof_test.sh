@@ -379,6 +379,8 @@ connect_lossy() {
 }
 
 ctrl_state() { cat /sys/class/nvme/nvme*/state 2> /dev/null | head -n 1; }
+ctrl_live() { [ "$(ctrl_state)" = live ]; }
+ctrl_not_live() { [ "$(ctrl_state)" != live ]; }
 
 # Kill node 1 while fio writes; boot it again; fio must end cleanly.
 write_through_loss() {
@@ -391,11 +393,11 @@ write_through_loss() {
 	sleep 3
 	ok target_killed_mid_write scif-cluster kill 1
 	ok fio_still_running kill -0 "$fio_pid"
-	ok controller_left_live wait_for 60 sh -c '[ "$(cat /sys/class/nvme/nvme*/state | head -n 1)" != live ]'
+	ok controller_left_live wait_for 60 ctrl_not_live
 	echo "# controller state after the kill: $(ctrl_state)"
 	ok target_restarted scif-cluster restart 1
 	ok target_ready_again wait_for 600 http_fetched "http://$peer_ip/ready1"
-	ok controller_live_again wait_for 300 sh -c '[ "$(cat /sys/class/nvme/nvme*/state | head -n 1)" = live ]'
+	ok controller_live_again wait_for 300 ctrl_live
 	wait "$fio_pid"
 	rc=$?
 	res=$(grep "^3;" "$fio_out" | awk -F';' '{ print $5, $47 }')
@@ -408,7 +410,6 @@ write_through_loss() {
 fio_ended_well() { # status error written-KiB
 	[ "$1" = 0 ] && [ "${2:-}" = 0 ] && [ "${3:-}" = 49152 ]
 }
-
 
 # Node 0: the host.
 host_loss() {
