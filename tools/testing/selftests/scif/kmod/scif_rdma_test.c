@@ -1760,7 +1760,7 @@ static void victim_noanswer(struct conn *c)
 static void victim_drain_held(struct conn *c)
 {
 	unsigned int seen = 0, before = 0;
-	struct ib_wc wc;
+	struct ib_wc wc = { .status = -1 };
 	int err;
 
 	msleep(2000);
