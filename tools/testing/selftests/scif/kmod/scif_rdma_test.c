@@ -1773,7 +1773,8 @@ static void victim_drain_held(struct conn *c)
 			before |= BIT(wc.wr_id);
 		seen++;
 	}
-	seq_buf_printf(&out, "# drain: %u completions before the marker (receives %#x), marker status %d\n",
+	seq_buf_printf(&out,
+		       "# drain: %u completions before the marker (receives %#x), marker status %d\n",
 		       seen, before, wc.status);
 	CHECK("hostile_held_receive_flushed_before_drain_marker",
 	      !err && wc.wr_id == 99 && wc.status == IB_WC_WR_FLUSH_ERR &&
