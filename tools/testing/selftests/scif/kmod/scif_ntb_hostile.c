@@ -335,7 +335,7 @@ static void snh_run(struct work_struct *work)
 
 	if (!ntb_link_is_up(s->ntb, NULL, NULL)) {
 		if (++s->waited < 600) {
-			schedule_delayed_work(&s->work, HZ / 10);
+			queue_delayed_work(system_unbound_wq, &s->work, HZ / 10);
 			return;
 		}
 		done = -1;
@@ -411,7 +411,8 @@ static int snh_probe(struct ntb_client *client, struct ntb_dev *ntb)
 	ntb_db_clear_mask(ntb, ntb_db_valid_mask(ntb));
 	ntb_link_enable(ntb, NTB_SPEED_AUTO, NTB_WIDTH_AUTO);
 	snh = s;
-	schedule_delayed_work(&s->work, 0);
+	/* Unbound: the phases run for tens of seconds, some copying. */
+	queue_delayed_work(system_unbound_wq, &s->work, 0);
 	return 0;
 }
 
