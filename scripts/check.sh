@@ -173,6 +173,17 @@ debug_module_deps() { # kdir name
 	echo "$1/$p"
 }
 
+# Modules of a Debian kernel and what they need, each once, in load
+# order (modprobe's view of the guest kernel's module tree).
+kernel_modules() { # release name...
+	local rel=$1 m
+	shift
+	for m in "$@"; do
+		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" \
+			-S "$rel" "$m" 2> /dev/null
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
+}
+
 # rdma_rxe and the modules it and ib_uverbs need, in load order, from the
 # guest kernel's modules or the debug kernel's build tree; and the "crc32"
 # hash it asks the crypto API for (no modprobe in the guest to load it).
@@ -184,10 +195,7 @@ rxe_modules() { # kernel-name kdir release
 		done | awk '!seen[$0]++'
 		return 0
 	fi
-	for m in crc32_generic rdma_rxe ib_uverbs; do
-		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$3")" \
-			-S "$3" "$m" 2> /dev/null
-	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
+	kernel_modules "$3" crc32_generic rdma_rxe ib_uverbs
 }
 
 # scif_rdma.ko and its test module, after rdma_cm and the modules it
@@ -198,9 +206,7 @@ rdma_modules() { # kernel-name kdir release
 	if [ "$1" = debug ]; then
 		debug_module_deps "$2" rdma_cm
 	else
-		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$3")" \
-			-S "$3" rdma_cm 2> /dev/null |
-			awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
+		kernel_modules "$3" rdma_cm
 	fi
 	echo "$mod/drivers/infiniband/hw/scif/scif_rdma.ko"
 	echo "$mod/tools/testing/selftests/scif/kmod/scif_rdma_test.ko"
@@ -226,10 +232,7 @@ nvme_modules() { # kernel-name nodes kdir release
 		done | awk '!seen[$0]++'
 		return 0
 	fi
-	for m in nvmet_rdma nvme_rdma nvmet_tcp nvme_tcp brd; do
-		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$4")" \
-			-S "$4" "$m" 2> /dev/null
-	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
+	kernel_modules "$4" nvmet_rdma nvme_rdma nvmet_tcp nvme_tcp brd
 }
 
 # nvme-cli and fio, for the same clusters.
@@ -324,10 +327,7 @@ nvmeof_loss_run() { # kernel-name
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
 	# virtio_blk and, on 6.1, virtio and its PCI transport, in load order.
-	disk=$(for m in virtio_pci virtio_blk; do
-		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" \
-			-S "$rel" "$m" 2> /dev/null
-	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
+	disk=$(kernel_modules "$rel" virtio_pci virtio_blk)
 	EXTRA_MODULES="$moddir/net/scif/scif_peer_links.ko
 		$moddir/drivers/net/scif/scif_net.ko
 		$(rdma_modules "$k" "$kdir" "$rel")
