@@ -2,9 +2,10 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154 # $results, $out, $top: set by the caller
 #
-# What the test scripts share (scripts/check.sh, ntb-check-standalone.sh):
-# record and run_test, which write one result line per test into
-# $results and keep each test's output in $out/<name>.log.
+# What the test scripts share (scripts/check.sh, ntb-check-standalone.sh,
+# coverage.sh): record and run_test, which write one result line per test
+# into $results and keep each test's output in $out/<name>.log; and the
+# lists of a guest kernel's modules the clusters load.
 
 record() { # PASS|FAIL|SKIP name
 	echo "$1 $2" >> "$results"
@@ -48,4 +49,49 @@ guest_results() { # results.log label
 		[ "$verdict" = FAIL ] && bad=1
 	done < <(sh "$top/qemu/parse-results.sh" "$1" "$2")
 	[ "$bad" -eq 0 ] || fail_context "$1"
+}
+
+# A module of the debug kernel's build tree after the modules it depends
+# on (none if it is built in).
+debug_module_deps() { # kdir name
+	local p d
+	p=$(grep -m 1 -E "(^|/)$2\.ko\$" "$1/modules.order") || return 0
+	for d in $(modinfo -F depends "$1/$p" | tr , ' '); do
+		debug_module_deps "$1" "$d"
+	done
+	echo "$1/$p"
+}
+
+# Modules of a Debian kernel and what they need, each once, in load
+# order (modprobe's view of the guest kernel's module tree).
+kernel_modules() { # release name...
+	local rel=$1 m
+	shift
+	for m in "$@"; do
+		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" \
+			-S "$rel" "$m" 2> /dev/null
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
+}
+
+# rdma_rxe and the modules it and ib_uverbs need, in load order, from the
+# guest kernel's modules or the build tree of the debug kernel (or of its
+# gcov twin); and the "crc32" hash it asks the crypto API for (no modprobe
+# in the guest to load it).
+rxe_modules() { # kernel-name kdir release
+	local m
+	if [ "$1" = debug ] || [ "$1" = gcov ]; then
+		for m in crc32_generic rdma_rxe ib_uverbs; do
+			debug_module_deps "$2" "$m"
+		done | awk '!seen[$0]++'
+		return 0
+	fi
+	kernel_modules "$3" crc32_generic rdma_rxe ib_uverbs
+}
+
+# What scif_rxe_test.sh runs, and the rxe provider libibverbs loads
+# (installed by scripts/deps.sh).
+rxe_programs() {
+	echo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_devinfo /usr/bin/ib_write_bw \
+		/usr/bin/ib_read_lat /usr/bin/ib_send_bw /usr/bin/rdma \
+		/usr/lib/*/libibverbs/librxe-rdmav*.so
 }

@@ -34,10 +34,11 @@ DEBUG_CLUSTERS=${DEBUG_CLUSTERS-2}
 # cluster, node loss, the corrupt peer, DMA, NTB).  For make check's hour.
 CLUSTERS_6_1=${CLUSTERS_6_1-2}
 SCIF_NTB_RUNS=${SCIF_NTB_RUNS-windows full node-loss corrupt hostile}
-# The debug kernel's: the path only NTB has (staging); loss with the link
-# runs on 6.12, node loss on the debug kernel over ivshmem, full reach
-# and the corrupt peer there over ivshmem too.
-DEBUG_SCIF_NTB_RUNS=${DEBUG_SCIF_NTB_RUNS-windows}
+# The debug kernel's: the path only NTB has (staging), and the hostile
+# peer below SCIF under KASAN; loss with the link runs on 6.12, node loss
+# on the debug kernel over ivshmem, full reach and the corrupt peer
+# there over ivshmem too.
+DEBUG_SCIF_NTB_RUNS=${DEBUG_SCIF_NTB_RUNS-windows hostile}
 # 6.1's: none.  The debug kernel is the same 6.1 source and runs the
 # NTB paths under KASAN; 6.1 keeps the NTB core's build and ntb_test.sh
 # (ntb_run), which is what a Debian 6.1 host with NTB hardware needs.
@@ -162,42 +163,6 @@ cluster_run() { # kernel-name nodes
 	done
 }
 
-# A module of the debug kernel's build tree after the modules it depends
-# on (none if it is built in).
-debug_module_deps() { # kdir name
-	local p d
-	p=$(grep -m 1 -E "(^|/)$2\.ko\$" "$1/modules.order") || return 0
-	for d in $(modinfo -F depends "$1/$p" | tr , ' '); do
-		debug_module_deps "$1" "$d"
-	done
-	echo "$1/$p"
-}
-
-# Modules of a Debian kernel and what they need, each once, in load
-# order (modprobe's view of the guest kernel's module tree).
-kernel_modules() { # release name...
-	local rel=$1 m
-	shift
-	for m in "$@"; do
-		modprobe --show-depends -d "$(sh "$top/scripts/kernels.sh" modbase "$rel")" \
-			-S "$rel" "$m" 2> /dev/null
-	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }'
-}
-
-# rdma_rxe and the modules it and ib_uverbs need, in load order, from the
-# guest kernel's modules or the debug kernel's build tree; and the "crc32"
-# hash it asks the crypto API for (no modprobe in the guest to load it).
-rxe_modules() { # kernel-name kdir release
-	local m
-	if [ "$1" = debug ]; then
-		for m in crc32_generic rdma_rxe ib_uverbs; do
-			debug_module_deps "$2" "$m"
-		done | awk '!seen[$0]++'
-		return 0
-	fi
-	kernel_modules "$3" crc32_generic rdma_rxe ib_uverbs
-}
-
 # scif_rdma.ko and its test module, after rdma_cm and the modules it
 # needs (as rxe_modules), when the build made them (CONFIG_INFINIBAND).
 rdma_modules() { # kernel-name kdir release
@@ -240,14 +205,6 @@ nvme_programs() { # kernel-name nodes
 	[ "$2" = 2 ] || return 0
 	[ "$1" != debug ] || [ "${NVMEOF_ON_DEBUG:-0}" = 1 ] || return 0
 	PATH=$PATH:/usr/sbin command -v nvme fio | tr '\n' ' '
-}
-
-# What scif_rxe_test.sh runs, and the rxe provider libibverbs loads
-# (installed by scripts/deps.sh).
-rxe_programs() {
-	echo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_devinfo /usr/bin/ib_write_bw \
-		/usr/bin/ib_read_lat /usr/bin/ib_send_bw /usr/bin/rdma \
-		/usr/lib/*/libibverbs/librxe-rdmav*.so
 }
 
 # The results of a 2-node cluster whose node 1 was restarted: node 0's,
