@@ -3,7 +3,9 @@
 #
 # kernels.sh default        newest installed kernel release with a build tree
 # kernels.sh resolve NAME   "KDIR IMAGE RELEASE" for NAME = 6.1 | 6.12 | debug
-#                           (debug builds the cached debug kernel if needed)
+#                           | gcov (debug and gcov build the cached debug
+#                           kernel, or its gcov twin of make coverage, if
+#                           needed)
 # kernels.sh image RELEASE  the guest kernel image of a Debian release
 # kernels.sh modbase RELEASE  the root under which its lib/modules/RELEASE
 #                           lies ("/" for an installed kernel), for
@@ -52,11 +54,11 @@ resolve)
 		img=$(image "$rel") || exit 1
 		echo "/lib/modules/$rel/build $img $rel"
 		;;
-	debug)
-		dir=$(sh "$top/scripts/debug-kernel.sh")
+	debug|gcov)
+		dir=$(sh "$top/scripts/debug-kernel.sh" "${2#debug}")
 		echo "$dir $dir/arch/x86/boot/bzImage $(cat "$dir/include/config/kernel.release")"
 		;;
-	*) echo "kernels: unknown kernel '${2:-}' (6.1, 6.12 or debug)" >&2; exit 2 ;;
+	*) echo "kernels: unknown kernel '${2:-}' (6.1, 6.12, debug or gcov)" >&2; exit 2 ;;
 	esac
 	;;
 image) image "${2:?usage: $0 image RELEASE}" ;;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# ntb-modules.sh KERNEL   (KERNEL = 6.1 | 6.12 | debug)
+# ntb-modules.sh KERNEL   (KERNEL = 6.1 | 6.12 | debug | gcov)
 # Build the Linux NTB core (ntb.ko) and the upstream clients ntb_transport,
 # ntb_tool, ntb_perf, ntb_pingpong and ntb_netdev out of tree, from the
 # Debian linux-source package that matches KERNEL, into $BUILD/ntb/KERNEL/
@@ -10,10 +10,11 @@
 # there.  Prints that directory.  No kernel source is kept in the
 # repository: the files are copied from the source package at build time.
 #
-#   6.1, debug  Debian's linux-source-6.1 (scripts/kernel-source.sh); the
-#               debug kernel must already be built (this script does not
-#               start its 40-minute build); it has no networking
-#               (tinyconfig), so ntb_netdev is left out there
+#   6.1, debug, gcov  Debian's linux-source-6.1 (scripts/kernel-source.sh);
+#               the debug kernel (or gcov, its twin of make coverage)
+#               must already be built (this script does not start its
+#               40-minute build); ntb_netdev is built only for a kernel
+#               with CONFIG_NET
 #   6.12        bookworm-backports linux-source-6.12 at exactly the
 #               installed 6.12 headers' version (scripts/ntb-deps.sh);
 #               only drivers/ntb, ntb_netdev.c and the NTB selftest are
@@ -40,7 +41,12 @@ debug)
 		die "the debug kernel is not built yet ($cache/debug-6.1)"
 	kdir=$cache/debug-6.1
 	;;
-*) echo "usage: $0 6.1|6.12|debug" >&2; exit 2 ;;
+gcov)
+	[ -e "$cache/debug-gcov-6.1/arch/x86/boot/bzImage" ] ||
+		die "the gcov kernel is not built yet ($cache/debug-gcov-6.1)"
+	kdir=$cache/debug-gcov-6.1
+	;;
+*) echo "usage: $0 6.1|6.12|debug|gcov" >&2; exit 2 ;;
 esac
 
 if [ "$k" = 6.12 ]; then

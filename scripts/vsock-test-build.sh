@@ -1,12 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# vsock-test-build.sh KERNEL OUTDIR   (KERNEL = 6.1 | 6.12 | debug)
+# vsock-test-build.sh KERNEL OUTDIR   (KERNEL = 6.1 | 6.12 | debug | gcov)
 # For scif_vsock_test.sh (Documentation/scif/vsock.rst), into OUTDIR:
 #   vsock_test   the kernel's own tools/testing/vsock/vsock_test, built
 #                unmodified from the Debian linux-source of
-#                KERNEL: the 6.1 tree (scripts/kernel-source.sh) for 6.1
-#                and debug; for 6.12, linux-source-6.12 at exactly the
+#                KERNEL: the 6.1 tree (scripts/kernel-source.sh) for 6.1,
+#                debug and gcov; for 6.12, linux-source-6.12 at exactly the
 #                installed headers' version, of which tools/testing/vsock,
 #                tools/include and the uapi vm_sockets.h are unpacked into
 #                $BUILD/vsock-src/6.12/VERSION.  Its uapi <linux/vm_sockets.h>
@@ -23,7 +23,7 @@ build=${BUILD:-$top/build}
 k=${1:-} out=${2:-}
 
 die() { echo "vsock-test-build: $*" >&2; exit 1; }
-[ -n "$out" ] || { echo "usage: $0 6.1|6.12|debug OUTDIR" >&2; exit 2; }
+[ -n "$out" ] || { echo "usage: $0 6.1|6.12|debug|gcov OUTDIR" >&2; exit 2; }
 
 read -r kdir _image rel <<-EOT
 $(sh "$top/scripts/kernels.sh" resolve "$k")
@@ -31,7 +31,7 @@ EOT
 [ -n "$kdir" ] || die "no kernel $k"
 
 case "$k" in
-6.1|debug)
+6.1|debug|gcov)
 	src=$(sh "$top/scripts/kernel-source.sh")
 	;;
 6.12)
@@ -52,7 +52,7 @@ case "$k" in
 		: > "$src/.unpacked"
 	fi
 	;;
-*) die "unknown kernel '$k' (6.1, 6.12 or debug)" ;;
+*) die "unknown kernel '$k' (6.1, 6.12, debug or gcov)" ;;
 esac
 
 mkdir -p "$out"
@@ -68,12 +68,12 @@ make -s -C "$work/tools/testing/vsock" vsock_test >&2 ||
 cp "$work/tools/testing/vsock/vsock_test" "$out/vsock_test"
 
 # The guest's modules: the Debian kernels' from /lib/modules, the debug
-# kernel's from its build tree.
+# kernel's (and its gcov twin's) from its build tree.
 mods=$out/modules
 rm -rf "$mods"
 mkdir -p "$mods"
 find_ko() { # name
-	if [ "$k" = debug ]; then
+	if [ "$k" = debug ] || [ "$k" = gcov ]; then
 		find "$kdir" -name "$1.ko" | head -n 1
 	else
 		find "/lib/modules/$rel/kernel" -name "$1.ko*" | head -n 1
