@@ -118,27 +118,36 @@ sh "$top/qemu/mkinitramfs.sh" "$out/dma.cpio" "$out/lists/dma-steps" \
 SCIF_VM_MEM=2G sh "$top/qemu/run-vm.sh" "$image" "$out/dma.cpio" "$out/dma"
 collect "$out/dma/results.log" dma
 
-# $LISTS: cluster.sh -s (per-node lists), $OPTS: more cluster.sh options.
+# Each node's data: from its last life's results (a node that was
+# killed and booted again gives only that life's).
+collect_nodes() { # name nodes
+	local j log
+	for j in $(seq 0 $(($2 - 1))); do
+		log=$(ls "$out/$1/node$j"/results*.log 2>/dev/null |
+		      sort -V | tail -n 1)
+		[ -n "$log" ] && collect "$log" "$1-node$j"
+	done
+}
+
+# $LISTS: cluster.sh -s (per-node lists), $OPTS: more cluster.sh options,
+# $MORE: more modules for the initramfs.
 cluster() { # name nodes timeout list [EXTRA_LISTS...]
-	local name=$1 n=$2 t=$3 list=$4 j log
+	local name=$1 n=$2 t=$3 list=$4
 	shift 4
-	EXTRA_MODULES=$extra EXTRA_LISTS="$*" sh "$top/qemu/mkinitramfs.sh" "$out/$name.cpio" \
+	EXTRA_MODULES="$extra ${MORE:-}" EXTRA_LISTS="$*" \
+	sh "$top/qemu/mkinitramfs.sh" "$out/$name.cpio" \
 		"$out/lists/$list" "$BUILD/selftests" "${mods[@]}"
 	echo "coverage: $name"
 	# shellcheck disable=SC2086
 	bash "$top/qemu/cluster.sh" -n "$n" -k "$image" -i "$out/$name.cpio" \
 		-o "$out/$name" -t "$t" ${LISTS:+-s "$LISTS"} ${OPTS:-} \
 		-S "$BUILD/qemu/ivshmem-server" > "$out/$name.log" 2>&1
-	for j in $(seq 0 $((n - 1))); do
-		log=$(ls "$out/$name/node$j"/results*.log 2>/dev/null |
-		      sort -V | tail -n 1)
-		[ -n "$log" ] && collect "$log" "$name-node$j"
-	done
+	collect_nodes "$name" "$n"
 }
 
 # A 2-node cluster joined by the emulated NTB (as scif-ntb-check.sh's).
 ntb_cluster() { # name topology lists
-	local name=ntb-$1 topo=$2 lists=$3 j log l
+	local name=ntb-$1 topo=$2 lists=$3 j l
 	local m=("$objdir/scif.ko" "$ntb/ntb.ko" "$ntb/hw/ntb_ivshmem.ko" "$objdir/scif_ntb.ko")
 	local x="$extra"
 	if [ "$topo" = ntb-full ] || [ "$1" = hostile ]; then
@@ -159,43 +168,33 @@ ntb_cluster() { # name topology lists
 	bash "$top/qemu/cluster.sh" -n 2 -T "$topo" -k "$image" \
 		-i "$out/$name.cpio" -o "$out/$name" -m 512M -t 1200 -s "$lists" \
 		-S "$BUILD/qemu/ivshmem-server" > "$out/$name.log" 2>&1
-	for j in 0 1; do
-		log=$(ls "$out/$name/node$j"/results*.log 2>/dev/null |
-		      sort -V | tail -n 1)
-		[ -n "$log" ] && collect "$log" "$name-node$j"
-	done
+	collect_nodes "$name" 2
 }
 
 if [ -n "$CLUSTERS" ]; then
 	make -s -C "$top/qemu" OUTPUT="$BUILD/qemu" > /dev/null ||
 		die "ivshmem server build failed"
 	# scif_net.ko and its links: scif_net_mesh.sh, with three nodes.
-	saved=$extra
-	extra="$extra $moddir/net/scif/scif_peer_links.ko
+	netmods="$moddir/net/scif/scif_peer_links.ko
 		$moddir/drivers/net/scif/scif_net.ko"
 	for n in $CLUSTERS; do
 		lists=cross-steps,agent-steps
 		for j in $(seq 2 $((n - 1))); do lists=$lists,; done
-		LISTS=$lists OPTS="-m 512M -R" cluster "cluster$n" "$n" 900 \
-			cluster-steps \
+		LISTS=$lists OPTS="-m 512M -R" MORE=$netmods \
+			cluster "cluster$n" "$n" 900 cluster-steps \
 			"$out/lists/cross-steps" "$out/lists/agent-steps"
 	done
-	extra=$saved
 	# As check.sh's node_loss_run: scif_net.ko and its links, rxe for
 	# scif_rxe_test.sh, scif_vsock.ko with the kernel's vsock_test.
 	vs=$BUILD/vsock/gcov
 	sh "$top/scripts/vsock-test-build.sh" gcov "$vs" > "$out/vsock-build.log" 2>&1 ||
 		echo "coverage: vsock_test did not build (see $out/vsock-build.log)" >&2
-	saved=$extra
-	extra="$extra $moddir/net/scif/scif_peer_links.ko
-		$moddir/drivers/net/scif/scif_net.ko
-		$(rxe_modules gcov "$kdir" "$rel")
-		$moddir/net/vmw_vsock/scif_vsock.ko $(ls "$vs"/modules/*.ko 2>/dev/null)"
 	EXTRA_PROGRAMS="$(command -v iperf3) $(rxe_programs) $vs/vsock_test $(command -v socat)" \
 	EXTRA_FILES=/etc/libibverbs.d/rxe.driver \
 	LISTS="" OPTS="-a scif_ivshmem.hb_timeout_ms=3000" \
+	MORE="$netmods $(rxe_modules gcov "$kdir" "$rel")
+		$moddir/net/vmw_vsock/scif_vsock.ko $(ls "$vs"/modules/*.ko 2>/dev/null)" \
 		cluster node-loss 2 1800 node-loss-steps
-	extra=$saved
 	LISTS="" cluster corrupt 3 400 corrupt-steps
 	mods=("$soft" "$objdir/scif.ko" "$objdir/scif_ivshmem.ko")
 	LISTS="" cluster dma-cluster 2 600 dma-cluster-steps
