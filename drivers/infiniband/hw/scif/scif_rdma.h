@@ -55,6 +55,13 @@ struct srd_map;		/* scif_rdma_map.c */
  * go to travels in its frame (WRITE) or its answer (READ) instead.
  */
 #define SRD_INLINE_MAX		SZ_16K
+/*
+ * The send queue (scif_rdma_sq.c): the most WRITEs and READs of a QP
+ * whose answers are outstanding at once, and of them the most with a
+ * window (each up to SRD_RMA_MAX_BOUNCE bounce pages).
+ */
+#define SRD_SQ_AWAIT		16
+#define SRD_SQ_AWAIT_WIN	4
 #define SRD_MAP_MAX		64
 #define SRD_MAP_CACHE		16
 #define SRD_MAP_SLOT		((u64)SRD_MAX_FR_PAGES << PAGE_SHIFT)
@@ -82,6 +89,7 @@ enum srd_stat {
 	SRD_STAT_DIRECT_REQS,		/* WRITEs and READs done directly */
 	SRD_STAT_MAPS_OPENED,		/* windows opened over MRs for a peer */
 	SRD_STAT_INLINE_REQS,		/* WRITEs and READs done inline */
+	SRD_STAT_PIPELINED_REQS,	/* ... that left while one waited */
 	SRD_STAT_NR
 };
 
@@ -277,6 +285,20 @@ struct srd_rqe {
  * @read_inv: an RDMA_READ_WITH_INV (queued as an RDMA_READ): once the
  *	READ has succeeded, the local MR of @inv_key's index is invalidated
  * @inv_key: RDMA_READ_WITH_INV: that key
+ * @fence: IB_SEND_FENCE: taken only once every answer before it has come
+ *
+ * Set by the send worker once it has taken the work request
+ * (scif_rdma_sq.c):
+ *
+ * @len: RDMA WRITE/READ: the bytes of its SGEs
+ * @resp: the answer it waits for (SRD_F_ACK or SRD_F_READ_RESP), or 0
+ * @inl: an inline WRITE or READ (a READ's answer brings its bytes)
+ * @win: a WRITE's or READ's window for the responder's RMA, or NULL;
+ *	freed when the work request completes
+ * @done: @status is final: set by the send worker for a work request
+ *	that waits for no answer, else under the QP's @resp_mutex by the
+ *	receive thread (the answer) or srd_sq_stop() (the connection's end)
+ * @status: its completion status
  */
 struct srd_swqe {
 	u64 wr_id;
@@ -292,6 +314,13 @@ struct srd_swqe {
 	int reg_access;
 	bool read_inv;
 	u32 inv_key;
+	bool fence;
+	u64 len;
+	u8 resp;
+	bool inl;
+	struct srd_rma_win *win;
+	bool done;
+	enum ib_wc_status status;
 };
 
 /* The frame header on a QP's connection (scif_rdma_data.c). */
@@ -387,29 +416,39 @@ struct srd_rkey {
  * @sq: the send ring of @max_send_wr entries (under @lock)
  * @sq_head: the oldest send work request not yet done
  * @sq_count: send work requests posted and not yet done
- * @tx_work: the send worker: takes @sq in order (one at a time)
+ * @sq_taken: of them, those the send worker has taken (from @sq_head:
+ *	done, or waiting for their answers); owned by the send worker
+ * @sq_hold: a taken work request must complete before the next is
+ *	taken (it failed here, or it is an RDMA_READ_WITH_INV, whose
+ *	invalidation may still fail); cleared when none is taken; owned by
+ *	the send worker
+ * @tx_work: the send worker: takes @sq in order (scif_rdma_sq.c)
  * @epd: the SCIF connection once connected (set before @rx starts,
  *	closed by the receive thread when it ends)
  * @cm_id: the connection's cm_id (a reference held until the CLOSE
  *	event), NULL if never connected
  * @closing: the connection is to end (disconnect, ERROR, destroy)
  * @rx_done: completed when the receive thread has ended (or never ran)
- * @resp: the answer to the outstanding RDMA WRITE or READ (the send
- *	worker waits for it; the receive thread completes it)
- * @resp_status: that answer's IB_WC_* status
- * @resp_type: the frame type of the awaited answer (ACK, READ_RESP or
- *	MAP_RESP): the receive thread takes only an answer of that type
- * @resp_hdr: a MAP_RESP taken, for the send worker
- * @resp_sink: an inline READ: its READ_RESP brings @resp_len bytes,
- *	which the receive thread scatters into this work request's SGEs
- * @resp_len: those bytes
- * @resp_want: a WRITE or READ waits for its answer: set by the send
- *	worker before the request leaves, cleared when the receive thread
- *	takes the answer or the send worker gives up; an answer while it is
+ * @resp: the answer to the outstanding MAP_REQ (the send worker waits
+ *	for it; the receive thread completes it)
+ * @resp_hdr: that MAP_RESP, for the send worker
+ * @resp_want: a MAP_REQ waits for its answer: set by the send worker
+ *	before the request leaves, cleared when the receive thread takes
+ *	the answer or the send worker gives up; a MAP_RESP while it is
  *	clear is one nobody asked for
+ * @await: the taken WRITEs and READs waiting for their answers (ACK,
+ *	READ_RESP), oldest first, as indices in @sq: a ring of
+ *	SRD_SQ_AWAIT from @await_head; answers come in the order the
+ *	requests left, so each answer is the oldest's
+ * @await_head: the oldest entry of @await
+ * @await_count: entries in @await
+ * @await_win: of them, those with a window (at most SRD_SQ_AWAIT_WIN)
+ * @await_stop: the connection has ended: no answer is awaited any more
+ *	(set by srd_sq_stop(), cleared by srd_qp_connected())
  * @resp_mutex: held by the receive thread while it takes an answer, and
  *	by the send worker to set up a request or give up waiting for one
- *	(@resp_type, @resp_want, @resp_hdr, @resp_sink, @resp_len)
+ *	(@resp_want, @resp_hdr, @await and its counts, @await_stop, and the
+ *	@done and @status of a work request in @await)
  * @tx_mutex: held for the whole of a frame sent on @epd (header and
  *	payload), by the send worker and by the receive thread answering
  *	a WRITE or READ, so that their frames never interleave
@@ -452,19 +491,22 @@ struct srd_qp {
 	struct srd_swqe *sq;
 	u32 sq_head;
 	u32 sq_count;
+	u32 sq_taken;
+	bool sq_hold;
 	struct work_struct tx_work;
 	scif_epd_t epd;
 	struct iw_cm_id *cm_id;
 	bool closing;
 	struct completion rx_done;
 	struct completion resp;
-	int resp_status;
-	u8 resp_type;
 	struct srd_hdr resp_hdr;
-	struct srd_swqe *resp_sink;
-	u32 resp_len;
 	bool resp_want;
-	struct mutex resp_mutex;	/* @resp_wqe, @resp_want */
+	u32 await[SRD_SQ_AWAIT];
+	u32 await_head;
+	u32 await_count;
+	u32 await_win;
+	bool await_stop;
+	struct mutex resp_mutex;	/* see above */
 	struct mutex tx_mutex;		/* see above */
 	enum ib_event_type rx_event;
 	bool rx_event_set;
@@ -546,13 +588,20 @@ int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
 void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len);
 bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access);
 int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h);
-void srd_want_resp(struct srd_qp *qp, u8 type, struct srd_swqe *sink,
-		   u32 len);
+int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
+		  u64 len, bool tx);
+void srd_want_resp(struct srd_qp *qp);
 enum ib_wc_status srd_wait_resp(struct srd_qp *qp);
+enum ib_wc_status srd_do_wr(struct srd_qp *qp, struct srd_swqe *w);
 int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		     struct iw_cm_id *cm_id);
-void srd_tx_work(struct work_struct *work);
 void srd_qp_close(struct srd_qp *qp);
+
+/* scif_rdma_sq.c: the send queue, in order, several answers awaited */
+void srd_sq_work(struct work_struct *work);
+bool srd_sq_await(struct srd_qp *qp, struct srd_swqe *w, u8 type);
+bool srd_sq_answer(struct srd_qp *qp, const struct srd_hdr *h, u32 len);
+void srd_sq_stop(struct srd_qp *qp);
 
 /* scif_rdma_map.c: the windows of direct RDMA WRITE and READ */
 int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len);
@@ -572,6 +621,11 @@ void srd_rma_stale_free(struct srd_qp *qp);
 struct page *srd_kva_page(void *kva);
 bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
 		    enum ib_wc_status *st);
+bool srd_rma_op(enum ib_wr_opcode op);
+bool srd_rma_overtakes(struct srd_qp *qp, const struct srd_swqe *w,
+		       bool win_room);
+enum ib_wc_status srd_rma_finish(struct srd_qp *qp, struct srd_swqe *w,
+				 enum ib_wc_status st);
 
 /* scif_rdma_qp.c: QP, work requests, the iWARP CM's QP callbacks */
 int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,

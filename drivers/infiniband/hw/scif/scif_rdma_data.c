@@ -2,10 +2,10 @@
 /*
  * scif_rdma: the data path of a connected QP (rdma.rst, "Data path").
  *
- * The send worker takes the send ring in order: SEND is one frame with
- * its bytes (SCIF messages); RDMA WRITE and READ go straight into a
- * window the responder opened (scif_rdma_map.c), or, up to
- * SRD_INLINE_MAX bytes, in the frames (inline: a WRITE's bytes follow
+ * The send worker (scif_rdma_sq.c) takes the send ring in order: SEND
+ * is one frame with its bytes (SCIF messages); RDMA WRITE and READ go
+ * straight into a window the responder opened (scif_rdma_map.c), or, up
+ * to SRD_INLINE_MAX bytes, in the frames (inline: a WRITE's bytes follow
  * it, a READ's its answer), or are one frame each that the responder
  * checks, moves the bytes of by SCIF RMA (scif_rdma_rma.c) and answers
  * (ACK, READ_RESP, no payload).  The receive thread reads the frames,
@@ -150,9 +150,22 @@ static int srd_sges_ok(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
 	return *len > SRD_MAX_MSG ? -EMSGSIZE : 0;
 }
 
-/* Move @len bytes between the connection and the SGEs, in order. */
-static int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
-			 u64 len, bool tx)
+/**
+ * srd_sges_xfer() - move bytes between the connection and a list of SGEs
+ * @qp: the connected QP
+ * @sge: the SGEs, in order
+ * @n: how many
+ * @len: bytes to move (at most their total)
+ * @tx: send, else receive
+ *
+ * Each SGE's key is looked up again: an MR gone since the work request
+ * was checked (the consumer broke the rules) fails it.
+ *
+ * Context: process; sleeps.
+ * Return: 0, -EACCES or srd_xfer()'s error.
+ */
+int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
+		  u64 len, bool tx)
 {
 	struct srd_mr *mr;
 	u64 part;
@@ -210,28 +223,21 @@ int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h)
 }
 
 /**
- * srd_want_resp() - get ready for the answer to a request about to leave
- * @qp: the QP
- * @type: the answer's frame type (ACK, READ_RESP or MAP_RESP)
- * @sink: an inline READ, whose answer brings its bytes, or NULL
- * @len: those bytes
+ * srd_want_resp() - get ready for the answer to a MAP_REQ about to leave
+ * @qp: the QP (no WRITE or READ waits for an answer: MAP_RESP is next)
  *
  * Context: the send worker; takes qp->resp_mutex.
  */
-void srd_want_resp(struct srd_qp *qp, u8 type, struct srd_swqe *sink,
-		   u32 len)
+void srd_want_resp(struct srd_qp *qp)
 {
 	mutex_lock(&qp->resp_mutex);
 	reinit_completion(&qp->resp);
-	qp->resp_type = type;
-	qp->resp_sink = sink;
-	qp->resp_len = len;
 	qp->resp_want = true;
 	mutex_unlock(&qp->resp_mutex);
 }
 
 /**
- * srd_wait_resp() - wait for the answer to this side's request
+ * srd_wait_resp() - wait for the answer to this side's MAP_REQ
  * @qp: the QP
  *
  * The requester waits as long as the connection lasts: a slow responder
@@ -248,19 +254,18 @@ enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
 					    msecs_to_jiffies(SRD_POLL_MS))) {
 		if (READ_ONCE(qp->closing)) {
 			mutex_lock(&qp->resp_mutex);
-			qp->resp_type = 0;
-			qp->resp_sink = NULL;
 			qp->resp_want = false;
 			mutex_unlock(&qp->resp_mutex);
 			return IB_WC_WR_FLUSH_ERR;
 		}
 	}
-	return qp->resp_status;
+	return qp->resp_hdr.status;
 }
 
 /*
  * A WRITE or READ of at most SRD_INLINE_MAX bytes with no window: a
- * WRITE's bytes follow its frame, a READ's come after its answer.
+ * WRITE's bytes follow its frame, a READ's come after its answer, which
+ * the send worker does not wait for here (srd_sq_answer() takes it).
  */
 static enum ib_wc_status srd_inline_request(struct srd_qp *qp,
 					    struct srd_swqe *w,
@@ -270,19 +275,22 @@ static enum ib_wc_status srd_inline_request(struct srd_qp *qp,
 	bool err;
 
 	h->flags |= SRD_F_INLINE;
-	srd_want_resp(qp, read ? SRD_F_READ_RESP : SRD_F_ACK, read ? w : NULL,
-		      len);
+	w->inl = true;
+	if (!srd_sq_await(qp, w, read ? SRD_F_READ_RESP : SRD_F_ACK))
+		return IB_WC_WR_FLUSH_ERR;
 	mutex_lock(&qp->tx_mutex);
 	err = srd_xfer(qp, qp->epd, h, sizeof(*h), true, 0) ||
 	      (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true));
 	mutex_unlock(&qp->tx_mutex);
-	return err ? IB_WC_WR_FLUSH_ERR : srd_wait_resp(qp);
+	if (err)
+		srd_qp_close(qp);	/* the connection's end flushes it */
+	return IB_WC_SUCCESS;
 }
 
 /*
- * An RDMA WRITE or READ, straight to the peer's window, in the frames
- * (small ones), or by the responder's RMA, counted: its completion
- * status.
+ * An RDMA WRITE or READ, straight to the peer's window (done here), in
+ * the frames (small ones) or by the responder's RMA (both then wait for
+ * the answer), counted: its completion status so far.
  */
 static enum ib_wc_status srd_rma_counted(struct srd_qp *qp,
 					 struct srd_swqe *w,
@@ -290,20 +298,18 @@ static enum ib_wc_status srd_rma_counted(struct srd_qp *qp,
 {
 	enum ib_wc_status st;
 
-	if (srd_rma_direct(qp, w, len, &st)) {
-		srd_stat_add(qp->dev, SRD_STAT_DIRECT_REQS, 1);
-	} else if (len && len <= SRD_INLINE_MAX) {
-		st = srd_inline_request(qp, w, h, len);
-		srd_stat_add(qp->dev, SRD_STAT_INLINE_REQS, 1);
-	} else {
-		st = srd_rma_request(qp, w, h, len);
-	}
-
 	srd_stat_add(qp->dev, h->type == SRD_F_WRITE ? SRD_STAT_WRITE_REQS :
 			      SRD_STAT_READ_REQS, 1);
-	if (st == IB_WC_SUCCESS)
-		srd_stat_add(qp->dev, SRD_STAT_REQ_BYTES, len);
-	return st;
+	w->len = len;
+	if (srd_rma_direct(qp, w, len, &st)) {
+		srd_stat_add(qp->dev, SRD_STAT_DIRECT_REQS, 1);
+		return st;
+	}
+	if (len && len <= SRD_INLINE_MAX) {
+		srd_stat_add(qp->dev, SRD_STAT_INLINE_REQS, 1);
+		return srd_inline_request(qp, w, h, len);
+	}
+	return srd_rma_request(qp, w, h, len);
 }
 
 /* One data work request on the connection: its completion status. */
@@ -348,8 +354,20 @@ static enum ib_wc_status srd_do_data(struct srd_qp *qp, struct srd_swqe *w)
 	return IB_WC_SUCCESS;
 }
 
-/* One work request: its completion status. */
-static enum ib_wc_status srd_do_wr(struct srd_qp *qp, struct srd_swqe *w)
+/**
+ * srd_do_wr() - do a send work request's part on this side
+ * @qp: the QP
+ * @w: the work request, the oldest not taken yet
+ *
+ * A local operation is done; a SEND has left; a WRITE or READ has moved
+ * its bytes (straight to the peer's window), or its request has left and
+ * @w->resp says which answer it waits for.
+ *
+ * Context: the send worker; sleeps.
+ * Return: its completion status, or IB_WC_SUCCESS while it waits for
+ * its answer.
+ */
+enum ib_wc_status srd_do_wr(struct srd_qp *qp, struct srd_swqe *w)
 {
 	enum ib_wc_status st;
 
@@ -363,46 +381,6 @@ static enum ib_wc_status srd_do_wr(struct srd_qp *qp, struct srd_swqe *w)
 	if (!READ_ONCE(qp->epd))
 		return IB_WC_WR_FLUSH_ERR;
 	return srd_do_data(qp, w);
-}
-
-/**
- * srd_tx_work() - the send worker: do the send ring's work requests
- * @work: the QP's tx_work
- *
- * Context: a workqueue; sleeps.  Never runs twice at once for a QP.
- */
-void srd_tx_work(struct work_struct *work)
-{
-	struct srd_qp *qp = container_of(work, struct srd_qp, tx_work);
-	enum ib_wc_status st;
-	struct srd_swqe *w;
-	unsigned long flags;
-
-	for (;;) {
-		spin_lock_irqsave(&qp->lock, flags);
-		if (!qp->sq_count) {
-			spin_unlock_irqrestore(&qp->lock, flags);
-			return;
-		}
-		w = &qp->sq[qp->sq_head];
-		/* Posted in ERROR, or before it (or a RESET after it). */
-		st = qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET ?
-		     IB_WC_WR_FLUSH_ERR : IB_WC_SUCCESS;
-		spin_unlock_irqrestore(&qp->lock, flags);
-		if (st == IB_WC_SUCCESS)
-			st = srd_do_wr(qp, w);
-		if (st == IB_WC_SUCCESS && w->read_inv)
-			st = srd_read_inv(qp, w->inv_key);
-		if (st != IB_WC_SUCCESS || w->signaled)
-			srd_complete(&qp->ibqp, qp->ibqp.send_cq, w->wr_id,
-				     srd_wc_opcode(w->opcode), st, 0, 0, 0);
-		spin_lock_irqsave(&qp->lock, flags);
-		qp->sq_head = (qp->sq_head + 1) % qp->max_send_wr;
-		qp->sq_count--;
-		spin_unlock_irqrestore(&qp->lock, flags);
-		if (st != IB_WC_SUCCESS && st != IB_WC_WR_FLUSH_ERR)
-			srd_set_state(qp, IB_QPS_ERR);
-	}
 }
 
 /*
@@ -656,37 +634,27 @@ static bool srd_resp_ok(const struct srd_hdr *h, u32 len)
 }
 
 /*
- * ACK, READ_RESP or MAP_RESP: the answer to this side's outstanding
- * request (the responder moved the bytes by RMA into our window, or
- * says which window it opened); only an inline READ's READ_RESP brings
- * bytes, scattered into the READ's SGEs under resp_mutex (so that the
- * send worker cannot give the work request back meanwhile).
+ * ACK, READ_RESP or MAP_RESP: the answer to one of this side's requests
+ * (the responder moved the bytes, or says which window it opened).  An
+ * ACK or READ_RESP is the oldest outstanding WRITE's or READ's
+ * (srd_sq_answer()); a MAP_RESP the MAP_REQ's, which is only asked
+ * while no WRITE or READ is outstanding.
  */
 static bool srd_rx_resp(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
-	bool ok = false;
+	bool ok;
 
 	if (!srd_resp_ok(h, len))
 		return false;
+	if (h->type != SRD_F_MAP_RESP)
+		return srd_sq_answer(qp, h, len);
 	mutex_lock(&qp->resp_mutex);
-	if (!qp->resp_want || h->type != qp->resp_type)
-		goto out;	/* an answer nobody asked for */
-	/* An inline READ's success brings exactly its bytes; else none. */
-	if (qp->resp_sink && h->status == IB_WC_SUCCESS ?
-	    h->flags != SRD_F_INLINE || len != qp->resp_len : h->flags)
-		goto out;
-	ok = true;
-	if (h->flags == SRD_F_INLINE &&
-	    srd_sges_xfer(qp, qp->resp_sink->sge, qp->resp_sink->num_sge, len,
-			  false)) {
-		srd_qp_close(qp);	/* the connection's end flushes it */
-		goto out;
+	ok = qp->resp_want;	/* else an answer nobody asked for */
+	if (ok) {
+		qp->resp_want = false;
+		qp->resp_hdr = *h;
+		complete(&qp->resp);
 	}
-	qp->resp_want = false;
-	qp->resp_status = h->status;
-	qp->resp_hdr = *h;
-	complete(&qp->resp);
-out:
 	mutex_unlock(&qp->resp_mutex);
 	return ok;
 }
@@ -754,7 +722,7 @@ static int srd_rx_thread(void *arg)
 	spin_lock_irqsave(&qp->lock, flags);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->lock, flags);
-	flush_work(&qp->tx_work);
+	srd_sq_stop(qp);	/* no answer comes: the waiting ones flushed */
 	srd_qp_event(qp);
 	srd_map_qp_close(qp);	/* before the endpoint goes */
 	scif_close(qp->epd);
@@ -796,6 +764,9 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 	qp->epd = epd;
 	qp->cm_id = cm_id;
 	spin_unlock_irqrestore(&qp->lock, flags);
+	mutex_lock(&qp->resp_mutex);
+	qp->await_stop = false;
+	mutex_unlock(&qp->resp_mutex);
 	/* Keys resolved on an earlier connection mean nothing on this one. */
 	memset(qp->rkeys, 0, sizeof(qp->rkeys));
 	qp->next_rkey = 0;

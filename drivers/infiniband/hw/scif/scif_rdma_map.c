@@ -303,7 +303,7 @@ struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key, bool ask,
 			return &qp->rkeys[i];
 	if (!ask || !READ_ONCE(srd_direct))
 		return NULL;
-	srd_want_resp(qp, SRD_F_MAP_RESP, NULL, 0);
+	srd_want_resp(qp);
 	if (srd_send_hdr(qp, &h) ||
 	    srd_wait_resp(qp) == IB_WC_WR_FLUSH_ERR) {
 		*st = IB_WC_WR_FLUSH_ERR;

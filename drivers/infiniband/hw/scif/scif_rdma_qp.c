@@ -74,7 +74,7 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 			  GFP_KERNEL_ACCOUNT);
 	if (!qp->sq)
 		goto free_rq;
-	INIT_WORK(&qp->tx_work, srd_tx_work);
+	INIT_WORK(&qp->tx_work, srd_sq_work);
 	init_completion(&qp->rx_done);
 	complete(&qp->rx_done);
 	init_completion(&qp->resp);
@@ -476,6 +476,7 @@ static void srd_fill_swqe(struct srd_swqe *w, const struct ib_send_wr *wr,
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;
 	w->signaled = sig_all || (wr->send_flags & IB_SEND_SIGNALED);
+	w->fence = wr->send_flags & IB_SEND_FENCE;
 	w->num_sge = wr->num_sge;
 	memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
 	if (wr->opcode == IB_WR_SEND_WITH_IMM ||

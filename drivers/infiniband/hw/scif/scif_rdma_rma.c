@@ -59,7 +59,15 @@ struct srd_rma_win {
 
 typedef int (*srd_piece_fn)(void *ctx, u64 pos, void *kva, u64 len);
 
-static bool srd_rma_op(enum ib_wr_opcode op)
+/**
+ * srd_rma_op() - is an opcode an RDMA WRITE or READ
+ * @op: a send work request's opcode (an RDMA_READ_WITH_INV is queued as
+ *	an RDMA_READ)
+ *
+ * Context: any.
+ * Return: true for RDMA_WRITE, RDMA_WRITE_WITH_IMM and RDMA_READ.
+ */
+bool srd_rma_op(enum ib_wr_opcode op)
 {
 	return op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM ||
 	       op == IB_WR_RDMA_READ;
@@ -422,37 +430,95 @@ void srd_rma_stale_free(struct srd_qp *qp)
 
 /**
  * srd_rma_request() - an RDMA WRITE or READ, as the requester
- * @qp: the QP (connected; its answer slot set up for this request)
+ * @qp: the QP (connected)
  * @w: the work request, its SGEs checked
  * @h: its frame, but for @h->woff
  * @len: the bytes of its SGEs
  *
- * Registers the window, sends the frame, waits for the answer, copies a
- * READ's bounce pages out, unregisters the window.
+ * Registers the window (kept in @w->win until srd_rma_finish()), sends
+ * the frame; the answer is srd_sq_answer()'s.
  *
  * Context: the send worker; sleeps.
- * Return: the work request's completion status.
+ * Return: IB_WC_SUCCESS while it waits for its answer, or its
+ * completion status.
  */
 enum ib_wc_status srd_rma_request(struct srd_qp *qp, struct srd_swqe *w,
 				  struct srd_hdr *h, u64 len)
 {
-	struct srd_rma_win *win = NULL;
 	enum ib_wc_status st;
 
 	if (len) {
-		st = srd_rma_win_make(qp, w, len, &win);
+		st = srd_rma_win_make(qp, w, len, &w->win);
 		if (st != IB_WC_SUCCESS)
 			return st;
-		h->woff = cpu_to_le64(win->off + win->head);
+		h->woff = cpu_to_le64(w->win->off + w->win->head);
 	}
-	srd_want_resp(qp, h->type == SRD_F_WRITE ? SRD_F_ACK : SRD_F_READ_RESP,
-		      NULL, 0);
-	st = srd_send_hdr(qp, h) ? IB_WC_WR_FLUSH_ERR : srd_wait_resp(qp);
-	if (win && !win->write && st == IB_WC_SUCCESS &&
+	if (!srd_sq_await(qp, w, h->type == SRD_F_WRITE ? SRD_F_ACK :
+			  SRD_F_READ_RESP))
+		return IB_WC_WR_FLUSH_ERR;
+	if (srd_send_hdr(qp, h))
+		srd_qp_close(qp);	/* the connection's end flushes it */
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * srd_rma_finish() - the window of a WRITE or READ by frames goes
+ * @qp: the QP
+ * @w: the work request, done, with a window (@w->win)
+ * @st: its status: the answer's, or IB_WC_WR_FLUSH_ERR without one
+ *
+ * A READ's bounce pages are copied out to its SGEs first.  After the
+ * answer the responder's RMA is over; without one its memory waits for
+ * the endpoint's close (srd_rma_win_free()).
+ *
+ * Context: the send worker; sleeps.
+ * Return: @st, or IB_WC_LOC_PROT_ERR if a READ's local key no longer
+ * holds.
+ */
+enum ib_wc_status srd_rma_finish(struct srd_qp *qp, struct srd_swqe *w,
+				 enum ib_wc_status st)
+{
+	struct srd_rma_win *win = w->win;
+
+	w->win = NULL;
+	if (!win->write && st == IB_WC_SUCCESS &&
 	    srd_rma_walk(qp, w, win, srd_rma_unplace))
 		st = IB_WC_LOC_PROT_ERR;
 	srd_rma_win_free(qp, win, st != IB_WC_WR_FLUSH_ERR);
 	return st;
+}
+
+/**
+ * srd_rma_overtakes() - may a WRITE or READ not leave while others wait
+ * @qp: the QP
+ * @w: the work request next in the send ring
+ * @win_room: another window may wait for its answer
+ *
+ * A WRITE or READ that may go straight to the peer's window (its key's
+ * window known, or asked about first) would move its bytes before the
+ * responder has served those still waiting for their answers, and one
+ * that needs a window while the most wait is held back too.
+ *
+ * Context: the send worker.
+ * Return: true if @w must wait until no answer is outstanding (or, for
+ * a window, until one has come).
+ */
+bool srd_rma_overtakes(struct srd_qp *qp, const struct srd_swqe *w,
+		       bool win_room)
+{
+	enum ib_wc_status st;
+	struct srd_rkey *rk;
+	u64 len;
+
+	if (!srd_rma_op(w->opcode))
+		return false;
+	len = srd_rma_len(w);
+	if (len && w->opcode != IB_WR_RDMA_WRITE_WITH_IMM) {
+		rk = srd_rkey_get(qp, w->rkey, false, &st);
+		if (rk ? rk->direct : len > SRD_INLINE_MAX)
+			return true;
+	}
+	return len > SRD_INLINE_MAX && !win_room;
 }
 
 /*

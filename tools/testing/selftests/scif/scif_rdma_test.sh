@@ -138,6 +138,7 @@ drive() {
 	kmod_tests
 	counters > /tmp/rdma-stats1
 	ok rdma_direct went_direct /tmp/rdma-stats1 /tmp/rdma-stats0
+	ok rdma_pipelined pipelined /tmp/rdma-stats1 /tmp/rdma-stats0
 	forge_tests
 	ok rdma_link_delete link_delete
 	ok unload_with_device unload_with_device
@@ -183,6 +184,15 @@ went_direct() {
 	[ "$d" -ge 64 ] && [ "$i" -ge 5 ]
 }
 
+# The client (this node) had WRITEs and READs leave while others waited
+# for their answers: at least 8 of the 24 its pipeline cases and its
+# bad key case post in chains (one at a time, the counter stays at 0).
+pipelined() {
+	p=$(($(counter rdma_pipelined_reqs "$1") - $(counter rdma_pipelined_reqs "$2")))
+	echo "# on node $self: WRITEs and READs pipelined +$p"
+	[ "$p" -ge 8 ]
+}
+
 # The device's counters, "name value" a line.
 counters() {
 	rdma statistic show link scif0/1 2> /dev/null | tr ' ' '\n' |
@@ -202,14 +212,16 @@ counter() {
 # frames refused (a SEND over 1 GiB, an unknown type, an unknown flag,
 # an unsolicited ACK, an inline WRITE over 16 KiB, a MAP_REQ with an
 # address, an unsolicited MAP_RESP), one window opened (asked for
-# twice), 22 connections.
+# twice), 22 connections, and no WRITE or READ pipelined (its one READ
+# waited alone).
 counted_exactly() {
 	rc=0
 	for want in sends:22 recvs:1 rdma_write_reqs:0 rdma_read_reqs:1 \
 		rdma_req_bytes:0 rdma_writes_served:2 rdma_reads_served:2 \
 		rdma_served_bytes:139264 rem_access_errs:5 \
 		rem_inv_req_errs:2 rem_op_errs:0 bad_frames:7 cm_connects:22 \
-		rdma_direct_reqs:0 rdma_windows_opened:1 rdma_inline_reqs:1; do
+		rdma_direct_reqs:0 rdma_windows_opened:1 rdma_inline_reqs:1 \
+		rdma_pipelined_reqs:0; do
 		name=${want%%:*}
 		d=$(($(counter "$name" "$stats1") - $(counter "$name" "$stats0")))
 		echo "# counter $name: +$d (want +${want#*:})"

@@ -1165,6 +1165,75 @@ static noinline_for_stack void client_sges(struct conn *c, struct info *info)
 }
 
 /*
+ * @n WRITEs of @len bytes each into the server's MR from byte 8 (no
+ * window: inline up to 16 KiB, else by the server's RMA from a window of
+ * the client's), then @n READs of the same pieces back, posted in one
+ * chain, each signalled: every one succeeds, they complete in the order
+ * posted, and each READ finds what the WRITE before it in the chain
+ * wrote (the responder serves them in order however many are
+ * outstanding; the client's counter rdma_pipelined_reqs shows that
+ * several were: scif_rdma_test.sh).
+ */
+static noinline_for_stack void pipe_case(struct conn *c, struct info *info,
+					 const char *name, int n, u32 len)
+{
+	struct ib_rdma_wr *wr = kcalloc(2 * n, sizeof(*wr), GFP_KERNEL);
+	struct ib_sge *sge = kcalloc(2 * n, sizeof(*sge), GFP_KERNEL);
+	const struct ib_send_wr *bad;
+	bool order = true, st = true;
+	int i, err = -ENOMEM;
+	struct ib_wc wc;
+	char n2[64];
+
+	if (wr && sge) {
+		pattern(c->buf, n * len, len);
+		memset(c->buf2, 0, n * len);
+		for (i = 0; i < 2 * n; i++) {
+			bool rd = i >= n;
+			u32 off = (i % n) * len;
+
+			sge[i].addr = va((rd ? c->buf2 : c->buf) + off);
+			sge[i].length = len;
+			sge[i].lkey = c->pd->local_dma_lkey;
+			wr[i].wr.wr_id = 500 + i;
+			wr[i].wr.sg_list = &sge[i];
+			wr[i].wr.num_sge = 1;
+			wr[i].wr.opcode = rd ? IB_WR_RDMA_READ :
+					       IB_WR_RDMA_WRITE;
+			wr[i].wr.send_flags = IB_SEND_SIGNALED;
+			wr[i].wr.next = i + 1 < 2 * n ? &wr[i + 1].wr : NULL;
+			wr[i].remote_addr = info->addr2 + off;
+			wr[i].rkey = info->rkey2;
+		}
+		err = ib_post_send(c->id->qp, &wr[0].wr, &bad);
+	}
+	for (i = 0; !err && i < 2 * n; i++) {
+		wc = poll_one(c->cq);
+		order &= wc.wr_id == 500 + i;
+		st &= wc.status == IB_WC_SUCCESS;
+	}
+	snprintf(n2, sizeof(n2), "%s_completions_in_order", name);
+	CHECK(n2, !err && order && st, err);
+	snprintf(n2, sizeof(n2), "%s_read_after_write_bytes", name);
+	CHECK(n2, !err && !memcmp(c->buf, c->buf2, n * len), err);
+	kfree(sge);
+	kfree(wr);
+}
+
+/*
+ * Several WRITEs and READs outstanding on one QP: inline ones (16 of
+ * 2 KiB in one chain, as many as may wait for their answers at once),
+ * and ones by the server's RMA (6 of 20000 bytes: more than the 4 that
+ * may wait with a window at once).
+ */
+static noinline_for_stack void client_pipeline(struct conn *c,
+					       struct info *info)
+{
+	pipe_case(c, info, "pipeline_inline", 8, 2048);
+	pipe_case(c, info, "pipeline_frames", 3, 20000);
+}
+
+/*
  * @n WRITEs or READs of @size bytes posted at once, only the last
  * signaled (as perftest does), and that completion polled for every
  * 100 us: the time it took, or 0 if one failed.
@@ -1375,6 +1444,47 @@ static void client_inv(struct conn *c, struct info *info)
 }
 
 /*
+ * A good inline WRITE, one with the invalidated key, a good one, posted
+ * at once: SUCCESS, IB_WC_REM_ACCESS_ERR, IB_WC_WR_FLUSH_ERR, in order.
+ */
+static noinline_for_stack void client_bad_rkey(struct conn *c,
+					       struct info *info)
+{
+	struct ib_sge sge = { .addr = va(c->buf), .length = 4096,
+			      .lkey = c->pd->local_dma_lkey };
+	static const int want[3] = { IB_WC_SUCCESS, IB_WC_REM_ACCESS_ERR,
+				     IB_WC_WR_FLUSH_ERR };
+	struct ib_rdma_wr wr[3] = { };
+	const struct ib_send_wr *bad;
+	int i, err, got[3] = { -1, -1, -1 };
+	struct ib_wc wc;
+	bool order = true;
+
+	for (i = 0; i < 3; i++) {
+		wr[i].wr.wr_id = 600 + i;
+		wr[i].wr.sg_list = &sge;
+		wr[i].wr.num_sge = 1;
+		wr[i].wr.opcode = IB_WR_RDMA_WRITE;
+		wr[i].wr.send_flags = IB_SEND_SIGNALED;
+		wr[i].wr.next = i < 2 ? &wr[i + 1].wr : NULL;
+		wr[i].remote_addr = i == 1 ? info->addr : info->addr2;
+		wr[i].rkey = i == 1 ? info->rkey : info->rkey2;
+	}
+	err = ib_post_send(c->id->qp, &wr[0].wr, &bad);
+	for (i = 0; !err && i < 3; i++) {
+		wc = poll_one(c->cq);
+		got[i] = wc.status;
+		order &= wc.wr_id == 600 + i;
+	}
+	seq_buf_printf(&out, "# bad rkey between good WRITEs: %d %d %d\n",
+		       got[0], got[1], got[2]);
+	CHECK("before_bad_rkey_succeeded", !err && order && got[0] == want[0],
+	      err ?: got[0]);
+	CHECK("bad_rkey_rem_access_err", got[1] == want[1], got[1]);
+	CHECK("after_bad_rkey_flushed", got[2] == want[2], got[2]);
+}
+
+/*
  * An endpoint bound to a privileged port (at or below *next, which
  * moves down) and connected to the CM of @node; the peer's scif_rdma
  * may not be loaded yet: refused connections are retried for 30 s.
@@ -1581,6 +1691,7 @@ static void client(void)
 	}
 	client_rma(&c, info);
 	client_sges(&c, info);
+	client_pipeline(&c, info);
 	client_bench(&c, info);
 	/*
 	 * 8 KiB the server echoes a crc of (the immediate says how many
@@ -1601,11 +1712,11 @@ static void client(void)
 	/*
 	 * A bad rkey, the server's that SEND_WITH_INV invalidated: remote
 	 * access error, the QP to error, no bytes moved.  (A key of no MR
-	 * at all is test_fastreg's LOCAL_INV.)
+	 * at all is test_fastreg's LOCAL_INV.)  Posted between two good
+	 * WRITEs, all three outstanding at once: the first succeeds, the
+	 * one after the error is flushed.
 	 */
-	err = rdma_op(&c, IB_WR_RDMA_WRITE, c.buf, 4096, info->addr,
-		      info->rkey, 0);
-	CHECK("bad_rkey_rem_access_err", err == IB_WC_REM_ACCESS_ERR, err);
+	client_bad_rkey(&c, info);
 	CHECK("bad_rkey_no_event_on_requester", !atomic_read(&c.qp_events),
 	      READ_ONCE(c.qp_event));
 	CHECK("bad_rkey_qp_error", qp_state(c.id->qp) == IB_QPS_ERR,

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif_rdma: the send queue (rdma.rst, "The send queue").
+ *
+ * The send worker takes the send ring's work requests in order and does
+ * each one's part on this side (srd_do_wr()).  A WRITE or READ by frames
+ * (inline, or by the responder's RMA) then waits for its answer while
+ * the worker goes on with the next ones: at most SRD_SQ_AWAIT wait at
+ * once, SRD_SQ_AWAIT_WIN of them with a window.  What must not overtake
+ * them waits until every answer has come: a local operation (REG_MR,
+ * LOCAL_INV), a fenced work request, and a WRITE or READ that may go
+ * straight to the peer's window (it would move its bytes before the
+ * responder has served the earlier ones).  Work requests complete in
+ * the order they were posted: the worker retires the oldest while it is
+ * done.  The receive thread gives each answer to the oldest work request
+ * waiting for one (answers come in the order the requests left) and
+ * wakes the worker; when the connection ends, srd_sq_stop() flushes
+ * those still waiting.
+ */
+
+#include <linux/lockdep.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include "scif_rdma.h"
+
+/* The oldest work request waiting for an answer leaves @await. */
+static struct srd_swqe *srd_sq_await_pop(struct srd_qp *qp)
+{
+	struct srd_swqe *w = &qp->sq[qp->await[qp->await_head]];
+
+	lockdep_assert_held(&qp->resp_mutex);
+	qp->await_head = (qp->await_head + 1) % SRD_SQ_AWAIT;
+	qp->await_count--;
+	if (w->win)
+		qp->await_win--;
+	return w;
+}
+
+/**
+ * srd_sq_await() - a work request's frame is about to leave: await its answer
+ * @qp: the QP (fewer than SRD_SQ_AWAIT answers awaited, and fewer than
+ *	SRD_SQ_AWAIT_WIN with a window if @w has one)
+ * @w: the work request being taken, its @len, @inl and @win set
+ * @type: the answer it waits for (SRD_F_ACK or SRD_F_READ_RESP)
+ *
+ * Called before the frame leaves, so that its answer is never missed.
+ *
+ * Context: the send worker; takes qp->resp_mutex.
+ * Return: true, or false if the connection has ended (no answer comes).
+ */
+bool srd_sq_await(struct srd_qp *qp, struct srd_swqe *w, u8 type)
+{
+	bool ok;
+
+	mutex_lock(&qp->resp_mutex);
+	ok = !qp->await_stop && qp->await_count < SRD_SQ_AWAIT;
+	if (ok) {
+		if (qp->await_count)
+			srd_stat_add(qp->dev, SRD_STAT_PIPELINED_REQS, 1);
+		qp->await[(qp->await_head + qp->await_count++) %
+			  SRD_SQ_AWAIT] = w - qp->sq;
+		if (w->win)
+			qp->await_win++;
+		w->resp = type;
+	}
+	mutex_unlock(&qp->resp_mutex);
+	return ok;
+}
+
+/**
+ * srd_sq_answer() - an ACK or READ_RESP came: the oldest waiting one's
+ * @qp: the QP
+ * @h: the answer, its fields checked (srd_resp_ok())
+ * @len: the bytes that follow it (an inline READ's, else 0)
+ *
+ * An answer of another type than the oldest waits for, or with no work
+ * request waiting, is one nobody asked for.  An inline READ's success
+ * brings exactly its bytes, scattered into its SGEs here under
+ * resp_mutex (the send worker cannot complete it meanwhile); any other
+ * answer brings none.
+ *
+ * Context: the receive thread; sleeps; takes qp->resp_mutex.
+ * Return: false if the answer is refused (the caller ends the
+ * connection), else true (also when the connection broke under an
+ * inline READ's bytes: its end flushes the READ).
+ */
+bool srd_sq_answer(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
+{
+	struct srd_swqe *w;
+	bool ok = false;
+
+	mutex_lock(&qp->resp_mutex);
+	if (!qp->await_count)
+		goto out;
+	w = &qp->sq[qp->await[qp->await_head]];
+	if (h->type != w->resp)
+		goto out;
+	if (w->inl && w->resp == SRD_F_READ_RESP && h->status == IB_WC_SUCCESS ?
+	    h->flags != SRD_F_INLINE || len != w->len : h->flags)
+		goto out;
+	ok = true;
+	if (h->flags == SRD_F_INLINE &&
+	    srd_sges_xfer(qp, w->sge, w->num_sge, len, false)) {
+		srd_qp_close(qp);
+		goto out;
+	}
+	srd_sq_await_pop(qp);
+	w->status = h->status;
+	w->done = true;
+	queue_work(system_unbound_wq, &qp->tx_work);
+out:
+	mutex_unlock(&qp->resp_mutex);
+	return ok;
+}
+
+/**
+ * srd_sq_stop() - the connection ends: no answer is awaited any more
+ * @qp: the QP (closing, in ERROR)
+ *
+ * Every work request still waiting completes with IB_WC_WR_FLUSH_ERR,
+ * and none waits from now on (srd_sq_await() refuses) until the QP is
+ * connected again.  Returns once the send worker has completed them and
+ * freed (or handed to the QP's stale windows) their windows.
+ *
+ * Context: the receive thread as it ends, before the endpoint's close;
+ * sleeps.
+ */
+void srd_sq_stop(struct srd_qp *qp)
+{
+	struct srd_swqe *w;
+
+	mutex_lock(&qp->resp_mutex);
+	qp->await_stop = true;
+	while (qp->await_count) {
+		w = srd_sq_await_pop(qp);
+		w->status = IB_WC_WR_FLUSH_ERR;
+		w->done = true;
+	}
+	mutex_unlock(&qp->resp_mutex);
+	queue_work(system_unbound_wq, &qp->tx_work);
+	flush_work(&qp->tx_work);
+}
+
+/* The oldest taken work request is done: complete it, in order. */
+static void srd_sq_complete(struct srd_qp *qp, struct srd_swqe *w)
+{
+	enum ib_wc_status st = w->status;
+
+	if (w->win)
+		st = srd_rma_finish(qp, w, st);
+	if (st == IB_WC_SUCCESS && w->read_inv)
+		st = srd_read_inv(qp, w->inv_key);
+	if (st == IB_WC_SUCCESS && srd_rma_op(w->opcode))
+		srd_stat_add(qp->dev, SRD_STAT_REQ_BYTES, w->len);
+	if (st != IB_WC_SUCCESS || w->signaled)
+		srd_complete(&qp->ibqp, qp->ibqp.send_cq, w->wr_id,
+			     srd_wc_opcode(w->opcode), st, 0, 0, 0);
+	if (st != IB_WC_SUCCESS && st != IB_WC_WR_FLUSH_ERR)
+		srd_set_state(qp, IB_QPS_ERR);
+}
+
+/* Complete the taken work requests that are done, oldest first. */
+static void srd_sq_retire(struct srd_qp *qp)
+{
+	unsigned long flags;
+	struct srd_swqe *w;
+	bool done;
+
+	while (qp->sq_taken) {
+		w = &qp->sq[qp->sq_head];
+		mutex_lock(&qp->resp_mutex);
+		done = w->done;
+		mutex_unlock(&qp->resp_mutex);
+		if (!done)
+			return;
+		srd_sq_complete(qp, w);
+		spin_lock_irqsave(&qp->lock, flags);
+		qp->sq_head = (qp->sq_head + 1) % qp->max_send_wr;
+		qp->sq_count--;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (!--qp->sq_taken)
+			qp->sq_hold = false;
+	}
+}
+
+/* May @w leave now, with the answers awaited so far? */
+static bool srd_sq_may_take(struct srd_qp *qp, const struct srd_swqe *w)
+{
+	u32 waiting, win;
+
+	mutex_lock(&qp->resp_mutex);
+	waiting = qp->await_count;
+	win = qp->await_win;
+	mutex_unlock(&qp->resp_mutex);
+	if (!waiting)
+		return true;
+	if (waiting >= SRD_SQ_AWAIT || w->fence ||
+	    w->opcode == IB_WR_REG_MR || w->opcode == IB_WR_LOCAL_INV)
+		return false;
+	return !srd_rma_overtakes(qp, w, win < SRD_SQ_AWAIT_WIN);
+}
+
+/*
+ * The next work request to take, and whether it is flushed (posted in
+ * ERROR, or before it; or a RESET after it), or NULL: none, or it must
+ * wait for answers or for the completion of one that holds the queue.
+ */
+static struct srd_swqe *srd_sq_next(struct srd_qp *qp, bool *flush)
+{
+	struct srd_swqe *w = NULL;
+	unsigned long flags;
+
+	if (qp->sq_hold)
+		return NULL;
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->sq_taken < qp->sq_count)
+		w = &qp->sq[(qp->sq_head + qp->sq_taken) % qp->max_send_wr];
+	*flush = qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (w && !*flush && !srd_sq_may_take(qp, w))
+		return NULL;
+	return w;
+}
+
+/* Take @w: do its part, or flush it. */
+static void srd_sq_take(struct srd_qp *qp, struct srd_swqe *w, bool flush)
+{
+	enum ib_wc_status st;
+
+	st = flush ? IB_WC_WR_FLUSH_ERR : srd_do_wr(qp, w);
+	qp->sq_taken++;
+	if (w->resp)
+		return;		/* srd_sq_answer() or srd_sq_stop() ends it */
+	w->status = st;
+	w->done = true;
+	/* Nothing after an error, or after a READ that may yet fail. */
+	if ((st != IB_WC_SUCCESS && st != IB_WC_WR_FLUSH_ERR) ||
+	    (w->read_inv && !flush))
+		qp->sq_hold = true;
+}
+
+/**
+ * srd_sq_work() - the send worker: do the send ring's work requests
+ * @work: the QP's tx_work
+ *
+ * Queued by post_send, by an answer, by the move to ERROR and by
+ * srd_sq_stop(); returns when nothing more can be done before an answer
+ * comes.
+ *
+ * Context: a workqueue; sleeps.  Never runs twice at once for a QP.
+ */
+void srd_sq_work(struct work_struct *work)
+{
+	struct srd_qp *qp = container_of(work, struct srd_qp, tx_work);
+	struct srd_swqe *w;
+	bool flush;
+
+	for (;;) {
+		srd_sq_retire(qp);
+		w = srd_sq_next(qp, &flush);
+		if (!w)
+			return;
+		srd_sq_take(qp, w, flush);
+	}
+}
