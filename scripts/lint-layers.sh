@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# lint-layers.sh [TOP]: the SCIF core keeps the layers of design.rst.
+# lint-layers.sh [TOP]: the SCIF core keeps the layers of design.rst,
+# and scif_rdma (drivers/infiniband/hw/scif) those of rdma.rst.
 #
-# Reads the layer table of Documentation/scif/design.rst (the lines
+# For each, reads the layer table of its document (the lines
 # "layer N NAME: FILE.c ..." of its "Layer table" literal block, layer 1
 # on top) and the known, open exceptions listed in the same block (lines
 # "exception FILE.c FUNC"; reported, not failed), then scans the
@@ -18,6 +19,9 @@
 # - a core header named after a core file (scif_conn.h for scif_conn.c)
 #   takes that file's layer, and may include no header that takes a
 #   higher one (headers of no file, such as scif_info.h, are free).
+#
+# scif_rdma is checked the same way: its .c files against the table of
+# Documentation/scif/rdma.rst; it has no bus and no test file.
 #
 # Why sources and not nm on the objects: make lint runs without a build,
 # and a scan sees every configuration at once (the #ifdef'd code too).
@@ -41,8 +45,11 @@ import os
 import re
 import sys
 
-CORE = 'drivers/misc/scif'
-DOC = 'Documentation/scif/design.rst'
+# (folder of the .c files, document with the layer table, has buses)
+PARTS = [('drivers/misc/scif', 'Documentation/scif/design.rst', True),
+         ('drivers/infiniband/hw/scif', 'Documentation/scif/rdma.rst',
+          False)]
+CORE = DOC = None
 
 
 def is_test(path):
@@ -95,10 +102,18 @@ def read_table():
 
 
 def main():
+    global CORE, DOC
+    rc = 0
+    for CORE, DOC, has_buses in PARTS:
+        rc |= check(has_buses)
+    return rc
+
+
+def check(has_buses):
     layers, exceptions = read_table()
     core = sorted(f for f in glob.glob(CORE + '/*.c') if not is_test(f))
     buses = sorted(f for f in glob.glob(CORE + '/bus/*.c')
-                   if not is_test(f))
+                   if has_buses and not is_test(f))
     text, owner, private = {}, {}, {}
     for f in core + buses:
         text[f] = blank(open(f).read())
@@ -106,8 +121,10 @@ def main():
         if f in core:
             for name in public:
                 owner.setdefault(name, f)
-    hw = set(re.findall(r'\b(\w+)\s*\(', blank(open(CORE +
-                                                     '/scif_hw.h').read())))
+    hw = set()
+    if has_buses:
+        hw = set(re.findall(r'\b(\w+)\s*\(',
+                            blank(open(CORE + '/scif_hw.h').read())))
     bad, used, edges = [], set(), {}
     for f in core:
         if os.path.basename(f) not in layers:

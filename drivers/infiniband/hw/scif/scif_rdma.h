@@ -323,7 +323,7 @@ struct srd_swqe {
 	enum ib_wc_status status;
 };
 
-/* The frame header on a QP's connection (scif_rdma_data.c). */
+/* The frames on a QP's connection (rdma.rst, "Data path"). */
 enum srd_frame_type {
 	SRD_F_SEND = 1,
 	SRD_F_WRITE,
@@ -540,6 +540,32 @@ static inline struct srd_qp *to_srd_qp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct srd_qp, ibqp);
 }
 
+/* Count @n more of counter @stat of @dev. */
+static inline void srd_stat_add(struct srd_dev *dev, enum srd_stat stat, u64 n)
+{
+	atomic64_add(n, &dev->stats[stat]);
+}
+
+/*
+ * The prototypes of each part, in the order of the layer table of
+ * rdma.rst ("Files and layers"), from the top: a part calls only those
+ * below it (scripts/lint-layers.sh).
+ */
+
+/* scif_rdma_cm.c: the connection manager */
+/*
+ * The device whose netdev leads to a SCIF node, with a reference
+ * (ib_device_put), or NULL.
+ */
+typedef struct srd_dev *(*srd_dev_of_peer_fn)(u16 node);
+int srd_cm_init(srd_dev_of_peer_fn dev_of_peer);
+void srd_cm_exit(void);
+int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p);
+int srd_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p);
+int srd_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 len);
+int srd_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
+int srd_iw_destroy_listen(struct iw_cm_id *cm_id);
+
 /* scif_rdma_verbs.c: PD, CQ, MR */
 int srd_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int srd_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
@@ -548,7 +574,6 @@ int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int srd_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int srd_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int srd_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
-bool srd_cq_add(struct srd_cq *cq, const struct ib_wc *wc);
 struct ib_mr *srd_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *srd_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt, int access, struct ib_udata *udata);
@@ -557,77 +582,8 @@ struct ib_mr *srd_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 int srd_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		  unsigned int *sg_offset);
 int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
-struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);
-void srd_mr_put(struct srd_mr *mr);
 
-/* Count @n more of counter @stat of @dev. */
-static inline void srd_stat_add(struct srd_dev *dev, enum srd_stat stat, u64 n)
-{
-	atomic64_add(n, &dev->stats[stat]);
-}
-
-/* scif_rdma_stats.c: "rdma statistic" */
-struct rdma_hw_stats *srd_alloc_hw_port_stats(struct ib_device *ibdev,
-					      u32 port);
-int srd_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		     u32 port, int index);
-
-/* scif_rdma_cm.c: the connection manager */
-int srd_cm_init(void);
-void srd_cm_exit(void);
-int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p);
-int srd_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p);
-int srd_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 len);
-int srd_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
-int srd_iw_destroy_listen(struct iw_cm_id *cm_id);
-struct srd_dev *srd_dev_of_peer(u16 node);
-
-/* scif_rdma_data.c: the data path of a connected QP */
-int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
-	     unsigned int timeout_ms);
-void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len);
-bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access);
-int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h);
-int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
-		  u64 len, bool tx);
-void srd_want_resp(struct srd_qp *qp);
-enum ib_wc_status srd_wait_resp(struct srd_qp *qp);
-enum ib_wc_status srd_do_wr(struct srd_qp *qp, struct srd_swqe *w);
-int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
-		     struct iw_cm_id *cm_id);
-void srd_qp_close(struct srd_qp *qp);
-
-/* scif_rdma_sq.c: the send queue, in order, several answers awaited */
-void srd_sq_work(struct work_struct *work);
-bool srd_sq_await(struct srd_qp *qp, struct srd_swqe *w, u8 type);
-bool srd_sq_answer(struct srd_qp *qp, const struct srd_hdr *h, u32 len);
-void srd_sq_stop(struct srd_qp *qp);
-
-/* scif_rdma_map.c: the windows of direct RDMA WRITE and READ */
-int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len);
-void srd_map_mr_close(struct srd_dev *dev, struct srd_mr *mr, bool dying);
-void srd_map_qp_close(struct srd_qp *qp);
-struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key, bool ask,
-			      enum ib_wc_status *st);
-void srd_rkey_forget(struct srd_qp *qp, u32 key);
-
-/* scif_rdma_rma.c: RDMA WRITE and READ by SCIF RMA */
-enum ib_wc_status srd_rma_check(struct srd_qp *qp, const struct srd_swqe *w);
-enum ib_wc_status srd_rma_request(struct srd_qp *qp, struct srd_swqe *w,
-				  struct srd_hdr *h, u64 len);
-enum ib_wc_status srd_rma_serve(struct srd_qp *qp, struct srd_mr *mr,
-				const struct srd_hdr *h, u32 len, bool *fatal);
-void srd_rma_stale_free(struct srd_qp *qp);
-struct page *srd_kva_page(void *kva);
-bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
-		    enum ib_wc_status *st);
-bool srd_rma_op(enum ib_wr_opcode op);
-bool srd_rma_overtakes(struct srd_qp *qp, const struct srd_swqe *w,
-		       bool win_room);
-enum ib_wc_status srd_rma_finish(struct srd_qp *qp, struct srd_swqe *w,
-				 enum ib_wc_status st);
-
-/* scif_rdma_qp.c: QP, work requests, the iWARP CM's QP callbacks */
+/* scif_rdma_qp.c: QP, posting work requests, the iWARP CM's QP callbacks */
 int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		  struct ib_udata *udata);
 int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -640,17 +596,78 @@ int srd_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int srd_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr);
 void srd_iw_add_ref(struct ib_qp *ibqp);
+void srd_iw_rem_ref(struct ib_qp *ibqp);
+struct ib_qp *srd_iw_get_qp(struct ib_device *ibdev, int qpn);
+
+/* scif_rdma_stats.c: "rdma statistic" */
+struct rdma_hw_stats *srd_alloc_hw_port_stats(struct ib_device *ibdev,
+					      u32 port);
+int srd_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		     u32 port, int index);
+
+/* scif_rdma_rx.c: a connected QP's receive thread */
+int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
+		     struct iw_cm_id *cm_id);
+
+/* scif_rdma_sq.c: the send queue, in order, several answers awaited */
+void srd_sq_work(struct work_struct *work);
+bool srd_sq_await(struct srd_qp *qp, struct srd_swqe *w, u8 type);
+bool srd_sq_answer(struct srd_qp *qp, const struct srd_hdr *h, u32 len);
+void srd_sq_stop(struct srd_qp *qp);
+
+/* scif_rdma_rma.c: RDMA WRITE and READ by SCIF RMA */
+bool srd_rma_op(enum ib_wr_opcode op);
+enum ib_wc_status srd_rma_check(struct srd_qp *qp, const struct srd_swqe *w);
+bool srd_rma_overtakes(struct srd_qp *qp, const struct srd_swqe *w,
+		       bool win_room);
+bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
+		    enum ib_wc_status *st);
+enum ib_wc_status srd_rma_window(struct srd_qp *qp, struct srd_swqe *w,
+				 struct srd_hdr *h, u64 len);
+enum ib_wc_status srd_rma_finish(struct srd_qp *qp, struct srd_swqe *w,
+				 enum ib_wc_status st);
+enum ib_wc_status srd_rma_serve(struct srd_qp *qp, struct srd_mr *mr,
+				const struct srd_hdr *h, u32 len, bool *fatal);
+void srd_rma_stale_free(struct srd_qp *qp);
+
+/* scif_rdma_map.c: the windows of direct RDMA WRITE and READ */
+int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len);
+void srd_map_mr_close(struct srd_dev *dev, struct srd_mr *mr, bool dying);
+void srd_map_qp_close(struct srd_qp *qp);
+struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key, bool ask,
+			      enum ib_wc_status *st);
+void srd_rkey_forget(struct srd_qp *qp, u32 key);
+
+/* scif_rdma_wq.c: completions, the receive ring, the QP's states */
+bool srd_cq_add(struct srd_cq *cq, const struct ib_wc *wc);
 void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
 		  enum ib_wc_opcode opcode, enum ib_wc_status status, u32 len,
 		  __be32 imm, int flags);
-enum ib_wc_status srd_read_inv(struct srd_qp *qp, u32 key);
 enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op);
-int srd_set_state(struct srd_qp *qp, enum ib_qp_state state);
 bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe);
 void srd_rq_complete(struct srd_qp *qp, struct ib_wc *wc);
-enum ib_wc_status srd_reg_mr(struct srd_qp *qp, struct srd_swqe *w);
-enum ib_wc_status srd_local_inv(struct srd_qp *qp, u32 key);
-void srd_iw_rem_ref(struct ib_qp *ibqp);
-struct ib_qp *srd_iw_get_qp(struct ib_device *ibdev, int qpn);
+void srd_flush_rq(struct srd_qp *qp, bool flush);
+int srd_set_state(struct srd_qp *qp, enum ib_qp_state state);
+
+/* scif_rdma_wire.c: a QP's connection as a byte stream */
+int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
+	     unsigned int timeout_ms);
+int srd_mr_xfer(struct srd_qp *qp, struct srd_mr *mr, u64 addr, u64 len,
+		bool tx);
+int srd_sges_ok(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
+		int access, u64 *len);
+int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
+		  u64 len, bool tx);
+int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h);
+void srd_want_resp(struct srd_qp *qp);
+enum ib_wc_status srd_wait_resp(struct srd_qp *qp);
+void srd_qp_close(struct srd_qp *qp);
+
+/* scif_rdma_mr.c: MRs as the data path sees them */
+struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);
+void srd_mr_put(struct srd_mr *mr);
+void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len);
+bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access);
+struct page *srd_kva_page(void *kva);
 
 #endif /* _SCIF_RDMA_H */

@@ -54,6 +54,8 @@ struct srd_cm_msg {
 
 static struct task_struct *srd_listener;
 static scif_epd_t srd_listen_epd;
+/* The module's lookup of a node's device (srd_cm_init). */
+static srd_dev_of_peer_fn srd_cm_dev_of_peer;
 
 /*
  * CONNECT requests handed to a listen and not yet answered (struct
@@ -395,7 +397,7 @@ static bool srd_cm_request(struct srd_conn *conn, struct srd_cm_msg *m)
 	struct iw_cm_event ev = { .event = IW_CM_EVENT_CONNECT_REQUEST };
 	struct sockaddr_in *la = (struct sockaddr_in *)&ev.local_addr;
 	struct sockaddr_in *ra = (struct sockaddr_in *)&ev.remote_addr;
-	struct srd_dev *dev = srd_dev_of_peer(conn->node);
+	struct srd_dev *dev = srd_cm_dev_of_peer(conn->node);
 	struct iw_cm_id *cm_id = NULL;
 	struct srd_listen *l;
 	int err = -ECONNREFUSED;
@@ -479,13 +481,17 @@ static int srd_listen_thread(void *arg)
 
 /**
  * srd_cm_init() - start the CM's listener on SCIF port 702
+ * @dev_of_peer: how the CM finds the device that leads to a node (the
+ *	module's, which owns the devices)
  *
  * Context: process (module init).
  * Return: 0 or -errno.
  */
-int srd_cm_init(void)
+int srd_cm_init(srd_dev_of_peer_fn dev_of_peer)
 {
 	int err;
+
+	srd_cm_dev_of_peer = dev_of_peer;
 
 	srd_listen_epd = scif_open();
 	if (!srd_listen_epd)

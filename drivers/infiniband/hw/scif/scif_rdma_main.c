@@ -247,14 +247,11 @@ dealloc:
 	return err;
 }
 
-/**
- * srd_dev_of_peer() - the device whose netdev leads to a node
- * @node: the SCIF node
- *
- * Context: process.
- * Return: the device, with a reference (ib_device_put), or NULL.
+/*
+ * The device whose netdev leads to @node, with a reference
+ * (ib_device_put), or NULL: the CM's srd_cm_dev_of_peer_fn.
  */
-struct srd_dev *srd_dev_of_peer(u16 node)
+static struct srd_dev *srd_dev_of_peer(u16 node)
 {
 	struct srd_dev *dev, *found = NULL;
 
@@ -321,7 +318,7 @@ static int __init srd_init(void)
 {
 	int err;
 
-	err = srd_cm_init();
+	err = srd_cm_init(srd_dev_of_peer);
 	if (err)
 		return err;
 	err = register_netdevice_notifier(&srd_netdev_nb);

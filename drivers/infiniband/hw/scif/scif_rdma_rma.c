@@ -73,20 +73,6 @@ bool srd_rma_op(enum ib_wr_opcode op)
 	       op == IB_WR_RDMA_READ;
 }
 
-/**
- * srd_kva_page() - the page of a kernel address
- * @kva: a linear-map or vmalloc address
- *
- * Context: any.
- * Return: the page, or NULL if @kva has none that may be mapped.
- */
-struct page *srd_kva_page(void *kva)
-{
-	if (is_vmalloc_addr(kva))
-		return vmalloc_to_page(kva);
-	return virt_addr_valid(kva) ? virt_to_page(kva) : NULL;
-}
-
 /*
  * The longest run from @addr (at most @len bytes) that is contiguous in
  * the linear map (so physically contiguous: SCIF's DMA engine can take
@@ -429,36 +415,27 @@ void srd_rma_stale_free(struct srd_qp *qp)
 }
 
 /**
- * srd_rma_request() - an RDMA WRITE or READ, as the requester
+ * srd_rma_window() - the window of a WRITE or READ by the responder's RMA
  * @qp: the QP (connected)
  * @w: the work request, its SGEs checked
- * @h: its frame, but for @h->woff
- * @len: the bytes of its SGEs
+ * @h: its frame; @h->woff is set to the window's first byte
+ * @len: the bytes of its SGEs (not 0)
  *
- * Registers the window (kept in @w->win until srd_rma_finish()), sends
- * the frame; the answer is srd_sq_answer()'s.
+ * Registers the window over the work request's bytes, kept in @w->win
+ * until srd_rma_finish().
  *
  * Context: the send worker; sleeps.
- * Return: IB_WC_SUCCESS while it waits for its answer, or its
- * completion status.
+ * Return: IB_WC_SUCCESS, or the work request's completion status
+ * (srd_rma_win_make()'s).
  */
-enum ib_wc_status srd_rma_request(struct srd_qp *qp, struct srd_swqe *w,
-				  struct srd_hdr *h, u64 len)
+enum ib_wc_status srd_rma_window(struct srd_qp *qp, struct srd_swqe *w,
+				 struct srd_hdr *h, u64 len)
 {
-	enum ib_wc_status st;
+	enum ib_wc_status st = srd_rma_win_make(qp, w, len, &w->win);
 
-	if (len) {
-		st = srd_rma_win_make(qp, w, len, &w->win);
-		if (st != IB_WC_SUCCESS)
-			return st;
+	if (st == IB_WC_SUCCESS)
 		h->woff = cpu_to_le64(w->win->off + w->win->head);
-	}
-	if (!srd_sq_await(qp, w, h->type == SRD_F_WRITE ? SRD_F_ACK :
-			  SRD_F_READ_RESP))
-		return IB_WC_WR_FLUSH_ERR;
-	if (srd_send_hdr(qp, h))
-		srd_qp_close(qp);	/* the connection's end flushes it */
-	return IB_WC_SUCCESS;
+	return st;
 }
 
 /**

@@ -3,7 +3,7 @@
  * scif_rdma: the send queue (rdma.rst, "The send queue").
  *
  * The send worker takes the send ring's work requests in order and does
- * each one's part on this side (srd_do_wr()).  A WRITE or READ by frames
+ * each one's part on this side (srd_sq_do_wr()).  A WRITE or READ by frames
  * (inline, or by the responder's RMA) then waits for its answer while
  * the worker goes on with the next ones: at most SRD_SQ_AWAIT wait at
  * once, SRD_SQ_AWAIT_WIN of them with a window.  What must not overtake
@@ -142,6 +142,232 @@ void srd_sq_stop(struct srd_qp *qp)
 	flush_work(&qp->tx_work);
 }
 
+/**
+ * srd_sq_reg_mr() - IB_WR_REG_MR: make a fast-reg MR's keys valid
+ * @qp: the QP it was posted on
+ * @w: the work request
+ *
+ * Context: the send worker.
+ * Return: IB_WC_SUCCESS or IB_WC_MW_BIND_ERR.
+ */
+static enum ib_wc_status srd_sq_reg_mr(struct srd_qp *qp, struct srd_swqe *w)
+{
+	struct srd_mr *mr = to_srd_mr(w->reg_mr);
+
+	if (w->reg_mr->device != qp->ibqp.device ||
+	    w->reg_mr->pd != qp->ibqp.pd || mr->dma ||
+	    (w->reg_key >> 8) != (mr->ibmr.lkey >> 8) ||
+	    (w->reg_access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			       IB_ACCESS_REMOTE_READ)))
+		return IB_WC_MW_BIND_ERR;
+	/* Windows over what it mapped before are closed first. */
+	WRITE_ONCE(mr->valid, false);
+	srd_map_mr_close(qp->dev, mr, false);
+	mr->access = w->reg_access;
+	mr->iova = w->reg_mr->iova;
+	mr->length = w->reg_mr->length;
+	WRITE_ONCE(mr->key, w->reg_key);
+	WRITE_ONCE(mr->valid, true);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * srd_sq_local_inv() - IB_WR_LOCAL_INV: the key must name a fast-reg MR
+ * of the QP's PD
+ * @qp: the QP it was posted on
+ * @key: the key
+ *
+ * Context: the send worker.
+ * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR.
+ */
+static enum ib_wc_status srd_sq_local_inv(struct srd_qp *qp, u32 key)
+{
+	struct srd_mr *mr = srd_mr_lookup(qp->dev, key, qp->ibqp.pd);
+	enum ib_wc_status st = IB_WC_LOC_PROT_ERR;
+
+	if (mr && !mr->dma) {
+		WRITE_ONCE(mr->valid, false);
+		srd_map_mr_close(qp->dev, mr, false);
+		st = IB_WC_SUCCESS;
+	}
+	srd_mr_put(mr);
+	return st;
+}
+
+/**
+ * srd_sq_read_inv() - the invalidation an RDMA_READ_WITH_INV ends with
+ * @qp: the QP it was posted on
+ * @key: the work request's invalidate_rkey
+ *
+ * Only the key's index counts, as in iWARP: rdma_rw names the sink MR
+ * by the key it had before the IB_WR_REG_MR of the same chain gave it a
+ * new one.  The MR at that index, a fast-reg MR of the QP's PD, becomes
+ * invalid.
+ *
+ * Context: the send worker.
+ * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR.
+ */
+static enum ib_wc_status srd_sq_read_inv(struct srd_qp *qp, u32 key)
+{
+	enum ib_wc_status st = IB_WC_LOC_PROT_ERR;
+	struct srd_mr *mr;
+
+	rcu_read_lock();	/* an MR is freed after a grace period */
+	mr = xa_load(&qp->dev->mrs, key >> 8);
+	if (mr && (mr->ibmr.pd != qp->ibqp.pd || mr->dma ||
+		   !refcount_inc_not_zero(&mr->refs)))
+		mr = NULL;
+	rcu_read_unlock();
+	if (mr) {
+		WRITE_ONCE(mr->valid, false);
+		srd_map_mr_close(qp->dev, mr, false);
+		st = IB_WC_SUCCESS;
+	}
+	srd_mr_put(mr);
+	return st;
+}
+
+/*
+ * A WRITE or READ of at most SRD_INLINE_MAX bytes with no window: a
+ * WRITE's bytes follow its frame, a READ's come after its answer, which
+ * the send worker does not wait for here (srd_sq_answer() takes it).
+ */
+static enum ib_wc_status srd_sq_inline(struct srd_qp *qp,
+				       struct srd_swqe *w,
+				       struct srd_hdr *h, u64 len)
+{
+	bool read = h->type == SRD_F_READ_REQ;
+	bool err;
+
+	h->flags |= SRD_F_INLINE;
+	w->inl = true;
+	if (!srd_sq_await(qp, w, read ? SRD_F_READ_RESP : SRD_F_ACK))
+		return IB_WC_WR_FLUSH_ERR;
+	mutex_lock(&qp->tx_mutex);
+	err = srd_xfer(qp, qp->epd, h, sizeof(*h), true, 0) ||
+	      (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true));
+	mutex_unlock(&qp->tx_mutex);
+	if (err)
+		srd_qp_close(qp);	/* the connection's end flushes it */
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * A WRITE or READ by the responder's RMA: its window (if it moves any
+ * bytes), then its frame, whose answer srd_sq_answer() takes.
+ */
+static enum ib_wc_status srd_sq_frames(struct srd_qp *qp,
+				       struct srd_swqe *w,
+				       struct srd_hdr *h, u64 len)
+{
+	enum ib_wc_status st;
+
+	st = len ? srd_rma_window(qp, w, h, len) : IB_WC_SUCCESS;
+	if (st != IB_WC_SUCCESS)
+		return st;
+	if (!srd_sq_await(qp, w, h->type == SRD_F_WRITE ? SRD_F_ACK :
+			  SRD_F_READ_RESP))
+		return IB_WC_WR_FLUSH_ERR;
+	if (srd_send_hdr(qp, h))
+		srd_qp_close(qp);	/* the connection's end flushes it */
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * An RDMA WRITE or READ, straight to the peer's window (done here), in
+ * the frames (small ones) or by the responder's RMA (both then wait for
+ * the answer), counted: its completion status so far.
+ */
+static enum ib_wc_status srd_sq_rma(struct srd_qp *qp, struct srd_swqe *w,
+				    struct srd_hdr *h, u64 len)
+{
+	enum ib_wc_status st;
+
+	srd_stat_add(qp->dev, h->type == SRD_F_WRITE ? SRD_STAT_WRITE_REQS :
+			      SRD_STAT_READ_REQS, 1);
+	w->len = len;
+	if (srd_rma_direct(qp, w, len, &st)) {
+		srd_stat_add(qp->dev, SRD_STAT_DIRECT_REQS, 1);
+		return st;
+	}
+	if (len && len <= SRD_INLINE_MAX) {
+		srd_stat_add(qp->dev, SRD_STAT_INLINE_REQS, 1);
+		return srd_sq_inline(qp, w, h, len);
+	}
+	return srd_sq_frames(qp, w, h, len);
+}
+
+/* One data work request on the connection: its completion status. */
+static enum ib_wc_status srd_sq_data(struct srd_qp *qp, struct srd_swqe *w)
+{
+	bool read = w->opcode == IB_WR_RDMA_READ;
+	struct srd_hdr h = { .imm = w->imm };
+	bool err;
+	u64 len;
+
+	if (srd_sges_ok(qp, w->sge, w->num_sge,
+			read ? IB_ACCESS_LOCAL_WRITE : 0, &len))
+		return IB_WC_LOC_PROT_ERR;
+	h.len = cpu_to_le32(len);
+	h.rkey = cpu_to_le32(w->rkey);
+	h.addr = cpu_to_le64(w->remote_addr);
+	if (w->opcode == IB_WR_SEND_WITH_IMM ||
+	    w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		h.flags = SRD_F_IMM;
+	if (w->opcode == IB_WR_SEND_WITH_INV)
+		h.flags = SRD_F_INV;
+	if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM ||
+	    w->opcode == IB_WR_SEND_WITH_INV)
+		h.type = SRD_F_SEND;
+	else if (read)
+		h.type = SRD_F_READ_REQ;
+	else
+		h.type = SRD_F_WRITE;
+	if (h.type != SRD_F_SEND)
+		return srd_sq_rma(qp, w, &h, len);
+	/* What the key resolved to goes with the MR: asked again. */
+	if (w->opcode == IB_WR_SEND_WITH_INV)
+		srd_rkey_forget(qp, w->rkey);
+	/* Header and payload at once: no answer may come between them. */
+	mutex_lock(&qp->tx_mutex);
+	err = srd_xfer(qp, qp->epd, &h, sizeof(h), true, 0) ||
+	      srd_sges_xfer(qp, w->sge, w->num_sge, len, true);
+	mutex_unlock(&qp->tx_mutex);
+	if (err)
+		return IB_WC_WR_FLUSH_ERR;
+	srd_stat_add(qp->dev, SRD_STAT_SENDS, 1);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * srd_sq_do_wr() - do a send work request's part on this side
+ * @qp: the QP
+ * @w: the work request, the oldest not taken yet
+ *
+ * A local operation is done; a SEND has left; a WRITE or READ has moved
+ * its bytes (straight to the peer's window), or its request has left and
+ * @w->resp says which answer it waits for.
+ *
+ * Context: the send worker; sleeps.
+ * Return: its completion status, or IB_WC_SUCCESS while it waits for
+ * its answer.
+ */
+static enum ib_wc_status srd_sq_do_wr(struct srd_qp *qp, struct srd_swqe *w)
+{
+	enum ib_wc_status st;
+
+	if (w->opcode == IB_WR_REG_MR)
+		return srd_sq_reg_mr(qp, w);
+	if (w->opcode == IB_WR_LOCAL_INV)
+		return srd_sq_local_inv(qp, w->rkey);
+	st = srd_rma_check(qp, w);	/* local limits, connected or not */
+	if (st != IB_WC_SUCCESS)
+		return st;
+	if (!READ_ONCE(qp->epd))
+		return IB_WC_WR_FLUSH_ERR;
+	return srd_sq_data(qp, w);
+}
+
 /* The oldest taken work request is done: complete it, in order. */
 static void srd_sq_complete(struct srd_qp *qp, struct srd_swqe *w)
 {
@@ -150,7 +376,7 @@ static void srd_sq_complete(struct srd_qp *qp, struct srd_swqe *w)
 	if (w->win)
 		st = srd_rma_finish(qp, w, st);
 	if (st == IB_WC_SUCCESS && w->read_inv)
-		st = srd_read_inv(qp, w->inv_key);
+		st = srd_sq_read_inv(qp, w->inv_key);
 	if (st == IB_WC_SUCCESS && srd_rma_op(w->opcode))
 		srd_stat_add(qp->dev, SRD_STAT_REQ_BYTES, w->len);
 	if (st != IB_WC_SUCCESS || w->signaled)
@@ -228,7 +454,7 @@ static void srd_sq_take(struct srd_qp *qp, struct srd_swqe *w, bool flush)
 {
 	enum ib_wc_status st;
 
-	st = flush ? IB_WC_WR_FLUSH_ERR : srd_do_wr(qp, w);
+	st = flush ? IB_WC_WR_FLUSH_ERR : srd_sq_do_wr(qp, w);
 	qp->sq_taken++;
 	if (w->resp)
 		return;		/* srd_sq_answer() or srd_sq_stop() ends it */

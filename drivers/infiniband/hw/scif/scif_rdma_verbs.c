@@ -147,52 +147,6 @@ int srd_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return ret;
 }
 
-/**
- * srd_cq_add() - add a completion, and notify if the CQ was armed
- * @cq: the CQ
- * @wc: the completion
- *
- * A full ring is an overrun: the completion is lost and the CQ's
- * event handler is told (IB_EVENT_CQ_ERR), once.
- *
- * Context: any; calls the consumer's comp_handler or event_handler
- * without the CQ's lock.
- * Return: true if the completion was added.
- */
-bool srd_cq_add(struct srd_cq *cq, const struct ib_wc *wc)
-{
-	bool notify = false, overrun = false;
-	unsigned long flags;
-
-	spin_lock_irqsave(&cq->lock, flags);
-	if (cq->count == cq->size) {
-		overrun = !cq->overrun;
-		cq->overrun = true;
-	} else {
-		cq->wc[(cq->head + cq->count) % cq->size] = *wc;
-		cq->count++;
-		if (cq->armed == IB_CQ_NEXT_COMP ||
-		    (cq->armed == IB_CQ_SOLICITED &&
-		     (wc->wc_flags & IB_WC_WITH_IMM))) {
-			cq->armed = 0;
-			notify = true;
-		}
-	}
-	spin_unlock_irqrestore(&cq->lock, flags);
-	if (notify && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
-	if (overrun && cq->ibcq.event_handler) {
-		struct ib_event ev = {
-			.device = cq->ibcq.device,
-			.element.cq = &cq->ibcq,
-			.event = IB_EVENT_CQ_ERR,
-		};
-
-		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
-	}
-	return !overrun && !READ_ONCE(cq->overrun);
-}
-
 /* Give @mr keys: index << 8, plus the key byte (0 at first). */
 static int srd_mr_insert(struct srd_dev *dev, struct srd_mr *mr)
 {
@@ -215,44 +169,6 @@ static int srd_mr_insert(struct srd_dev *dev, struct srd_mr *mr)
 	mr->ibmr.rkey = index << 8;
 	mr->key = index << 8;
 	return 0;
-}
-
-/**
- * srd_mr_lookup() - the MR a key names, for a QP of @pd, referenced
- * @dev: the device
- * @key: an lkey or rkey
- * @pd: the PD the MR must belong to
- *
- * The caller drops the reference with srd_mr_put() once it is done with
- * the MR's memory; dereg_mr waits for that.
- *
- * Context: any (RCU read side inside).
- * Return: the MR, or NULL if the key names none, or one of another PD,
- * or one being deregistered.
- */
-struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd)
-{
-	struct srd_mr *mr;
-
-	rcu_read_lock();
-	mr = xa_load(&dev->mrs, key >> 8);
-	if (mr && (READ_ONCE(mr->key) != key || mr->ibmr.pd != pd ||
-		   !refcount_inc_not_zero(&mr->refs)))
-		mr = NULL;
-	rcu_read_unlock();
-	return mr;
-}
-
-/**
- * srd_mr_put() - drop a reference srd_mr_lookup() took
- * @mr: the MR, or NULL
- *
- * Context: any.
- */
-void srd_mr_put(struct srd_mr *mr)
-{
-	if (mr && refcount_dec_and_test(&mr->refs))
-		complete(&mr->gone);
 }
 
 /**

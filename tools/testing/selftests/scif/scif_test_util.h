@@ -234,7 +234,7 @@ static inline int poll_one(int fd, short events, int ms)
 }
 
 /* close() that leaves errno as it was. */
-static inline void close_keep_errno(int fd)
+static inline void util_close_keep_errno(int fd)
 {
 	int err = errno;
 
@@ -410,7 +410,7 @@ static inline int agent_session(void)
 			return -1;
 		if (scif_connect(fd, &dst) >= 0)
 			break;
-		close_keep_errno(fd);
+		util_close_keep_errno(fd);
 		/* The agent may still be starting. */
 		if (errno != ECONNREFUSED || tries == 50)
 			return -1;
@@ -626,7 +626,7 @@ static inline int listener(uint16_t port, int backlog, uint16_t *bound)
 		return -1;
 	p = scif_bind(fd, port);
 	if (p < 0 || scif_listen(fd, backlog) < 0) {
-		close_keep_errno(fd);
+		util_close_keep_errno(fd);
 		return -1;
 	}
 	if (bound)

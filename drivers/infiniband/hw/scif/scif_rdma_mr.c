@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif_rdma: memory regions as the data path sees them (rdma.rst,
+ * "Verbs objects"): a key resolved to its MR, a reference held while
+ * the bytes move, and the kernel address of a byte of it.  The lowest
+ * layer of the module: it calls no other part.
+ */
+
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_verbs.h>
+
+#include "scif_rdma.h"
+
+/**
+ * srd_mr_lookup() - the MR a key names, for a QP of @pd, referenced
+ * @dev: the device
+ * @key: an lkey or rkey
+ * @pd: the PD the MR must belong to
+ *
+ * The caller drops the reference with srd_mr_put() once it is done with
+ * the MR's memory; dereg_mr waits for that.
+ *
+ * Context: any (RCU read side inside).
+ * Return: the MR, or NULL if the key names none, or one of another PD,
+ * or one being deregistered.
+ */
+struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd)
+{
+	struct srd_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&dev->mrs, key >> 8);
+	if (mr && (READ_ONCE(mr->key) != key || mr->ibmr.pd != pd ||
+		   !refcount_inc_not_zero(&mr->refs)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/**
+ * srd_mr_put() - drop a reference srd_mr_lookup() took
+ * @mr: the MR, or NULL
+ *
+ * Context: any.
+ */
+void srd_mr_put(struct srd_mr *mr)
+{
+	if (mr && refcount_dec_and_test(&mr->refs))
+		complete(&mr->gone);
+}
+
+/**
+ * srd_mr_kva() - the kernel address of a byte of an MR
+ * @mr: the MR
+ * @addr: the byte's address, inside @mr (the caller checked the bounds)
+ * @len: bytes wanted from there; shortened to what is contiguous
+ *
+ * Context: any.
+ * Return: the kernel virtual address of @addr.
+ */
+void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len)
+{
+	u64 psz, abs;
+	void *kva;
+
+	if (mr->dma)
+		return (void *)(uintptr_t)addr;
+	psz = mr->ibmr.page_size;
+	abs = (mr->iova & (psz - 1)) + (addr - mr->iova);
+	kva = (void *)(uintptr_t)mr->pages[abs / psz] + abs % psz;
+	*len = min(*len, psz - abs % psz);
+	return kva;
+}
+
+/**
+ * srd_mr_ok() - may a key's MR be used for a range
+ * @mr: the MR a key resolved to, or NULL
+ * @addr: start of the range
+ * @len: its bytes
+ * @access: IB_ACCESS_* wanted
+ *
+ * Context: any.
+ * Return: true if @mr is valid, allows @access and holds the range.
+ */
+bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access)
+{
+	if (!mr || !READ_ONCE(mr->valid) || (access & ~mr->access & ~IB_ACCESS_LOCAL_WRITE))
+		return false;
+	if (mr->dma)
+		return !(access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE));
+	return len <= mr->length && addr >= mr->iova &&
+	       addr - mr->iova <= mr->length - len;
+}
+
+/**
+ * srd_kva_page() - the page of a kernel address
+ * @kva: a linear-map or vmalloc address
+ *
+ * Context: any.
+ * Return: the page, or NULL if @kva has none that may be mapped.
+ */
+struct page *srd_kva_page(void *kva)
+{
+	if (is_vmalloc_addr(kva))
+		return vmalloc_to_page(kva);
+	return virt_addr_valid(kva) ? virt_to_page(kva) : NULL;
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif_rdma: a QP's work queues (rdma.rst, "QP and connection manager"):
+ * completions into a CQ, the receive ring, and the QP's state machine,
+ * which the verbs, the send worker and the receive thread all move.
+ */
+
+#include <rdma/ib_verbs.h>
+
+#include "scif_rdma.h"
+
+/* The states a QP may move to from each state (IB spec, 10.3.1). */
+static const u8 srd_qp_next[IB_QPS_ERR + 1] = {
+	[IB_QPS_RESET] = BIT(IB_QPS_RESET) | BIT(IB_QPS_INIT) | BIT(IB_QPS_ERR),
+	[IB_QPS_INIT] = BIT(IB_QPS_RESET) | BIT(IB_QPS_INIT) | BIT(IB_QPS_RTR) |
+			BIT(IB_QPS_ERR),
+	[IB_QPS_RTR] = BIT(IB_QPS_RESET) | BIT(IB_QPS_RTS) | BIT(IB_QPS_ERR),
+	[IB_QPS_RTS] = BIT(IB_QPS_RESET) | BIT(IB_QPS_RTS) | BIT(IB_QPS_SQD) |
+		       BIT(IB_QPS_ERR),
+	[IB_QPS_SQD] = BIT(IB_QPS_RESET) | BIT(IB_QPS_ERR),
+	[IB_QPS_SQE] = BIT(IB_QPS_RESET) | BIT(IB_QPS_ERR),
+	[IB_QPS_ERR] = BIT(IB_QPS_RESET) | BIT(IB_QPS_ERR),
+};
+
+/**
+ * srd_cq_add() - add a completion, and notify if the CQ was armed
+ * @cq: the CQ
+ * @wc: the completion
+ *
+ * A full ring is an overrun: the completion is lost and the CQ's
+ * event handler is told (IB_EVENT_CQ_ERR), once.
+ *
+ * Context: any; calls the consumer's comp_handler or event_handler
+ * without the CQ's lock.
+ * Return: true if the completion was added.
+ */
+bool srd_cq_add(struct srd_cq *cq, const struct ib_wc *wc)
+{
+	bool notify = false, overrun = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->count == cq->size) {
+		overrun = !cq->overrun;
+		cq->overrun = true;
+	} else {
+		cq->wc[(cq->head + cq->count) % cq->size] = *wc;
+		cq->count++;
+		if (cq->armed == IB_CQ_NEXT_COMP ||
+		    (cq->armed == IB_CQ_SOLICITED &&
+		     (wc->wc_flags & IB_WC_WITH_IMM))) {
+			cq->armed = 0;
+			notify = true;
+		}
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (notify && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	if (overrun && cq->ibcq.event_handler) {
+		struct ib_event ev = {
+			.device = cq->ibcq.device,
+			.element.cq = &cq->ibcq,
+			.event = IB_EVENT_CQ_ERR,
+		};
+
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+	return !overrun && !READ_ONCE(cq->overrun);
+}
+
+/**
+ * srd_complete() - add a work completion
+ * @ibqp: the QP
+ * @ibcq: its send or receive CQ
+ * @wr_id: the work request's id
+ * @opcode: IB_WC_*
+ * @status: IB_WC_* status
+ * @len: bytes received (receives)
+ * @imm: the immediate data (with IB_WC_WITH_IMM in @flags)
+ * @flags: IB_WC_WITH_IMM or 0
+ *
+ * Context: any.
+ */
+void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
+		  enum ib_wc_opcode opcode, enum ib_wc_status status, u32 len,
+		  __be32 imm, int flags)
+{
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = opcode,
+		.qp = ibqp,
+		.byte_len = len,
+		.ex.imm_data = imm,
+		.wc_flags = flags,
+	};
+
+	srd_cq_add(to_srd_cq(ibcq), &wc);
+}
+
+/**
+ * srd_rq_pop() - take the oldest posted receive
+ * @qp: the QP
+ * @rqe: where it is copied
+ *
+ * The receive is the receive thread's until it hands it back with
+ * srd_rq_complete(), which it must do: a flush of the receive queue
+ * waits for that, so that nothing completes after the receive a
+ * consumer posted to drain the queue (ib_drain_rq()).
+ *
+ * Context: the QP's receive thread.
+ * Return: false if none was posted or the QP is in neither RTS nor SQD.
+ */
+bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe)
+{
+	unsigned long flags;
+	bool ok = false;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->rq_count &&
+	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)) {
+		*rqe = qp->rq[qp->rq_head];
+		qp->rq_head = (qp->rq_head + 1) % qp->max_recv_wr;
+		qp->rq_count--;
+		qp->rq_busy = true;
+		ok = true;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return ok;
+}
+
+/**
+ * srd_flush_rq() - flush or drop a QP's posted receives
+ * @qp: the QP (in ERROR or RESET)
+ * @flush: complete them with IB_WC_WR_FLUSH_ERR, else drop them (RESET)
+ *
+ * Unless the receive thread holds one (it flushes the rest after it) or
+ * another flush runs (it goes on to the entries added meanwhile).  One
+ * flusher at a time keeps them in order, a drain's receive last.
+ *
+ * Context: any but atomic: the CQ's comp_handler may be called.
+ */
+void srd_flush_rq(struct srd_qp *qp, bool flush)
+{
+	unsigned long flags;
+	u64 wr_id;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->rq_busy || qp->rq_flushing) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return;
+	}
+	qp->rq_flushing = true;
+	while (qp->rq_count) {
+		wr_id = qp->rq[qp->rq_head].wr_id;
+		qp->rq_head = (qp->rq_head + 1) % qp->max_recv_wr;
+		qp->rq_count--;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (flush)
+			srd_complete(&qp->ibqp, qp->ibqp.recv_cq, wr_id,
+				     IB_WC_RECV, IB_WC_WR_FLUSH_ERR, 0, 0, 0);
+		spin_lock_irqsave(&qp->lock, flags);
+	}
+	qp->rq_flushing = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/**
+ * srd_rq_complete() - hand back the receive srd_rq_pop() took
+ * @qp: the QP
+ * @wc: its completion; if the QP left RTS meanwhile, it completes with
+ *	IB_WC_WR_FLUSH_ERR instead, as the rest of the queue does
+ *
+ * Then the queue is flushed if the QP is in ERROR (dropped in RESET).
+ *
+ * Context: the QP's receive thread.
+ */
+void srd_rq_complete(struct srd_qp *qp, struct ib_wc *wc)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
+		wc->status = IB_WC_WR_FLUSH_ERR;
+		wc->wc_flags = 0;
+		wc->byte_len = 0;
+	}
+	wc->qp = &qp->ibqp;
+	srd_cq_add(to_srd_cq(qp->ibqp.recv_cq), wc);
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->rq_busy = false;
+	state = qp->state;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (state == IB_QPS_ERR || state == IB_QPS_RESET)
+		srd_flush_rq(qp, state == IB_QPS_ERR);
+}
+
+/**
+ * srd_set_state() - move a QP to @state if the state machine allows it
+ * @qp: the QP
+ * @state: the new state
+ *
+ * ERROR flushes the receive queue (the send worker flushes the send
+ * queue); ERROR and SQD end the connection, if any.
+ *
+ * Context: process or the QP's own threads; not atomic.
+ * Return: 0 or -EINVAL.
+ */
+int srd_set_state(struct srd_qp *qp, enum ib_qp_state state)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (state > IB_QPS_ERR || !(srd_qp_next[qp->state] & BIT(state)))
+		err = -EINVAL;
+	else
+		WRITE_ONCE(qp->state, state);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (err)
+		return err;
+	if (state == IB_QPS_ERR || state == IB_QPS_SQD)
+		srd_qp_close(qp);
+	if (state == IB_QPS_ERR || state == IB_QPS_RESET)
+		srd_flush_rq(qp, state == IB_QPS_ERR);
+	if (state == IB_QPS_ERR)
+		queue_work(system_unbound_wq, &qp->tx_work);
+	return 0;
+}
+
+/**
+ * srd_wc_opcode() - the completion opcode of a send work request
+ * @op: IB_WR_*
+ *
+ * Context: any.
+ * Return: IB_WC_*.
+ */
+enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		return IB_WC_RDMA_READ;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	default:
+		return IB_WC_SEND;
+	}
+}
