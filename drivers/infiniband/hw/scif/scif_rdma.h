@@ -15,6 +15,7 @@
 #include <linux/scif.h>
 #include <linux/workqueue.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iw_cm.h>
@@ -62,6 +63,11 @@ struct srd_map;		/* scif_rdma_map.c */
  */
 #define SRD_SQ_AWAIT		16
 #define SRD_SQ_AWAIT_WIN	4
+/*
+ * Answers to the peer's requests waiting to leave (scif_rdma_wire.c):
+ * as many as an honest requester may have outstanding.
+ */
+#define SRD_ANS_MAX		SRD_SQ_AWAIT
 #define SRD_MAP_MAX		64
 #define SRD_MAP_CACHE		16
 #define SRD_MAP_SLOT		((u64)SRD_MAX_FR_PAGES << PAGE_SHIFT)
@@ -375,6 +381,18 @@ struct srd_hdr {
 };
 
 /**
+ * struct srd_ans - an answer the receive thread queued for the peer
+ * @h: its header
+ * @data: the bytes that follow it (an inline READ's, kmalloc'd), or NULL
+ * @len: their length
+ */
+struct srd_ans {
+	struct srd_hdr h;
+	void *data;
+	u32 len;
+};
+
+/**
  * struct srd_rkey - a peer's key as its MAP_RESP described it
  * @key: the key (0: the entry is free)
  * @direct: the peer opened a window: RDMA WRITE and READ within
@@ -450,8 +468,19 @@ struct srd_rkey {
  *	(@resp_want, @resp_hdr, @await and its counts, @await_stop, and the
  *	@done and @status of a work request in @await)
  * @tx_mutex: held for the whole of a frame sent on @epd (header and
- *	payload), by the send worker and by the receive thread answering
- *	a WRITE or READ, so that their frames never interleave
+ *	payload), by the send worker and by @ans_work, so that their
+ *	frames never interleave; never taken by the receive thread, which
+ *	so never waits for this side's frames to leave
+ * @ans: the answers (ACK, READ_RESP, MAP_RESP) the receive thread
+ *	queued, a ring of SRD_ANS_MAX from @ans_head, sent in order by
+ *	@ans_work or, ahead of its own frames, by the send worker
+ *	(srd_tx_lock()); the receive thread waits for room only when the
+ *	peer has more requests outstanding than an honest one may have
+ * @ans_head: the oldest queued answer
+ * @ans_count: answers queued
+ * @ans_lock: protects @ans, @ans_head and @ans_count
+ * @ans_room: woken when an answer has left the ring
+ * @ans_work: sends the queued answers (scif_rdma_wire.c)
  * @rx_event: the asynchronous event (IB_EVENT_QP_FATAL, _QP_REQ_ERR or
  *	_QP_ACCESS_ERR) the connection's end reports, set by the receive
  *	thread when it ends the connection for the peer's error
@@ -508,6 +537,12 @@ struct srd_qp {
 	bool await_stop;
 	struct mutex resp_mutex;	/* see above */
 	struct mutex tx_mutex;		/* see above */
+	struct srd_ans ans[SRD_ANS_MAX];
+	u32 ans_head;
+	u32 ans_count;
+	spinlock_t ans_lock;		/* @ans, @ans_head, @ans_count */
+	wait_queue_head_t ans_room;
+	struct work_struct ans_work;
 	enum ib_event_type rx_event;
 	bool rx_event_set;
 	struct srd_rma_win *rma_stale;
@@ -659,6 +694,11 @@ int srd_sges_ok(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
 int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
 		  u64 len, bool tx);
 int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h);
+int srd_answer(struct srd_qp *qp, const struct srd_hdr *h, void *data,
+	       u32 len);
+void srd_tx_lock(struct srd_qp *qp);
+void srd_ans_work(struct work_struct *work);
+void srd_ans_stop(struct srd_qp *qp);
 void srd_want_resp(struct srd_qp *qp);
 enum ib_wc_status srd_wait_resp(struct srd_qp *qp);
 void srd_qp_close(struct srd_qp *qp);
@@ -668,6 +708,7 @@ struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);
 void srd_mr_put(struct srd_mr *mr);
 void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len);
 bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access);
+void srd_mr_read(struct srd_mr *mr, u64 addr, void *buf, u64 len);
 struct page *srd_kva_page(void *kva);
 
 #endif /* _SCIF_RDMA_H */

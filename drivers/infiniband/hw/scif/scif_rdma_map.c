@@ -170,8 +170,7 @@ static struct srd_map *srd_map_get(struct srd_qp *qp, struct srd_mr *mr,
  * then get the exact answer.
  *
  * Context: the receive thread; sleeps; takes the device's map_mutex.
- * Return: 0, -EPROTO (a malformed frame) or the error of the answer's
- * sending.
+ * Return: 0, -EPROTO (a malformed frame) or srd_answer()'s error.
  */
 int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
@@ -198,7 +197,7 @@ int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 		mutex_unlock(&qp->dev->map_mutex);
 	}
 	srd_mr_put(mr);
-	return srd_send_hdr(qp, &a);
+	return srd_answer(qp, &a, NULL, 0);
 }
 
 /*

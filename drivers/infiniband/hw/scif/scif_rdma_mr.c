@@ -107,3 +107,25 @@ struct page *srd_kva_page(void *kva)
 		return vmalloc_to_page(kva);
 	return virt_addr_valid(kva) ? virt_to_page(kva) : NULL;
 }
+
+/**
+ * srd_mr_read() - copy bytes of an MR out
+ * @mr: the MR (a reference held by the caller)
+ * @addr: the first byte, inside @mr (the caller checked the range)
+ * @buf: where to
+ * @len: how many
+ *
+ * Context: any.
+ */
+void srd_mr_read(struct srd_mr *mr, u64 addr, void *buf, u64 len)
+{
+	u64 n;
+
+	while (len) {
+		n = len;
+		memcpy(buf, srd_mr_kva(mr, addr, &n), n);	/* shortens n */
+		buf += n;
+		addr += n;
+		len -= n;
+	}
+}

@@ -63,6 +63,9 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	if (!qp->sq)
 		goto free_rq;
 	INIT_WORK(&qp->tx_work, srd_sq_work);
+	INIT_WORK(&qp->ans_work, srd_ans_work);
+	spin_lock_init(&qp->ans_lock);
+	init_waitqueue_head(&qp->ans_room);
 	init_completion(&qp->rx_done);
 	complete(&qp->rx_done);
 	init_completion(&qp->resp);
@@ -183,6 +186,7 @@ int srd_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	srd_qp_close(qp);
 	wait_for_completion(&qp->rx_done);
 	cancel_work_sync(&qp->tx_work);
+	srd_ans_stop(qp);
 	srd_iw_rem_ref(ibqp);
 	wait_for_completion(&qp->iw_done);
 	kvfree(qp->sq);

@@ -181,31 +181,35 @@ static void srd_rma_served(struct srd_qp *qp, bool write, u8 status, u32 len)
 
 /*
  * The answer to an inline WRITE or READ: a WRITE's bytes are taken into
- * the MR (@ok: the key checked) or dropped first, a READ's follow the
- * answer.  Return: 0, or the connection's error.
+ * the MR (@ok: the key checked) or dropped first; a READ's are copied
+ * out of the MR now, to follow the answer (no memory for them:
+ * IB_WC_REM_OP_ERR).  Return: 0, or the connection's error.
  */
 static int srd_rx_inline(struct srd_qp *qp, struct srd_mr *mr,
 			 const struct srd_hdr *h, u32 len, bool ok,
 			 struct srd_hdr *a)
 {
 	u64 addr = le64_to_cpu(h->addr);
+	void *data;
 	int err;
 
 	a->status = ok ? IB_WC_SUCCESS : IB_WC_REM_ACCESS_ERR;
 	if (h->type == SRD_F_WRITE) {
 		err = ok ? srd_mr_xfer(qp, mr, addr, len, false) :
 			   srd_drain(qp, len);
-		return err ?: srd_send_hdr(qp, a);
+		return err ?: srd_answer(qp, a, NULL, 0);
 	}
 	if (!ok)
-		return srd_send_hdr(qp, a);
+		return srd_answer(qp, a, NULL, 0);
+	data = kmalloc(len, GFP_KERNEL_ACCOUNT);
+	if (!data) {
+		a->status = IB_WC_REM_OP_ERR;
+		return srd_answer(qp, a, NULL, 0);
+	}
+	srd_mr_read(mr, addr, data, len);
 	a->flags = SRD_F_INLINE;
 	a->len = cpu_to_le32(len);
-	mutex_lock(&qp->tx_mutex);
-	err = srd_xfer(qp, qp->epd, a, sizeof(*a), true, 0) ?:
-	      srd_mr_xfer(qp, mr, addr, len, true);
-	mutex_unlock(&qp->tx_mutex);
-	return err;
+	return srd_answer(qp, a, data, len);
 }
 
 /*
@@ -235,7 +239,7 @@ static bool srd_rx_rma(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	else
 		a.status = IB_WC_REM_ACCESS_ERR;
 	srd_mr_put(mr);
-	if (lost || (!inl && srd_send_hdr(qp, &a)))
+	if (lost || (!inl && srd_answer(qp, &a, NULL, 0)))
 		return false;
 	srd_rma_served(qp, write, a.status, len);
 	if (a.status == IB_WC_REM_ACCESS_ERR)
@@ -373,11 +377,14 @@ static int srd_rx_thread(void *arg)
 
 	while (!READ_ONCE(qp->closing) && srd_rx_one(qp))
 		;
+	/* An error's answer leaves first, as long as the peer reads. */
+	flush_work(&qp->ans_work);
 	WRITE_ONCE(qp->closing, true);
 	spin_lock_irqsave(&qp->lock, flags);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	srd_sq_stop(qp);	/* no answer comes: the waiting ones flushed */
+	srd_ans_stop(qp);	/* none leaves */
 	srd_qp_event(qp);
 	srd_map_qp_close(qp);	/* before the endpoint goes */
 	scif_close(qp->epd);

@@ -243,7 +243,7 @@ static enum ib_wc_status srd_sq_inline(struct srd_qp *qp,
 	w->inl = true;
 	if (!srd_sq_await(qp, w, read ? SRD_F_READ_RESP : SRD_F_ACK))
 		return IB_WC_WR_FLUSH_ERR;
-	mutex_lock(&qp->tx_mutex);
+	srd_tx_lock(qp);
 	err = srd_xfer(qp, qp->epd, h, sizeof(*h), true, 0) ||
 	      (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true));
 	mutex_unlock(&qp->tx_mutex);
@@ -329,7 +329,7 @@ static enum ib_wc_status srd_sq_data(struct srd_qp *qp, struct srd_swqe *w)
 	if (w->opcode == IB_WR_SEND_WITH_INV)
 		srd_rkey_forget(qp, w->rkey);
 	/* Header and payload at once: no answer may come between them. */
-	mutex_lock(&qp->tx_mutex);
+	srd_tx_lock(qp);
 	err = srd_xfer(qp, qp->epd, &h, sizeof(h), true, 0) ||
 	      srd_sges_xfer(qp, w->sge, w->num_sge, len, true);
 	mutex_unlock(&qp->tx_mutex);

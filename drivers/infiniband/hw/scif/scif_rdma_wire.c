@@ -7,6 +7,10 @@
  */
 
 #include <linux/completion.h>
+#include <linux/lockdep.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
 #include "scif_rdma.h"
@@ -161,7 +165,8 @@ int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
  * @qp: the connected QP
  * @h: the header
  *
- * Under @qp's tx_mutex, so that it never lands inside another frame.
+ * Under @qp's tx_mutex (srd_tx_lock()), so that it never lands inside
+ * another frame.
  *
  * Context: process; sleeps; takes qp->tx_mutex.
  * Return: 0 or srd_xfer()'s error.
@@ -170,10 +175,150 @@ int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h)
 {
 	int err;
 
-	mutex_lock(&qp->tx_mutex);
+	srd_tx_lock(qp);
 	err = srd_xfer(qp, qp->epd, h, sizeof(*h), true, 0);
 	mutex_unlock(&qp->tx_mutex);
 	return err;
+}
+
+/**
+ * srd_answer() - queue an answer to the peer's request
+ * @qp: the connected QP
+ * @h: the answer's header (copied)
+ * @data: the bytes that follow it (kmalloc'd; the queue owns them from
+ *	now on, freed even on failure), or NULL
+ * @len: their length
+ *
+ * The answer leaves from @qp's ans_work, in the order queued, so that
+ * the receive thread never waits for this side's frames to leave: if it
+ * did, two nodes whose send workers both fill the other's ring would
+ * each wait for the other to read.  It waits for room only when the
+ * peer has more requests outstanding than an honest one may have.
+ *
+ * Context: the receive thread; sleeps.
+ * Return: 0, or -ECONNABORTED if the QP closes while it waits for room.
+ */
+int srd_answer(struct srd_qp *qp, const struct srd_hdr *h, void *data,
+	       u32 len)
+{
+	unsigned long flags;
+	struct srd_ans *a;
+
+	spin_lock_irqsave(&qp->ans_lock, flags);
+	while (qp->ans_count >= SRD_ANS_MAX) {
+		spin_unlock_irqrestore(&qp->ans_lock, flags);
+		if (READ_ONCE(qp->closing)) {
+			kfree(data);
+			return -ECONNABORTED;
+		}
+		wait_event_timeout(qp->ans_room,
+				   READ_ONCE(qp->ans_count) < SRD_ANS_MAX ||
+				   READ_ONCE(qp->closing),
+				   msecs_to_jiffies(SRD_POLL_MS));
+		spin_lock_irqsave(&qp->ans_lock, flags);
+	}
+	a = &qp->ans[(qp->ans_head + qp->ans_count++) % SRD_ANS_MAX];
+	a->h = *h;
+	a->data = data;
+	a->len = len;
+	spin_unlock_irqrestore(&qp->ans_lock, flags);
+	queue_work(system_unbound_wq, &qp->ans_work);
+	return 0;
+}
+
+/*
+ * Send the answers queued so far, in order (those queued meanwhile wait
+ * for the next turn, so that a stream of the peer's requests cannot
+ * hold the send worker here); with @qp's tx_mutex held.  An answer that
+ * cannot leave (the connection is ending) ends the connection; the rest
+ * are still tried, and dropped by srd_ans_stop().
+ */
+static void srd_ans_send(struct srd_qp *qp)
+{
+	unsigned long flags;
+	struct srd_ans a;
+	u32 n;
+	int err;
+
+	lockdep_assert_held(&qp->tx_mutex);
+	spin_lock_irqsave(&qp->ans_lock, flags);
+	n = qp->ans_count;
+	spin_unlock_irqrestore(&qp->ans_lock, flags);
+	while (n--) {
+		spin_lock_irqsave(&qp->ans_lock, flags);
+		a = qp->ans[qp->ans_head];
+		spin_unlock_irqrestore(&qp->ans_lock, flags);
+		err = srd_xfer(qp, qp->epd, &a.h, sizeof(a.h), true, 0);
+		if (!err && a.len)
+			err = srd_xfer(qp, qp->epd, a.data, a.len, true, 0);
+		kfree(a.data);
+		spin_lock_irqsave(&qp->ans_lock, flags);
+		qp->ans_head = (qp->ans_head + 1) % SRD_ANS_MAX;
+		qp->ans_count--;
+		spin_unlock_irqrestore(&qp->ans_lock, flags);
+		wake_up(&qp->ans_room);
+		if (err)
+			srd_qp_close(qp);
+	}
+}
+
+/**
+ * srd_tx_lock() - take a QP's tx_mutex to send a frame, answers first
+ * @qp: the connected QP
+ *
+ * The answers the receive thread queued before leave first: the
+ * consumer may have reacted to what the receive thread completed after
+ * it queued them (a RECV_RDMA_WITH_IMM after its WRITE's ACK), and its
+ * frames must not overtake them.  Released with mutex_unlock().
+ *
+ * Context: process; sleeps.
+ */
+void srd_tx_lock(struct srd_qp *qp)
+{
+	mutex_lock(&qp->tx_mutex);
+	srd_ans_send(qp);
+}
+
+/**
+ * srd_ans_work() - send the answers the receive thread queued
+ * @work: the QP's ans_work
+ *
+ * Context: a workqueue; sleeps.  Never runs twice at once for a QP.
+ */
+void srd_ans_work(struct work_struct *work)
+{
+	struct srd_qp *qp = container_of(work, struct srd_qp, ans_work);
+
+	srd_tx_lock(qp);
+	mutex_unlock(&qp->tx_mutex);
+}
+
+/**
+ * srd_ans_stop() - no answer leaves any more
+ * @qp: the QP, whose receive thread queues no more answers and whose
+ *	send worker sends no more frames
+ *
+ * Waits for @qp's ans_work (it ends soon once the QP is closing), then
+ * drops the answers left, if any.
+ *
+ * Context: the receive thread before it closes the endpoint, or
+ * destroy_qp; sleeps.
+ */
+void srd_ans_stop(struct srd_qp *qp)
+{
+	unsigned long flags;
+
+	cancel_work_sync(&qp->ans_work);
+	mutex_lock(&qp->tx_mutex);
+	spin_lock_irqsave(&qp->ans_lock, flags);
+	while (qp->ans_count) {
+		kfree(qp->ans[qp->ans_head].data);
+		qp->ans[qp->ans_head].data = NULL;
+		qp->ans_head = (qp->ans_head + 1) % SRD_ANS_MAX;
+		qp->ans_count--;
+	}
+	spin_unlock_irqrestore(&qp->ans_lock, flags);
+	mutex_unlock(&qp->tx_mutex);
 }
 
 /**

@@ -474,6 +474,22 @@ struct echo {
 	u32 crc;
 };
 
+/*
+ * Both ways at once (client_both_ways): the client's MR the server
+ * writes into, BOTH_N pieces of BOTH_LEN each way, the server's from
+ * BOTH_SRC of its buffer (past what the client writes into its MR from
+ * byte 8).
+ */
+struct both {
+	u64 addr;
+	u32 rkey;
+	u32 pad;
+};
+
+#define BOTH_N		24
+#define BOTH_LEN	SZ_16K
+#define BOTH_SRC	(512 * 1024)
+
 struct conn {
 	struct rdma_cm_id *id;		/* the connected one */
 	struct rdma_cm_id *listen;
@@ -586,7 +602,8 @@ static int conn_qp(struct conn *c, struct rdma_cm_id *id)
 		.qp_context = c,
 		.qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+		/* client_both_ways posts BOTH_N at once. */
+		.cap = { .max_send_wr = 32, .max_recv_wr = 16,
 			 .max_send_sge = 4, .max_recv_sge = 1 },
 	};
 
@@ -717,6 +734,17 @@ static void pattern(u8 *p, u32 len, u32 seed)
 
 	for (i = 0; i < len; i++)
 		p[i] = (u8)(i * 7 + seed);
+}
+
+/* @p holds pattern(@len, @seed). */
+static bool pattern_ok(const u8 *p, u32 len, u32 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (u8)(i * 7 + seed))
+			return false;
+	return true;
 }
 
 /*
@@ -853,6 +881,152 @@ out:
 		scif_close(ep);
 }
 
+/*
+ * Post BOTH_N inline WRITEs or READs of BOTH_LEN, @local + i * BOTH_LEN
+ * to or from @raddr + i * BOTH_LEN, in one chain, only the last
+ * signalled (wr_id 700 + BOTH_N - 1).  0 or the post's error.
+ */
+static int both_chain(struct conn *c, enum ib_wr_opcode op, void *local,
+		      u64 raddr, u32 rkey)
+{
+	struct ib_rdma_wr *wr = kcalloc(BOTH_N, sizeof(*wr), GFP_KERNEL);
+	struct ib_sge *sge = kcalloc(BOTH_N, sizeof(*sge), GFP_KERNEL);
+	const struct ib_send_wr *bad;
+	int i, err = -ENOMEM;
+
+	if (wr && sge) {
+		for (i = 0; i < BOTH_N; i++) {
+			sge[i].addr = va(local + i * BOTH_LEN);
+			sge[i].length = BOTH_LEN;
+			sge[i].lkey = c->pd->local_dma_lkey;
+			wr[i].wr.wr_id = 700 + i;
+			wr[i].wr.sg_list = &sge[i];
+			wr[i].wr.num_sge = 1;
+			wr[i].wr.opcode = op;
+			wr[i].wr.send_flags = i + 1 < BOTH_N ? 0 :
+					      IB_SEND_SIGNALED;
+			wr[i].wr.next = i + 1 < BOTH_N ? &wr[i + 1].wr : NULL;
+			wr[i].remote_addr = raddr + i * BOTH_LEN;
+			wr[i].rkey = rkey;
+		}
+		err = ib_post_send(c->id->qp, &wr[0].wr, &bad);
+	}
+	kfree(sge);
+	kfree(wr);
+	return err;
+}
+
+/*
+ * The server's half of client_both_ways: the client's SEND names its MR;
+ * the server writes BOTH_N pieces into it while the client writes into
+ * the server's, then SENDs that it is done.
+ */
+static noinline_for_stack void server_both_ways(struct conn *c)
+{
+	struct ib_wc wc = poll_one(c->cq);
+	struct both *b = c->msg + (wc.wr_id % 4) * 512;
+	int err = -EIO;
+
+	if (wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_RECV &&
+	    wc.byte_len == sizeof(*b)) {
+		pattern(c->buf + BOTH_SRC, BOTH_N * BOTH_LEN, 41);
+		err = both_chain(c, IB_WR_RDMA_WRITE, c->buf + BOTH_SRC,
+				 b->addr, b->rkey);
+	}
+	if (!err) {
+		wc = poll_one(c->cq);
+		err = wc.status == IB_WC_SUCCESS &&
+		      wc.wr_id == 700 + BOTH_N - 1 ? 0 : -EIO;
+	}
+	CHECK("srv_both_ways_writes", !err, err ?: wc.status);
+	err = send_msg(c, c->msg + 3584, 8, 0);
+	CHECK("srv_both_ways_done_sent", !err, err);
+}
+
+/* The client's MR over its second buffer, remote write: in *@mrp. */
+static int client_mr(struct conn *c, struct scatterlist *sg,
+		     struct ib_mr **mrp)
+{
+	struct ib_reg_wr reg = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 330 },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+
+	*mrp = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 1U << BUF_ORDER);
+	if (IS_ERR(*mrp)) {
+		int err = PTR_ERR(*mrp);
+
+		*mrp = NULL;
+		return err;
+	}
+	sg_init_one(sg, c->buf2, BUF_LEN);
+	if (ib_dma_map_sg(c->id->device, sg, 1, DMA_BIDIRECTIONAL) != 1 ||
+	    ib_map_mr_sg(*mrp, sg, 1, NULL, PAGE_SIZE) != 1)
+		return -EIO;
+	reg.mr = *mrp;
+	reg.key = (*mrp)->rkey;
+	return send_wait(c, &reg.wr);
+}
+
+/*
+ * Both nodes write into each other's MR at once, inline, many more
+ * bytes than a connection's ring holds each way: each node's receive
+ * thread must keep reading while its own frames wait for room (before
+ * the answers were queued for a worker of their own, each receive
+ * thread waited to send its ACK behind its send worker, blocked on the
+ * full ring the other receive thread no longer read).  Then the bytes
+ * each way: the server's in the client's MR, the client's read back.
+ */
+static noinline_for_stack void client_both_ways(struct conn *c,
+						struct info *info)
+{
+	struct both *b = c->msg + 2560;
+	struct scatterlist sg;
+	struct ib_mr *mr = NULL;
+	int err, i, got = 0;
+	struct ib_wc wc;
+
+	err = client_mr(c, &sg, &mr);
+	memset(c->buf2, 0, BOTH_N * BOTH_LEN);
+	pattern(c->buf, BOTH_N * BOTH_LEN, 42);
+	if (!err)
+		err = post_recv(c, 2);
+	if (!err) {
+		b->addr = mr->iova;
+		b->rkey = mr->rkey;
+		err = send_msg(c, b, sizeof(*b), 0) ?:
+		      both_chain(c, IB_WR_RDMA_WRITE, c->buf, info->addr2,
+				 info->rkey2);
+	}
+	/* The chain's last WRITE and the server's SEND, in either order. */
+	for (i = 0; !err && i < 2; i++) {
+		wc = poll_one(c->cq);
+		if (wc.status != IB_WC_SUCCESS)
+			err = -EIO;
+		else if (wc.opcode == IB_WC_RECV)
+			got |= 1;
+		else if (wc.wr_id == 700 + BOTH_N - 1)
+			got |= 2;
+	}
+	CHECK("both_ways_completed", !err && got == 3, err ?: got);
+	CHECK("both_ways_bytes_from_server", !err &&
+	      pattern_ok(c->buf2, BOTH_N * BOTH_LEN, 41), err);
+	if (!err) {
+		memset(c->buf2, 0, BOTH_N * BOTH_LEN);
+		err = both_chain(c, IB_WR_RDMA_READ, c->buf2, info->addr2,
+				 info->rkey2);
+	}
+	if (!err) {
+		wc = poll_one(c->cq);
+		err = wc.status == IB_WC_SUCCESS ? 0 : -EIO;
+	}
+	CHECK("both_ways_bytes_to_server", !err &&
+	      !memcmp(c->buf, c->buf2, BOTH_N * BOTH_LEN), err);
+	if (mr)
+		ib_dereg_mr(mr);
+	ib_dma_unmap_sg(c->id->device, &sg, 1, DMA_BIDIRECTIONAL);
+}
+
 static void server(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
@@ -927,6 +1101,7 @@ static void server(void)
 		CHECK("srv_bench_disconnected", !err, err);
 		goto out;
 	}
+	server_both_ways(&c);
 	/* The client's WRITE_WITH_IMM, then the echo of what we hold. */
 	for (i = 0; i < 3; i++) {
 		wc = poll_one(c.cq);
@@ -993,7 +1168,7 @@ static int client_connect(struct conn *c, struct sockaddr_in *dst)
 			err = rdma_create_qp(c->id, c->pd, &(struct ib_qp_init_attr){
 				.qp_type = IB_QPT_RC, .send_cq = c->cq,
 				.recv_cq = c->cq, .sq_sig_type = IB_SIGNAL_REQ_WR,
-				.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+				.cap = { .max_send_wr = 32, .max_recv_wr = 16,
 					 .max_send_sge = 4, .max_recv_sge = 1 } });
 		if (!err)
 			err = post_recv(c, 0) ?: post_recv(c, 1);
@@ -1692,6 +1867,7 @@ static void client(void)
 	client_rma(&c, info);
 	client_sges(&c, info);
 	client_pipeline(&c, info);
+	client_both_ways(&c, info);
 	client_bench(&c, info);
 	/*
 	 * 8 KiB the server echoes a crc of (the immediate says how many
@@ -1704,7 +1880,9 @@ static void client(void)
 	      rdma_op(&c, IB_WR_RDMA_WRITE_WITH_IMM, c.buf, 4096, info->addr,
 		      info->rkey, 8192);
 	wc = poll_one(c.cq);
-	e = c.msg + 512;
+	e = c.msg + (wc.wr_id % 4) * 512;	/* both_ways took a receive */
+	seq_buf_printf(&out, "# echo: wr_id %llu opcode %d imm %u crc %x want %x\n",
+		       wc.wr_id, wc.opcode, e->imm, e->crc, crc32_le(0, c.buf, 8192));
 	CHECK("write_with_imm", !err && wc.status == IB_WC_SUCCESS &&
 	      e->imm == 8192 && e->crc == crc32_le(0, c.buf, 8192),
 	      err ? err : wc.status);
