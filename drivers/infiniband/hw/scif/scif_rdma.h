@@ -68,6 +68,8 @@ struct srd_map;		/* scif_rdma_map.c */
  * as many as an honest requester may have outstanding.
  */
 #define SRD_ANS_MAX		SRD_SQ_AWAIT
+/* How long one wait on a QP's connection lasts before the QP is checked. */
+#define SRD_POLL_MS		100
 #define SRD_MAP_MAX		64
 #define SRD_MAP_CACHE		16
 #define SRD_MAP_SLOT		((u64)SRD_MAX_FR_PAGES << PAGE_SHIFT)
@@ -672,12 +674,12 @@ void srd_map_qp_close(struct srd_qp *qp);
 struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key, bool ask,
 			      enum ib_wc_status *st);
 void srd_rkey_forget(struct srd_qp *qp, u32 key);
+bool srd_map_answer(struct srd_qp *qp, const struct srd_hdr *h);
 
 /* scif_rdma_wq.c: completions, the receive ring, the QP's states */
 bool srd_cq_add(struct srd_cq *cq, const struct ib_wc *wc);
 void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
-		  enum ib_wc_opcode opcode, enum ib_wc_status status, u32 len,
-		  __be32 imm, int flags);
+		  enum ib_wc_opcode opcode, enum ib_wc_status status);
 enum ib_wc_opcode srd_wc_opcode(enum ib_wr_opcode op);
 bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe);
 void srd_rq_complete(struct srd_qp *qp, struct ib_wc *wc);
@@ -699,8 +701,6 @@ int srd_answer(struct srd_qp *qp, const struct srd_hdr *h, void *data,
 void srd_tx_lock(struct srd_qp *qp);
 void srd_ans_work(struct work_struct *work);
 void srd_ans_stop(struct srd_qp *qp);
-void srd_want_resp(struct srd_qp *qp);
-enum ib_wc_status srd_wait_resp(struct srd_qp *qp);
 void srd_qp_close(struct srd_qp *qp);
 
 /* scif_rdma_mr.c: MRs as the data path sees them */

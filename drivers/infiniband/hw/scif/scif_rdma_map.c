@@ -259,6 +259,61 @@ void srd_map_qp_close(struct srd_qp *qp)
 	mutex_unlock(&qp->dev->map_mutex);
 }
 
+/*
+ * The answer slot of a MAP_REQ about to leave (no WRITE or READ waits
+ * for an answer then: MAP_RESP is the next answer).
+ */
+static void srd_map_want(struct srd_qp *qp)
+{
+	mutex_lock(&qp->resp_mutex);
+	reinit_completion(&qp->resp);
+	qp->resp_want = true;
+	mutex_unlock(&qp->resp_mutex);
+}
+
+/*
+ * Wait for the MAP_REQ's answer as long as the connection lasts (a slow
+ * responder is not a broken one); its loss, a disconnect or the QP's
+ * destruction end the wait, and then no late answer is taken.  Return:
+ * the answer's status, or IB_WC_WR_FLUSH_ERR.
+ */
+static enum ib_wc_status srd_map_wait(struct srd_qp *qp)
+{
+	while (!wait_for_completion_timeout(&qp->resp,
+					    msecs_to_jiffies(SRD_POLL_MS))) {
+		if (READ_ONCE(qp->closing)) {
+			mutex_lock(&qp->resp_mutex);
+			qp->resp_want = false;
+			mutex_unlock(&qp->resp_mutex);
+			return IB_WC_WR_FLUSH_ERR;
+		}
+	}
+	return qp->resp_hdr.status;
+}
+
+/**
+ * srd_map_answer() - a MAP_RESP came: the waiting MAP_REQ's answer
+ * @qp: the QP
+ * @h: the answer, its fields checked by the receive thread
+ *
+ * Context: the receive thread; takes qp->resp_mutex.
+ * Return: false if no MAP_REQ waits (an answer nobody asked for).
+ */
+bool srd_map_answer(struct srd_qp *qp, const struct srd_hdr *h)
+{
+	bool ok;
+
+	mutex_lock(&qp->resp_mutex);
+	ok = qp->resp_want;
+	if (ok) {
+		qp->resp_want = false;
+		qp->resp_hdr = *h;
+		complete(&qp->resp);
+	}
+	mutex_unlock(&qp->resp_mutex);
+	return ok;
+}
+
 /* Keep what the peer answered for @key (anything odd: no window). */
 static void srd_rkey_fill(struct srd_rkey *rk, u32 key,
 			  const struct srd_hdr *h)
@@ -302,9 +357,9 @@ struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key, bool ask,
 			return &qp->rkeys[i];
 	if (!ask || !READ_ONCE(srd_direct))
 		return NULL;
-	srd_want_resp(qp);
+	srd_map_want(qp);
 	if (srd_send_hdr(qp, &h) ||
-	    srd_wait_resp(qp) == IB_WC_WR_FLUSH_ERR) {
+	    srd_map_wait(qp) == IB_WC_WR_FLUSH_ERR) {
 		*st = IB_WC_WR_FLUSH_ERR;
 		return NULL;
 	}

@@ -301,21 +301,10 @@ static bool srd_resp_ok(const struct srd_hdr *h, u32 len)
  */
 static bool srd_rx_resp(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
-	bool ok;
-
 	if (!srd_resp_ok(h, len))
 		return false;
-	if (h->type != SRD_F_MAP_RESP)
-		return srd_sq_answer(qp, h, len);
-	mutex_lock(&qp->resp_mutex);
-	ok = qp->resp_want;	/* else an answer nobody asked for */
-	if (ok) {
-		qp->resp_want = false;
-		qp->resp_hdr = *h;
-		complete(&qp->resp);
-	}
-	mutex_unlock(&qp->resp_mutex);
-	return ok;
+	return h->type == SRD_F_MAP_RESP ? srd_map_answer(qp, h) :
+					   srd_sq_answer(qp, h, len);
 }
 
 /*

@@ -381,7 +381,7 @@ static void srd_sq_complete(struct srd_qp *qp, struct srd_swqe *w)
 		srd_stat_add(qp->dev, SRD_STAT_REQ_BYTES, w->len);
 	if (st != IB_WC_SUCCESS || w->signaled)
 		srd_complete(&qp->ibqp, qp->ibqp.send_cq, w->wr_id,
-			     srd_wc_opcode(w->opcode), st, 0, 0, 0);
+			     srd_wc_opcode(w->opcode), st);
 	if (st != IB_WC_SUCCESS && st != IB_WC_WR_FLUSH_ERR)
 		srd_set_state(qp, IB_QPS_ERR);
 }

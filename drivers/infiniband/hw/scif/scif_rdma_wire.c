@@ -2,7 +2,7 @@
 /*
  * scif_rdma: a QP's connection as a byte stream (rdma.rst, "Data path"):
  * bytes over the SCIF endpoint, a frame's header under the QP's
- * tx_mutex, the bytes of a list of SGEs, the answer slot of a MAP_REQ,
+ * tx_mutex, the bytes of a list of SGEs, the answers queued for the peer,
  * and the connection's end asked for.
  */
 
@@ -14,9 +14,6 @@
 #include <rdma/ib_verbs.h>
 
 #include "scif_rdma.h"
-
-/* How long one wait on the connection lasts before the QP is checked. */
-#define SRD_POLL_MS	100
 
 /**
  * srd_xfer() - move @len bytes over a SCIF connection
@@ -319,46 +316,6 @@ void srd_ans_stop(struct srd_qp *qp)
 	}
 	spin_unlock_irqrestore(&qp->ans_lock, flags);
 	mutex_unlock(&qp->tx_mutex);
-}
-
-/**
- * srd_want_resp() - get ready for the answer to a MAP_REQ about to leave
- * @qp: the QP (no WRITE or READ waits for an answer: MAP_RESP is next)
- *
- * Context: the send worker; takes qp->resp_mutex.
- */
-void srd_want_resp(struct srd_qp *qp)
-{
-	mutex_lock(&qp->resp_mutex);
-	reinit_completion(&qp->resp);
-	qp->resp_want = true;
-	mutex_unlock(&qp->resp_mutex);
-}
-
-/**
- * srd_wait_resp() - wait for the answer to this side's MAP_REQ
- * @qp: the QP
- *
- * The requester waits as long as the connection lasts: a slow responder
- * is not a broken one (iWARP has no response timeout either); its loss,
- * a disconnect or the QP's destruction end the wait.  Then no late
- * answer is taken (@resp_want cleared under @resp_mutex).
- *
- * Context: the send worker; sleeps.
- * Return: the answer's status, or IB_WC_WR_FLUSH_ERR.
- */
-enum ib_wc_status srd_wait_resp(struct srd_qp *qp)
-{
-	while (!wait_for_completion_timeout(&qp->resp,
-					    msecs_to_jiffies(SRD_POLL_MS))) {
-		if (READ_ONCE(qp->closing)) {
-			mutex_lock(&qp->resp_mutex);
-			qp->resp_want = false;
-			mutex_unlock(&qp->resp_mutex);
-			return IB_WC_WR_FLUSH_ERR;
-		}
-	}
-	return qp->resp_hdr.status;
 }
 
 /**

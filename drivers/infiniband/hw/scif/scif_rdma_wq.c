@@ -69,30 +69,24 @@ bool srd_cq_add(struct srd_cq *cq, const struct ib_wc *wc)
 }
 
 /**
- * srd_complete() - add a work completion
+ * srd_complete() - add a work completion without data: a send work
+ * request's, or a flushed receive's
  * @ibqp: the QP
  * @ibcq: its send or receive CQ
  * @wr_id: the work request's id
  * @opcode: IB_WC_*
  * @status: IB_WC_* status
- * @len: bytes received (receives)
- * @imm: the immediate data (with IB_WC_WITH_IMM in @flags)
- * @flags: IB_WC_WITH_IMM or 0
  *
  * Context: any.
  */
 void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
-		  enum ib_wc_opcode opcode, enum ib_wc_status status, u32 len,
-		  __be32 imm, int flags)
+		  enum ib_wc_opcode opcode, enum ib_wc_status status)
 {
 	struct ib_wc wc = {
 		.wr_id = wr_id,
 		.status = status,
 		.opcode = opcode,
 		.qp = ibqp,
-		.byte_len = len,
-		.ex.imm_data = imm,
-		.wc_flags = flags,
 	};
 
 	srd_cq_add(to_srd_cq(ibcq), &wc);
@@ -158,7 +152,7 @@ void srd_flush_rq(struct srd_qp *qp, bool flush)
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (flush)
 			srd_complete(&qp->ibqp, qp->ibqp.recv_cq, wr_id,
-				     IB_WC_RECV, IB_WC_WR_FLUSH_ERR, 0, 0, 0);
+				     IB_WC_RECV, IB_WC_WR_FLUSH_ERR);
 		spin_lock_irqsave(&qp->lock, flags);
 	}
 	qp->rq_flushing = false;
