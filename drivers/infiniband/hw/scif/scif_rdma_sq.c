@@ -76,9 +76,11 @@ bool srd_sq_await(struct srd_qp *qp, struct srd_swqe *w, u8 type)
  *
  * An answer of another type than the oldest waits for, or with no work
  * request waiting, is one nobody asked for.  An inline READ's success
- * brings exactly its bytes, scattered into its SGEs here under
- * resp_mutex (the send worker cannot complete it meanwhile); any other
- * answer brings none.
+ * brings exactly its bytes, scattered into its SGEs here, without
+ * resp_mutex (a slow peer then holds no lock the send worker needs):
+ * only this thread takes the oldest out of the ring, and the send
+ * worker completes a work request only once it is done, so the READ
+ * and its SGEs stay put meanwhile.  Any other answer brings none.
  *
  * Context: the receive thread; sleeps; takes qp->resp_mutex.
  * Return: false if the answer is refused (the caller ends the
@@ -87,31 +89,31 @@ bool srd_sq_await(struct srd_qp *qp, struct srd_swqe *w, u8 type)
  */
 bool srd_sq_answer(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 {
-	struct srd_swqe *w;
-	bool ok = false;
+	struct srd_swqe *w = NULL;
+	bool bytes;
 
 	mutex_lock(&qp->resp_mutex);
-	if (!qp->await_count)
-		goto out;
-	w = &qp->sq[qp->await[qp->await_head]];
-	if (h->type != w->resp)
-		goto out;
-	if (w->inl && w->resp == SRD_F_READ_RESP && h->status == IB_WC_SUCCESS ?
-	    h->flags != SRD_F_INLINE || len != w->len : h->flags)
-		goto out;
-	ok = true;
-	if (h->flags == SRD_F_INLINE &&
-	    srd_sges_xfer(qp, w->sge, w->num_sge, len, false)) {
+	if (qp->await_count)
+		w = &qp->sq[qp->await[qp->await_head]];
+	if (w && h->type != w->resp)
+		w = NULL;
+	bytes = w && w->inl && w->resp == SRD_F_READ_RESP &&
+		h->status == IB_WC_SUCCESS;
+	mutex_unlock(&qp->resp_mutex);
+	if (!w || (bytes ? h->flags != SRD_F_INLINE || len != w->len :
+		   h->flags))
+		return false;
+	if (bytes && srd_sges_xfer(qp, w->sge, w->num_sge, len, false)) {
 		srd_qp_close(qp);
-		goto out;
+		return true;
 	}
+	mutex_lock(&qp->resp_mutex);
 	srd_sq_await_pop(qp);
 	w->status = h->status;
 	w->done = true;
-	queue_work(system_unbound_wq, &qp->tx_work);
-out:
 	mutex_unlock(&qp->resp_mutex);
-	return ok;
+	queue_work(system_unbound_wq, &qp->tx_work);
+	return true;
 }
 
 /**

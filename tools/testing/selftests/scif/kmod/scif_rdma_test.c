@@ -882,6 +882,41 @@ out:
 }
 
 /*
+ * The first 4 KiB of the buffer by WRITE_WITH_IMM (8192), and the
+ * server's echo of it: the two completions in either order (a send
+ * queue's and a receive queue's completions are not ordered with each
+ * other).  0 if both succeeded (the echo's in *@echo), else an error.
+ */
+static noinline_for_stack int write_imm_echo(struct conn *c,
+					     struct info *info,
+					     struct ib_wc *echo)
+{
+	struct ib_sge sge = { .addr = va(c->buf), .length = 4096,
+			      .lkey = c->pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 200, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_WRITE_WITH_IMM,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.imm_data = cpu_to_be32(8192) },
+		.remote_addr = info->addr,
+		.rkey = info->rkey,
+	};
+	int err, i, got = 0;
+	struct ib_wc wc;
+
+	err = post_one(c->id->qp, &wr.wr);
+	for (i = 0; !err && i < 2; i++) {
+		wc = poll_one(c->cq);
+		if (wc.status != IB_WC_SUCCESS)
+			err = -EIO;
+		else if (wc.opcode == IB_WC_RECV)
+			*echo = wc;
+		got |= wc.opcode == IB_WC_RECV ? 1 : 2;
+	}
+	return err ?: got == 3 ? 0 : -EIO;
+}
+
+/*
  * Post BOTH_N inline WRITEs or READs of BOTH_LEN, @local + i * BOTH_LEN
  * to or from @raddr + i * BOTH_LEN, in one chain, only the last
  * signalled (wr_id 700 + BOTH_N - 1).  0 or the post's error.
@@ -1877,15 +1912,12 @@ static void client(void)
 	pattern(c.buf, 8192, 5);
 	err = rdma_op(&c, IB_WR_RDMA_WRITE, c.buf + 4096, 4096,
 		      info->addr + 4096, info->rkey, 0) ?:
-	      rdma_op(&c, IB_WR_RDMA_WRITE_WITH_IMM, c.buf, 4096, info->addr,
-		      info->rkey, 8192);
-	wc = poll_one(c.cq);
+	      write_imm_echo(&c, info, &wc);
 	e = c.msg + (wc.wr_id % 4) * 512;	/* both_ways took a receive */
-	seq_buf_printf(&out, "# echo: wr_id %llu opcode %d imm %u crc %x want %x\n",
-		       wc.wr_id, wc.opcode, e->imm, e->crc, crc32_le(0, c.buf, 8192));
-	CHECK("write_with_imm", !err && wc.status == IB_WC_SUCCESS &&
-	      e->imm == 8192 && e->crc == crc32_le(0, c.buf, 8192),
-	      err ? err : wc.status);
+	seq_buf_printf(&out, "# echo: wr_id %llu imm %u crc %x want %x\n",
+		       wc.wr_id, e->imm, e->crc, crc32_le(0, c.buf, 8192));
+	CHECK("write_with_imm", !err && e->imm == 8192 &&
+	      e->crc == crc32_le(0, c.buf, 8192), err);
 	client_inv(&c, info);
 	/*
 	 * A bad rkey, the server's that SEND_WITH_INV invalidated: remote
