@@ -132,13 +132,18 @@ cluster_run() { # kernel-name nodes
 	# with three nodes or more; scif_rdma.ko, its test module, the RDMA
 	# core and the rdma tool: scif_rdma_test.sh, with two nodes; the
 	# NVMe-oF modules, nvme-cli and fio: scif_nvmeof_test.sh, with two
-	# nodes, not on the debug kernel (see nvme_modules).
+	# nodes, not on the debug kernel (see nvme_modules); the NFS
+	# modules, nfs-utils' programs and libtirpc's netconfig:
+	# scif_nfsrdma_test.sh, likewise.
 	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
 		$moddir/net/scif/scif_peer_links.ko
 		$moddir/drivers/net/scif/scif_net.ko
 		$(rdma_modules "$k" "$kdir" "$rel")
-		$(nvme_modules "$k" "$n" "$kdir" "$rel")" \
-	EXTRA_PROGRAMS="/usr/bin/rdma $(nvme_programs "$k" "$n")" \
+		$(nvme_modules "$k" "$n" "$kdir" "$rel")
+		$(nfs_modules "$k" "$n" "$rel")" \
+	EXTRA_PROGRAMS="/usr/bin/rdma $(nvme_programs "$k" "$n")
+		$(nfs_programs "$k" "$n")" \
+	EXTRA_FILES="/etc/netconfig /etc/protocols" \
 	EXTRA_LISTS="$sd/cross-steps $sd/agent-steps" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/cluster-steps" \
 		"$BUILD/selftests" "$moddir/drivers/misc/scif/scif.ko" \
@@ -205,6 +210,27 @@ nvme_programs() { # kernel-name nodes
 	[ "$2" = 2 ] || return 0
 	[ "$1" != debug ] || [ "${NVMEOF_ON_DEBUG:-0}" = 1 ] || return 0
 	PATH=$PATH:/usr/sbin command -v nvme fio | tr '\n' ' '
+}
+
+# What scif_nfsrdma_test.sh loads (after rdma_modules): nfsd, the NFSv4
+# client and rpcrdma (svcrdma and xprtrdma), from the guest kernel's
+# modules, with two nodes and a scif_rdma.ko.  None for the debug
+# kernel, which is built without NFS (scripts/debug-kernel.sh).
+nfs_modules() { # kernel-name nodes release
+	[ "$2" = 2 ] && [ "$1" != debug ] || return 0
+	[ -e "$BUILD/modules/$1/drivers/infiniband/hw/scif/scif_rdma.ko" ] ||
+		return 0
+	kernel_modules "$3" nfsd nfsv4 rpcrdma
+}
+
+# The NFS server's and client's programs (rpc.mountd, exportfs,
+# mount.nfs: scripts/deps.sh unpacks them) and libtirpc's
+# configuration, for the same clusters.
+nfs_programs() { # kernel-name nodes
+	local d=${SCIF_CACHE:-/var/cache/scif}/nfs-utils
+	[ "$2" = 2 ] && [ "$1" != debug ] || return 0
+	[ -x "$d/usr/sbin/rpc.mountd" ] || return 0
+	echo "$d/usr/sbin/rpc.mountd $d/usr/sbin/exportfs $d/sbin/mount.nfs"
 }
 
 # The results of a 2-node cluster whose node 1 was restarted: node 0's,

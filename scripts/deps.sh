@@ -29,7 +29,8 @@ TOOLS="build-essential bc bison flex libelf-dev libssl-dev dwarves
 	kmod cpio xz-utils zstd rsync busybox-static qemu-system-x86 qemu-utils
 	sparse shellcheck gnuplot-nox linux-source-6.1 linux-headers-amd64
 	linux-image-amd64 libvirt-clients iperf3 socat
-	iproute2 ibverbs-utils ibverbs-providers perftest nvme-cli fio"
+	iproute2 ibverbs-utils ibverbs-providers perftest nvme-cli fio
+	libtirpc3 libwrap0"
 BPO_LIST=/etc/apt/sources.list.d/scif-bookworm-backports.list
 SCIF_CACHE=${SCIF_CACHE:-/var/cache/scif}
 
@@ -145,6 +146,28 @@ if [ -n "$hver" ] && [ "$sver" != "$hver" ]; then
 	apt-get install -y -q --no-install-recommends --allow-downgrades \
 		"linux-source-6.12=$hver"
 fi
+# The guests' NFS server and client programs (scif_nfsrdma_test.sh):
+# nfs-kernel-server and nfs-common unpacked into $SCIF_CACHE/nfs-utils,
+# not installed (installing them would start rpcbind and an NFS server
+# on this host at every boot).  Their shared libraries are those of
+# TOOLS' packages (libtirpc3, libwrap0 come with them).
+unpack_nfs_utils() {
+	dir=$SCIF_CACHE/nfs-utils
+	[ -x "$dir/usr/sbin/rpc.mountd" ] && [ -x "$dir/sbin/mount.nfs" ] &&
+		return 0
+	dl=$(mktemp -d "$SCIF_CACHE/download.XXXXXX")
+	chown _apt "$dl" 2>/dev/null || true
+	(cd "$dl" && apt-get download -q nfs-kernel-server nfs-common) ||
+		die "cannot download nfs-kernel-server and nfs-common"
+	rm -rf "$dir.tmp"
+	for d in "$dl"/*.deb; do dpkg-deb -x "$d" "$dir.tmp"; done
+	rm -rf "$dl"
+	[ -x "$dir.tmp/usr/sbin/rpc.mountd" ] || die "no rpc.mountd in nfs-kernel-server"
+	rm -rf "$dir"
+	mv "$dir.tmp" "$dir"
+	echo "deps: unpacked the guests' NFS programs into $dir (not installed)"
+}
+unpack_nfs_utils
 if [ "$image_note" = 1 ]; then
 	echo "deps: NOTE: installed linux-image-amd64, Debian 12's 6.1 kernel, for the"
 	echo "deps: NOTE: guests.  A Debian 12 host boots it already; if this one booted"
