@@ -52,7 +52,7 @@ SCIF_NTB_RUNS_6_1=${SCIF_NTB_RUNS_6_1-}
 NODE_LOSS_KERNELS=${NODE_LOSS_KERNELS-6.12}
 CORRUPT_KERNELS=${CORRUPT_KERNELS-6.12 debug}
 # The kernels that run the NVMe-oF target's loss (nvmeof_loss_run): not
-# the debug kernel, which runs no NVMe-oF (nvme_modules).
+# the debug kernel, built without virtio-blk (the target's disk).
 NVMEOF_LOSS_KERNELS=${NVMEOF_LOSS_KERNELS-6.1 6.12}
 DMA_KERNELS=${DMA_KERNELS-6.12 debug}
 # Of those, the kernels that also run the 2-node DMA cluster (the single
@@ -132,9 +132,9 @@ cluster_run() { # kernel-name nodes
 	# with three nodes or more; scif_rdma.ko, its test module, the RDMA
 	# core and the rdma tool: scif_rdma_test.sh, with two nodes; the
 	# NVMe-oF modules, nvme-cli and fio: scif_nvmeof_test.sh, with two
-	# nodes, not on the debug kernel (see nvme_modules); the NFS
-	# modules, nfs-utils' programs and libtirpc's netconfig:
-	# scif_nfsrdma_test.sh, likewise.
+	# nodes (see nvme_modules); the NFS modules, nfs-utils' programs,
+	# libtirpc's netconfig and /etc/protocols: scif_nfsrdma_test.sh,
+	# with two nodes, not on the debug kernel (see nfs_modules).
 	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
 		$moddir/net/scif/scif_peer_links.ko
 		$moddir/drivers/net/scif/scif_net.ko
@@ -185,15 +185,12 @@ rdma_modules() { # kernel-name kdir release
 # What scif_nvmeof_test.sh loads (after rdma_modules): the NVMe-oF
 # target and host over RDMA, a RAM disk, and what they need, from the
 # guest kernel's modules or the debug kernel's build tree (as
-# rxe_modules), with two nodes and a scif_rdma.ko.  None for the debug
-# kernel unless NVMEOF_ON_DEBUG=1: its lockdep reports the kernel's own
-# circular dependency between nvmet_config_sem and rdma_cm's
-# handler_mutex when the target's port goes after a host connected
-# (rdma.rst), and the test skips, saying so.
+# rxe_modules), with two nodes and a scif_rdma.ko.  The debug kernel
+# has no NVMe/TCP (nothing to compare with there) and no virtio-blk
+# (no loss run: NVMEOF_LOSS_KERNELS).
 nvme_modules() { # kernel-name nodes kdir release
 	local m
 	[ "$2" = 2 ] || return 0
-	[ "$1" != debug ] || [ "${NVMEOF_ON_DEBUG:-0}" = 1 ] || return 0
 	[ -e "$BUILD/modules/$1/drivers/infiniband/hw/scif/scif_rdma.ko" ] ||
 		return 0
 	if [ "$1" = debug ]; then
@@ -208,7 +205,6 @@ nvme_modules() { # kernel-name nodes kdir release
 # nvme-cli and fio, for the same clusters.
 nvme_programs() { # kernel-name nodes
 	[ "$2" = 2 ] || return 0
-	[ "$1" != debug ] || [ "${NVMEOF_ON_DEBUG:-0}" = 1 ] || return 0
 	PATH=$PATH:/usr/sbin command -v nvme fio | tr '\n' ' '
 }
 
@@ -299,7 +295,7 @@ node_loss_run() { # kernel-name
 # 2-node cluster whose nodes have a virtio-blk disk each (cluster.sh
 # -D), node 1 the target on its disk, killed and booted again, node 0
 # the host that must reconnect and lose nothing.  Not on the debug
-# kernel (no NVMe-oF there: see nvme_modules; nor virtio-blk).
+# kernel (no virtio-blk there).
 nvmeof_loss_run() { # kernel-name
 	local k=$1 kdir image rel moddir cdir disk
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||

@@ -31,6 +31,7 @@ struct srd_map;		/* scif_rdma_map.c */
 #define SRD_MAX_CQE		4096
 #define SRD_MAX_MR		4096
 #define SRD_MAX_PD		256
+#define SRD_MAX_SRQ		64
 #define SRD_MAX_WR		1024
 #define SRD_MAX_SGE		8
 #define SRD_MAX_FR_PAGES	256
@@ -113,6 +114,7 @@ enum srd_stat {
  * @num_cq: CQs allocated (bounded by SRD_MAX_CQ)
  * @num_qp: QPs allocated (bounded by SRD_MAX_QP)
  * @num_mr: MRs allocated (bounded by SRD_MAX_MR)
+ * @num_srq: SRQs allocated (bounded by SRD_MAX_SRQ)
  * @next_qpn: where the cyclic QP number allocation goes on
  * @next_mr: where the cyclic MR index allocation goes on
  * @cm_lock: protects @listens
@@ -123,6 +125,8 @@ enum srd_stat {
  *	wait for the peer node (whose slowness then holds only this device,
  *	which serves that node alone)
  * @stats: the counters (enum srd_stat), atomics, only ever increased
+ * @port_up: the port state last reported to the RDMA core (ACTIVE or
+ *	ERR events); under RTNL, as the netdev notifier that sets it runs
  *
  * Locking: the counters are atomics; the xarrays lock themselves; an
  * object found in an xarray is used only by a caller that owns it
@@ -140,12 +144,14 @@ struct srd_dev {
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_mr;
+	atomic_t num_srq;
 	u32 next_qpn;
 	u32 next_mr;
 	struct mutex cm_lock;	/* @listens */
 	struct list_head listens;
 	struct mutex map_mutex;	/* see above */
 	atomic64_t stats[SRD_STAT_NR];
+	bool port_up;
 };
 
 /**
@@ -274,6 +280,33 @@ struct srd_rqe {
 	u64 wr_id;
 	u32 num_sge;
 	struct ib_sge sge[SRD_MAX_SGE];
+};
+
+/**
+ * struct srd_srq - a shared receive queue (scif_rdma_srq.c)
+ * @ibsrq: ib_core's SRQ; first, as INIT_RDMA_OBJ_SIZE wants
+ * @lock: protects everything below; taken after a QP's lock when a QP's
+ *	receive thread takes a receive (srd_rq_pop())
+ * @rq: the ring of posted receives, @max_wr entries
+ * @head: the oldest posted receive
+ * @count: receives posted and not yet taken
+ * @max_wr: the ring's size
+ * @max_sge: scatter entries per receive
+ * @limit: when @count falls below it, IB_EVENT_SRQ_LIMIT_REACHED is
+ *	raised and @limit set to 0 (disarmed) until modify_srq arms it
+ *
+ * Lifetime: ib_core's; it refuses destroy_srq while a QP uses the SRQ.
+ * The receives still posted at destroy_srq are dropped.
+ */
+struct srd_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock;	/* see above */
+	struct srd_rqe *rq;
+	u32 head;
+	u32 count;
+	u32 max_wr;
+	u32 max_sge;
+	u32 limit;
 };
 
 /**
@@ -433,6 +466,10 @@ struct srd_rkey {
  * @rq_busy: the receive thread took a receive (srd_rq_pop()) and has not
  *	completed it yet (srd_rq_complete()): a flush waits for it
  * @rq_flushing: a flush of @rq runs (one at a time, so in order)
+ * @srq: the shared receive queue the QP takes its receives from (then
+ *	@rq is not used), or NULL
+ * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED was raised (a QP of @srq in
+ *	ERROR whose receive thread holds none of the SRQ's receives)
  * @sq: the send ring of @max_send_wr entries (under @lock)
  * @sq_head: the oldest send work request not yet done
  * @sq_count: send work requests posted and not yet done
@@ -519,6 +556,8 @@ struct srd_qp {
 	u32 rq_count;
 	bool rq_busy;
 	bool rq_flushing;
+	struct srd_srq *srq;
+	bool last_wqe;
 	struct srd_swqe *sq;
 	u32 sq_head;
 	u32 sq_count;
@@ -577,6 +616,11 @@ static inline struct srd_qp *to_srd_qp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct srd_qp, ibqp);
 }
 
+static inline struct srd_srq *to_srd_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct srd_srq, ibsrq);
+}
+
 /* Count @n more of counter @stat of @dev. */
 static inline void srd_stat_add(struct srd_dev *dev, enum srd_stat stat, u64 n)
 {
@@ -619,6 +663,16 @@ struct ib_mr *srd_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 int srd_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		  unsigned int *sg_offset);
 int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* scif_rdma_srq.c: shared receive queues */
+int srd_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		   struct ib_udata *udata);
+int srd_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int srd_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int srd_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int srd_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
 
 /* scif_rdma_qp.c: QP, posting work requests, the iWARP CM's QP callbacks */
 int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,

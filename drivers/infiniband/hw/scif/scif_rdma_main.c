@@ -18,7 +18,11 @@
 
 #include "scif_rdma.h"
 
-/* The devices of the module; srd_devs_lock protects the list. */
+/*
+ * The devices of the module; srd_devs_lock protects the list.  Lock
+ * order: RTNL (the netdev notifier's, and srd_newlink()'s), then
+ * srd_devs_lock.
+ */
 static LIST_HEAD(srd_devs);
 static DEFINE_MUTEX(srd_devs_lock);
 
@@ -46,6 +50,9 @@ static int srd_query_device(struct ib_device *ibdev,
 	attr->max_cqe = SRD_MAX_CQE;
 	attr->max_mr = SRD_MAX_MR;
 	attr->max_pd = SRD_MAX_PD;
+	attr->max_srq = SRD_MAX_SRQ;
+	attr->max_srq_wr = SRD_MAX_WR;
+	attr->max_srq_sge = SRD_MAX_SGE;
 	attr->max_qp_rd_atom = 1;
 	attr->max_qp_init_rd_atom = 1;
 	attr->max_res_rd_atom = SRD_MAX_QP;
@@ -56,11 +63,16 @@ static int srd_query_device(struct ib_device *ibdev,
 	return 0;
 }
 
+static bool srd_ndev_up(struct net_device *ndev)
+{
+	return netif_running(ndev) && netif_carrier_ok(ndev);
+}
+
 static int srd_query_port(struct ib_device *ibdev, u32 port,
 			  struct ib_port_attr *attr)
 {
 	struct srd_dev *dev = to_srd_dev(ibdev);
-	bool up = netif_running(dev->ndev) && netif_carrier_ok(dev->ndev);
+	bool up = srd_ndev_up(dev->ndev);
 
 	/* ib_core zeroes *attr before calling. */
 	attr->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
@@ -151,6 +163,11 @@ static const struct ib_device_ops srd_ops = {
 	.destroy_qp = srd_destroy_qp,
 	.post_send = srd_post_send,
 	.post_recv = srd_post_recv,
+	.create_srq = srd_create_srq,
+	.modify_srq = srd_modify_srq,
+	.query_srq = srd_query_srq,
+	.destroy_srq = srd_destroy_srq,
+	.post_srq_recv = srd_post_srq_recv,
 
 	.alloc_hw_port_stats = srd_alloc_hw_port_stats,
 	.get_hw_stats = srd_get_hw_stats,
@@ -167,6 +184,7 @@ static const struct ib_device_ops srd_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_pd, srd_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_cq, srd_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, srd_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, srd_srq, ibsrq),
 };
 
 /* The device on @ndev, with srd_devs_lock held; NULL if none. */
@@ -222,19 +240,22 @@ static int srd_newlink(const char *name, struct net_device *ndev)
 	peer = scif_net_peer(ndev);
 	if (peer < 0)
 		return -EINVAL;
+	/* RTNL first, as the netdev notifier holds it when it takes
+	 * srd_devs_lock: the port state read here is what its first event
+	 * changes from.
+	 */
+	rtnl_lock();
 	mutex_lock(&srd_devs_lock);
-	if (srd_find(ndev)) {
-		mutex_unlock(&srd_devs_lock);
-		return -EEXIST;
+	dev = srd_find(ndev) ? ERR_PTR(-EEXIST) : srd_dev_alloc(ndev, peer);
+	if (!IS_ERR_OR_NULL(dev)) {
+		dev_hold(ndev);
+		dev->port_up = srd_ndev_up(ndev);
+		list_add_tail(&dev->list, &srd_devs);
 	}
-	dev = srd_dev_alloc(ndev, peer);
-	if (!dev) {
-		mutex_unlock(&srd_devs_lock);
-		return -ENOMEM;
-	}
-	dev_hold(ndev);
-	list_add_tail(&dev->list, &srd_devs);
 	mutex_unlock(&srd_devs_lock);
+	rtnl_unlock();
+	if (IS_ERR_OR_NULL(dev))
+		return dev ? PTR_ERR(dev) : -ENOMEM;
 	err = ib_device_set_netdev(&dev->ibdev, ndev, 1);
 	if (err)
 		goto dealloc;
@@ -271,14 +292,25 @@ static struct rdma_link_ops srd_link_ops = {
 	.newlink = srd_newlink,
 };
 
-static void srd_port_event(struct srd_dev *dev, enum ib_event_type type)
+/*
+ * IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR when the port's state (the
+ * interface up with a carrier, as query_port says) is not the one last
+ * reported: a notification that changes nothing the port shows (a
+ * carrier change while the interface is down) makes no event.
+ */
+static void srd_port_event(struct srd_dev *dev)
 {
 	struct ib_event ev = {
 		.device = &dev->ibdev,
 		.element.port_num = 1,
-		.event = type,
 	};
+	bool up = srd_ndev_up(dev->ndev);
 
+	ASSERT_RTNL();
+	if (up == dev->port_up)
+		return;
+	dev->port_up = up;
+	ev.event = up ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR;
 	ib_dispatch_event(&ev);
 }
 
@@ -302,8 +334,7 @@ static int srd_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_UP:
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
-		srd_port_event(dev, netif_running(ndev) && netif_carrier_ok(ndev) ?
-			       IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR);
+		srd_port_event(dev);
 		break;
 	}
 	ib_device_put(&dev->ibdev);

@@ -13,17 +13,26 @@
 
 #include "scif_rdma.h"
 
-static int srd_check_caps(const struct ib_qp_init_attr *attr)
+/*
+ * A QP of an SRQ has no receive queue of its own (its receive capacities
+ * are ignored) and must be of the SRQ's PD, against which the keys of
+ * the SRQ's receives are checked.
+ */
+static int srd_check_caps(const struct ib_qp *ibqp,
+			  const struct ib_qp_init_attr *attr)
 {
 	const struct ib_qp_cap *cap = &attr->cap;
 
-	if (attr->qp_type != IB_QPT_RC || attr->srq || attr->create_flags ||
+	if (attr->qp_type != IB_QPT_RC || attr->create_flags ||
 	    !attr->send_cq || !attr->recv_cq)
 		return -EOPNOTSUPP;
 	if (!cap->max_send_wr || cap->max_send_wr > SRD_MAX_WR ||
-	    !cap->max_recv_wr || cap->max_recv_wr > SRD_MAX_WR ||
-	    cap->max_send_sge > SRD_MAX_SGE || cap->max_recv_sge > SRD_MAX_SGE ||
-	    cap->max_inline_data)
+	    cap->max_send_sge > SRD_MAX_SGE || cap->max_inline_data)
+		return -EINVAL;
+	if (attr->srq)
+		return attr->srq->pd == ibqp->pd ? 0 : -EINVAL;
+	if (!cap->max_recv_wr || cap->max_recv_wr > SRD_MAX_WR ||
+	    cap->max_recv_sge > SRD_MAX_SGE)
 		return -EINVAL;
 	return 0;
 }
@@ -35,8 +44,9 @@ static int srd_check_caps(const struct ib_qp_init_attr *attr)
  * @udata: user data: refused
  *
  * Context: process.
- * Return: 0, -EOPNOTSUPP for a user QP, a type other than RC, an SRQ or
- * create flags, -EINVAL for capacities out of bounds, or -ENOMEM.
+ * Return: 0, -EOPNOTSUPP for a user QP, a type other than RC or create
+ * flags, -EINVAL for capacities out of bounds or an SRQ of another PD,
+ * or -ENOMEM.
  */
 int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		  struct ib_udata *udata)
@@ -48,16 +58,22 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 
 	if (udata)
 		return -EOPNOTSUPP;
-	err = srd_check_caps(attr);
+	err = srd_check_caps(ibqp, attr);
 	if (err)
 		return err;
 	if (!atomic_add_unless(&dev->num_qp, 1, SRD_MAX_QP))
 		return -ENOMEM;
 	err = -ENOMEM;
-	qp->rq = kvcalloc(attr->cap.max_recv_wr, sizeof(*qp->rq),
-			  GFP_KERNEL_ACCOUNT);
-	if (!qp->rq)
-		goto uncount;
+	if (attr->srq) {
+		qp->srq = to_srd_srq(attr->srq);
+		attr->cap.max_recv_wr = 0;
+		attr->cap.max_recv_sge = 0;
+	} else {
+		qp->rq = kvcalloc(attr->cap.max_recv_wr, sizeof(*qp->rq),
+				  GFP_KERNEL_ACCOUNT);
+		if (!qp->rq)
+			goto uncount;
+	}
 	qp->sq = kvcalloc(attr->cap.max_send_wr, sizeof(*qp->sq),
 			  GFP_KERNEL_ACCOUNT);
 	if (!qp->sq)
@@ -160,6 +176,7 @@ int srd_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->qp_type = IB_QPT_RC;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
 	init->cap = attr->cap;
 	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	return 0;
@@ -307,7 +324,7 @@ static int srd_queue_recv(struct srd_qp *qp, const struct ib_recv_wr *wr)
 	unsigned long flags;
 	int ret = 0;
 
-	if (wr->num_sge < 0 || wr->num_sge > qp->max_recv_sge)
+	if (qp->srq || wr->num_sge < 0 || wr->num_sge > qp->max_recv_sge)
 		return -EINVAL;
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state == IB_QPS_RESET) {
@@ -335,8 +352,9 @@ static int srd_queue_recv(struct srd_qp *qp, const struct ib_recv_wr *wr)
  *
  * Context: any; no sleeping.
  * Return: 0 (in ERROR each WR completes with IB_WC_WR_FLUSH_ERR, after
- * every receive posted before it), -EINVAL for a QP in RESET or too
- * many SGEs, -ENOMEM if the queue is full.
+ * every receive posted before it), -EINVAL for a QP in RESET, a QP of
+ * an SRQ (post to the SRQ) or too many SGEs, -ENOMEM if the queue is
+ * full.
  */
 int srd_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr)

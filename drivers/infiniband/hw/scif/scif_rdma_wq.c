@@ -92,15 +92,54 @@ void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
 	srd_cq_add(to_srd_cq(ibcq), &wc);
 }
 
+/*
+ * The oldest receive of an SRQ, with its QP's lock held; *@limit when
+ * that took the SRQ below its armed limit (which it disarms).
+ */
+static bool srd_srq_pop(struct srd_srq *srq, struct srd_rqe *rqe,
+			bool *limit)
+{
+	bool ok = false;
+
+	spin_lock(&srq->lock);
+	if (srq->count) {
+		*rqe = srq->rq[srq->head];
+		srq->head = (srq->head + 1) % srq->max_wr;
+		srq->count--;
+		ok = true;
+		if (srq->limit && srq->count < srq->limit) {
+			srq->limit = 0;
+			*limit = true;
+		}
+	}
+	spin_unlock(&srq->lock);
+	return ok;
+}
+
+static void srd_srq_limit_event(struct srd_srq *srq)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
 /**
  * srd_rq_pop() - take the oldest posted receive
  * @qp: the QP
  * @rqe: where it is copied
  *
- * The receive is the receive thread's until it hands it back with
- * srd_rq_complete(), which it must do: a flush of the receive queue
- * waits for that, so that nothing completes after the receive a
- * consumer posted to drain the queue (ib_drain_rq()).
+ * From the QP's SRQ if it has one (raising IB_EVENT_SRQ_LIMIT_REACHED
+ * when that takes the SRQ below its armed limit), else from its
+ * receive queue.  The receive is the receive thread's until it hands it
+ * back with srd_rq_complete(), which it must do: a flush of the
+ * receive queue waits for that, so that nothing completes after the
+ * receive a consumer posted to drain the queue (ib_drain_rq()), and
+ * IB_EVENT_QP_LAST_WQE_REACHED comes after it.
  *
  * Context: the QP's receive thread.
  * Return: false if none was posted or the QP is in neither RTS nor SQD.
@@ -108,19 +147,38 @@ void srd_complete(struct ib_qp *ibqp, struct ib_cq *ibcq, u64 wr_id,
 bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe)
 {
 	unsigned long flags;
-	bool ok = false;
+	bool ok = false, limit = false;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->rq_count &&
-	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)) {
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+		/* nothing taken */
+	} else if (qp->srq) {
+		ok = srd_srq_pop(qp->srq, rqe, &limit);
+	} else if (qp->rq_count) {
 		*rqe = qp->rq[qp->rq_head];
 		qp->rq_head = (qp->rq_head + 1) % qp->max_recv_wr;
 		qp->rq_count--;
-		qp->rq_busy = true;
 		ok = true;
 	}
+	if (ok)
+		qp->rq_busy = true;
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (limit)
+		srd_srq_limit_event(qp->srq);
 	return ok;
+}
+
+/* A QP of an SRQ in ERROR holds no receive of it any more: say so, once. */
+static void srd_last_wqe_event(struct srd_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
 /**
@@ -130,13 +188,17 @@ bool srd_rq_pop(struct srd_qp *qp, struct srd_rqe *rqe)
  *
  * Unless the receive thread holds one (it flushes the rest after it) or
  * another flush runs (it goes on to the entries added meanwhile).  One
- * flusher at a time keeps them in order, a drain's receive last.
+ * flusher at a time keeps them in order, a drain's receive last.  A QP
+ * of an SRQ has none of its own: its flush in ERROR raises
+ * IB_EVENT_QP_LAST_WQE_REACHED instead, once (ib_drain_qp() waits for
+ * it), and RESET makes it due again.
  *
  * Context: any but atomic: the CQ's comp_handler may be called.
  */
 void srd_flush_rq(struct srd_qp *qp, bool flush)
 {
 	unsigned long flags;
+	bool last;
 	u64 wr_id;
 
 	spin_lock_irqsave(&qp->lock, flags);
@@ -156,7 +218,11 @@ void srd_flush_rq(struct srd_qp *qp, bool flush)
 		spin_lock_irqsave(&qp->lock, flags);
 	}
 	qp->rq_flushing = false;
+	last = flush && qp->srq && !qp->last_wqe;
+	qp->last_wqe = flush && qp->srq;
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (last)
+		srd_last_wqe_event(qp);
 }
 
 /**

@@ -9,10 +9,12 @@
 
 #include <linux/crc32.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
 #include <linux/scatterlist.h>
 #include <linux/scif.h>
 #include <linux/seq_buf.h>
@@ -117,6 +119,101 @@ static void test_device(struct ctx *c)
 	      c->ibdev->attrs.atomic_cap);
 }
 
+/* The port events a device raised while watched (test_port_events()). */
+struct port_watch {
+	struct ib_event_handler h;
+	spinlock_t lock;	/* @nr, @ev */
+	wait_queue_head_t wq;
+	int nr;
+	enum ib_event_type ev[4];
+};
+
+static void port_watch_event(struct ib_event_handler *h, struct ib_event *e)
+{
+	struct port_watch *w = container_of(h, struct port_watch, h);
+	unsigned long flags;
+
+	if (e->event != IB_EVENT_PORT_ACTIVE && e->event != IB_EVENT_PORT_ERR)
+		return;
+	spin_lock_irqsave(&w->lock, flags);
+	if (w->nr < ARRAY_SIZE(w->ev))
+		w->ev[w->nr] = e->event;
+	w->nr++;
+	spin_unlock_irqrestore(&w->lock, flags);
+	wake_up(&w->wq);
+}
+
+static int port_watch_nr(struct port_watch *w)
+{
+	unsigned long flags;
+	int nr;
+
+	spin_lock_irqsave(&w->lock, flags);
+	nr = w->nr;
+	spin_unlock_irqrestore(&w->lock, flags);
+	return nr;
+}
+
+/* The scif_net interface netdev= taken down or up, as "ip link" does. */
+static int netdev_set_up(bool up)
+{
+	struct net_device *nd = dev_get_by_name(&init_net, netdev);
+	unsigned int flags;
+	int err;
+
+	if (!nd)
+		return -ENODEV;
+	rtnl_lock();
+	flags = up ? nd->flags | IFF_UP : nd->flags & ~IFF_UP;
+	err = dev_change_flags(nd, flags, NULL);
+	rtnl_unlock();
+	dev_put(nd);
+	return err;
+}
+
+static int port_state(struct ib_device *ibdev)
+{
+	struct ib_port_attr pa;
+
+	return ib_query_port(ibdev, 1, &pa) ? -1 : pa.state;
+}
+
+/*
+ * The interface taken down, then up again: the device raises exactly
+ * IB_EVENT_PORT_ERR, then IB_EVENT_PORT_ACTIVE (one each, though the
+ * interface notifies more than once), and query_port says DOWN between
+ * them and ACTIVE after.  The peer's link is not touched (only this
+ * node's interface is down, for milliseconds).
+ */
+static void test_port_events(struct ib_device *ibdev)
+{
+	struct port_watch w = { };
+	int err, down, nr;
+
+	spin_lock_init(&w.lock);
+	init_waitqueue_head(&w.wq);
+	INIT_IB_EVENT_HANDLER(&w.h, ibdev, port_watch_event);
+	ib_register_event_handler(&w.h);
+	err = netdev_set_up(false);
+	wait_event_timeout(w.wq, port_watch_nr(&w) >= 1, 10 * HZ);
+	down = port_state(ibdev);
+	err = err ?: netdev_set_up(true);
+	wait_event_timeout(w.wq, port_watch_nr(&w) >= 2, 10 * HZ);
+	/* A duplicate would come with the same notifications: give it time. */
+	msleep(500);
+	ib_unregister_event_handler(&w.h);
+	nr = port_watch_nr(&w);
+	CHECK("port_link_toggled", !err, err);
+	CHECK("port_err_event_on_link_down", nr >= 1 &&
+	      w.ev[0] == IB_EVENT_PORT_ERR, nr ? w.ev[0] : -1);
+	CHECK("port_down_while_link_down", down == IB_PORT_DOWN, down);
+	CHECK("port_active_event_on_link_up", nr >= 2 &&
+	      w.ev[1] == IB_EVENT_PORT_ACTIVE, nr >= 2 ? w.ev[1] : -1);
+	CHECK("port_events_once_each", nr == 2, nr);
+	CHECK("port_active_after_link_up",
+	      port_state(ibdev) == IB_PORT_ACTIVE, port_state(ibdev));
+}
+
 static int modify(struct ib_qp *qp, enum ib_qp_state state)
 {
 	struct ib_qp_attr a = { .qp_state = state };
@@ -207,6 +304,101 @@ static void test_objects(struct ctx *c)
 	CHECK("qp_to_rts", !modify(c->qp, IB_QPS_INIT) &&
 	      !modify(c->qp, IB_QPS_RTR) && !modify(c->qp, IB_QPS_RTS) &&
 	      qp_state(c->qp) == IB_QPS_RTS, qp_state(c->qp));
+}
+
+/* IB_EVENT_QP_LAST_WQE_REACHED of the QP test_srq() watches: counted. */
+static void srq_qp_event(struct ib_event *ev, void *context)
+{
+	if (ev->event == IB_EVENT_QP_LAST_WQE_REACHED)
+		atomic_inc(context);
+}
+
+static struct ib_srq *make_srq(struct ib_pd *pd, u32 max_wr, u32 limit)
+{
+	struct ib_srq_init_attr a = {
+		.srq_type = IB_SRQT_BASIC,
+		.attr = { .max_wr = max_wr, .max_sge = 1, .srq_limit = limit },
+	};
+
+	return ib_create_srq(pd, &a);
+}
+
+static int post_srq(struct ib_srq *srq, u64 wr_id, void *buf, u32 lkey)
+{
+	struct ib_sge sge = { .addr = (u64)(uintptr_t)buf, .length = 64,
+			      .lkey = lkey };
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				 .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+
+	return ib_post_srq_recv(srq, &wr, &bad);
+}
+
+/*
+ * A QP of an SRQ, unconnected: the verbs' bounds, then ERROR raises
+ * IB_EVENT_QP_LAST_WQE_REACHED once (what ib_drain_qp() waits for on
+ * 6.12), and again after a RESET; the data path is the server's
+ * (server(): its QP takes its receives from an SRQ).
+ */
+static void test_srq(struct ctx *c)
+{
+	struct ib_qp_init_attr qa = {
+		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IB_QPT_RC,
+		.event_handler = srq_qp_event, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	struct ib_srq_attr sa = { .srq_limit = 3 };
+	struct ib_recv_wr rwr = { .num_sge = 0 };
+	const struct ib_recv_wr *bad;
+	struct ib_pd *pd2;
+	struct ib_srq *srq, *big;
+	struct ib_qp *qp;
+	atomic_t last = ATOMIC_INIT(0);
+	int err, i;
+
+	big = make_srq(c->pd, 1025, 0);
+	CHECK("srq_over_limit_refused", IS_ERR(big), PTR_ERR_OR_ZERO(big));
+	if (!IS_ERR(big))
+		ib_destroy_srq(big);
+	srq = make_srq(c->pd, 4, 0);
+	CHECK("create_srq", !IS_ERR(srq), PTR_ERR_OR_ZERO(srq));
+	if (IS_ERR(srq))
+		return;
+	err = ib_modify_srq(srq, &sa, IB_SRQ_LIMIT);
+	sa.srq_limit = 0;
+	err = err ?: ib_query_srq(srq, &sa);
+	CHECK("srq_limit_armed", !err && sa.srq_limit == 3 && sa.max_wr == 4,
+	      err ?: sa.srq_limit);
+	for (i = 0, err = 0; i < 5 && !err; i++)
+		err = post_srq(srq, i, c->buf, c->pd->local_dma_lkey);
+	CHECK("srq_full_refused", err == -ENOMEM && i == 5, err);
+	pd2 = ib_alloc_pd(c->ibdev, 0);
+	qa.srq = srq;
+	qp = IS_ERR(pd2) ? ERR_CAST(pd2) : ib_create_qp(pd2, &qa);
+	CHECK("srq_of_other_pd_refused", PTR_ERR_OR_ZERO(qp) == -EINVAL,
+	      PTR_ERR_OR_ZERO(qp));
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	if (!IS_ERR(pd2))
+		ib_dealloc_pd(pd2);
+	qa.qp_context = &last;
+	qp = ib_create_qp(c->pd, &qa);
+	CHECK("create_qp_with_srq", !IS_ERR(qp), PTR_ERR_OR_ZERO(qp));
+	if (IS_ERR(qp))
+		goto out;
+	CHECK("post_recv_on_srq_qp_refused",
+	      ib_post_recv(qp, &rwr, &bad) == -EINVAL, 0);
+	CHECK("destroy_busy_srq_refused",
+	      ib_destroy_srq_user(srq, NULL) == -EBUSY, 0);
+	err = modify(qp, IB_QPS_INIT) ?: modify(qp, IB_QPS_ERR);
+	CHECK("srq_qp_last_wqe_on_error", !err && atomic_read(&last) == 1,
+	      err ?: atomic_read(&last));
+	err = modify(qp, IB_QPS_RESET) ?: modify(qp, IB_QPS_ERR);
+	CHECK("srq_qp_last_wqe_again_after_reset",
+	      !err && atomic_read(&last) == 2, err ?: atomic_read(&last));
+	ib_destroy_qp(qp);
+out:
+	CHECK("destroy_srq", !ib_destroy_srq_user(srq, NULL), 0);
 }
 
 static int post_one(struct ib_qp *qp, struct ib_send_wr *wr)
@@ -507,6 +699,10 @@ struct conn {
 	bool mapped;
 	atomic_t qp_events;		/* asynchronous events of the QP */
 	int qp_event;			/* the last one's type */
+	bool use_srq;			/* server: receives from @srq */
+	struct ib_srq *srq;
+	atomic_t last_wqe;		/* IB_EVENT_QP_LAST_WQE_REACHED */
+	atomic_t srq_limits;		/* IB_EVENT_SRQ_LIMIT_REACHED */
 };
 
 /*
@@ -586,13 +782,50 @@ static u64 va(void *p)
 	return (u64)(uintptr_t)p;
 }
 
-/* The QP's asynchronous events (IB_EVENT_QP_FATAL...): counted. */
+/*
+ * The QP's asynchronous events (IB_EVENT_QP_FATAL...): counted; the
+ * last WQE of an SRQ's QP apart.
+ */
 static void conn_qp_event(struct ib_event *ev, void *context)
 {
 	struct conn *c = context;
 
+	if (ev->event == IB_EVENT_QP_LAST_WQE_REACHED) {
+		atomic_inc(&c->last_wqe);
+		return;
+	}
 	WRITE_ONCE(c->qp_event, ev->event);
 	atomic_inc(&c->qp_events);
+}
+
+static void conn_srq_event(struct ib_event *ev, void *context)
+{
+	struct conn *c = context;
+
+	if (ev->event == IB_EVENT_SRQ_LIMIT_REACHED)
+		atomic_inc(&c->srq_limits);
+}
+
+/* The server's SRQ (@c->use_srq), of the size its QP's RQ would have. */
+static int conn_srq(struct conn *c)
+{
+	struct ib_srq_init_attr a = {
+		.event_handler = conn_srq_event,
+		.srq_context = c,
+		.srq_type = IB_SRQT_BASIC,
+		.attr = { .max_wr = 16, .max_sge = 1 },
+	};
+
+	if (!c->use_srq)
+		return 0;
+	c->srq = ib_create_srq(c->pd, &a);
+	if (IS_ERR(c->srq)) {
+		int err = PTR_ERR(c->srq);
+
+		c->srq = NULL;
+		return err;
+	}
+	return 0;
 }
 
 static int conn_qp(struct conn *c, struct rdma_cm_id *id)
@@ -606,6 +839,7 @@ static int conn_qp(struct conn *c, struct rdma_cm_id *id)
 		.cap = { .max_send_wr = 32, .max_recv_wr = 16,
 			 .max_send_sge = 4, .max_recv_sge = 1 },
 	};
+	int err;
 
 	c->pd = ib_alloc_pd(id->device, 0);
 	if (IS_ERR(c->pd))
@@ -615,6 +849,10 @@ static int conn_qp(struct conn *c, struct rdma_cm_id *id)
 		return PTR_ERR(c->cq);
 	a.send_cq = c->cq;
 	a.recv_cq = c->cq;
+	err = conn_srq(c);
+	if (err)
+		return err;
+	a.srq = c->srq;
 	return rdma_create_qp(id, c->pd, &a);
 }
 
@@ -626,6 +864,8 @@ static int post_recv(struct conn *c, u64 wr_id)
 				 .num_sge = 1 };
 	const struct ib_recv_wr *bad;
 
+	if (c->srq)
+		return ib_post_srq_recv(c->srq, &wr, &bad);
 	return ib_post_recv(c->id->qp, &wr, &bad);
 }
 
@@ -673,6 +913,9 @@ static void conn_objs_free(struct conn *c)
 {
 	if (c->id && c->id->qp)
 		rdma_destroy_qp(c->id);
+	if (c->srq)
+		ib_destroy_srq(c->srq);
+	c->srq = NULL;
 	if (c->qp2)
 		ib_destroy_qp(c->qp2);
 	if (c->mr)
@@ -1097,9 +1340,17 @@ static void server(void)
 	      RDMA_NODE_RNIC, err);
 	if (err)
 		goto out;
+	/*
+	 * The server's QP takes its receives from an SRQ, whose limit is
+	 * armed at the 4 posted: the first receive taken raises it.
+	 */
+	c.use_srq = true;
 	err = conn_qp(&c, c.id);
 	for (i = 0; !err && i < 4; i++)
 		err = post_recv(&c, i);
+	if (!err)
+		err = ib_modify_srq(c.srq, &(struct ib_srq_attr){ .srq_limit = 4 },
+				    IB_SRQ_LIMIT);
 	if (!err) {
 		/* iWARP's accept needs the parameters (cma_accept_iw). */
 		struct rdma_conn_param p = { .responder_resources = 1,
@@ -1169,6 +1420,11 @@ static void server(void)
 	      atomic_read(&c.qp_events) == 1 &&
 	      READ_ONCE(c.qp_event) == IB_EVENT_QP_ACCESS_ERR,
 	      atomic_read(&c.qp_events));
+	/* Its SRQ's limit once, and its QP's last WQE once, in ERROR. */
+	CHECK("srv_srq_limit_event_once", atomic_read(&c.srq_limits) == 1,
+	      atomic_read(&c.srq_limits));
+	CHECK("srv_srq_last_wqe_event_once", atomic_read(&c.last_wqe) == 1,
+	      atomic_read(&c.last_wqe));
 	/* The client's flood of CONNECTs to the ignoring listen. */
 	CHECK("srv_unanswered_requests_bounded",
 	      atomic_read(&nr_ignored) == FLOOD_PENDING,
@@ -1227,7 +1483,7 @@ static int client_connect(struct conn *c, struct sockaddr_in *dst)
 	return err;
 }
 
-static void client_rma(struct conn *c, struct info *info)
+static noinline_for_stack void client_rma(struct conn *c, struct info *info)
 {
 	static const u32 sizes[] = { 4096, 65536, 1U << 20 };
 	char name[40];
@@ -1820,7 +2076,7 @@ static int cm_answers(scif_epd_t *epd, int n, int secs, bool refused)
  * once; the waiting ones are given up (closed) once the connector's
  * 10 s wait is over.
  */
-static void cm_flood(u16 node, __be32 saddr, __be32 daddr)
+static noinline_for_stack void cm_flood(u16 node, __be32 saddr, __be32 daddr)
 {
 	scif_epd_t epd[FLOOD] = { };
 	struct cm_msg *m = kzalloc(sizeof(*m), GFP_KERNEL);
@@ -2243,7 +2499,10 @@ static int __init scif_rdma_test_init(void)
 			test_rma_limits(&c);
 		if (c.pd && c.buf)
 			test_notify(&c);
+		if (c.pd && c.cq && c.buf)
+			test_srq(&c);
 		teardown(&c);
+		test_port_events(c.ibdev);
 		test_resolve(c.ibdev);
 		ib_device_put(c.ibdev);
 		client();
