@@ -467,9 +467,10 @@ struct srd_rkey {
  *	completed it yet (srd_rq_complete()): a flush waits for it
  * @rq_flushing: a flush of @rq runs (one at a time, so in order)
  * @srq: the shared receive queue the QP takes its receives from (then
- *	@rq is not used), or NULL
+ *	@rq is not used), or NULL; set at creation
  * @last_wqe: IB_EVENT_QP_LAST_WQE_REACHED was raised (a QP of @srq in
- *	ERROR whose receive thread holds none of the SRQ's receives)
+ *	ERROR whose receive thread holds none of the SRQ's receives);
+ *	under @lock
  * @sq: the send ring of @max_send_wr entries (under @lock)
  * @sq_head: the oldest send work request not yet done
  * @sq_count: send work requests posted and not yet done
