@@ -4,7 +4,7 @@
 # NFS over RDMA over scif_rdma (Documentation/scif/rdma.rst), with the
 # guest kernel's own nfsd, svcrdma and xprtrdma (rpcrdma.ko) and the
 # nfs-utils of Debian 12 (scripts/deps.sh unpacks them into
-# /var/cache/scif/nfs-utils; make check puts them in the initramfs),
+# $SCIF_CACHE/nfs-utils; make check puts them in the initramfs),
 # between the two nodes of a 2-node cluster (both run this script).
 # Both load scif_net (10.77.0.(node+1)/24 on sn<peer>), the RDMA core,
 # scif_rdma, the NFS modules (all from /modules/extra), and make scif0
@@ -28,7 +28,9 @@
 # scif_nvmeof_test.sh does.
 set -u
 
-nfs_utils=/var/cache/scif/nfs-utils
+# nfs-utils at the host path it was unpacked to ($SCIF_CACHE/nfs-utils,
+# /var/cache/scif/nfs-utils by default), wherever that is.
+nfs_utils=$(find / -xdev -type d -name nfs-utils 2> /dev/null | head -n 1)
 PATH=$PATH:/usr/bin:/usr/sbin:$nfs_utils/sbin:$nfs_utils/usr/sbin
 self=${SCIF_NODE:-}
 ex=/modules/extra
@@ -254,7 +256,7 @@ figures() {
 	kibps=${1:-0}
 	# shellcheck disable=SC2046 # two numbers
 	set -- $(fio_figure randread --filename=c2s --rw=randread --bs=4k \
-		--size=32M --iodepth=16 --runtime=5 --time_based)
+		--size=32M --iodepth=16 --runtime=3 --time_based)
 	echo "# figures $via: 1 MiB sequential read $((kibps * 1024 / 1000000)) MB/s, 4 KiB random read ${2:-0} IOPS"
 }
 

@@ -18,7 +18,7 @@
 # must report no error and the expected byte counts, a verify-only pass
 # over never-written blocks must fail (the check can fail), the first
 # 32 MiB read back through NVMe must have the checksum the target's RAM
-# disk has (under lockdep a quarter of each job, the first 8 MiB).
+# disk has (under lockdep an eighth of each job, the first 4 MiB).
 # Then figures (TAP comments, no pass/fail; none under lockdep): fio's 1 MiB
 # sequential read bandwidth and 4 KiB random read IOPS over rdma, then,
 # where the kernel has nvme-tcp and nvmet-tcp, the same over NVMe/TCP
@@ -67,9 +67,9 @@ loaded_mods=
 n=0
 failed=0
 # The fio jobs' sizes (MiB; at offsets 0, 32M and 40M).  Under lockdep
-# (the debug kernel, where NVMe-oF moves about 1 MB/s here) a quarter.
+# (the debug kernel, where NVMe-oF moves about 1 MB/s here) an eighth.
 if [ -e /proc/lockdep ]; then
-	seq_mib=8 rnd_mib=2 mix_mib=4
+	seq_mib=4 rnd_mib=1 mix_mib=2
 else
 	seq_mib=32 rnd_mib=8 mix_mib=16
 fi
