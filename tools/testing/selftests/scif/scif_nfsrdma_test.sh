@@ -129,12 +129,13 @@ server_file() {
 		md5 "$exp/s2c" > "$www/s2c.md5" && [ -s "$www/s2c.md5" ]
 }
 
-# The client's file, read on the server, has the client's checksum.
-client_file_holds() {
-	http_fetched "http://$peer_ip/c2s.md5" /tmp/c2s.md5 || return 1
-	want=$(cat /tmp/c2s.md5)
-	got=$(md5 "$exp/c2s")
-	echo "# client wrote $want, the server's tmpfs has $got"
+# peer_sum_matches NAME FILE: the peer published the MD5 of what it
+# wrote as NAME.md5; FILE, read here, has it.
+peer_sum_matches() {
+	http_fetched "http://$peer_ip/$1.md5" "/tmp/$1.md5" || return 1
+	want=$(cat "/tmp/$1.md5")
+	got=$(md5 "$2")
+	echo "# the peer wrote $want, $2 reads $got here"
 	[ -n "$want" ] && [ "$want" = "$got" ]
 }
 
@@ -159,7 +160,7 @@ server() {
 	counters > /tmp/nfsrdma-stats0
 	touch "$www/ready"
 	ok client_wrote wait_for 300 http_fetched "http://$peer_ip/written"
-	ok client_file_holds client_file_holds
+	ok client_file_holds peer_sum_matches c2s "$exp/c2s"
 	ok client_done wait_for 400 http_fetched "http://$peer_ip/done"
 	counters > /tmp/nfsrdma-stats1
 	ok data_moved_by_rdma moved_by_rdma /tmp/nfsrdma-stats1 /tmp/nfsrdma-stats0
@@ -197,15 +198,6 @@ client_write() {
 	dd if=/dev/urandom of=/tmp/c2s bs=1M count=32 2> /dev/null &&
 		md5 /tmp/c2s > "$www/c2s.md5" &&
 		cp /tmp/c2s "$mnt/c2s" && sync && rm /tmp/c2s
-}
-
-# The server's file, read after a fresh mount (nothing cached).
-server_file_reads() {
-	http_fetched "http://$peer_ip/s2c.md5" /tmp/s2c.md5 || return 1
-	want=$(cat /tmp/s2c.md5)
-	got=$(md5 "$mnt/s2c")
-	echo "# server wrote $want, the client read $got"
-	[ -n "$want" ] && [ "$want" = "$got" ]
 }
 
 # fio_run NAME ARGS...: a job on a file of the mount with crc32c
@@ -271,7 +263,8 @@ client() {
 		ok client_file_written client_write
 		touch "$www/written"
 		ok remount_rdma remount
-		ok server_file_reads server_file_reads
+		# The server's file, read after a fresh mount (nothing cached).
+		ok server_file_reads peer_sum_matches s2c "$mnt/s2c"
 		ok fio_rand_write_verify fio_run rand --filename=f1 \
 			--rw=randwrite --bsrange=4k-256k --size=16M --iodepth=8
 		ok fio_rand_verify fio_run rand --filename=f1 \
