@@ -197,8 +197,8 @@ fi
 [ -x "$server" ] || bad "$server is not executable"
 command -v qemu-system-x86_64 > /dev/null || bad "qemu-system-x86_64 missing"
 
-# No LA57: see run-vm.sh; the clock: tcg-clock.sh.
-accel=(-accel tcg -cpu "max,la57=off")
+# No LA57 and no CMPXCHG16B: see run-vm.sh; the clock: tcg-clock.sh.
+accel=(-accel tcg -cpu "max,la57=off,cx16=off")
 clock=$(sh "$top/qemu/tcg-clock.sh")
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then
