@@ -55,7 +55,11 @@ awk -F, 'NR > 1 && $1 ~ /-r[0-9]+(-|$)/ { next }
 	NR > 1 && $2 == "idle" {
 	printf "  %-9s %d idle connections set up at %.1f /s\n", $1, $5, $9 }
 	NR > 1 && $2 == "idle-mem" {
-	printf "  %-9s memory per idle connection, each node: %.1f KiB\n", $1, $9 }' "$csv"
+	printf "  %-9s memory per idle connection, each node: %.1f KiB\n", $1, $9 }
+	NR > 1 && $2 == "seqread" {
+	printf "  %-9s NVMe read %-7s %9d B   %10.1f MB/s\n", $1, $3, $4, $9 }
+	NR > 1 && $2 == "randread" {
+	printf "  %-9s NVMe read %-7s %9d B   %10.0f IOPS\n", $1, $3, $4, $9 }' "$csv"
 # summary NAME: from lines "A B [SIZE]" on stdin, one per round, the
 # ratio A / B as the median and the range over the rounds, and the SIZE
 # of each round (if given) in the order of their ratios, lowest first.
@@ -209,6 +213,14 @@ ratio "TCP (iperf3) over scif_net / over virtio-net, 4 streams" \
 	"$(value 2vm bw iperf3-sn-P4 131072 9)" "$(value 2vm bw iperf3-P4 131072 9)"
 ratio "SCIF messages of 1 MiB / TCP (iperf3) over scif_net" \
 	"$(value 2vm bw scif 1048576 9)" "$(value 2vm bw iperf3-sn 131072 9)"
+ratio "NVMe-oF over scif_rdma / NVMe/TCP over scif_net, 1 MiB read" \
+	"$(value 2vm-nvme seqread srd 1048576 9)" "$(value 2vm-nvme seqread tcp-sn 1048576 9)"
+ratio "NVMe-oF over scif_rdma / NVMe/TCP over virtio-net, 1 MiB read" \
+	"$(value 2vm-nvme seqread srd 1048576 9)" "$(value 2vm-nvme seqread tcp-eth 1048576 9)"
+ratio "NVMe-oF over scif_rdma / NVMe/TCP over scif_net, 4 KiB IOPS" \
+	"$(value 2vm-nvme randread srd 4096 9)" "$(value 2vm-nvme randread tcp-sn 4096 9)"
+ratio "NVMe-oF over scif_rdma / NVMe/TCP over virtio-net, 4 KiB IOPS" \
+	"$(value 2vm-nvme randread srd 4096 9)" "$(value 2vm-nvme randread tcp-eth 4096 9)"
 ratio "AF_VSOCK over scif_vsock / TCP round trip, 8 B" \
 	"$(value 2vm lat vsock 8 7)" "$(value 2vm lat tcp 8 7)"
 ratio "AF_VSOCK over scif_vsock / TCP bandwidth, 64 KiB messages" \

@@ -15,6 +15,9 @@
 #     iperf3 over scif_net and over the
 #     virtio-net link (via iperf3-sn and iperf3; -P4: four streams), and
 #     AF_VSOCK over scif_vsock (via vsock) beside the TCP rows;
+#   - NVMe over Fabrics (scripts/bench-nvmeof.sh; BENCH_NVMEOF=0 leaves
+#     it out): fio reading a RAM namespace over scif_rdma, against
+#     NVMe/TCP over scif_net and over the virtio-net link (setup 2vm-nvme);
 #   - $BENCH_A2A_NODES VMs (default 8; 0: none) streaming 64 KiB messages
 #     all to all at once (setup a2a; the report adds the streams up);
 #   - the NTB part (scripts/bench-ntb.sh): SCIF over the emulated NTB
@@ -126,6 +129,10 @@ if [ "$ntb" != only ]; then
 		-o "$out/cluster" -t 1800 -a "$guest_args" -s bench-client,bench-serve \
 		-S "$BUILD/qemu/ivshmem-server" > "$out/cluster.log" 2>&1 ||
 		say "the cluster launcher reported a failure (see $out/cluster.log)"
+	if [ "${BENCH_NVMEOF:-1}" != 0 ]; then
+		bash "$top/scripts/bench-nvmeof.sh" "$out" ||
+			{ say "the NVMe-oF part is incomplete (see $out/nvmeof)"; status=1; }
+	fi
 	[ "$A2A_NODES" = 0 ] ||
 		say "$A2A_NODES VMs: SCIF all to all, 64 KiB messages"
 	[ "$A2A_NODES" = 0 ] ||
@@ -161,6 +168,8 @@ if [ "$ntb" != only ]; then
 	done
 fi
 [ "$ntb" = 0 ] || cat "$out/ntb/results.rows" >> "$csv" 2> /dev/null || true
+[ "$ntb" = only ] || [ "${BENCH_NVMEOF:-1}" = 0 ] ||
+	cat "$out/nvmeof/results.rows" >> "$csv" 2> /dev/null || true
 # Every setup must have measured every mode it runs (bench-ntb.sh checks
 # its own).
 [ "$ntb" = only ] ||

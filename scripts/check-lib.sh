@@ -3,9 +3,10 @@
 # shellcheck disable=SC2154 # $results, $out, $top: set by the caller
 #
 # What the test scripts share (scripts/check.sh, ntb-check-standalone.sh,
-# coverage.sh): record and run_test, which write one result line per test
-# into $results and keep each test's output in $out/<name>.log; and the
-# lists of a guest kernel's modules the clusters load.
+# coverage.sh, bench-nvmeof.sh): record and run_test, which write one
+# result line per test into $results and keep each test's output in
+# $out/<name>.log; and the lists of a guest kernel's modules the
+# clusters load.
 
 record() { # PASS|FAIL|SKIP name
 	echo "$1 $2" >> "$results"
@@ -94,4 +95,44 @@ rxe_programs() {
 	echo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_devinfo /usr/bin/ib_write_bw \
 		/usr/bin/ib_read_lat /usr/bin/ib_send_bw /usr/bin/rdma \
 		/usr/lib/*/libibverbs/librxe-rdmav*.so
+}
+
+# scif_rdma.ko and its test module, after rdma_cm and the modules it
+# needs (as rxe_modules), when the build made them (CONFIG_INFINIBAND).
+rdma_modules() { # kernel-name kdir release
+	local mod=$BUILD/modules/$1
+	[ -e "$mod/drivers/infiniband/hw/scif/scif_rdma.ko" ] || return 0
+	if [ "$1" = debug ]; then
+		debug_module_deps "$2" rdma_cm
+	else
+		kernel_modules "$3" rdma_cm
+	fi
+	echo "$mod/drivers/infiniband/hw/scif/scif_rdma.ko"
+	echo "$mod/tools/testing/selftests/scif/kmod/scif_rdma_test.ko"
+}
+
+# What scif_nvmeof_test.sh loads (after rdma_modules): the NVMe-oF
+# target and host over RDMA, a RAM disk, and what they need, from the
+# guest kernel's modules or the debug kernel's build tree (as
+# rxe_modules), with two nodes and a scif_rdma.ko.  The debug kernel
+# has no NVMe/TCP (nothing to compare with there); its virtio-blk, the
+# loss run's disk, is built in.
+nvme_modules() { # kernel-name nodes kdir release
+	local m
+	[ "$2" = 2 ] || return 0
+	[ -e "$BUILD/modules/$1/drivers/infiniband/hw/scif/scif_rdma.ko" ] ||
+		return 0
+	if [ "$1" = debug ]; then
+		for m in nvmet-rdma nvme-rdma brd; do
+			debug_module_deps "$3" "$m"
+		done | awk '!seen[$0]++'
+		return 0
+	fi
+	kernel_modules "$4" nvmet_rdma nvme_rdma nvmet_tcp nvme_tcp brd
+}
+
+# nvme-cli and fio, for the same clusters.
+nvme_programs() { # kernel-name nodes
+	[ "$2" = 2 ] || return 0
+	PATH=$PATH:/usr/sbin command -v nvme fio | tr '\n' ' '
 }

@@ -51,9 +51,8 @@ SCIF_NTB_RUNS_6_1=${SCIF_NTB_RUNS_6_1-}
 # the whole run came to 86 minutes with it (5181 s), against CI's 90.
 NODE_LOSS_KERNELS=${NODE_LOSS_KERNELS-6.12}
 CORRUPT_KERNELS=${CORRUPT_KERNELS-6.12 debug}
-# The kernels that run the NVMe-oF target's loss (nvmeof_loss_run): not
-# the debug kernel, built without virtio-blk (the target's disk).
-NVMEOF_LOSS_KERNELS=${NVMEOF_LOSS_KERNELS-6.1 6.12}
+# The kernels that run the NVMe-oF target's loss (nvmeof_loss_run).
+NVMEOF_LOSS_KERNELS=${NVMEOF_LOSS_KERNELS-6.1 6.12 debug}
 DMA_KERNELS=${DMA_KERNELS-6.12 debug}
 # Of those, the kernels that also run the 2-node DMA cluster (the single
 # VM with dmatest and the DMA tests runs on every one of DMA_KERNELS).
@@ -168,46 +167,6 @@ cluster_run() { # kernel-name nodes
 	done
 }
 
-# scif_rdma.ko and its test module, after rdma_cm and the modules it
-# needs (as rxe_modules), when the build made them (CONFIG_INFINIBAND).
-rdma_modules() { # kernel-name kdir release
-	local mod=$BUILD/modules/$1
-	[ -e "$mod/drivers/infiniband/hw/scif/scif_rdma.ko" ] || return 0
-	if [ "$1" = debug ]; then
-		debug_module_deps "$2" rdma_cm
-	else
-		kernel_modules "$3" rdma_cm
-	fi
-	echo "$mod/drivers/infiniband/hw/scif/scif_rdma.ko"
-	echo "$mod/tools/testing/selftests/scif/kmod/scif_rdma_test.ko"
-}
-
-# What scif_nvmeof_test.sh loads (after rdma_modules): the NVMe-oF
-# target and host over RDMA, a RAM disk, and what they need, from the
-# guest kernel's modules or the debug kernel's build tree (as
-# rxe_modules), with two nodes and a scif_rdma.ko.  The debug kernel
-# has no NVMe/TCP (nothing to compare with there) and no virtio-blk
-# (no loss run: NVMEOF_LOSS_KERNELS).
-nvme_modules() { # kernel-name nodes kdir release
-	local m
-	[ "$2" = 2 ] || return 0
-	[ -e "$BUILD/modules/$1/drivers/infiniband/hw/scif/scif_rdma.ko" ] ||
-		return 0
-	if [ "$1" = debug ]; then
-		for m in nvmet-rdma nvme-rdma brd; do
-			debug_module_deps "$3" "$m"
-		done | awk '!seen[$0]++'
-		return 0
-	fi
-	kernel_modules "$4" nvmet_rdma nvme_rdma nvmet_tcp nvme_tcp brd
-}
-
-# nvme-cli and fio, for the same clusters.
-nvme_programs() { # kernel-name nodes
-	[ "$2" = 2 ] || return 0
-	PATH=$PATH:/usr/sbin command -v nvme fio | tr '\n' ' '
-}
-
 # What scif_nfsrdma_test.sh loads (after rdma_modules): nfsd, the NFSv4
 # client and rpcrdma (svcrdma and xprtrdma), from the guest kernel's
 # modules, with two nodes and a scif_rdma.ko.  None for the debug
@@ -294,10 +253,9 @@ node_loss_run() { # kernel-name
 # The NVMe-oF target killed mid-I/O (scif_nvmeof_test.sh loss): a
 # 2-node cluster whose nodes have a virtio-blk disk each (cluster.sh
 # -D), node 1 the target on its disk, killed and booted again, node 0
-# the host that must reconnect and lose nothing.  Not on the debug
-# kernel (no virtio-blk there).
+# the host that must reconnect and lose nothing.
 nvmeof_loss_run() { # kernel-name
-	local k=$1 kdir image rel moddir cdir disk
+	local k=$1 kdir image rel moddir cdir disk mem args
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
 	moddir=$BUILD/modules/$k
@@ -305,8 +263,10 @@ nvmeof_loss_run() { # kernel-name
 	cdir=$out/nvmeof-loss-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	# virtio_blk and, on 6.1, virtio and its PCI transport, in load order.
-	disk=$(kernel_modules "$rel" virtio_pci virtio_blk)
+	# virtio_blk and, on 6.1, virtio and its PCI transport, in load order
+	# (built into the debug kernel).
+	disk=
+	[ "$k" = debug ] || disk=$(kernel_modules "$rel" virtio_pci virtio_blk)
 	EXTRA_MODULES="$moddir/net/scif/scif_peer_links.ko
 		$moddir/drivers/net/scif/scif_net.ko
 		$(rdma_modules "$k" "$kdir" "$rel")
@@ -317,9 +277,13 @@ nvmeof_loss_run() { # kernel-name
 		"$moddir/drivers/misc/scif/scif.ko" \
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
 	echo "check: the NVMe-oF target killed mid-I/O, a 2-node cluster of $k"
+	# The debug kernel's nodes (KASAN's shadow) get 2 GiB and, loaded
+	# under TCG, a heartbeat timeout of 5 s (as in cluster_run).
+	mem=1G args=
+	[ "$k" = debug ] && mem=2G args=scif_ivshmem.hb_timeout_ms=5000
 	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
-		-m 1G -D 64 -t 900 -S "$BUILD/qemu/ivshmem-server" \
-		> "$cdir/launcher.log" 2>&1 ||
+		-m "$mem" -D 64 -t 900 -S "$BUILD/qemu/ivshmem-server" \
+		${args:+-a "$args"} > "$cdir/launcher.log" 2>&1 ||
 		echo "check: nvmeof-loss cluster of $k: launcher reported failure"
 	restart_results "$cdir" "$k/nvmeof-loss"
 }

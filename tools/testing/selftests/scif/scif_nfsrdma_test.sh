@@ -62,26 +62,6 @@ load_mods() {
 	[ -d /sys/module/nfsd ] && [ -d /sys/module/rpcrdma ]
 }
 
-link_up() {
-	insmod "$ex/scif_rdma.ko" &&
-		rdma link add scif0 type scif netdev "$dev" &&
-		wait_for 10 sh -c "rdma link show scif0/1 | grep -q 'state ACTIVE'"
-}
-
-link_down() {
-	rdma link delete scif0 && rmmod scif_rdma
-}
-
-# The device's counters, "name value" a line; counter NAME FILE.
-counters() {
-	rdma statistic show link scif0/1 2> /dev/null | tr ' ' '\n' |
-		awk 'NR > 2 && NR % 2 == 1 { name = $1 } NR > 2 && NR % 2 == 0 { print name, $1 }'
-}
-
-counter() {
-	awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$2"
-}
-
 md5() { md5sum "$1" | cut -d' ' -f1; }
 
 # The server: NFSv4 only, so that nfsd needs neither lockd nor rpcbind
@@ -143,9 +123,9 @@ peer_sum_matches() {
 # WRITEs by RDMA READ: of the 32 MiB each way at least 32 MiB in all,
 # with at least one of each.
 moved_by_rdma() {
-	w=$(($(counter rdma_write_reqs "$1") - $(counter rdma_write_reqs "$2")))
-	r=$(($(counter rdma_read_reqs "$1") - $(counter rdma_read_reqs "$2")))
-	b=$(($(counter rdma_req_bytes "$1") - $(counter rdma_req_bytes "$2")))
+	w=$(($(counter_of rdma_write_reqs "$1") - $(counter_of rdma_write_reqs "$2")))
+	r=$(($(counter_of rdma_read_reqs "$1") - $(counter_of rdma_read_reqs "$2")))
+	b=$(($(counter_of rdma_req_bytes "$1") - $(counter_of rdma_req_bytes "$2")))
 	echo "# on the server: RDMA WRITEs +$w, READs +$r, bytes +$b"
 	[ "$w" -ge 1 ] && [ "$r" -ge 1 ] && [ "$b" -ge 33554432 ]
 }
@@ -153,19 +133,19 @@ moved_by_rdma() {
 server() {
 	ok carrier_on wait_for 60 carrier_is 1
 	ok modules_loaded load_mods
-	ok rdma_link_up link_up
+	ok rdma_link_up scif_rdma_up
 	ok nfs_server_up server_up
 	ok nfs_server_listens server_listens
 	ok server_file_written server_file
-	counters > /tmp/nfsrdma-stats0
+	scif_rdma_counters > /tmp/nfsrdma-stats0
 	touch "$www/ready"
 	ok client_wrote wait_for 300 http_fetched "http://$peer_ip/written"
 	ok client_file_holds peer_sum_matches c2s "$exp/c2s"
 	ok client_done wait_for 400 http_fetched "http://$peer_ip/done"
-	counters > /tmp/nfsrdma-stats1
+	scif_rdma_counters > /tmp/nfsrdma-stats1
 	ok data_moved_by_rdma moved_by_rdma /tmp/nfsrdma-stats1 /tmp/nfsrdma-stats0
 	ok nfs_server_down server_down
-	ok rdma_link_down link_down
+	ok rdma_link_down scif_rdma_down
 	touch "$www/done"
 	server_end
 }
@@ -255,7 +235,7 @@ figures() {
 client() {
 	ok carrier_on wait_for 120 carrier_is 1
 	ok modules_loaded load_mods
-	ok rdma_link_up link_up
+	ok rdma_link_up scif_rdma_up
 	ok server_ready wait_for 120 http_fetched "http://$peer_ip/ready"
 	ok mount_nfs_rdma mount_nfs rdma 20049
 	if mounted_over rdma; then
@@ -285,7 +265,7 @@ client() {
 	fi
 	ok umount umount "$mnt"
 	touch "$www/done"
-	ok rdma_link_down link_down
+	ok rdma_link_down scif_rdma_down
 	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"
 	kill "$httpd_pid"
 	wait "$httpd_pid"

@@ -11,19 +11,23 @@
 # Node 0 is the target: a 64 MiB brd RAM disk as namespace 1 of the
 # subsystem $nqn, on an rdma port at its address, port 4420, through
 # configfs; nvmet-rdma with use_srq=1, and its shared receive queues on
-# scif0 must show while the host is connected.  Node 1 is the host: "nvme discover" must list the
-# subsystem, "nvme connect -t rdma" must give a namespace of 64 MiB,
+# scif0 must show while the host is connected.  Node 1 is the host:
+# "nvme discover" must list the subsystem, "nvme connect -t rdma" must
+# give a namespace of 64 MiB,
 # then fio with crc32c verification (1 MiB sequential writes, 4 KiB
 # and 4-256 KiB random writes, each read back by a verify-only pass)
 # must report no error and the expected byte counts, a verify-only pass
 # over never-written blocks must fail (the check can fail), the first
 # 32 MiB read back through NVMe must have the checksum the target's RAM
 # disk has (under lockdep an eighth of each job, the first 4 MiB).
-# Then figures (TAP comments, no pass/fail; none under lockdep): fio's 1 MiB
-# sequential read bandwidth and 4 KiB random read IOPS over rdma, then,
-# where the kernel has nvme-tcp and nvmet-tcp, the same over NVMe/TCP
-# on the same scif_net interface (a second port of the target, tcp at
-# its address, port 4421, which "nvme connect -t tcp" must reach).
+# Then figures (TAP comments, no pass/fail; none under lockdep): fio's
+# 1 MiB sequential read bandwidth and 4 KiB random read IOPS over rdma,
+# then, where the kernel has nvme-tcp and nvmet-tcp, the same over
+# NVMe/TCP on the same scif_net interface (a second port of the target,
+# tcp at its address, port 4421, which "nvme connect -t tcp" must
+# reach), and, when the nodes are also joined by virtio-net (eth0 at
+# 10.99.0.(node+1), qemu/cluster.sh -N: make bench), over that (a third
+# port, port 4422).
 # "nvme disconnect" must remove the controller.  Then the target tears
 # its configfs down and removes scif0 (under lockdep the other way
 # round: see target_end), and both unload everything.  The
@@ -35,12 +39,13 @@
 # node's QEMU): node 1 is the target, on its disk, and is killed in the
 # middle of a write; node 0, the host, connected with a controller loss
 # timeout of 600 s, asks the launcher to kill node 1 while fio writes
-# 48 MiB with crc32c headers, then to boot it again.  Node 1's second
-# life sets the same target up on the same disk; the host's nvme-rdma
-# must reconnect by itself and fio end without an error, having written
-# everything; a verify-only pass must find every block fio wrote (none
-# acknowledged was lost; none went in twice over a newer one), and the
-# disk's first 48 MiB must read the same on the target.
+# 48 MiB with crc32c headers (under lockdep 8 MiB), then to boot it
+# again.  Node 1's second life sets the same target up on the same
+# disk; the host's nvme-rdma must reconnect by itself and fio end
+# without an error, having written everything; a verify-only pass must
+# find every block fio wrote (none acknowledged was lost; none went in
+# twice over a newer one), and the disk's first 48 MiB (8) must read
+# the same on the target.
 set -u
 
 PATH=$PATH:/usr/bin:/usr/sbin
@@ -66,12 +71,14 @@ fio_out=/tmp/nvmeof-fio.out
 loaded_mods=
 n=0
 failed=0
-# The fio jobs' sizes (MiB; at offsets 0, 32M and 40M).  Under lockdep
-# (the debug kernel, where NVMe-oF moves about 1 MB/s here) an eighth.
+# The fio jobs' sizes (MiB; at offsets 0, 32M and 40M), and the loss
+# run's writes (MiB, at most MB/s).  Under lockdep (the debug kernel,
+# where NVMe-oF moves about 1 MB/s here) an eighth, and the loss run's
+# writes a sixth at a sixth of the rate: still under way at the kill.
 if [ -e /proc/lockdep ]; then
-	seq_mib=4 rnd_mib=1 mix_mib=2
+	seq_mib=4 rnd_mib=1 mix_mib=2 loss_mib=8 loss_rate=1
 else
-	seq_mib=32 rnd_mib=8 mix_mib=16
+	seq_mib=32 rnd_mib=8 mix_mib=16 loss_mib=48 loss_rate=6
 fi
 
 # shellcheck disable=SC2034 # read by scif_tap_lib.sh
@@ -106,16 +113,6 @@ load_mods() {
 	[ -d /sys/module/nvmet_rdma ] && [ -d /sys/module/nvme_rdma ]
 }
 
-link_up() {
-	insmod "$ex/scif_rdma.ko" &&
-		rdma link add scif0 type scif netdev "$dev" &&
-		wait_for 10 sh -c "rdma link show scif0/1 | grep -q 'state ACTIVE'"
-}
-
-link_down() {
-	rdma link delete scif0 && rmmod scif_rdma
-}
-
 # The target: namespace 1 of $nqn on $1 (default /dev/ram0), any host,
 # on an rdma port at my_ip:4420.
 target_up() {
@@ -142,26 +139,34 @@ target_up() {
 		ln -s "$cfg/subsystems/$nqn" "$cfg/ports/1/subsystems/$nqn" ||
 		return 1
 	mod_loaded nvmet-tcp || return 0
-	mkdir "$cfg/ports/2" &&
-		echo tcp > "$cfg/ports/2/addr_trtype" &&
-		echo ipv4 > "$cfg/ports/2/addr_adrfam" &&
-		echo "$my_ip" > "$cfg/ports/2/addr_traddr" &&
-		echo 4421 > "$cfg/ports/2/addr_trsvcid" &&
-		ln -s "$cfg/subsystems/$nqn" "$cfg/ports/2/subsystems/$nqn"
+	tcp_port 2 "$my_ip" 4421 || return 1
+	[ -z "$eth_ip" ] || tcp_port 3 "$eth_ip" 4422
+}
+
+# tcp_port N ADDR PORT: port N of the target, NVMe/TCP at ADDR:PORT.
+tcp_port() {
+	mkdir "$cfg/ports/$1" &&
+		echo tcp > "$cfg/ports/$1/addr_trtype" &&
+		echo ipv4 > "$cfg/ports/$1/addr_adrfam" &&
+		echo "$2" > "$cfg/ports/$1/addr_traddr" &&
+		echo "$3" > "$cfg/ports/$1/addr_trsvcid" &&
+		ln -s "$cfg/subsystems/$nqn" "$cfg/ports/$1/subsystems/$nqn"
 }
 
 # Each step even if an earlier one failed (a half-made target is
 # taken down as far as it goes); then nothing of it may be left.
 target_down() {
-	rm -f "$cfg/ports/2/subsystems/$nqn"
-	[ ! -d "$cfg/ports/2" ] || rmdir "$cfg/ports/2"
+	for p in 3 2; do
+		rm -f "$cfg/ports/$p/subsystems/$nqn"
+		[ ! -d "$cfg/ports/$p" ] || rmdir "$cfg/ports/$p"
+	done
 	rm -f "$cfg/ports/1/subsystems/$nqn"
 	rmdir "$cfg/ports/1"
 	echo 0 > "$cfg/subsystems/$nqn/namespaces/1/enable"
 	rmdir "$cfg/subsystems/$nqn/namespaces/1"
 	rmdir "$cfg/subsystems/$nqn"
 	[ ! -e "$cfg/ports/1" ] && [ ! -e "$cfg/ports/2" ] &&
-		[ ! -e "$cfg/subsystems/$nqn" ] &&
+		[ ! -e "$cfg/ports/3" ] && [ ! -e "$cfg/subsystems/$nqn" ] &&
 		umount /sys/kernel/config
 }
 
@@ -200,11 +205,11 @@ target_sum_matches() {
 # Fabrics").
 target_end() {
 	if [ -e /proc/lockdep ]; then
-		ok rdma_link_down link_down
+		ok rdma_link_down scif_rdma_down
 		ok nvmet_teardown target_down
 	else
 		ok nvmet_teardown target_down
-		ok rdma_link_down link_down
+		ok rdma_link_down scif_rdma_down
 	fi
 	touch "$www/done"
 	ok peer_unload_takes_carrier_off wait_for 120 carrier_is 0
@@ -218,7 +223,7 @@ target_end() {
 target() {
 	ok carrier_on wait_for 60 carrier_is 1
 	ok modules_loaded load_mods
-	ok rdma_link_up link_up
+	ok rdma_link_up scif_rdma_up
 	ok brd_ram_disk test -b /dev/ram0
 	ok nvmet_configfs target_up
 	touch "$www/ready"
@@ -299,10 +304,11 @@ fio_figure() {
 		2> /dev/null | awk -F';' '/^3;/ { print $7, $8 }'
 }
 
-# figures VIA: 1 MiB sequential read bandwidth and 4 KiB random read
-# IOPS on the namespace, as a TAP comment.
+# figures ID VIA: 1 MiB sequential read bandwidth and 4 KiB random read
+# IOPS on the namespace, as a TAP comment, and again for make bench
+# (scripts/bench-nvmeof.sh) as "# nvme-figures ID MB/s IOPS".
 figures() {
-	via=$1
+	id=$1 via=$2
 	# shellcheck disable=SC2046 # two numbers
 	set -- $(fio_figure seqread --rw=read --bs=1M --offset=0 --size=32M \
 		--iodepth=4)
@@ -310,23 +316,31 @@ figures() {
 	# shellcheck disable=SC2046 # two numbers
 	set -- $(fio_figure randread --rw=randread --bs=4k --offset=0 \
 		--size=32M --iodepth=16 --runtime=5 --time_based)
-	echo "# figures $via: 1 MiB sequential read $((kibps * 1024 / 1000000)) MB/s, 4 KiB random read ${2:-0} IOPS"
+	mbps=$((kibps * 1024 / 1000000))
+	echo "# figures $via: 1 MiB sequential read $mbps MB/s, 4 KiB random read ${2:-0} IOPS"
+	echo "# nvme-figures $id $mbps ${2:-0}"
 }
 
-tcp_connect() {
-	nvme connect -t tcp -a "$peer_ip" -s 4421 -n "$nqn" -q "$hostnqn" \
+tcp_connect() { # address port
+	nvme connect -t tcp -a "$1" -s "$2" -n "$nqn" -q "$hostnqn" \
 		-I "$hostid" && wait_for 20 find_ns
 }
 
-# The figures over rdma, then over NVMe/TCP on the same interface (none
+# The figures over rdma, then over NVMe/TCP on the same interface, then,
+# with the nodes also joined by virtio-net (make bench), over that (none
 # under lockdep: they would measure the debug kernel).
 compare() {
 	[ ! -e /proc/lockdep ] || { echo "# figures: none under lockdep"; return 0; }
-	figures "NVMe-oF over scif_rdma"
+	figures srd "NVMe-oF over scif_rdma"
 	mod_loaded nvme-tcp || return 0
 	ok nvme_disconnect_rdma disconnect
-	ok nvme_tcp_connect tcp_connect || return 0
-	figures "NVMe/TCP over scif_net"
+	ok nvme_tcp_connect tcp_connect "$peer_ip" 4421 || return 0
+	figures tcp-sn "NVMe/TCP over scif_net"
+	[ -n "$eth_ip" ] || return 0
+	ok nvme_disconnect_tcp disconnect
+	ok nvme_tcp_connect_virtio_net \
+		tcp_connect "10.99.0.$((peer + 1))" 4422 || return 0
+	figures tcp-eth "NVMe/TCP over virtio-net"
 }
 
 publish_sum() { # MiB
@@ -358,7 +372,7 @@ fio_jobs() {
 host() {
 	ok carrier_on wait_for 120 carrier_is 1
 	ok modules_loaded load_mods
-	ok rdma_link_up link_up
+	ok rdma_link_up scif_rdma_up
 	ok target_ready wait_for 120 http_fetched "http://$peer_ip/ready"
 	ok nvme_discover discover
 	ok nvme_connect connect
@@ -379,7 +393,7 @@ host() {
 host_end() {
 	ok nvme_disconnect disconnect
 	touch "$www/done"
-	ok rdma_link_down link_down
+	ok rdma_link_down scif_rdma_down
 	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"
 	kill "$httpd_pid"
 	wait "$httpd_pid"
@@ -394,7 +408,7 @@ target_loss() {
 	life=${SCIF_RESTART:-0}
 	ok carrier_on wait_for 120 carrier_is 1
 	ok modules_loaded load_mods
-	ok rdma_link_up link_up
+	ok rdma_link_up scif_rdma_up
 	ok disk_present test -b /dev/vda
 	ok nvmet_configfs target_up /dev/vda
 	touch "$www/ready$life"
@@ -404,7 +418,7 @@ target_loss() {
 		return
 	fi
 	ok host_done wait_for 600 http_fetched "http://$peer_ip/done"
-	ok disk_holds_the_host_writes target_sum_matches /dev/vda 48
+	ok disk_holds_the_host_writes target_sum_matches /dev/vda "$loss_mib"
 	target_end
 }
 
@@ -424,8 +438,8 @@ ctrl_not_live() { [ "$(ctrl_state)" != live ]; }
 write_through_loss() {
 	fio --name=loss --filename="/dev/$ns" --direct=1 --thread \
 		--ioengine=libaio --verify=crc32c --do_verify=0 \
-		--rw=write --bs=64k --offset=0 --size=48M --iodepth=4 \
-		--rate=6m --output-format=terse --terse-version=3 \
+		--rw=write --bs=64k --offset=0 --size="${loss_mib}M" --iodepth=4 \
+		--rate="${loss_rate}m" --output-format=terse --terse-version=3 \
 		> "$fio_out" 2>&1 &
 	fio_pid=$!
 	sleep 3
@@ -446,22 +460,23 @@ write_through_loss() {
 }
 
 fio_ended_well() { # status error written-KiB
-	[ "$1" = 0 ] && [ "${2:-}" = 0 ] && [ "${3:-}" = 49152 ]
+	[ "$1" = 0 ] && [ "${2:-}" = 0 ] && [ "${3:-}" = $((loss_mib * 1024)) ]
 }
 
 # Node 0: the host.
 host_loss() {
 	ok carrier_on wait_for 120 carrier_is 1
 	ok modules_loaded load_mods
-	ok rdma_link_up link_up
+	ok rdma_link_up scif_rdma_up
 	ok target_ready wait_for 120 http_fetched "http://$peer_ip/ready0"
 	ok nvme_connect connect_lossy
 	if find_ns; then
 		write_through_loss
 		ok reconnected_in_kernel_log sh -c "dmesg | grep -q 'Successfully reconnected'"
-		ok fio_verify_after_loss fio_run loss 49152 - --rw=write --bs=64k \
-			--offset=0 --size=48M --iodepth=4 --verify_only
-		ok checksum_published publish_sum 48
+		ok fio_verify_after_loss fio_run loss $((loss_mib * 1024)) - \
+			--rw=write --bs=64k --offset=0 --size="${loss_mib}M" \
+			--iodepth=4 --verify_only
+		ok checksum_published publish_sum "$loss_mib"
 	else
 		ok namespace_found false
 	fi
@@ -481,6 +496,9 @@ peer=$((1 - self))
 dev=sn$peer
 my_ip=10.77.0.$((self + 1))
 peer_ip=10.77.0.$((peer + 1))
+# The virtio-net link of qemu/cluster.sh -N (make bench), if any.
+eth_ip=$(ip -4 -o addr show dev eth0 2> /dev/null |
+	awk '{ sub(/\/.*/, "", $4); print $4 }' | grep '^10\.99\.0\.' || true)
 ok setup sn_addr_up
 mkdir -p "$www"
 httpd -f -p 80 -h "$www" &

@@ -134,9 +134,9 @@ drive() {
 	ok rdma_link_add link_add
 	ok second_device_refused second_device_refused
 	ok port_active wait_for 10 link_active
-	counters > /tmp/rdma-stats0
+	scif_rdma_counters > /tmp/rdma-stats0
 	kmod_tests
-	counters > /tmp/rdma-stats1
+	scif_rdma_counters > /tmp/rdma-stats1
 	ok rdma_direct went_direct /tmp/rdma-stats1 /tmp/rdma-stats0
 	ok rdma_pipelined pipelined /tmp/rdma-stats1 /tmp/rdma-stats0
 	forge_tests
@@ -169,7 +169,7 @@ msg_bytes() {
 moved_by_rma() {
 	d_rma=$(($(node_stat rma_bytes) - rma0))
 	d_msg=$(($(msg_bytes) - msg0))
-	d_win=$(($(counter rdma_windows_opened "$1") - $(counter rdma_windows_opened "$2")))
+	d_win=$(($(counter_of rdma_windows_opened "$1") - $(counter_of rdma_windows_opened "$2")))
 	echo "# on node $self: RMA bytes +$d_rma, message bytes +$d_msg, windows opened +$d_win"
 	[ "$d_rma" -ge 88964 ] && [ "$d_msg" -lt 2097152 ] && [ "$d_win" -ge 1 ]
 }
@@ -179,8 +179,8 @@ moved_by_rma() {
 # its small ones to the MR without a window inline (at least the four
 # of the two inline SGE cases, and the WRITE_WITH_IMM).
 went_direct() {
-	d=$(($(counter rdma_direct_reqs "$1") - $(counter rdma_direct_reqs "$2")))
-	i=$(($(counter rdma_inline_reqs "$1") - $(counter rdma_inline_reqs "$2")))
+	d=$(($(counter_of rdma_direct_reqs "$1") - $(counter_of rdma_direct_reqs "$2")))
+	i=$(($(counter_of rdma_inline_reqs "$1") - $(counter_of rdma_inline_reqs "$2")))
 	echo "# on node $self: direct WRITEs and READs +$d, inline +$i"
 	[ "$d" -ge 64 ] && [ "$i" -ge 5 ]
 }
@@ -189,20 +189,9 @@ went_direct() {
 # for their answers: at least 8 of the 24 its pipeline cases and its
 # bad key case post in chains (one at a time, the counter stays at 0).
 pipelined() {
-	p=$(($(counter rdma_pipelined_reqs "$1") - $(counter rdma_pipelined_reqs "$2")))
+	p=$(($(counter_of rdma_pipelined_reqs "$1") - $(counter_of rdma_pipelined_reqs "$2")))
 	echo "# on node $self: WRITEs and READs pipelined +$p"
 	[ "$p" -ge 8 ]
-}
-
-# The device's counters, "name value" a line.
-counters() {
-	rdma statistic show link scif0/1 2> /dev/null | tr ' ' '\n' |
-		awk 'NR > 2 && NR % 2 == 1 { name = $1 } NR > 2 && NR % 2 == 0 { print name, $1 }'
-}
-
-# Counter $1 in the file $2 (0 if absent).
-counter() {
-	awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$2"
 }
 
 # What the hostile run made the victim (this node) count, exactly: a
@@ -224,7 +213,7 @@ counted_exactly() {
 		rdma_direct_reqs:0 rdma_windows_opened:1 rdma_inline_reqs:1 \
 		rdma_pipelined_reqs:0; do
 		name=${want%%:*}
-		d=$(($(counter "$name" "$stats1") - $(counter "$name" "$stats0")))
+		d=$(($(counter_of "$name" "$stats1") - $(counter_of "$name" "$stats0")))
 		echo "# counter $name: +$d (want +${want#*:})"
 		[ "$d" = "${want#*:}" ] || rc=1
 	done
@@ -264,17 +253,17 @@ serve() {
 	stats0=/tmp/rdma-stats0
 	stats1=/tmp/rdma-stats1
 	resf=/tmp/rdma-res
-	counters > "$stats0"
+	scif_rdma_counters > "$stats0"
 	ok rdma_statistic_shown test -s "$stats0"
 	kmod_tests serve=1
-	counters > "$stats1"
+	scif_rdma_counters > "$stats1"
 	ok rdma_moved_by_rma moved_by_rma "$stats1" "$stats0"
-	counters > "$stats0"
+	scif_rdma_counters > "$stats0"
 	resource_watch "$resf" &
 	watch_pid=$!
 	kmod_tests hostile=1
 	wait "$watch_pid"
-	counters > "$stats1"
+	scif_rdma_counters > "$stats1"
 	echo "# rdma resource show, during the hostile run: $(cat "$resf" 2> /dev/null)"
 	echo "# (last seen: $(cat "$resf.last" 2> /dev/null))"
 	ok rdma_resource_lists_objects test -s "$resf"

@@ -2,9 +2,10 @@
 # shellcheck shell=sh
 #
 # Sourced by the shell tests of the SCIF clients (scif_net_test.sh,
-# scif_rxe_test.sh, scif_vsock_test.sh): TAP lines, a clock in ms,
-# polling with a bound, the carrier of the sn<peer> device $dev, and
-# the loading of the clients' modules.
+# scif_rxe_test.sh, scif_vsock_test.sh, the scif_rdma tests...): TAP
+# lines, a clock in ms, polling with a bound, the carrier of the
+# sn<peer> device $dev, the loading of the clients' modules, and
+# scif_rdma's device scif0 and its counters.
 # The sourcing script sets $tap_suite (its name in a skip line) and
 # starts n and failed at 0.
 # shellcheck disable=SC2154 # tap_suite, dev, my_ip, loaded_mods: set by the sourcing script
@@ -123,4 +124,29 @@ sn_addr_up() {
 # http_fetched URL [FILE]: the peer's busybox httpd has URL (saved in FILE).
 http_fetched() {
 	timeout 5 wget -q -O "${2:-/dev/null}" "$1" 2> /dev/null
+}
+
+# scif_rdma_up: scif_rdma loaded (from $ex) and its device scif0 made
+# on $dev, its port ACTIVE within 10 s.
+scif_rdma_up() {
+	insmod "$ex/scif_rdma.ko" &&
+		rdma link add scif0 type scif netdev "$dev" &&
+		wait_for 10 sh -c "rdma link show scif0/1 | grep -q 'state ACTIVE'"
+}
+
+# scif_rdma_down: scif0 deleted, scif_rdma unloaded.
+scif_rdma_down() {
+	rdma link delete scif0 && rmmod scif_rdma
+}
+
+# scif_rdma_counters: scif0's counters, "name value" a line.
+scif_rdma_counters() {
+	rdma statistic show link scif0/1 2> /dev/null | tr ' ' '\n' |
+		awk 'NR > 2 && NR % 2 == 1 { name = $1 } NR > 2 && NR % 2 == 0 { print name, $1 }'
+}
+
+# counter_of NAME FILE: counter NAME in FILE, a scif_rdma_counters
+# output (0 if absent).
+counter_of() {
+	awk -v n="$1" '$1 == n { v = $2 } END { print v + 0 }' "$2"
 }
