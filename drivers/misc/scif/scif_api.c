@@ -5,6 +5,7 @@
  * Thin wrappers over the endpoint operations; kernel buffers travel as
  * kvec iterators through the same code as user buffers.
  */
+#include <linux/completion.h>
 #include <linux/export.h>
 #include <linux/jiffies.h>
 #include <linux/sched/signal.h>
@@ -135,14 +136,29 @@ EXPORT_SYMBOL_GPL(scif_accept);
  * @epd: the endpoint; not to be used again
  *
  * A listener refuses its waiting requests; the peer of a connected
- * endpoint sees the connection reset after receiving what was sent.
+ * endpoint sees the connection reset after receiving what was sent.  If
+ * the endpoint had windows over kernel memory (SCIF_MAP_KERNEL), waits
+ * until they are gone: until the peer has acknowledged the close, which
+ * it does once none of its RMAs touches them any more, or its node is
+ * gone.  A slow peer is waited for; a node held for a protocol error
+ * until its bus reports it down.  The caller may free that memory when
+ * the call returns.
  *
- * Context: process context; may sleep.
+ * Context: process context; may sleep.  Not from a SCIF client's probe
+ * or remove callback (the node lock is held there) when it may wait.
  * Return: 0.
  */
 int scif_close(scif_epd_t epd)
 {
+	DECLARE_COMPLETION_ONSTACK(closed);
+	bool wait = READ_ONCE(epd->rma.kernel_windows);
+
+	/* Read by the endpoint's destruction, which the close may start. */
+	if (wait)
+		epd->closed = &closed;
 	scif_epd_close(epd);
+	if (wait)
+		wait_for_completion(&closed);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(scif_close);

@@ -4,6 +4,7 @@
  * endpoints whose peer node is lost.
  */
 #include <linux/capability.h>
+#include <linux/completion.h>
 #include <linux/cred.h>
 #include <linux/memcontrol.h>
 #include <linux/rcupdate.h>
@@ -230,6 +231,8 @@ static void scif_epd_free_work(struct work_struct *work)
 		scif_epd_uncount(ep);
 	scif_epd_user_release(ep);
 	mem_cgroup_put(ep->memcg);
+	if (ep->closed)
+		complete(ep->closed);
 	kfree_rcu(ep, rcu);
 }
 

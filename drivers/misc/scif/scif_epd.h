@@ -114,6 +114,7 @@
 #include "scif_rb.h"
 #include "scif_rma.h"
 
+struct completion;
 struct mem_cgroup;
 struct pid;
 
@@ -253,6 +254,10 @@ struct scif_user {
  * @rma: registered memory: windows, ours and the peer's (own lock)
  * @mmap: mappings of the peer's windows into processes (own lock)
  * @fp: the user-space data path (own lock)
+ * @closed: completed by the endpoint's destruction, once its windows are
+ *	gone; set by the kernel API's scif_close(), which waits for it, of
+ *	an endpoint that had windows over kernel memory (its caller frees
+ *	that memory when the call returns); else NULL
  * @stats: traffic counters: tx_* under @send_mutex, rx_* under
  *	@recv_mutex; rma_* and errors under @lock (read by debugfs and the
  *	close tracepoint without the mutexes: a reader may see a count a
@@ -306,6 +311,7 @@ struct scif_endpt {
 	struct scif_epd_rma rma;
 	struct scif_epd_mmap mmap;
 	struct scif_epd_fp fp;
+	struct completion *closed;
 	struct scif_stats stats;
 };
 

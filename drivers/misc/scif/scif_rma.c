@@ -702,6 +702,7 @@ static int scif_rma_desc_copy(struct scif_rma_desc *d, bool engine)
 		err = scif_rma_lost(d->ep);
 		if (err)
 			return err;
+		scif_rma_test_piece_delay();
 		n = min_t(u64, left, SZ_1M);
 		tail = d->ordered && n == left ? scif_rma_last_line(&d->dst, n) : 0;
 		scif_rma_copy_span(&d->dst, &d->src, n - tail,

@@ -217,6 +217,9 @@ struct scif_range;
  *	by an RMA); teardown waits for it to reach 0
  * @nr_rruns: runs of those windows (charged against max_remote_runs_per_ep
  *	before the REGISTER is read, uncharged as the window is released)
+ * @kernel_windows: a window over kernel memory (SCIF_MAP_KERNEL) was
+ *	placed in @local: the kernel API's scif_close() waits until the
+ *	endpoint's windows are gone (set once, never cleared)
  * @eng_lock: protects the copy engine's fields below
  * @queue: descriptors waiting for or in the copy engine, in issue order
  * @nr_queued: entries in @queue
@@ -264,6 +267,7 @@ struct scif_epd_rma {
 	struct maple_tree remote;
 	atomic_t nr_rwindows;
 	atomic_long_t nr_rruns;
+	bool kernel_windows;
 
 	/* eng_lock protects queue through nr_waiters */
 	spinlock_t eng_lock;

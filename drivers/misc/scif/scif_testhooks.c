@@ -46,7 +46,8 @@
  *
  * Also here: <debugfs>/scif/corrupt, node_test, corrupt_runlist and
  * drop_rma_msgs, and the module parameters test_listener_close_delay_ms,
- * eng_delay_ms and eng_defer, each described where it is defined below.
+ * eng_delay_ms, eng_piece_delay_ms and eng_defer, each described where
+ * it is defined below.
  * The driver reaches the hooks through scif_testhooks.h only, whose stubs
  * compile to nothing in the shipped build.
  */
@@ -447,6 +448,32 @@ MODULE_PARM_DESC(eng_delay_ms,
 void scif_rma_test_delay(void)
 {
 	unsigned int ms = READ_ONCE(scif_eng_delay_ms);
+
+	if (ms)
+		msleep(ms);
+}
+
+/*
+ * Test hook, module parameter eng_piece_delay_ms: milliseconds the copy
+ * engine sleeps after it found the connection alive and before it
+ * copies a piece of a descriptor (scif_rma.c), so that tests can close
+ * the peer's endpoint while an RMA into its window is under way.
+ */
+static unsigned int scif_eng_piece_delay_ms;
+module_param_named(eng_piece_delay_ms, scif_eng_piece_delay_ms, uint, 0644);
+MODULE_PARM_DESC(eng_piece_delay_ms,
+		 "Test build: delay of the copy engine before each piece, in ms (default 0)");
+
+/**
+ * scif_rma_test_piece_delay() - test hook: the copy engine pauses before
+ * a piece
+ *
+ * Context: process context (the copy engine); may sleep.
+ * Return: nothing; returns after eng_piece_delay_ms.
+ */
+void scif_rma_test_piece_delay(void)
+{
+	unsigned int ms = READ_ONCE(scif_eng_piece_delay_ms);
 
 	if (ms)
 		msleep(ms);

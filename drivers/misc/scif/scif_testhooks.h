@@ -34,6 +34,7 @@ void scif_node_test_delay(enum scif_node_delay point);
 bool scif_node_test_held(struct scif_node *node, unsigned int what);
 void scif_test_close_delay(void);
 void scif_rma_test_delay(void);
+void scif_rma_test_piece_delay(void);
 bool scif_rma_test_defer(void);
 bool scif_window_drop_msg(void);
 void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
@@ -58,6 +59,10 @@ static inline void scif_test_close_delay(void)
 }
 
 static inline void scif_rma_test_delay(void)
+{
+}
+
+static inline void scif_rma_test_piece_delay(void)
 {
 }
 

@@ -554,6 +554,9 @@ static s64 scif_epd_do_register(struct scif_endpt *ep,
 		scif_window_put(w);
 		return err;
 	}
+	/* The close of its endpoint waits until the window is gone. */
+	if (!pp->user)
+		WRITE_ONCE(ep->rma.kernel_windows, true);
 	kref_get(&w->ref);		/* ours, while we wait */
 	err = scif_node_send(ep->node, &msg);
 	if (err) {

@@ -380,7 +380,9 @@ static enum ib_wc_status srd_rma_win_make(struct srd_qp *qp,
  * responder may still be copying: the window is unregistered (no new
  * RMA reaches it) but its memory waits on the QP's rma_stale chain until
  * the receive thread has closed the endpoint; so does the memory of a
- * window whose unregistration failed (SCIF drops it at the close).
+ * window whose unregistration failed (SCIF drops it at the close).  The
+ * close of an endpoint with windows over kernel memory returns once the
+ * peer no longer touches them.
  */
 static void srd_rma_win_free(struct srd_qp *qp, struct srd_rma_win *win,
 			     bool answered)

@@ -32,6 +32,9 @@ module_param(cross_serve, bool, 0444);
 /* Only test_withdrawn(), with the copy engine held back (see there). */
 static bool withdrawn;
 module_param(withdrawn, bool, 0444);
+/* Only test_close_waits(), with the copy engine paused (see there). */
+static bool close_waits;
+module_param(close_waits, bool, 0444);
 MODULE_PARM_DESC(cross_serve, "Serve one cross_peer instance: register a window of known bytes");
 
 static char results[8192];
@@ -491,6 +494,64 @@ out:
 	vfree(src);
 }
 
+/*
+ * A window over kernel memory closed with its endpoint while an RMA of
+ * the peer writes into it: scif_kapi_test.sh loads the module with the
+ * test build's eng_defer (the RMA goes to the copy engine's worker) and
+ * eng_piece_delay_ms (the engine, having found the connection alive,
+ * sleeps before it copies).  scif_close() must return only once the
+ * peer no longer touches the window, since the caller frees the memory
+ * then: nothing may change in it after the call returns (before, the
+ * call returned at once and the RMA wrote into the buffer 1.4 s later).
+ */
+static void test_close_waits(void)
+{
+	u8 *bwin = vzalloc(WIN_LEN), *src = vmalloc(WIN_LEN);
+	u8 *snap = vmalloc(WIN_LEN);
+	scif_epd_t lep = scif_open(), a = NULL, b = NULL;
+	unsigned long t0;
+	long off;
+	int i, ret;
+
+	ret = lep && bwin && src && snap ? scif_bind(lep, TEST_PORT) : -ENOMEM;
+	if (ret == TEST_PORT)
+		ret = scif_listen(lep, 1);
+	CHECK("close_waits_listen", ret == 0, ret);
+	if (ret)
+		goto out;
+	b = make_pair(lep, &a);
+	if (!b)
+		goto out;
+	for (i = 0; i < WIN_LEN; i++)
+		src[i] = i * 7 + 3;
+	off = scif_register(b, bwin, WIN_LEN, 0, RW, SCIF_MAP_KERNEL);
+	CHECK("close_waits_register", off >= 0, off);
+	if (off < 0)
+		goto out;
+	ret = scif_vwriteto(a, src, WIN_LEN, off, 0);	/* queued, held */
+	CHECK("close_waits_rma_queued", ret == 0, ret);
+	msleep(100);
+	t0 = jiffies;
+	scif_close(b);
+	b = NULL;
+	memcpy(snap, bwin, WIN_LEN);
+	seq_buf_printf(&out, "# scif_close() took %u ms\n",
+		       jiffies_to_msecs(jiffies - t0));
+	msleep(2500);
+	CHECK("close_kernel_window_nothing_written_after",
+	      !memcmp(snap, bwin, WIN_LEN), 0);
+out:
+	if (b)
+		scif_close(b);
+	if (a)
+		scif_close(a);
+	if (lep)
+		scif_close(lep);
+	vfree(snap);
+	vfree(bwin);
+	vfree(src);
+}
+
 static int probes, removes;
 
 static void client_probe(struct scif_peer_dev *peer)
@@ -655,6 +716,8 @@ static int __init scif_kapi_test_init(void)
 	seq_buf_init(&out, results, sizeof(results));
 	if (withdrawn) {
 		test_withdrawn();
+	} else if (close_waits) {
+		test_close_waits();
 	} else if (cross_serve) {
 		cross_server();
 	} else if (cross_peer >= 0) {
