@@ -443,113 +443,120 @@ static void test_connection(void)
 }
 
 /*
- * A window over kernel memory, unregistered while an RMA of the peer
- * still holds it: scif_kapi_test.sh loads the module with the test
- * build's eng_defer set (the RMA goes to the copy engine's worker) and
- * eng_delay_ms (the worker sleeps before it copies).  scif_unregister()
- * must return only once the RMA is done, since the caller frees the
- * memory then: the bytes are there when it returns.
+ * A connected pair on @lep with a window over kernel memory on @b and an
+ * RMA of @a's from @src into it queued, held back by the test build's
+ * engine hooks, which scif_kapi_test.sh sets for the two tests below:
+ * eng_defer (the RMA goes to the copy engine's worker) and a delay.
  */
-static void test_withdrawn(void)
-{
-	u8 *bwin = vzalloc(WIN_LEN), *src = vmalloc(WIN_LEN);
-	scif_epd_t lep = scif_open(), a = NULL, b = NULL;
-	unsigned long t0;
+struct held_rma {
+	scif_epd_t lep, a, b;
+	u8 *bwin, *src;
 	long off;
+};
+
+/* CHECK() under the name "@what_@step". */
+static void held_rma_check(const char *what, const char *step, bool cond,
+			   long val)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "%s_%s", what, step);
+	report(cond, name, val);
+}
+
+static bool held_rma_start(struct held_rma *h, const char *what)
+{
 	int i, ret;
 
-	ret = lep && bwin && src ? scif_bind(lep, TEST_PORT) : -ENOMEM;
+	h->lep = scif_open();
+	h->bwin = vzalloc(WIN_LEN);
+	h->src = vmalloc(WIN_LEN);
+	ret = h->lep && h->bwin && h->src ? scif_bind(h->lep, TEST_PORT) :
+					    -ENOMEM;
 	if (ret == TEST_PORT)
-		ret = scif_listen(lep, 1);
-	CHECK("withdrawn_listen", ret == 0, ret);
+		ret = scif_listen(h->lep, 1);
+	held_rma_check(what, "listen", ret == 0, ret);
 	if (ret)
-		goto out;
-	b = make_pair(lep, &a);
-	if (!b)
-		goto out;
+		return false;
+	h->b = make_pair(h->lep, &h->a);
+	if (!h->b)
+		return false;
 	for (i = 0; i < WIN_LEN; i++)
-		src[i] = i * 13 + 5;
-	off = scif_register(b, bwin, WIN_LEN, 0, RW, SCIF_MAP_KERNEL);
-	CHECK("withdrawn_register", off >= 0, off);
-	if (off < 0)
-		goto out;
-	ret = scif_vwriteto(a, src, WIN_LEN, off, 0);	/* queued, held */
-	CHECK("withdrawn_rma_queued", ret == 0, ret);
+		h->src[i] = i * 13 + 5;
+	h->off = scif_register(h->b, h->bwin, WIN_LEN, 0, RW, SCIF_MAP_KERNEL);
+	held_rma_check(what, "register", h->off >= 0, h->off);
+	if (h->off < 0)
+		return false;
+	ret = scif_vwriteto(h->a, h->src, WIN_LEN, h->off, 0);
+	held_rma_check(what, "rma_queued", ret == 0, ret);
 	msleep(100);
-	t0 = jiffies;
-	ret = scif_unregister(b, off, WIN_LEN);
-	CHECK("unregister_kernel_window_waits_for_peer_rma",
-	      ret == 0 && !memcmp(bwin, src, WIN_LEN), ret);
-	CHECK("unregister_kernel_window_waited_ms",
-	      time_after_eq(jiffies, t0 + msecs_to_jiffies(500)),
-	      jiffies_to_msecs(jiffies - t0));
-out:
-	if (b)
-		scif_close(b);
-	if (a)
-		scif_close(a);
-	if (lep)
-		scif_close(lep);
-	vfree(bwin);
-	vfree(src);
+	return !ret;
+}
+
+static void held_rma_end(struct held_rma *h)
+{
+	if (h->b)
+		scif_close(h->b);
+	if (h->a)
+		scif_close(h->a);
+	if (h->lep)
+		scif_close(h->lep);
+	vfree(h->bwin);
+	vfree(h->src);
 }
 
 /*
- * A window over kernel memory closed with its endpoint while an RMA of
- * the peer writes into it: scif_kapi_test.sh loads the module with the
- * test build's eng_defer (the RMA goes to the copy engine's worker) and
- * eng_piece_delay_ms (the engine, having found the connection alive,
- * sleeps before it copies).  scif_close() must return only once the
- * peer no longer touches the window, since the caller frees the memory
- * then: nothing may change in it after the call returns (before, the
- * call returned at once and the RMA wrote into the buffer 1.4 s later).
+ * The window unregistered while the peer's RMA still holds it (the
+ * worker sleeps eng_delay_ms before it copies): scif_unregister() must
+ * return only once the RMA is done, since the caller frees the memory
+ * then: the bytes are there when it returns.
+ */
+static void test_withdrawn(void)
+{
+	struct held_rma h = { };
+	unsigned long t0;
+	int ret;
+
+	if (held_rma_start(&h, "withdrawn")) {
+		t0 = jiffies;
+		ret = scif_unregister(h.b, h.off, WIN_LEN);
+		CHECK("unregister_kernel_window_waits_for_peer_rma",
+		      ret == 0 && !memcmp(h.bwin, h.src, WIN_LEN), ret);
+		CHECK("unregister_kernel_window_waited_ms",
+		      time_after_eq(jiffies, t0 + msecs_to_jiffies(500)),
+		      jiffies_to_msecs(jiffies - t0));
+	}
+	held_rma_end(&h);
+}
+
+/*
+ * The window closed with its endpoint while the peer's RMA writes into
+ * it (the engine, having found the connection alive, sleeps
+ * eng_piece_delay_ms before it copies): scif_close() must return only
+ * once the peer no longer touches the window, since the caller frees
+ * the memory then: nothing may change in it after the call returns
+ * (before, the call returned at once and the RMA wrote 1.4 s later).
  */
 static void test_close_waits(void)
 {
-	u8 *bwin = vzalloc(WIN_LEN), *src = vmalloc(WIN_LEN);
 	u8 *snap = vmalloc(WIN_LEN);
-	scif_epd_t lep = scif_open(), a = NULL, b = NULL;
+	struct held_rma h = { };
 	unsigned long t0;
-	long off;
-	int i, ret;
 
-	ret = lep && bwin && src && snap ? scif_bind(lep, TEST_PORT) : -ENOMEM;
-	if (ret == TEST_PORT)
-		ret = scif_listen(lep, 1);
-	CHECK("close_waits_listen", ret == 0, ret);
-	if (ret)
-		goto out;
-	b = make_pair(lep, &a);
-	if (!b)
-		goto out;
-	for (i = 0; i < WIN_LEN; i++)
-		src[i] = i * 7 + 3;
-	off = scif_register(b, bwin, WIN_LEN, 0, RW, SCIF_MAP_KERNEL);
-	CHECK("close_waits_register", off >= 0, off);
-	if (off < 0)
-		goto out;
-	ret = scif_vwriteto(a, src, WIN_LEN, off, 0);	/* queued, held */
-	CHECK("close_waits_rma_queued", ret == 0, ret);
-	msleep(100);
-	t0 = jiffies;
-	scif_close(b);
-	b = NULL;
-	memcpy(snap, bwin, WIN_LEN);
-	seq_buf_printf(&out, "# scif_close() took %u ms\n",
-		       jiffies_to_msecs(jiffies - t0));
-	msleep(2500);
-	CHECK("close_kernel_window_nothing_written_after",
-	      !memcmp(snap, bwin, WIN_LEN), 0);
-out:
-	if (b)
-		scif_close(b);
-	if (a)
-		scif_close(a);
-	if (lep)
-		scif_close(lep);
+	CHECK("close_waits_snapshot", snap, 0);
+	if (snap && held_rma_start(&h, "close_waits")) {
+		t0 = jiffies;
+		scif_close(h.b);
+		h.b = NULL;
+		memcpy(snap, h.bwin, WIN_LEN);
+		seq_buf_printf(&out, "# scif_close() took %u ms\n",
+			       jiffies_to_msecs(jiffies - t0));
+		msleep(2500);
+		CHECK("close_kernel_window_nothing_written_after",
+		      !memcmp(snap, h.bwin, WIN_LEN), 0);
+	}
+	held_rma_end(&h);
 	vfree(snap);
-	vfree(bwin);
-	vfree(src);
 }
 
 static int probes, removes;
