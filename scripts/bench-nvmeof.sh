@@ -29,8 +29,6 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$top/build}
 bench_out=${1:-${BENCH_OUT:-$BUILD/bench}}
 out=$bench_out/nvmeof
-# check-lib.sh's record and run_test write here (unused but by name).
-results=$out/results.txt
 
 say() { echo "bench-nvmeof: $*" >&2; }
 
@@ -48,7 +46,6 @@ make -s -C "$top/qemu" OUTPUT="$BUILD/qemu"
 
 rm -rf "$out"
 mkdir -p "$out"
-: > "$results"
 printf 'insmod\nscif_nvmeof_test.sh\nrmmod\n' > "$out/steps"
 # The guest's virtio-net driver, for the link's eth0 (init.sh).
 net=$(kernel_modules "$rel" virtio_pci virtio_net)
