@@ -75,6 +75,12 @@ struct srd_map;		/* scif_rdma_map.c */
 #define SRD_MAP_CACHE		16
 #define SRD_MAP_SLOT		((u64)SRD_MAX_FR_PAGES << PAGE_SHIFT)
 #define SRD_MAP_BASE		BIT_ULL(62)
+/*
+ * User-space objects (rdma.rst, "User verbs"): of each kind at most
+ * half of the device's limit may be user space's, so that the kernel's
+ * consumers (NVMe-oF, NFS) always find the other half.
+ */
+#define SRD_USER_SHARE(max)	((max) / 2)
 
 /*
  * The device's counters ("rdma statistic", scif_rdma_stats.c), in the
@@ -102,6 +108,15 @@ enum srd_stat {
 	SRD_STAT_NR
 };
 
+/* The kinds of object user space may create (srd_dev's @user_objs). */
+enum srd_uobj {
+	SRD_UOBJ_PD,
+	SRD_UOBJ_CQ,
+	SRD_UOBJ_QP,
+	SRD_UOBJ_MR,
+	SRD_UOBJ_NR
+};
+
 /**
  * struct srd_dev - one device, tied to one scif_net interface
  * @ibdev: the RDMA core's device; first, as ib_alloc_device() wants
@@ -115,6 +130,8 @@ enum srd_stat {
  * @num_qp: QPs allocated (bounded by SRD_MAX_QP)
  * @num_mr: MRs allocated (bounded by SRD_MAX_MR)
  * @num_srq: SRQs allocated (bounded by SRD_MAX_SRQ)
+ * @user_objs: of those, user space's, by kind (enum srd_uobj; each
+ *	bounded by SRD_USER_SHARE() of the kind's limit)
  * @next_qpn: where the cyclic QP number allocation goes on
  * @next_mr: where the cyclic MR index allocation goes on
  * @cm_lock: protects @listens
@@ -145,6 +162,7 @@ struct srd_dev {
 	atomic_t num_qp;
 	atomic_t num_mr;
 	atomic_t num_srq;
+	atomic_t user_objs[SRD_UOBJ_NR];
 	u32 next_qpn;
 	u32 next_mr;
 	struct mutex cm_lock;	/* @listens */
@@ -187,11 +205,21 @@ struct srd_conn {
 };
 
 /**
+ * struct srd_ucontext - a user-space context: nothing beyond ib_core's
+ * @ibuc: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
+ */
+struct srd_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+/**
  * struct srd_pd - a protection domain: nothing beyond ib_core's
  * @ibpd: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
+ * @user: user space's (counted in the device's @user_objs)
  */
 struct srd_pd {
 	struct ib_pd ibpd;
+	bool user;
 };
 
 /**
@@ -205,6 +233,7 @@ struct srd_pd {
  * @armed: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP: the next completion
  *	(solicited only for IB_CQ_SOLICITED) calls the comp_handler
  * @overrun: a completion found the ring full; the CQ is in error
+ * @user: user space's (counted in the device's @user_objs)
  */
 struct srd_cq {
 	struct ib_cq ibcq;
@@ -215,18 +244,23 @@ struct srd_cq {
 	u32 count;
 	int armed;
 	bool overrun;
+	bool user;
 };
 
 /**
  * struct srd_mr - a memory region
  * @ibmr: ib_core's part
- * @pages: for a fast-registration MR, the page list map_mr_sg filled
- *	(kernel virtual addresses: the device uses virtual DMA)
+ * @pages: for a fast-registration MR, the page list map_mr_sg filled;
+ *	for a user MR, its pinned pages (kernel virtual addresses both: the
+ *	device uses virtual DMA)
  * @max_pages: entries @pages has room for
- * @npages: entries map_mr_sg filled
+ * @npages: entries map_mr_sg filled (a user MR: all of them)
  * @dma: a get_dma_mr MR: any kernel address, local access only
- * @valid: the keys may be used (a DMA MR always; a fast-reg MR between
- *	IB_WR_REG_MR and IB_WR_LOCAL_INV)
+ * @umem: a user MR (reg_user_mr): its pinned memory, released by
+ *	dereg_mr; such an MR is valid from its registration to dereg_mr
+ *	and is never changed by a work request
+ * @valid: the keys may be used (a DMA MR and a user MR always; a
+ *	fast-reg MR between IB_WR_REG_MR and IB_WR_LOCAL_INV)
  * @access: IB_ACCESS_* the last IB_WR_REG_MR gave
  * @key: the key in effect: the one the last IB_WR_REG_MR gave (the
  *	consumer changes ibmr's keys with ib_update_fast_reg_key before
@@ -259,6 +293,7 @@ struct srd_mr {
 	u32 max_pages;
 	u32 npages;
 	bool dma;
+	struct ib_umem *umem;
 	bool valid;
 	int access;
 	u32 key;
@@ -450,6 +485,8 @@ struct srd_rkey {
  * struct srd_qp - a reliable-connected queue pair
  * @ibqp: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
  * @dev: the device
+ * @user: user space's (created through uverbs; counted in the device's
+ *	@user_objs)
  * @lock: protects @state (also read without it), both rings' indices
  *	and counts, @rq_busy and @rq_flushing; not held while a completion
  *	is added
@@ -457,7 +494,9 @@ struct srd_rkey {
  * @sig_all: every send work request completes (IB_SIGNAL_ALL_WR)
  * @max_send_wr: send queue depth
  * @max_recv_wr: receive queue depth
- * @access: IB_ACCESS_* of modify_qp's IB_QP_ACCESS_FLAGS (WRITE_ONCE/READ_ONCE)
+ * @access: IB_ACCESS_*: remote read and write from the creation, as on
+ *	other iWARP devices, and what modify_qp's IB_QP_ACCESS_FLAGS adds
+ *	(WRITE_ONCE/READ_ONCE)
  * @max_send_sge: gather entries per send work request
  * @max_recv_sge: scatter entries per receive work request
  * @rq: the receive ring of @max_recv_wr entries
@@ -544,6 +583,7 @@ struct srd_rkey {
 struct srd_qp {
 	struct ib_qp ibqp;
 	struct srd_dev *dev;
+	bool user;
 	spinlock_t lock;	/* @state, the rings' indices: see above */
 	enum ib_qp_state state;
 	bool sig_all;
@@ -622,6 +662,15 @@ static inline struct srd_srq *to_srd_srq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct srd_srq, ibsrq);
 }
 
+/*
+ * Is @mr a fast-registration MR: the only kind that IB_WR_REG_MR, a
+ * LOCAL_INV, a SEND_WITH_INV or a READ_WITH_INV may change.
+ */
+static inline bool srd_mr_fast_reg(const struct srd_mr *mr)
+{
+	return !mr->dma && !mr->umem;
+}
+
 /* Count @n more of counter @stat of @dev. */
 static inline void srd_stat_add(struct srd_dev *dev, enum srd_stat stat, u64 n)
 {
@@ -648,7 +697,11 @@ int srd_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 len);
 int srd_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
 int srd_iw_destroy_listen(struct iw_cm_id *cm_id);
 
-/* scif_rdma_verbs.c: PD, CQ, MR */
+/* scif_rdma_verbs.c: user contexts, PD, CQ, MR */
+int srd_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void srd_dealloc_ucontext(struct ib_ucontext *ibuc);
+bool srd_user_take(struct srd_dev *dev, enum srd_uobj kind, int max);
+void srd_user_put(struct srd_dev *dev, enum srd_uobj kind);
 int srd_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int srd_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -761,6 +814,7 @@ void srd_qp_close(struct srd_qp *qp);
 /* scif_rdma_mr.c: MRs as the data path sees them */
 struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);
 void srd_mr_put(struct srd_mr *mr);
+u64 srd_mr_offset(const struct srd_mr *mr);
 void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len);
 bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access);
 void srd_mr_read(struct srd_mr *mr, u64 addr, void *buf, u64 len);

@@ -146,6 +146,8 @@ static const struct ib_device_ops srd_ops = {
 	.query_pkey = srd_query_pkey,
 	.dealloc_driver = srd_dealloc_driver,
 
+	.alloc_ucontext = srd_alloc_ucontext,
+	.dealloc_ucontext = srd_dealloc_ucontext,
 	.alloc_pd = srd_alloc_pd,
 	.dealloc_pd = srd_dealloc_pd,
 	.create_cq = srd_create_cq,
@@ -181,6 +183,7 @@ static const struct ib_device_ops srd_ops = {
 	.iw_create_listen = srd_iw_create_listen,
 	.iw_destroy_listen = srd_iw_destroy_listen,
 
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, srd_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, srd_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_cq, srd_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, srd_qp, ibqp),
@@ -223,6 +226,14 @@ static struct srd_dev *srd_dev_alloc(struct net_device *ndev, int peer)
 	memcpy(ibdev->iw_ifname, ndev->name, sizeof(ibdev->iw_ifname));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
 	strscpy(ibdev->node_desc, "scif_rdma", sizeof(ibdev->node_desc));
+	/*
+	 * User space posts and polls through these commands (no queues are
+	 * shared with it): ib_core leaves them off unless a driver asks.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	ib_set_device_ops(ibdev, &srd_ops);
 	return dev;
 }

@@ -9,6 +9,7 @@
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
 #include <linux/vmalloc.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "scif_rdma.h"
@@ -52,6 +53,24 @@ void srd_mr_put(struct srd_mr *mr)
 }
 
 /**
+ * srd_mr_offset() - where an MR's first byte is in its first page
+ * @mr: a fast-reg or user MR
+ *
+ * A fast-reg MR's page list starts at the page of its iova; a user MR's
+ * at the page of the user address it was registered at, which may lie
+ * elsewhere in its page than the iova it is known by.
+ *
+ * Context: any.
+ * Return: the offset, below the MR's page size.
+ */
+u64 srd_mr_offset(const struct srd_mr *mr)
+{
+	if (mr->umem)
+		return ib_umem_offset(mr->umem);
+	return mr->iova & (mr->ibmr.page_size - 1);
+}
+
+/**
  * srd_mr_kva() - the kernel address of a byte of an MR
  * @mr: the MR
  * @addr: the byte's address, inside @mr (the caller checked the bounds)
@@ -68,7 +87,7 @@ void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len)
 	if (mr->dma)
 		return (void *)(uintptr_t)addr;
 	psz = mr->ibmr.page_size;
-	abs = (mr->iova & (psz - 1)) + (addr - mr->iova);
+	abs = srd_mr_offset(mr) + (addr - mr->iova);
 	kva = (void *)(uintptr_t)mr->pages[abs / psz] + abs % psz;
 	*len = min(*len, psz - abs % psz);
 	return kva;
@@ -81,12 +100,22 @@ void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len)
  * @len: its bytes
  * @access: IB_ACCESS_* wanted
  *
+ * Local write is enforced on a user MR only: the pages of one registered
+ * without it may be another's (pinned without write access).
+ *
  * Context: any.
  * Return: true if @mr is valid, allows @access and holds the range.
  */
 bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access)
 {
-	if (!mr || !READ_ONCE(mr->valid) || (access & ~mr->access & ~IB_ACCESS_LOCAL_WRITE))
+	int missing;
+
+	if (!mr || !READ_ONCE(mr->valid))
+		return false;
+	missing = access & ~READ_ONCE(mr->access);
+	if (!mr->umem)
+		missing &= ~IB_ACCESS_LOCAL_WRITE;
+	if (missing)
 		return false;
 	if (mr->dma)
 		return !(access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE));

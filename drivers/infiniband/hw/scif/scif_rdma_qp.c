@@ -38,15 +38,15 @@ static int srd_check_caps(const struct ib_qp *ibqp,
 }
 
 /**
- * srd_create_qp() - the create_qp verb: a kernel RC QP
+ * srd_create_qp() - the create_qp verb: an RC QP
  * @ibqp: the QP ib_core allocated
  * @attr: its type, CQs and capacities (bounded by the device's limits)
- * @udata: user data: refused
+ * @udata: user space's (its driver data empty), or NULL for a kernel QP
  *
  * Context: process.
- * Return: 0, -EOPNOTSUPP for a user QP, a type other than RC or create
- * flags, -EINVAL for capacities out of bounds or an SRQ of another PD,
- * or -ENOMEM.
+ * Return: 0, -EOPNOTSUPP for a type other than RC or create flags,
+ * -EINVAL for capacities out of bounds, an SRQ of another PD or driver
+ * data, or -ENOMEM (past SRD_MAX_QP or user space's share of it).
  */
 int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		  struct ib_udata *udata)
@@ -56,14 +56,17 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	u32 qpn;
 	int err;
 
-	if (udata)
-		return -EOPNOTSUPP;
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
 	err = srd_check_caps(ibqp, attr);
 	if (err)
 		return err;
-	if (!atomic_add_unless(&dev->num_qp, 1, SRD_MAX_QP))
+	if (udata && !srd_user_take(dev, SRD_UOBJ_QP, SRD_MAX_QP))
 		return -ENOMEM;
+	qp->user = !!udata;
 	err = -ENOMEM;
+	if (!atomic_add_unless(&dev->num_qp, 1, SRD_MAX_QP))
+		goto unuser;
 	if (attr->srq) {
 		qp->srq = to_srd_srq(attr->srq);
 		attr->cap.max_recv_wr = 0;
@@ -92,6 +95,12 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	spin_lock_init(&qp->lock);
 	qp->state = IB_QPS_RESET;
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	/*
+	 * As on the other iWARP devices, the peer's WRITEs and READs are
+	 * allowed from the start; modify_qp only adds rights (librdmacm
+	 * gives the active side's user QP none before its connection).
+	 */
+	qp->access = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
 	qp->max_send_wr = attr->cap.max_send_wr;
 	qp->max_recv_wr = attr->cap.max_recv_wr;
 	qp->max_send_sge = attr->cap.max_send_sge;
@@ -110,6 +119,9 @@ free_rq:
 	kvfree(qp->rq);
 uncount:
 	atomic_dec(&dev->num_qp);
+unuser:
+	if (qp->user)
+		srd_user_put(dev, SRD_UOBJ_QP);
 	return err;
 }
 
@@ -117,8 +129,10 @@ uncount:
  * srd_modify_qp() - the modify_qp verb
  * @ibqp: the QP
  * @attr: the new attributes
- * @mask: which of @attr to apply (IB_QP_STATE, IB_QP_ACCESS_FLAGS; the
- *	others a connected-mode iWARP QP has no use for are ignored)
+ * @mask: which of @attr to apply (IB_QP_STATE, IB_QP_ACCESS_FLAGS, which
+ *	only adds rights to remote read and write, allowed from the QP's
+ *	creation; the others a connected-mode iWARP QP has no use for are
+ *	ignored)
  * @udata: user data: refused
  *
  * Context: process.
@@ -138,7 +152,7 @@ int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 					      IB_ACCESS_REMOTE_WRITE |
 					      IB_ACCESS_REMOTE_READ))
 			return -EINVAL;
-		WRITE_ONCE(qp->access, attr->qp_access_flags);
+		WRITE_ONCE(qp->access, qp->access | attr->qp_access_flags);
 	}
 	if (mask & IB_QP_STATE) {
 		err = srd_set_state(qp, attr->qp_state);
@@ -185,7 +199,7 @@ int srd_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 /**
  * srd_destroy_qp() - the destroy_qp verb
  * @ibqp: the QP
- * @udata: unused (no user QPs)
+ * @udata: unused
  *
  * Waits until the iWARP CM has dropped its references: ib_core frees
  * the QP when this returns.  Posted work requests are dropped without
@@ -208,6 +222,8 @@ int srd_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->iw_done);
 	kvfree(qp->sq);
 	kvfree(qp->rq);
+	if (qp->user)
+		srd_user_put(dev, SRD_UOBJ_QP);
 	atomic_dec(&dev->num_qp);
 	return 0;
 }

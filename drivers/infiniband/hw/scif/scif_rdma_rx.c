@@ -48,7 +48,7 @@ static bool srd_remote_inv(struct srd_qp *qp, u32 key)
 	struct srd_mr *mr = srd_mr_lookup(qp->dev, key, qp->ibqp.pd);
 	bool ok;
 
-	ok = mr && !mr->dma && (READ_ONCE(mr->access) &
+	ok = mr && srd_mr_fast_reg(mr) && (READ_ONCE(mr->access) &
 				(IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE));
 	if (ok) {
 		WRITE_ONCE(mr->valid, false);

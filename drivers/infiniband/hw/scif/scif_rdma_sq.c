@@ -157,7 +157,7 @@ static enum ib_wc_status srd_sq_reg_mr(struct srd_qp *qp, struct srd_swqe *w)
 	struct srd_mr *mr = to_srd_mr(w->reg_mr);
 
 	if (w->reg_mr->device != qp->ibqp.device ||
-	    w->reg_mr->pd != qp->ibqp.pd || mr->dma ||
+	    w->reg_mr->pd != qp->ibqp.pd || !srd_mr_fast_reg(mr) ||
 	    (w->reg_key >> 8) != (mr->ibmr.lkey >> 8) ||
 	    (w->reg_access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 			       IB_ACCESS_REMOTE_READ)))
@@ -187,7 +187,7 @@ static enum ib_wc_status srd_sq_local_inv(struct srd_qp *qp, u32 key)
 	struct srd_mr *mr = srd_mr_lookup(qp->dev, key, qp->ibqp.pd);
 	enum ib_wc_status st = IB_WC_LOC_PROT_ERR;
 
-	if (mr && !mr->dma) {
+	if (mr && srd_mr_fast_reg(mr)) {
 		WRITE_ONCE(mr->valid, false);
 		srd_map_mr_close(qp->dev, mr, false);
 		st = IB_WC_SUCCESS;
@@ -216,7 +216,7 @@ static enum ib_wc_status srd_sq_read_inv(struct srd_qp *qp, u32 key)
 
 	rcu_read_lock();	/* an MR is freed after a grace period */
 	mr = xa_load(&qp->dev->mrs, key >> 8);
-	if (mr && (mr->ibmr.pd != qp->ibqp.pd || mr->dma ||
+	if (mr && (mr->ibmr.pd != qp->ibqp.pd || !srd_mr_fast_reg(mr) ||
 		   !refcount_inc_not_zero(&mr->refs)))
 		mr = NULL;
 	rcu_read_unlock();

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * scif_rdma: protection domains, completion queues and memory regions
- * (rdma.rst, "Verbs objects").  Objects for user space (with udata)
- * are refused: user verbs are not in this slice.
+ * scif_rdma: user contexts, protection domains, completion queues and
+ * memory regions (rdma.rst, "Verbs objects", "User verbs").  User
+ * space's objects carry no driver data (the provider passes none).
  */
 
 #include <linux/slab.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/iter.h>
+#ifdef SRD_HAVE_CQ_ATTRS
+#include <rdma/uverbs_ioctl.h>
+#endif
 
 #include "scif_rdma.h"
 
@@ -16,69 +21,156 @@ static bool srd_take(atomic_t *n, int max)
 	return atomic_add_unless(n, 1, max);
 }
 
+/* User data the provider must not send: none in, none out. */
+static bool srd_udata_bad(const struct ib_udata *udata)
+{
+	return udata && (udata->inlen || udata->outlen);
+}
+
+/**
+ * srd_user_take() - count one more user-space object of a kind
+ * @dev: the device
+ * @kind: SRD_UOBJ_*
+ * @max: the kind's device limit, of which user space gets its share
+ *
+ * Context: any.
+ * Return: true, or false if user space has its share already.
+ */
+bool srd_user_take(struct srd_dev *dev, enum srd_uobj kind, int max)
+{
+	return srd_take(&dev->user_objs[kind], SRD_USER_SHARE(max));
+}
+
+/**
+ * srd_user_put() - count one user-space object of a kind less
+ * @dev: the device
+ * @kind: SRD_UOBJ_*
+ *
+ * Context: any.
+ */
+void srd_user_put(struct srd_dev *dev, enum srd_uobj kind)
+{
+	atomic_dec(&dev->user_objs[kind]);
+}
+
+/**
+ * srd_alloc_ucontext() - the alloc_ucontext verb: a user-space context
+ * @ibuc: the context ib_core allocated
+ * @udata: the provider's data: must be empty
+ *
+ * Context: process.
+ * Return: 0, or -EINVAL for driver data (this ABI has none).
+ */
+int srd_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
+{
+	return srd_udata_bad(udata) ? -EINVAL : 0;
+}
+
+/**
+ * srd_dealloc_ucontext() - the dealloc_ucontext verb
+ * @ibuc: the context; ib_core has destroyed its objects
+ *
+ * Context: process.
+ */
+void srd_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 /**
  * srd_alloc_pd() - the alloc_pd verb
  * @ibpd: the PD ib_core allocated
- * @udata: user data: refused
+ * @udata: user space's (empty), or NULL for a kernel PD
  *
  * Context: process.
- * Return: 0, -EOPNOTSUPP for a user PD, or -ENOMEM past SRD_MAX_PD.
+ * Return: 0, -EINVAL for driver data, or -ENOMEM past SRD_MAX_PD or
+ * user space's share of it.
  */
 int srd_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct srd_dev *dev = to_srd_dev(ibpd->device);
+	struct srd_pd *pd = container_of(ibpd, struct srd_pd, ibpd);
 
-	if (udata)
-		return -EOPNOTSUPP;
-	return srd_take(&dev->num_pd, SRD_MAX_PD) ? 0 : -ENOMEM;
+	if (srd_udata_bad(udata))
+		return -EINVAL;
+	if (udata && !srd_user_take(dev, SRD_UOBJ_PD, SRD_MAX_PD))
+		return -ENOMEM;
+	if (!srd_take(&dev->num_pd, SRD_MAX_PD)) {
+		if (udata)
+			srd_user_put(dev, SRD_UOBJ_PD);
+		return -ENOMEM;
+	}
+	pd->user = !!udata;
+	return 0;
 }
 
 /**
  * srd_dealloc_pd() - the dealloc_pd verb
  * @ibpd: the PD
- * @udata: unused (no user PDs)
+ * @udata: unused
  *
  * Context: process.
  * Return: 0.
  */
 int srd_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	atomic_dec(&to_srd_dev(ibpd->device)->num_pd);
+	struct srd_dev *dev = to_srd_dev(ibpd->device);
+
+	if (container_of(ibpd, struct srd_pd, ibpd)->user)
+		srd_user_put(dev, SRD_UOBJ_PD);
+	atomic_dec(&dev->num_pd);
 	return 0;
+}
+
+/* The user data of a create_cq: NULL for a kernel CQ. */
+static struct ib_udata *srd_cq_udata(SRD_CQ_UDATA_T *udata)
+{
+#ifdef SRD_HAVE_CQ_ATTRS
+	return udata ? &udata->driver_udata : NULL;
+#else
+	return udata;
+#endif
 }
 
 /**
  * srd_create_cq() - the create_cq verb
  * @ibcq: the CQ ib_core allocated
  * @attr: the size asked (cqe) and the completion vector
- * @udata: user data (6.1) or attributes (6.12): refused
+ * @udata: user data (6.1) or attributes (6.12): NULL for a kernel CQ;
+ *	a user CQ's driver data must be empty
  *
  * Context: process.
- * Return: 0, -EOPNOTSUPP for a user CQ, -EINVAL for a size or vector
- * out of bounds, or -ENOMEM.
+ * Return: 0, -EINVAL for a size or vector out of bounds or driver data,
+ * or -ENOMEM (past SRD_MAX_CQ or user space's share of it).
  */
 int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  SRD_CQ_UDATA_T *udata)
 {
 	struct srd_dev *dev = to_srd_dev(ibcq->device);
 	struct srd_cq *cq = to_srd_cq(ibcq);
+	struct ib_udata *ud = srd_cq_udata(udata);
 
-	if (udata)
-		return -EOPNOTSUPP;
-	if (attr->flags || !attr->cqe || attr->cqe > SRD_MAX_CQE ||
+	if (srd_udata_bad(ud) || attr->flags || !attr->cqe ||
+	    attr->cqe > SRD_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
+	if (ud && !srd_user_take(dev, SRD_UOBJ_CQ, SRD_MAX_CQ))
+		return -ENOMEM;
 	if (!srd_take(&dev->num_cq, SRD_MAX_CQ))
-		return -ENOMEM;
+		goto unuser;
 	cq->wc = kvcalloc(attr->cqe, sizeof(*cq->wc), GFP_KERNEL_ACCOUNT);
-	if (!cq->wc) {
-		atomic_dec(&dev->num_cq);
-		return -ENOMEM;
-	}
+	if (!cq->wc)
+		goto uncount;
 	spin_lock_init(&cq->lock);
 	cq->size = attr->cqe;
+	cq->user = !!ud;
 	ibcq->cqe = attr->cqe;
 	return 0;
+uncount:
+	atomic_dec(&dev->num_cq);
+unuser:
+	if (ud)
+		srd_user_put(dev, SRD_UOBJ_CQ);
+	return -ENOMEM;
 }
 
 /**
@@ -91,10 +183,13 @@ int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
  */
 int srd_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
+	struct srd_dev *dev = to_srd_dev(ibcq->device);
 	struct srd_cq *cq = to_srd_cq(ibcq);
 
 	kvfree(cq->wc);
-	atomic_dec(&to_srd_dev(ibcq->device)->num_cq);
+	if (cq->user)
+		srd_user_put(dev, SRD_UOBJ_CQ);
+	atomic_dec(&dev->num_cq);
 	return 0;
 }
 
@@ -202,22 +297,88 @@ struct ib_mr *srd_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/* Pin a user MR's memory and list its pages. */
+static int srd_mr_pin(struct srd_mr *mr, struct ib_pd *ibpd, u64 start,
+		      u64 length, int access)
+{
+	struct ib_block_iter biter;
+	size_t n;
+
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem))
+		return PTR_ERR(mr->umem);
+	n = ib_umem_num_dma_blocks(mr->umem, PAGE_SIZE);
+	mr->pages = kvcalloc(n, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
+	if (!mr->pages) {
+		ib_umem_release(mr->umem);
+		return -ENOMEM;
+	}
+	/* Virtual DMA: a block's DMA address is its kernel address. */
+	rdma_umem_for_each_dma_block(mr->umem, &biter, PAGE_SIZE)
+		mr->pages[mr->npages++] = rdma_block_iter_dma_address(&biter);
+	mr->max_pages = mr->npages;
+	return 0;
+}
+
 /**
- * srd_reg_user_mr() - the reg_user_mr verb: not in this slice
- * @ibpd: unused
- * @start: unused
- * @length: unused
- * @virt: unused
- * @access: unused
- * @udata: unused
+ * srd_reg_user_mr() - the reg_user_mr verb: an MR over user memory
+ * @ibpd: the PD (user space's)
+ * @start: the memory's first byte in the caller's address space
+ * @length: its bytes (at most SRD_MAX_MSG)
+ * @virt: the address work requests and peers name its first byte by
+ * @access: IB_ACCESS_LOCAL_WRITE, _REMOTE_WRITE, _REMOTE_READ, and any
+ *	of the optional ones (ignored)
+ * @udata: the provider's data: must be empty
+ *
+ * The pages are pinned (ib_umem_get charges them to the caller's
+ * RLIMIT_MEMLOCK) until dereg_mr.
  *
  * Context: process.
- * Return: ERR_PTR(-EOPNOTSUPP).
+ * Return: the MR, ERR_PTR(-EINVAL) for a length out of bounds or driver
+ * data, ERR_PTR(-EOPNOTSUPP) for another access right, ERR_PTR(-ENOMEM)
+ * past SRD_MAX_MR or user space's share of it, or ib_umem_get's error.
  */
 struct ib_mr *srd_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt, int access, struct ib_udata *udata)
 {
-	return ERR_PTR(-EOPNOTSUPP);
+	struct srd_dev *dev = to_srd_dev(ibpd->device);
+	struct srd_mr *mr;
+	int err = -ENOMEM;
+
+	if (srd_udata_bad(udata) || !length || length > SRD_MAX_MSG)
+		return ERR_PTR(-EINVAL);
+	/* Optional rights (relaxed ordering) are hints a device may ignore. */
+	access &= ~IB_ACCESS_OPTIONAL;
+	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		       IB_ACCESS_REMOTE_READ))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!srd_user_take(dev, SRD_UOBJ_MR, SRD_MAX_MR))
+		return ERR_PTR(-ENOMEM);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr)
+		goto unuser;
+	err = srd_mr_pin(mr, ibpd, start, length, access);
+	if (err)
+		goto free_mr;
+	mr->ibmr.page_size = PAGE_SIZE;
+	mr->ibmr.iova = virt;
+	mr->ibmr.length = length;
+	mr->iova = virt;
+	mr->length = length;
+	mr->access = access;
+	mr->valid = true;
+	err = srd_mr_insert(dev, mr);
+	if (err)
+		goto unpin;
+	return &mr->ibmr;
+unpin:
+	kvfree(mr->pages);
+	ib_umem_release(mr->umem);
+free_mr:
+	kfree(mr);
+unuser:
+	srd_user_put(dev, SRD_UOBJ_MR);
+	return ERR_PTR(err);
 }
 
 /**
@@ -283,7 +444,7 @@ int srd_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 {
 	struct srd_mr *mr = to_srd_mr(ibmr);
 
-	if (mr->dma)
+	if (!srd_mr_fast_reg(mr))
 		return -EINVAL;
 	mr->npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, srd_set_page);
@@ -292,7 +453,7 @@ int srd_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 /**
  * srd_dereg_mr() - the dereg_mr verb
  * @ibmr: the MR
- * @udata: unused (no user MRs)
+ * @udata: unused
  *
  * Context: process.
  * Return: 0.
@@ -313,7 +474,11 @@ int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* A lookup that found it before the erase has let go of it too. */
 	synchronize_rcu();
 	atomic_dec(&dev->num_mr);
-	kfree(mr->pages);
+	if (mr->umem) {
+		ib_umem_release(mr->umem);
+		srd_user_put(dev, SRD_UOBJ_MR);
+	}
+	kvfree(mr->pages);
 	kfree(mr);
 	return 0;
 }
