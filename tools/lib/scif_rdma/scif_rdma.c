@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libscif_rdma-rdmav34.so: the libibverbs provider for scif_rdma.ko.
+ *
+ * Every verb is an ordinary uverbs command: the kernel device takes no
+ * driver-specific data in or out, so each command carries its core part
+ * alone and the provider keeps no state of its own beyond libibverbs'
+ * objects.  No shared queues yet: posting and polling go through the
+ * kernel too.  SRQs are refused, and the QP types other than RC.
+ *
+ * libibverbs loads this file for "driver scif_rdma" in
+ * /etc/libibverbs.d/scif_rdma.driver and offers it every device it finds;
+ * the provider takes the ones whose node description is "scif_rdma", which
+ * scif_rdma.ko gives its devices and nothing can change (the device has no
+ * modify_device).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibv_provider.h"
+
+#define SCIF_RDMA_ABI_VERSION	1	/* the kernel's uverbs_abi_ver */
+#define SCIF_RDMA_NODE_DESC	"scif_rdma"	/* the kernel's node_desc */
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+struct scif_rdma_device {
+	struct verbs_device vdev;
+};
+
+struct scif_rdma_context {
+	struct verbs_context vctx;
+};
+
+static struct scif_rdma_context *to_sctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct scif_rdma_context, vctx.context);
+}
+
+/* Device and context */
+
+static int scif_rdma_query_device(struct ibv_context *ibctx,
+				  const struct ibv_query_device_ex_input *input,
+				  struct ibv_device_attr_ex *attr,
+				  size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t fw;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (ret)
+		return ret;
+
+	fw = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (unsigned int)(fw >> 32) & 0xffff,
+		 (unsigned int)(fw >> 16) & 0xffff, (unsigned int)fw & 0xffff);
+	return 0;
+}
+
+static int scif_rdma_query_port(struct ibv_context *ibctx, uint8_t port,
+				struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd = {};
+
+	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
+}
+
+/* Protection domains and memory regions */
+
+static struct ibv_pd *scif_rdma_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp = {};
+	struct ibv_alloc_pd cmd = {};
+	struct ibv_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	ret = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+	return pd;
+}
+
+static int scif_rdma_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_pd(pd);
+	if (!ret)
+		free(pd);
+	return ret;
+}
+
+static struct ibv_mr *scif_rdma_reg_mr(struct ibv_pd *pd, void *addr,
+				       size_t length, uint64_t hca_va,
+				       int access)
+{
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct ibv_reg_mr cmd = {};
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static int scif_rdma_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (!ret)
+		free(vmr);
+	return ret;
+}
+
+/* Completion queues */
+
+static struct ibv_cq *scif_rdma_create_cq(struct ibv_context *ibctx, int cqe,
+					  struct ibv_comp_channel *channel,
+					  int comp_vector)
+{
+	struct ib_uverbs_create_cq_resp resp = {};
+	struct ibv_create_cq cmd = {};
+	struct ibv_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, cq, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	return cq;
+}
+
+static int scif_rdma_destroy_cq(struct ibv_cq *cq)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(cq);
+	if (!ret)
+		free(cq);
+	return ret;
+}
+
+static int scif_rdma_poll_cq(struct ibv_cq *cq, int num_entries,
+			     struct ibv_wc *wc)
+{
+	return ibv_cmd_poll_cq(cq, num_entries, wc);
+}
+
+static int scif_rdma_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	return ibv_cmd_req_notify_cq(cq, solicited_only);
+}
+
+/*
+ * The kernel device cannot resize a CQ.  ibv_resize_cq() hands this
+ * back as it is: a positive errno value, as from the ibv_cmd_*().
+ */
+static int scif_rdma_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	(void)cq;
+	(void)cqe;
+	return EOPNOTSUPP;
+}
+
+/* Queue pairs */
+
+static struct ibv_qp *scif_rdma_create_qp(struct ibv_pd *pd,
+					  struct ibv_qp_init_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct ibv_create_qp cmd = {};
+	struct ibv_qp *qp;
+	int ret;
+
+	if (attr->qp_type != IBV_QPT_RC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+
+	ret = ibv_cmd_create_qp(pd, qp, attr, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	return qp;
+}
+
+static int scif_rdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			      int attr_mask,
+			      struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(qp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+static int scif_rdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			       int attr_mask)
+{
+	struct ibv_modify_qp cmd = {};
+
+	return ibv_cmd_modify_qp(qp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+static int scif_rdma_destroy_qp(struct ibv_qp *qp)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(qp);
+	if (!ret)
+		free(qp);
+	return ret;
+}
+
+static int scif_rdma_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			       struct ibv_send_wr **bad_wr)
+{
+	return ibv_cmd_post_send(qp, wr, bad_wr);
+}
+
+static int scif_rdma_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			       struct ibv_recv_wr **bad_wr)
+{
+	return ibv_cmd_post_recv(qp, wr, bad_wr);
+}
+
+/* The kernel device refuses user SRQs for now. */
+static struct ibv_srq *scif_rdma_create_srq(struct ibv_pd *pd,
+					    struct ibv_srq_init_attr *attr)
+{
+	(void)pd;
+	(void)attr;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+static void scif_rdma_free_context(struct ibv_context *ibctx)
+{
+	struct scif_rdma_context *ctx = to_sctx(ibctx);
+
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops scif_rdma_ctx_ops = {
+	.alloc_pd = scif_rdma_alloc_pd,
+	.create_cq = scif_rdma_create_cq,
+	.create_qp = scif_rdma_create_qp,
+	.create_srq = scif_rdma_create_srq,
+	.dealloc_pd = scif_rdma_dealloc_pd,
+	.dereg_mr = scif_rdma_dereg_mr,
+	.destroy_cq = scif_rdma_destroy_cq,
+	.destroy_qp = scif_rdma_destroy_qp,
+	.free_context = scif_rdma_free_context,
+	.modify_qp = scif_rdma_modify_qp,
+	.poll_cq = scif_rdma_poll_cq,
+	.post_recv = scif_rdma_post_recv,
+	.post_send = scif_rdma_post_send,
+	.query_device_ex = scif_rdma_query_device,
+	.query_port = scif_rdma_query_port,
+	.query_qp = scif_rdma_query_qp,
+	.reg_mr = scif_rdma_reg_mr,
+	.req_notify_cq = scif_rdma_req_notify_cq,
+	.resize_cq = scif_rdma_resize_cq,
+};
+
+static struct verbs_context *
+scif_rdma_alloc_context(struct ibv_device *ibdev, int cmd_fd,
+			void *private_data)
+{
+	struct ib_uverbs_get_context_resp resp = {};
+	struct ibv_get_context cmd = {};
+	struct scif_rdma_context *ctx;
+	int ret;
+
+	(void)private_data;	/* a provider's own open calls' (ibv_open_device: NULL) */
+
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+					    offsetof(struct scif_rdma_context,
+						     vctx),
+					    RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	ret = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd), &resp,
+				  sizeof(resp));
+	if (ret) {
+		verbs_uninit_context(&ctx->vctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+
+	verbs_set_ops(&ctx->vctx, &scif_rdma_ctx_ops);
+	return &ctx->vctx;
+}
+
+/* Device matching */
+
+static bool scif_rdma_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	char path[VERBS_SYSFS_PATH_MAX + sizeof("/node_desc")];
+	char desc[80];
+	size_t n;
+	FILE *f;
+	int len;
+
+	len = snprintf(path, sizeof(path), "%s/node_desc",
+		       sysfs_dev->ibdev_path);
+	if (len < 0 || (size_t)len >= sizeof(path))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(desc, 1, sizeof(desc) - 1, f);
+	fclose(f);
+	desc[n] = '\0';
+	return strcmp(desc, SCIF_RDMA_NODE_DESC "\n") == 0 ||
+	       strcmp(desc, SCIF_RDMA_NODE_DESC) == 0;
+}
+
+static struct verbs_device *
+scif_rdma_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct scif_rdma_device *dev;
+
+	(void)sysfs_dev;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	return &dev->vdev;
+}
+
+static void scif_rdma_uninit_device(struct verbs_device *vdev)
+{
+	free(container_of(vdev, struct scif_rdma_device, vdev));
+}
+
+static const struct verbs_device_ops scif_rdma_dev_ops = {
+	.name = "scif_rdma",
+	.match_min_abi_version = SCIF_RDMA_ABI_VERSION,
+	.match_max_abi_version = SCIF_RDMA_ABI_VERSION,
+	.match_device = scif_rdma_match_device,
+	.alloc_context = scif_rdma_alloc_context,
+	.alloc_device = scif_rdma_alloc_device,
+	.uninit_device = scif_rdma_uninit_device,
+};
+
+static void __attribute__((constructor)) scif_rdma_register(void)
+{
+	verbs_register_driver_34(&scif_rdma_dev_ops);
+}
