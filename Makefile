@@ -8,6 +8,8 @@
 #   make modules     build scif.ko for one kernel: KVER= or KDIR=
 #                    (default: the newest installed kernel with a build tree)
 #   make lib         build libscif (shared, static, pkg-config) and check it
+#   make provider    build libscif_rdma, the libibverbs provider of scif_rdma
+#   make install-provider   install it where libibverbs looks (root)
 #   make selftests   build the selftest programs
 #   make test-modules  scif.ko and the kernel-API test module
 #   make lint        checkpatch --strict on drivers/, include/ and net/, shellcheck
@@ -137,6 +139,14 @@ selftests:
 lib:
 	$(MAKE) -C $(TOP)/tools/lib/scif OUTPUT=$(BUILD)/lib all check-symbols compat-check
 
+# The libibverbs provider of scif_rdma (Documentation/scif/rdma.rst,
+# "User verbs"); it installs where libibverbs looks, whatever PREFIX.
+provider:
+	$(MAKE) -C $(TOP)/tools/lib/scif_rdma OUTPUT=$(BUILD)/lib/scif_rdma all check-symbols
+
+install-provider: provider
+	$(MAKE) -C $(TOP)/tools/lib/scif_rdma OUTPUT=$(BUILD)/lib/scif_rdma install
+
 # The emulated NTB hardware driver, against an out-of-tree ntb.ko built by
 # scripts/ntb-modules.sh (the Debian kernels have CONFIG_NTB unset).
 NTB_SYMVERS ?= $(BUILD)/ntb/$(KVER)/Module.symvers
@@ -241,5 +251,5 @@ test-libvirt:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps modules modules_install install-user install ntb-modules ntb-check test-modules lib selftests lint check demo bench \
+.PHONY: all deps modules modules_install install-user install ntb-modules ntb-check test-modules lib provider install-provider selftests lint check demo bench \
 	coverage soak fuzz peer-fuzz test-realvm test-vm-config test-libvirt clean

@@ -97,15 +97,18 @@ rxe_programs() {
 		/usr/lib/*/libibverbs/librxe-rdmav*.so
 }
 
-# scif_rdma.ko and its test module, after rdma_cm and the modules it
-# needs (as rxe_modules), when the build made them (CONFIG_INFINIBAND).
+# scif_rdma.ko and its test module, after rdma_cm, the user-space
+# parts (ib_uverbs, rdma_ucm) and the modules they need (as
+# rxe_modules), when the build made them (CONFIG_INFINIBAND).
 rdma_modules() { # kernel-name kdir release
-	local mod=$BUILD/modules/$1
+	local mod=$BUILD/modules/$1 m
 	[ -e "$mod/drivers/infiniband/hw/scif/scif_rdma.ko" ] || return 0
 	if [ "$1" = debug ]; then
-		debug_module_deps "$2" rdma_cm
+		for m in rdma_cm ib_uverbs rdma_ucm; do
+			debug_module_deps "$2" "$m"
+		done | awk '!seen[$0]++'
 	else
-		kernel_modules "$3" rdma_cm
+		kernel_modules "$3" rdma_cm ib_uverbs rdma_ucm
 	fi
 	echo "$mod/drivers/infiniband/hw/scif/scif_rdma.ko"
 	echo "$mod/tools/testing/selftests/scif/kmod/scif_rdma_test.ko"
@@ -129,6 +132,14 @@ nvme_modules() { # kernel-name nodes kdir release
 		return 0
 	fi
 	kernel_modules "$4" nvmet_rdma nvme_rdma nvmet_tcp nvme_tcp brd
+}
+
+# What scif_verbs_test.sh runs over libscif_rdma, for 2-node clusters:
+# ibverbs-utils', rdmacm-utils' and perftest's programs.
+verbs_programs() { # kernel-name nodes
+	[ "$2" = 2 ] || return 0
+	command -v ibv_devices ibv_devinfo rping ib_write_bw ib_read_bw \
+		ib_send_bw | tr '\n' ' '
 }
 
 # nvme-cli and fio, for the same clusters.

@@ -136,7 +136,11 @@ cluster_run() { # kernel-name nodes
 	# NVMe-oF modules, nvme-cli and fio: scif_nvmeof_test.sh, with two
 	# nodes (see nvme_modules); the NFS modules, nfs-utils' programs,
 	# libtirpc's netconfig and /etc/protocols: scif_nfsrdma_test.sh,
-	# with two nodes, not on the debug kernel (see nfs_modules).
+	# with two nodes, not on the debug kernel (see nfs_modules); the
+	# RDMA core's user-space modules (rdma_modules), ibverbs-utils',
+	# rdmacm-utils' and perftest's programs and the provider
+	# libscif_rdma (in the selftests): scif_verbs_test.sh, with two
+	# nodes.
 	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
 		$moddir/net/scif/scif_peer_links.ko
 		$moddir/drivers/net/scif/scif_net.ko
@@ -144,7 +148,7 @@ cluster_run() { # kernel-name nodes
 		$(nvme_modules "$k" "$n" "$kdir" "$rel")
 		$(nfs_modules "$k" "$n" "$rel")" \
 	EXTRA_PROGRAMS="/usr/bin/rdma $(nvme_programs "$k" "$n")
-		$(nfs_programs "$k" "$n")" \
+		$(nfs_programs "$k" "$n") $(verbs_programs "$k" "$n")" \
 	EXTRA_FILES="/etc/netconfig /etc/protocols" \
 	EXTRA_LISTS="$sd/cross-steps $sd/agent-steps" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/cluster-steps" \

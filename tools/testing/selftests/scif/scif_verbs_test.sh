@@ -1,0 +1,224 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# User verbs over scif_rdma (Documentation/scif/rdma.rst, "User
+# verbs"): the project's libibverbs provider, libscif_rdma, with
+# unmodified programs of Debian's ibverbs-utils, rdmacm-utils and
+# perftest, between the two nodes of a 2-node cluster (both run this
+# script).  Both load scif_net (10.77.0.(node+1)/24 on sn<peer>), the
+# RDMA core with its user-space parts (ib_uverbs, rdma_ucm) and
+# scif_rdma, make scif0 on sn<peer>, and install the provider from
+# /tests (its .so where libibverbs looks, its .driver file).
+#
+# Both: ibv_devices lists scif0 and ibv_devinfo shows it an iWARP
+# device whose port is ACTIVE.  Node 0 runs the servers, node 1 the
+# clients, each with a bound in time:
+#   rping -V (RDMA READ and WRITE between user MRs, the data verified
+#   by the client) of 4 KiB and of 64 KiB;
+#   ib_write_bw, ib_read_bw and ib_send_bw with -R (rdma_cm), 64 KiB
+#   and 1 MiB messages: both ends must exit 0 and the client print its
+#   figures (TAP comments);
+#   a client killed (SIGKILL) in the middle of an rping run: the server
+#   must see its end within 30 s, and on both nodes "rdma resource"
+#   must then count no PD, CQ, QP, MR, context or cm_id left on scif0
+#   (nothing pinned stays behind);
+#   node 1's device counters must show the WRITEs and READs its
+#   perftest clients posted (at least 200 of each).
+# The nodes wait for each other through busybox httpd on both: a file
+# "<step>" on node 0 when its server for that step listens, "done" on
+# node 1 when its clients are over.
+set -u
+
+PATH=$PATH:/usr/bin:/usr/sbin
+self=${SCIF_NODE:-}
+ex=/modules/extra
+rdma_mods="configfs ib_core ib_uverbs ib_cm iw_cm rdma_cm rdma_ucm"
+www=/tmp/verbs-www
+provider=libscif_rdma-rdmav34.so
+n=0
+failed=0
+loaded_mods=
+
+# shellcheck disable=SC2034 # read by scif_tap_lib.sh
+tap_suite=scif_verbs
+# shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
+. "$(dirname "$0")/scif_tap_lib.sh"
+
+load_rdma() {
+	for m in $rdma_mods; do
+		[ -e "$ex/$m.ko" ] || continue
+		loaded "$m" && continue
+		insmod "$ex/$m.ko" || return 1
+		loaded_mods="$m $loaded_mods"
+	done
+	[ -d /sys/module/ib_uverbs ] && [ -d /sys/module/rdma_ucm ]
+}
+
+# The provider where libibverbs looks for it (its compiled-in
+# /usr/lib/<multiarch>/libibverbs; the library itself may be in /lib),
+# and its .driver file.
+provider_install() {
+	lib=$(ls /usr/lib/*/libibverbs.so.1 /lib/*/libibverbs.so.1 2> /dev/null |
+		head -n 1)
+	[ -n "$lib" ] || return 1
+	d=/usr/lib/$(basename "$(dirname "$lib")")/libibverbs
+	mkdir -p "$d" /etc/libibverbs.d &&
+		cp "/tests/$provider" "$d/" &&
+		echo "driver scif_rdma" > /etc/libibverbs.d/scif_rdma.driver
+}
+
+devinfo_ok() {
+	out=$(ibv_devinfo -d scif0 2>&1)
+	echo "$out" | sed 's/^/# /'
+	echo "$out" | grep -q "transport:.*iWARP" &&
+		echo "$out" | grep -q "state:.*PORT_ACTIVE"
+}
+
+# run_bound SECONDS LOG command...: the command, killed after SECONDS,
+# its output in LOG (and as TAP comments); its status.
+run_bound() {
+	secs=$1 log=$2
+	shift 2
+	timeout "$secs" "$@" > "$log" 2>&1
+	rc=$?
+	sed 's/^/# /' "$log" | tail -n 25
+	[ $rc -eq 0 ] || echo "# $1 exited $rc"
+	return $rc
+}
+
+# A server of node 0 for step $1 (the command after it), in the
+# background; "$www/$1" tells node 1 it listens (the port is open
+# once rdma resource shows its cm_id).
+serve_step() {
+	step=$1
+	shift
+	run_bound 180 "/tmp/verbs-$step.log" "$@" &
+	srv_pid=$!
+	wait_for 20 sh -c "rdma resource show cm_id 2> /dev/null | grep -q LISTEN"
+	touch "$www/$step"
+}
+
+# The client of node 1 for step $1, once node 0's server listens.
+client_step() {
+	step=$1
+	shift
+	wait_for 240 http_fetched "http://$peer_ip/$step" || return 1
+	run_bound 120 "/tmp/verbs-$step.log" "$@"
+}
+
+# perftest's client printed its figures: a line that starts with the
+# message size.
+bw_printed() { # log size
+	grep -Eq "^ *$2 +[0-9]+ +[0-9.]+" "$1"
+}
+
+# scif0's user objects: every count of "rdma resource show" is 0.
+resources_gone() {
+	l=$(rdma resource show 2> /dev/null | grep "scif0:")
+	echo "# $l"
+	for w in pd cq qp cm_id mr ctx; do
+		echo "$l" | grep -Eq " $w [1-9]" && return 1
+	done
+	return 0
+}
+
+rping_args() { # size
+	echo "-a 10.77.0.1 -p 7174 -C 20 -S $1"
+}
+
+# Node 0: the servers, one after another.
+servers() {
+	for s in 4096 32768; do
+		# shellcheck disable=SC2046 # the arguments are words
+		serve_step "rping-$s" rping -s $(rping_args "$s")
+		ok "rping_server_$s" wait "$srv_pid"
+	done
+	for t in write read send; do
+		for s in 65536 1048576; do
+			serve_step "$t-$s" "ib_${t}_bw" -R -d scif0 -s "$s" -n 100 -F
+			ok "ib_${t}_bw_server_$s" wait "$srv_pid"
+		done
+	done
+	timeout 60 rping -s -a 10.77.0.1 -p 7175 -C 100000 -S 32768 \
+		> /tmp/verbs-kill.log 2>&1 &
+	srv_pid=$!
+	wait_for 20 sh -c "rdma resource show cm_id 2> /dev/null | grep -q LISTEN"
+	touch "$www/kill"
+	ok killed_client_seen wait_for 60 sh -c "! kill -0 $srv_pid 2> /dev/null"
+	wait "$srv_pid"
+	ok resources_gone_server wait_for 30 resources_gone
+	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"
+}
+
+# Node 1: the clients.
+clients() {
+	for s in 4096 32768; do
+		# shellcheck disable=SC2046 # the arguments are words
+		ok "rping_client_verified_$s" client_step "rping-$s" \
+			rping -c -V $(rping_args "$s")
+	done
+	for t in write read send; do
+		for s in 65536 1048576; do
+			ok "ib_${t}_bw_client_$s" client_step "$t-$s" \
+				"ib_${t}_bw" -R -d scif0 -s "$s" -n 100 -F "$peer_ip"
+			ok "ib_${t}_bw_figures_$s" bw_printed "/tmp/verbs-$t-$s.log" "$s"
+		done
+	done
+	ok killed_client_started wait_for 240 http_fetched "http://$peer_ip/kill"
+	rping -c -a 10.77.0.1 -p 7175 -C 100000 -S 32768 > /dev/null 2>&1 &
+	cli=$!
+	sleep 3
+	ok killed_client_ran kill -0 "$cli"
+	kill -9 "$cli"
+	wait "$cli"
+	ok resources_gone_client wait_for 30 resources_gone
+	scif_rdma_counters > /tmp/verbs-stats1
+	w=$(($(counter_of rdma_write_reqs /tmp/verbs-stats1) -
+		$(counter_of rdma_write_reqs /tmp/verbs-stats0)))
+	r=$(($(counter_of rdma_read_reqs /tmp/verbs-stats1) -
+		$(counter_of rdma_read_reqs /tmp/verbs-stats0)))
+	echo "# posted by node 1: $w RDMA WRITEs, $r RDMA READs"
+	ok rdma_writes_counted test "$w" -ge 200
+	ok rdma_reads_counted test "$r" -ge 200
+	touch "$www/done"
+}
+
+echo "TAP version 13"
+[ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] || skip_all "not a node of a 2-node cluster"
+[ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
+[ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
+[ -e "$ex/ib_uverbs.ko" ] || [ -d /sys/module/ib_uverbs ] ||
+	skip_all "no ib_uverbs for this kernel"
+[ -e "/tests/$provider" ] || skip_all "no $provider in /tests"
+for p in rdma ibv_devices ibv_devinfo rping ib_write_bw ib_read_bw ib_send_bw; do
+	command -v $p > /dev/null || skip_all "no $p in the initramfs"
+done
+peer=$((1 - self))
+dev=sn$peer
+my_ip=10.77.0.$((self + 1))
+peer_ip=10.77.0.$((peer + 1))
+ok setup sn_addr_up
+ok carrier_on wait_for 120 carrier_is 1
+ok rdma_modules_loaded load_rdma
+ok scif_rdma_up scif_rdma_up
+ok provider_installed provider_install
+ok ibv_devices_lists_scif0 sh -c "ibv_devices | grep -q scif0"
+ok ibv_devinfo_iwarp_active devinfo_ok
+mkdir -p "$www"
+httpd -f -p 80 -h "$www" &
+httpd_pid=$!
+scif_rdma_counters > /tmp/verbs-stats0
+if [ "$self" = 0 ]; then
+	servers
+else
+	clients
+	# Node 0 has fetched "done" before it tears down.
+	sleep 2
+fi
+kill "$httpd_pid"
+wait "$httpd_pid"
+ok scif_rdma_down scif_rdma_down
+ok rmmod_scif_net rmmod_client_soon scif_net
+ok rdma_modules_unloaded rmmod_loaded
+echo "1..$n"
+[ $failed -eq 0 ]
