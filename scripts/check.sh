@@ -163,7 +163,7 @@ cluster_run() { # kernel-name nodes
 	[ "$n" -eq 2 ] && [ "$k" = debug ] && args=scif_ivshmem.hb_timeout_ms=5000
 	echo "check: booting a $n-node cluster of $k ($rel), $mem each"
 	bash "$top/qemu/cluster.sh" -n "$n" -k "$image" -i "$cdir.cpio" \
-		-o "$cdir" -m "$mem" -t 900 -R -s "$lists" -S "$BUILD/qemu/ivshmem-server" \
+		-o "$cdir" -m "$mem" -t 1200 -R -s "$lists" -S "$BUILD/qemu/ivshmem-server" \
 		${args:+-a "$args"} \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: $n-node cluster of $k: launcher reported failure"

@@ -9,7 +9,7 @@ set -eu
 
 export DEBIAN_FRONTEND=noninteractive
 
-PKGS="dkms debhelper devscripts lintian fakeroot dh-dkms"
+PKGS="dkms debhelper devscripts lintian fakeroot dh-dkms libibverbs-dev"
 
 die() { echo "pkg-deps: $*" >&2; exit 1; }
 

@@ -15,8 +15,10 @@
 #    and the /dev/mic/scif link
 #  - make install DESTDIR=... PREFIX=/usr installs exactly the expected
 #    files, the UAPI header as scif/scif_ioctl.h and not linux/
-#  - dpkg-buildpackage -us -uc -b builds the four packages, lintian finds
-#    no warning or error, each holds what it should; a program built
+#  - dpkg-buildpackage -us -uc -b builds the five packages, lintian finds
+#    no warning or error, each holds what it should (the libibverbs
+#    provider depending on exactly the libibverbs it is written for);
+#    a program built
 #    against the unpacked libscif-dev runs with the unpacked libscif0
 #  - dkms add, build, install and remove of the unpacked scif-dkms source
 #    for the 6.1 and 6.12 kernels (PKG_KERNELS to choose), with the built
@@ -165,6 +167,14 @@ check deb-libscif-dev-content deb_has libscif-dev usr/include/scif.h \
 	"usr/lib/$ma/libscif.a" "usr/lib/$ma/pkgconfig/libscif.pc" \
 	usr/share/man/man3/scif_open.3.gz
 check deb-scif-tools-content deb_has scif-tools usr/bin/scif-info usr/bin/scif-bench
+provider_deb_ok() {
+	deb_has ibverbs-provider-scif \
+		"usr/lib/$ma/libibverbs/libscif_rdma-rdmav34.so" \
+		etc/libibverbs.d/scif_rdma.driver &&
+		dpkg-deb -f "$debs/ibverbs-provider-scif_${version}"_*.deb Depends |
+		grep -q 'libibverbs1 (>= 44.0), libibverbs1 (<< 45)'
+}
+check deb-ibverbs-provider-scif-content provider_deb_ok
 check deb-scif-dkms-content deb_has scif-dkms "usr/src/scif-$version/dkms.conf" \
 	"usr/src/scif-$version/Kbuild" lib/udev/rules.d/60-scif.rules \
 	etc/modprobe.d/scif.conf usr/lib/modules-load.d/scif.conf
