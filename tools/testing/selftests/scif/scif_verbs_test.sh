@@ -11,8 +11,11 @@
 # /tests (its .so where libibverbs looks, its .driver file).
 #
 # Both: ibv_devices lists scif0 and ibv_devinfo shows it an iWARP
-# device whose port is ACTIVE.  Node 0 runs the servers, node 1 the
-# clients, each with a bound in time:
+# device whose port is ACTIVE.  Node 1 runs scif_verbs_limits (what the
+# device refuses a user program, with the exact errno: MR rights,
+# lengths, an unprivileged caller's RLIMIT_MEMLOCK, CQ and QP bounds,
+# SRQs, and user space's half of the PDs, CQs, QPs and MRs).  Node 0
+# runs the servers, node 1 the clients, each with a bound in time:
 #   rping -V (RDMA READ and WRITE between user MRs, the data verified
 #   by the client) of 4 KiB and of 64 KiB;
 #   ib_write_bw, ib_read_bw and ib_send_bw with -R (rdma_cm), 64 KiB
@@ -155,8 +158,28 @@ servers() {
 	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"
 }
 
-# Node 1: the clients.
+# scif_verbs_limits' PASS/FAIL lines, each one of ours (prefixed
+# limits_).
+limits_tests() {
+	tmp=/tmp/verbs-limits.$$
+	/tests/scif_verbs_limits scif0 > "$tmp" 2>&1
+	echo "# scif_verbs_limits exited $?"
+	while read -r verdict name rest; do
+		[ -n "$rest" ] && echo "# $name $rest"
+		case "$verdict" in
+		PASS) ok "limits_$name" true ;;
+		FAIL) ok "limits_$name" false ;;
+		*) echo "# $verdict $name $rest" ;;
+		esac
+	done < "$tmp"
+	grep -q "^PASS mr_memlock_unprivileged" "$tmp" ||
+		ok limits_ran_to_the_end false
+	rm -f "$tmp"
+}
+
+# Node 1: the clients, after the limits (no other user object there).
 clients() {
+	limits_tests
 	for s in 4096 32768; do
 		# shellcheck disable=SC2046 # the arguments are words
 		ok "rping_client_verified_$s" client_step "rping-$s" \

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif_verbs_limits: what scif_rdma refuses a user-space program through
+ * libibverbs and libscif_rdma (Documentation/scif/rdma.rst, "User
+ * verbs"), on one node, with the exact errno: MRs with rights the
+ * device does not have, of no length, or beyond an unprivileged
+ * caller's RLIMIT_MEMLOCK; CQs and QPs out of bounds; SRQs; and user
+ * space's share of PDs, CQs, QPs and MRs (half of each device limit).
+ * Prints "PASS name" or "FAIL name" a line (scif_verbs_test.sh makes
+ * TAP of them).  Usage: scif_verbs_limits DEVICE (e.g. scif0), as root.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <infiniband/verbs.h>
+
+/* The device's limits and user space's share (scif_rdma.h). */
+#define MAX_QP		256
+#define MAX_CQ		256
+#define MAX_CQE		4096
+#define MAX_MR		4096
+#define MAX_PD		256
+#define SHARE(max)	((max) / 2)
+
+static int failures;
+
+static void verdict(const char *name, int ok, const char *why)
+{
+	printf("%s %s", ok ? "PASS" : "FAIL", name);
+	if (!ok && why)
+		printf(" (%s)", why);
+	printf("\n");
+	fflush(stdout);
+	failures += !ok;
+}
+
+/* A call that must fail with @want: its errno said. */
+static void refused(const char *name, int failed, int err, int want)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "errno %d, want %d", failed ? err : 0, want);
+	verdict(name, failed && err == want, why);
+}
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	return ctx;
+}
+
+static void mr_rights(struct ibv_pd *pd, char *buf)
+{
+	struct ibv_mr *mr;
+
+	errno = 0;
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_REMOTE_ATOMIC |
+			IBV_ACCESS_LOCAL_WRITE);
+	refused("mr_atomic_eopnotsupp", !mr, errno, EOPNOTSUPP);
+	if (mr)
+		ibv_dereg_mr(mr);
+	errno = 0;
+	mr = ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE);
+	refused("mr_no_length_einval", !mr, errno, EINVAL);
+	if (mr)
+		ibv_dereg_mr(mr);
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_RELAXED_ORDERING);
+	verdict("mr_relaxed_ordering_ignored", mr != NULL, strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+static void cq_qp_bounds(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_srq *srq;
+
+	errno = 0;
+	cq = ibv_create_cq(ctx, MAX_CQE + 1, NULL, NULL, 0);
+	refused("cq_over_max_cqe_einval", !cq, errno, EINVAL);
+	if (cq)
+		ibv_destroy_cq(cq);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!cq) {
+		verdict("cq_created", 0, strerror(errno));
+		return;
+	}
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qa.cap.max_send_wr = 1;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = 64;
+	errno = 0;
+	qp = ibv_create_qp(pd, &qa);
+	refused("qp_inline_einval", !qp, errno, EINVAL);
+	if (qp)
+		ibv_destroy_qp(qp);
+	qa.cap.max_inline_data = 0;
+	qa.cap.max_send_wr = 1025;
+	errno = 0;
+	qp = ibv_create_qp(pd, &qa);
+	refused("qp_over_max_wr_einval", !qp, errno, EINVAL);
+	if (qp)
+		ibv_destroy_qp(qp);
+	errno = 0;
+	srq = ibv_create_srq(pd, &sa);
+	refused("srq_eopnotsupp", !srq, errno, EOPNOTSUPP);
+	if (srq)
+		ibv_destroy_srq(srq);
+	ibv_destroy_cq(cq);
+}
+
+/* Objects made until one is refused: how many, and the errno then. */
+struct tally {
+	int made;
+	int err;
+};
+
+static void qp_share(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
+	struct ibv_qp *qps[MAX_QP + 1];
+	struct tally t = { 0, 0 };
+	struct ibv_cq *cq;
+	char why[64];
+
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!cq) {
+		verdict("qp_share_cq", 0, strerror(errno));
+		return;
+	}
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qa.cap.max_send_wr = 1;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	while (t.made <= MAX_QP) {
+		errno = 0;
+		qps[t.made] = ibv_create_qp(pd, &qa);
+		if (!qps[t.made]) {
+			t.err = errno;
+			break;
+		}
+		t.made++;
+	}
+	snprintf(why, sizeof(why), "%d made, then errno %d", t.made, t.err);
+	verdict("qp_user_share", t.made == SHARE(MAX_QP) && t.err == ENOMEM,
+		why);
+	while (t.made)
+		ibv_destroy_qp(qps[--t.made]);
+	ibv_destroy_cq(cq);
+}
+
+static void cq_share(struct ibv_context *ctx)
+{
+	struct ibv_cq *cqs[MAX_CQ + 1];
+	struct tally t = { 0, 0 };
+	char why[64];
+
+	while (t.made <= MAX_CQ) {
+		errno = 0;
+		cqs[t.made] = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+		if (!cqs[t.made]) {
+			t.err = errno;
+			break;
+		}
+		t.made++;
+	}
+	snprintf(why, sizeof(why), "%d made, then errno %d", t.made, t.err);
+	verdict("cq_user_share", t.made == SHARE(MAX_CQ) && t.err == ENOMEM,
+		why);
+	while (t.made)
+		ibv_destroy_cq(cqs[--t.made]);
+}
+
+static void pd_share(struct ibv_context *ctx, int held)
+{
+	struct ibv_pd *pds[MAX_PD + 1];
+	struct tally t = { 0, 0 };
+	char why[64];
+
+	while (t.made <= MAX_PD) {
+		errno = 0;
+		pds[t.made] = ibv_alloc_pd(ctx);
+		if (!pds[t.made]) {
+			t.err = errno;
+			break;
+		}
+		t.made++;
+	}
+	snprintf(why, sizeof(why), "%d made, then errno %d", t.made, t.err);
+	verdict("pd_user_share", t.made + held == SHARE(MAX_PD) &&
+		t.err == ENOMEM, why);
+	while (t.made)
+		ibv_dealloc_pd(pds[--t.made]);
+}
+
+static void mr_share(struct ibv_pd *pd, char *buf)
+{
+	static struct ibv_mr *mrs[MAX_MR + 1];
+	struct tally t = { 0, 0 };
+	char why[64];
+
+	while (t.made <= MAX_MR) {
+		errno = 0;
+		mrs[t.made] = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+		if (!mrs[t.made]) {
+			t.err = errno;
+			break;
+		}
+		t.made++;
+	}
+	snprintf(why, sizeof(why), "%d made, then errno %d", t.made, t.err);
+	verdict("mr_user_share", t.made == SHARE(MAX_MR) && t.err == ENOMEM,
+		why);
+	while (t.made)
+		ibv_dereg_mr(mrs[--t.made]);
+}
+
+/*
+ * An unprivileged process (nobody) with RLIMIT_MEMLOCK of 1 MiB: 512 KiB
+ * may be registered, 4 MiB more may not (ENOMEM).
+ */
+static int memlock_child(const char *dev)
+{
+	struct rlimit rl = { 1 << 20, 1 << 20 };
+	struct ibv_mr *small, *big;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	char *buf;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(65534) || setuid(65534))
+		return 2;
+	ctx = open_dev(dev);
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	buf = aligned_alloc(4096, 5 << 20);
+	if (!pd || !buf)
+		return 3;
+	memset(buf, 1, 5 << 20);
+	small = ibv_reg_mr(pd, buf, 512 << 10, IBV_ACCESS_LOCAL_WRITE);
+	errno = 0;
+	big = ibv_reg_mr(pd, buf + (1 << 20), 4 << 20, IBV_ACCESS_LOCAL_WRITE);
+	if (!small)
+		return 4;
+	if (big || errno != ENOMEM)
+		return 5;
+	ibv_dereg_mr(small);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return 0;
+}
+
+static void memlock(const char *dev)
+{
+	char why[32];
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	if (pid == 0)
+		_exit(memlock_child(dev));
+	if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+		verdict("mr_memlock_unprivileged", 0, "fork");
+		return;
+	}
+	snprintf(why, sizeof(why), "child status %d",
+		 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	verdict("mr_memlock_unprivileged", WIFEXITED(st) && !WEXITSTATUS(st),
+		why);
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	char *buf;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+		return 2;
+	}
+	ctx = open_dev(argv[1]);
+	if (!ctx) {
+		verdict("device_opened", 0, strerror(errno));
+		return 1;
+	}
+	pd = ibv_alloc_pd(ctx);
+	buf = aligned_alloc(4096, 4096);
+	if (!pd || !buf) {
+		verdict("pd_allocated", 0, strerror(errno));
+		return 1;
+	}
+	memset(buf, 0, 4096);
+	mr_rights(pd, buf);
+	cq_qp_bounds(ctx, pd);
+	qp_share(ctx, pd);
+	cq_share(ctx);
+	pd_share(ctx, 1);
+	mr_share(pd, buf);
+	memlock(argv[1]);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	free(buf);
+	return failures ? 1 : 0;
+}
