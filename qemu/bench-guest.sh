@@ -64,7 +64,7 @@ case " ${SCIF_BENCH_ARGS:-} " in
 *" -q "*) rxe_sizes=4096 rxe_iters=10 iperf_secs=2 ;;
 esac
 vsock_mods="vsock vmw_vsock_virtio_transport_common scif_peer_links scif_vsock"
-srd_mods="configfs ib_core ib_cm iw_cm rdma_cm scif_rdma"
+srd_mods="configfs ib_core ib_uverbs ib_cm iw_cm rdma_cm scif_rdma"
 
 # Wait up to 60 s for a server to answer on transport args "$@".
 wait_server() {

@@ -207,6 +207,16 @@ ratio "RDMA write over scif_rdma / over rxe on scif_net, 1 MiB" \
 	"$(value 2vm writeto srd 1048576 9)" "$(value 2vm writeto rxe 1048576 9)"
 ratio "RDMA read round trip, rxe / scif_rdma, 8 B (median)" \
 	"$(value 2vm lat rxe 8 7)" "$(value 2vm lat srd 8 7)"
+ratio "RDMA write, user verbs over scif_rdma / SCIF RMA writeto (CPU), 1 MiB (goal 0.8)" \
+	"$(value 2vm writeto srd-user 1048576 9)" "$(value 2vm writeto cpu 1048576 9)"
+ratio "RDMA write, user verbs over scif_rdma / over rxe on scif_net, 1 MiB (goal 20)" \
+	"$(value 2vm writeto srd-user 1048576 9)" "$(value 2vm writeto rxe 1048576 9)"
+ratio "ib_send_lat round trip over scif_rdma / SCIF message round trip, 8 B (goal 2)" \
+	"$(value 2vm lat srd-user-send 8 7)" "$(value 2vm lat scif 8 7)"
+ratio "ib_write_lat round trip over scif_rdma / SCIF message round trip, 8 B (goal 2)" \
+	"$(value 2vm lat srd-user-write 8 7)" "$(value 2vm lat scif 8 7)"
+ratio "RDMA read round trip, rxe / user verbs over scif_rdma, 8 B (goal 20)" \
+	"$(value 2vm lat rxe 8 7)" "$(value 2vm lat srd-user-read 8 7)"
 ratio "TCP (iperf3) over scif_net / over virtio-net, 1 stream" \
 	"$(value 2vm bw iperf3-sn 131072 9)" "$(value 2vm bw iperf3 131072 9)"
 ratio "TCP (iperf3) over scif_net / over virtio-net, 4 streams" \

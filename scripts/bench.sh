@@ -15,6 +15,9 @@
 #     iperf3 over scif_net and over the
 #     virtio-net link (via iperf3-sn and iperf3; -P4: four streams), and
 #     AF_VSOCK over scif_vsock (via vsock) beside the TCP rows;
+#   - user verbs (scripts/bench-verbs.sh; BENCH_VERBS=0 leaves it out):
+#     perftest over scif_rdma through libscif_rdma between two VMs
+#     (setup 2vm, via srd-user and srd-user-*), beside rxe's and SCIF's;
 #   - NVMe over Fabrics (scripts/bench-nvmeof.sh; BENCH_NVMEOF=0 leaves
 #     it out): fio reading a RAM namespace over scif_rdma, against
 #     NVMe/TCP over scif_net and over the virtio-net link (setup 2vm-nvme);
@@ -133,6 +136,10 @@ if [ "$ntb" != only ]; then
 		bash "$top/scripts/bench-nvmeof.sh" "$out" ||
 			{ say "the NVMe-oF part is incomplete (see $out/nvmeof)"; status=1; }
 	fi
+	if [ "${BENCH_VERBS:-1}" != 0 ]; then
+		bash "$top/scripts/bench-verbs.sh" "$out" ||
+			{ say "the user verbs part is incomplete (see $out/verbs)"; status=1; }
+	fi
 	[ "$A2A_NODES" = 0 ] ||
 		say "$A2A_NODES VMs: SCIF all to all, 64 KiB messages"
 	[ "$A2A_NODES" = 0 ] ||
@@ -170,6 +177,8 @@ fi
 [ "$ntb" = 0 ] || cat "$out/ntb/results.rows" >> "$csv" 2> /dev/null || true
 [ "$ntb" = only ] || [ "${BENCH_NVMEOF:-1}" = 0 ] ||
 	cat "$out/nvmeof/results.rows" >> "$csv" 2> /dev/null || true
+[ "$ntb" = only ] || [ "${BENCH_VERBS:-1}" = 0 ] ||
+	cat "$out/verbs/results.rows" >> "$csv" 2> /dev/null || true
 # Every setup must have measured every mode it runs (bench-ntb.sh checks
 # its own).
 [ "$ntb" = only ] ||

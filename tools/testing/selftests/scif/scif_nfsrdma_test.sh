@@ -34,7 +34,7 @@ nfs_utils=$(find / -xdev -type d -name nfs-utils 2> /dev/null | head -n 1)
 PATH=$PATH:/usr/bin:/usr/sbin:$nfs_utils/sbin:$nfs_utils/usr/sbin
 self=${SCIF_NODE:-}
 ex=/modules/extra
-rdma_mods="configfs ib_core ib_cm iw_cm rdma_cm"
+rdma_mods="configfs ib_core ib_uverbs ib_cm iw_cm rdma_cm"
 # Both kernels' NFS modules in load order (6.12 has no fscache.ko).
 nfs_mods="sunrpc grace lockd nfs_acl auth_rpcgss nfsd netfs fscache nfs
 	dns_resolver nfsv4 rpcrdma"

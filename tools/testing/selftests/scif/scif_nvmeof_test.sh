@@ -53,7 +53,7 @@ self=${SCIF_NODE:-}
 ex=/modules/extra
 # Load order, both kernels (6.1's T10-PI and CRC helpers, 6.12's
 # keyring and auth); those absent for a kernel are skipped.
-rdma_mods="configfs ib_core ib_cm iw_cm rdma_cm"
+rdma_mods="configfs ib_core ib_uverbs ib_cm iw_cm rdma_cm"
 crc_mods="crct10dif_common crc64 crct10dif-pclmul crct10dif_generic
 	crc-t10dif crc64-rocksoft t10-pi"
 nvme_mods="nvme-keyring nvme-auth nvme-core nvme-fabrics nvmet nvmet-rdma

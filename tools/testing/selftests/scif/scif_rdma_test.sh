@@ -29,7 +29,7 @@ set -u
 PATH=$PATH:/usr/bin:/usr/sbin
 self=${SCIF_NODE:-}
 ex=/modules/extra
-rdma_mods="configfs ib_core ib_cm iw_cm rdma_cm"
+rdma_mods="configfs ib_core ib_uverbs ib_cm iw_cm rdma_cm"
 www=/tmp/rdma-www
 n=0
 failed=0

@@ -31,6 +31,16 @@
 # The nodes wait for each other through busybox httpd on both: a file
 # "<step>" on node 0 when its server for that step listens, "done" on
 # node 1 when its clients are over.
+#
+# "scif_verbs_test.sh bench" (scripts/bench-verbs.sh, part of make
+# bench): the same setup, then figures instead of the checks, as TAP
+# comments "# verbs-figures MODE SIZE VALUE" of node 1 (the clients):
+# perftest with -R, ib_write_bw, ib_read_bw and ib_send_bw (modes
+# writeto, readfrom, send; MB/s) of 8 B, 4 KiB, 64 KiB and 1 MiB, and
+# the round trip of 8 B (mode lat-write, lat-send, lat-read; the
+# typical microseconds, the round trip: twice what ib_write_lat and
+# ib_send_lat print, which is half of it; ib_read_lat's as printed).
+# The latency tests run with -I 0: the device has no inline data.
 set -u
 
 PATH=$PATH:/usr/bin:/usr/sbin
@@ -39,6 +49,8 @@ ex=/modules/extra
 rdma_mods="configfs ib_core ib_uverbs ib_cm iw_cm rdma_cm rdma_ucm"
 www=/tmp/verbs-www
 provider=libscif_rdma-rdmav34.so
+mode=${1:-}
+bench_sizes="8 4096 65536 1048576"
 # perftest's iterations of each size: a quarter under lockdep (the debug
 # kernel), where the data path is several times slower.
 iters=100
@@ -87,7 +99,7 @@ devinfo_ok() {
 run_bound() {
 	secs=$1 log=$2
 	shift 2
-	timeout "$secs" "$@" > "$log" 2>&1
+	timeout "$secs" "$@" > "$log" 2>&1 < /dev/null
 	rc=$?
 	sed 's/^/# /' "$log" | tail -n 25
 	[ $rc -eq 0 ] || echo "# $1 exited $rc"
@@ -211,6 +223,66 @@ clients() {
 	touch "$www/done"
 }
 
+# The figures' runs, in the same order on both nodes: "kind size".
+bench_runs() {
+	for t in write read send; do
+		for s in $bench_sizes; do echo "bw-$t $s"; done
+	done
+	for t in write send read; do echo "lat-$t 8"; done
+}
+
+# One perftest of the figures' runs (node 1 adds the server's address).
+perftest_args() { # kind size
+	case $1 in
+	bw-*) n=1000
+	      [ "$2" -ge 65536 ] && n=200
+	      echo "ib_${1#bw-}_bw -R -d scif0 -F -s $2 -n $n" ;;
+	lat-*) echo "ib_${1#lat-}_lat -R -d scif0 -F -I 0 -s $2 -n 1000" ;;
+	esac
+}
+
+# Node 0: a server for each of the figures' runs.
+bench_servers() {
+	bench_runs | while read -r kind s; do
+		# shellcheck disable=SC2046 # the arguments are words
+		serve_step "$kind-$s" $(perftest_args "$kind" "$s")
+		wait "$srv_pid"
+	done
+	ok told_to_finish wait_for 600 http_fetched "http://$peer_ip/done"
+}
+
+# A figure from perftest's output: bandwidth (its MiB/s as MB/s) or the
+# typical round trip in microseconds.
+figure_of() { # kind size log
+	case $1 in
+	bw-*) awk -v s="$2" '$1 == s && $4 ~ /^[0-9.]+$/ {
+		printf "%.1f\n", $4 * 1.048576 }' "$3" ;;
+	lat-read) awk -v s="$2" '$1 == s && $5 ~ /^[0-9.]+$/ {
+		printf "%.2f\n", $5 }' "$3" ;;
+	lat-*) awk -v s="$2" '$1 == s && $5 ~ /^[0-9.]+$/ {
+		printf "%.2f\n", 2 * $5 }' "$3" ;;
+	esac
+}
+
+# Node 1: the clients, each figure printed (a run without one fails).
+bench_clients() {
+	bench_runs > /tmp/verbs-runs
+	while read -r kind s; do
+		# shellcheck disable=SC2046 # the arguments are words
+		client_step "$kind-$s" $(perftest_args "$kind" "$s") "$peer_ip"
+		v=$(figure_of "$kind" "$s" "/tmp/verbs-$kind-$s.log")
+		case $kind in
+		bw-write) m=writeto ;;
+		bw-read) m=readfrom ;;
+		bw-send) m=send ;;
+		*) m=$kind ;;
+		esac
+		[ -n "$v" ] && echo "# verbs-figures $m $s $v"
+		ok "figure_${kind}_$s" test -n "$v"
+	done < /tmp/verbs-runs
+	touch "$www/done"
+}
+
 echo "TAP version 13"
 [ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] || skip_all "not a node of a 2-node cluster"
 [ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
@@ -236,7 +308,9 @@ mkdir -p "$www"
 httpd -f -p 80 -h "$www" &
 httpd_pid=$!
 scif_rdma_counters > /tmp/verbs-stats0
-if [ "$self" = 0 ]; then
+if [ "$mode" = bench ]; then
+	if [ "$self" = 0 ]; then bench_servers; else bench_clients; sleep 2; fi
+elif [ "$self" = 0 ]; then
 	servers
 else
 	clients
