@@ -40,7 +40,8 @@
 # the round trip of 8 B (mode lat-write, lat-send, lat-read; the
 # typical microseconds, the round trip: twice what ib_write_lat and
 # ib_send_lat print, which is half of it; ib_read_lat's as printed).
-# The latency tests run with -I 0: the device has no inline data.
+# ib_write_lat and ib_send_lat run with -I 0: the device has no inline
+# data (ib_read_lat has none anyway).
 set -u
 
 PATH=$PATH:/usr/bin:/usr/sbin
@@ -237,6 +238,7 @@ perftest_args() { # kind size
 	bw-*) n=1000
 	      [ "$2" -ge 65536 ] && n=200
 	      echo "ib_${1#bw-}_bw -R -d scif0 -F -s $2 -n $n" ;;
+	lat-read) echo "ib_read_lat -R -d scif0 -F -s $2 -n 1000" ;;
 	lat-*) echo "ib_${1#lat-}_lat -R -d scif0 -F -I 0 -s $2 -n 1000" ;;
 	esac
 }
@@ -256,7 +258,7 @@ bench_servers() {
 figure_of() { # kind size log
 	case $1 in
 	bw-*) awk -v s="$2" '$1 == s && $4 ~ /^[0-9.]+$/ {
-		printf "%.1f\n", $4 * 1.048576 }' "$3" ;;
+		printf "%.3f\n", $4 * 1.048576 }' "$3" ;;
 	lat-read) awk -v s="$2" '$1 == s && $5 ~ /^[0-9.]+$/ {
 		printf "%.2f\n", $5 }' "$3" ;;
 	lat-*) awk -v s="$2" '$1 == s && $5 ~ /^[0-9.]+$/ {
