@@ -41,13 +41,7 @@ tap_suite=scif_rdma
 . "$(dirname "$0")/scif_tap_lib.sh"
 
 load_rdma() {
-	for m in $rdma_mods; do
-		[ -e "$ex/$m.ko" ] || continue
-		loaded "$m" && continue
-		insmod "$ex/$m.ko" || return 1
-		loaded_mods="$m $loaded_mods"
-	done
-	[ -d /sys/module/rdma_cm ]
+	load_rdma_mods && [ -d /sys/module/rdma_cm ]
 }
 
 ibdev_is() { # name 0|1: /sys/class/infiniband/name exists or not

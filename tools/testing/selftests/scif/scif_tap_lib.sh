@@ -8,7 +8,7 @@
 # scif_rdma's device scif0 and its counters.
 # The sourcing script sets $tap_suite (its name in a skip line) and
 # starts n and failed at 0.
-# shellcheck disable=SC2154 # tap_suite, dev, my_ip, loaded_mods: set by the sourcing script
+# shellcheck disable=SC2154 # tap_suite, dev, my_ip, loaded_mods, rdma_mods: set by the sourcing script
 
 ok() { # name command...: one TAP line for the command's status
 	tap_name=$1
@@ -104,6 +104,17 @@ rmmod_list_soon() {
 # rmmod_client_soon MODULE: rmmod_soon, then rmmod_links.
 rmmod_client_soon() {
 	rmmod_soon "$1" && rmmod_links
+}
+
+# load_rdma_mods: each module of $rdma_mods that $ex has and that is not
+# loaded yet, in order, added to $loaded_mods.
+load_rdma_mods() {
+	for m in $rdma_mods; do
+		[ -e "$ex/$m.ko" ] || continue
+		loaded "$m" && continue
+		insmod "$ex/$m.ko" || return 1
+		loaded_mods="$m $loaded_mods"
+	done
 }
 
 # rmmod_loaded: unload $loaded_mods (what the script loaded, newest

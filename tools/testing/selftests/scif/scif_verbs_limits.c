@@ -84,13 +84,26 @@ static void mr_rights(struct ibv_pd *pd, char *buf)
 		ibv_dereg_mr(mr);
 }
 
+/* An RC QP of one work request each way on @cq. */
+static void rc_attr(struct ibv_qp_init_attr *qa, struct ibv_cq *cq)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->qp_type = IBV_QPT_RC;
+	qa->send_cq = cq;
+	qa->recv_cq = cq;
+	qa->cap.max_send_wr = 1;
+	qa->cap.max_recv_wr = 1;
+	qa->cap.max_send_sge = 1;
+	qa->cap.max_recv_sge = 1;
+}
+
 static void cq_qp_bounds(struct ibv_context *ctx, struct ibv_pd *pd)
 {
-	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
+	struct ibv_qp_init_attr qa;
+	struct ibv_srq *srq;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	struct ibv_srq *srq;
 
 	errno = 0;
 	cq = ibv_create_cq(ctx, MAX_CQE + 1, NULL, NULL, 0);
@@ -102,19 +115,14 @@ static void cq_qp_bounds(struct ibv_context *ctx, struct ibv_pd *pd)
 		verdict("cq_created", 0, strerror(errno));
 		return;
 	}
-	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	qa.cap.max_send_wr = 1;
-	qa.cap.max_recv_wr = 1;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
+	rc_attr(&qa, cq);
 	qa.cap.max_inline_data = 64;
 	errno = 0;
 	qp = ibv_create_qp(pd, &qa);
 	refused("qp_inline_einval", !qp, errno, EINVAL);
 	if (qp)
 		ibv_destroy_qp(qp);
-	qa.cap.max_inline_data = 0;
+	rc_attr(&qa, cq);
 	qa.cap.max_send_wr = 1025;
 	errno = 0;
 	qp = ibv_create_qp(pd, &qa);
@@ -129,112 +137,119 @@ static void cq_qp_bounds(struct ibv_context *ctx, struct ibv_pd *pd)
 	ibv_destroy_cq(cq);
 }
 
-/* Objects made until one is refused: how many, and the errno then. */
-struct tally {
-	int made;
-	int err;
+/* What the share tests make their objects of. */
+struct env {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	char *buf;
 };
 
-static void qp_share(struct ibv_context *ctx, struct ibv_pd *pd)
-{
-	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
-	struct ibv_qp *qps[MAX_QP + 1];
-	struct tally t = { 0, 0 };
-	struct ibv_cq *cq;
-	char why[64];
+/*
+ * A kind of object: how one is made (NULL and errno when refused) and
+ * dropped, and user space's share of it.
+ */
+struct kind {
+	const char *name;
+	int share;
+	void *(*make)(struct env *env);
+	void (*drop)(void *obj);
+};
 
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	if (!cq) {
-		verdict("qp_share_cq", 0, strerror(errno));
-		return;
-	}
-	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	qa.cap.max_send_wr = 1;
-	qa.cap.max_recv_wr = 1;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	while (t.made <= MAX_QP) {
-		errno = 0;
-		qps[t.made] = ibv_create_qp(pd, &qa);
-		if (!qps[t.made]) {
-			t.err = errno;
-			break;
-		}
-		t.made++;
-	}
-	snprintf(why, sizeof(why), "%d made, then errno %d", t.made, t.err);
-	verdict("qp_user_share", t.made == SHARE(MAX_QP) && t.err == ENOMEM,
-		why);
-	while (t.made)
-		ibv_destroy_qp(qps[--t.made]);
+static void *make_qp(struct env *env)
+{
+	struct ibv_qp_init_attr qa;
+
+	rc_attr(&qa, env->cq);
+	return ibv_create_qp(env->pd, &qa);
+}
+
+static void *make_cq(struct env *env)
+{
+	return ibv_create_cq(env->ctx, 1, NULL, NULL, 0);
+}
+
+static void *make_pd(struct env *env)
+{
+	return ibv_alloc_pd(env->ctx);
+}
+
+static void *make_mr(struct env *env)
+{
+	return ibv_reg_mr(env->pd, env->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+}
+
+static void drop_qp(void *qp)
+{
+	ibv_destroy_qp(qp);
+}
+
+static void drop_cq(void *cq)
+{
 	ibv_destroy_cq(cq);
 }
 
-static void cq_share(struct ibv_context *ctx)
+static void drop_pd(void *pd)
 {
-	struct ibv_cq *cqs[MAX_CQ + 1];
-	struct tally t = { 0, 0 };
-	char why[64];
-
-	while (t.made <= MAX_CQ) {
-		errno = 0;
-		cqs[t.made] = ibv_create_cq(ctx, 1, NULL, NULL, 0);
-		if (!cqs[t.made]) {
-			t.err = errno;
-			break;
-		}
-		t.made++;
-	}
-	snprintf(why, sizeof(why), "%d made, then errno %d", t.made, t.err);
-	verdict("cq_user_share", t.made == SHARE(MAX_CQ) && t.err == ENOMEM,
-		why);
-	while (t.made)
-		ibv_destroy_cq(cqs[--t.made]);
+	ibv_dealloc_pd(pd);
 }
 
-static void pd_share(struct ibv_context *ctx, int held)
+static void drop_mr(void *mr)
 {
-	struct ibv_pd *pds[MAX_PD + 1];
-	struct tally t = { 0, 0 };
-	char why[64];
-
-	while (t.made <= MAX_PD) {
-		errno = 0;
-		pds[t.made] = ibv_alloc_pd(ctx);
-		if (!pds[t.made]) {
-			t.err = errno;
-			break;
-		}
-		t.made++;
-	}
-	snprintf(why, sizeof(why), "%d made, then errno %d", t.made, t.err);
-	verdict("pd_user_share", t.made + held == SHARE(MAX_PD) &&
-		t.err == ENOMEM, why);
-	while (t.made)
-		ibv_dealloc_pd(pds[--t.made]);
+	ibv_dereg_mr(mr);
 }
 
-static void mr_share(struct ibv_pd *pd, char *buf)
+/*
+ * Objects of @k made until one is refused: user space's share of the
+ * device (less the @held ones of this process made before), then ENOMEM.
+ */
+static void share(const struct kind *k, struct env *env, int held)
 {
-	static struct ibv_mr *mrs[MAX_MR + 1];
-	struct tally t = { 0, 0 };
-	char why[64];
+	void **objs = calloc(k->share + 2, sizeof(*objs));
+	int made = 0, err = 0;
+	char name[64], why[64];
 
-	while (t.made <= MAX_MR) {
+	snprintf(name, sizeof(name), "%s_user_share", k->name);
+	if (!objs) {
+		verdict(name, 0, "calloc");
+		return;
+	}
+	while (made <= k->share) {
 		errno = 0;
-		mrs[t.made] = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
-		if (!mrs[t.made]) {
-			t.err = errno;
+		objs[made] = k->make(env);
+		if (!objs[made]) {
+			err = errno;
 			break;
 		}
-		t.made++;
+		made++;
 	}
-	snprintf(why, sizeof(why), "%d made, then errno %d", t.made, t.err);
-	verdict("mr_user_share", t.made == SHARE(MAX_MR) && t.err == ENOMEM,
-		why);
-	while (t.made)
-		ibv_dereg_mr(mrs[--t.made]);
+	snprintf(why, sizeof(why), "%d made, then errno %d", made, err);
+	verdict(name, made + held == k->share && err == ENOMEM, why);
+	while (made)
+		k->drop(objs[--made]);
+	free(objs);
+}
+
+static void shares(struct env *env)
+{
+	static const struct kind kinds[] = {
+		{ "qp", SHARE(MAX_QP), make_qp, drop_qp },
+		{ "cq", SHARE(MAX_CQ), make_cq, drop_cq },
+		{ "pd", SHARE(MAX_PD), make_pd, drop_pd },
+		{ "mr", SHARE(MAX_MR), make_mr, drop_mr },
+	};
+	unsigned int i;
+
+	env->cq = ibv_create_cq(env->ctx, 16, NULL, NULL, 0);
+	if (!env->cq) {
+		verdict("share_cq", 0, strerror(errno));
+		return;
+	}
+	/* This process holds one PD (env's) and one CQ (env's) already. */
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		share(&kinds[i], env, !strcmp(kinds[i].name, "pd") ||
+		      !strcmp(kinds[i].name, "cq"));
+	ibv_destroy_cq(env->cq);
 }
 
 /*
@@ -292,6 +307,7 @@ static void memlock(const char *dev)
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
+	struct env env;
 	struct ibv_pd *pd;
 	char *buf;
 
@@ -313,10 +329,8 @@ int main(int argc, char **argv)
 	memset(buf, 0, 4096);
 	mr_rights(pd, buf);
 	cq_qp_bounds(ctx, pd);
-	qp_share(ctx, pd);
-	cq_share(ctx);
-	pd_share(ctx, 1);
-	mr_share(pd, buf);
+	env = (struct env){ .ctx = ctx, .pd = pd, .buf = buf };
+	shares(&env);
 	memlock(argv[1]);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

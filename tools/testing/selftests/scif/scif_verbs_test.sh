@@ -66,13 +66,8 @@ tap_suite=scif_verbs
 . "$(dirname "$0")/scif_tap_lib.sh"
 
 load_rdma() {
-	for m in $rdma_mods; do
-		[ -e "$ex/$m.ko" ] || continue
-		loaded "$m" && continue
-		insmod "$ex/$m.ko" || return 1
-		loaded_mods="$m $loaded_mods"
-	done
-	[ -d /sys/module/ib_uverbs ] && [ -d /sys/module/rdma_ucm ]
+	load_rdma_mods && [ -d /sys/module/ib_uverbs ] &&
+		[ -d /sys/module/rdma_ucm ]
 }
 
 # The provider where libibverbs looks for it (its compiled-in
