@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=sh
 #
-# Sourced by scripts/bench.sh and scripts/bench-ntb.sh.
+# Sourced by scripts/bench.sh, scripts/bench-ntb.sh, scripts/bench-nvmeof.sh
+# and scripts/bench-verbs.sh.
 
 # Every bench guest's kernel command line gets $BENCH_GUEST_ARGS (default
 # none), for experiments with the guests' configuration: nogbpages, say,
@@ -37,4 +38,37 @@ iperf3_rows() {
 			row[via] = sprintf("%s,bw,%s,131072,%g,,,,%.1f", setup, via, secs, r / 8)
 		}
 		END { for (k = 1; k <= n; k++) print row[order[k]] }'
+}
+
+# shellcheck disable=SC2154 # top and BUILD: set by the sourcing script
+# bench_rdma_build NAME: the build of the 2-node RDMA parts (bench-nvmeof.sh,
+# bench-verbs.sh) for the kernel of the rest of the bench: sets $rel,
+# $image and $moddir ($BUILD/modules/<release>, which check-lib.sh's
+# lists take as the kernel's name); fails, saying so as NAME, for a
+# kernel without RDMA.
+bench_rdma_build() {
+	rel=$(sh "$top/scripts/kernels.sh" default)
+	image=$(sh "$top/scripts/kernels.sh" image "$rel")
+	moddir=$BUILD/modules/$rel
+	make -s -C "$top" test-modules KVER="$rel" MODDIR="$moddir"
+	make -s -C "$top" selftests
+	make -s -C "$top/qemu" OUTPUT="$BUILD/qemu"
+	[ -e "$moddir/drivers/infiniband/hw/scif/scif_rdma.ko" ] ||
+		{ echo "$1: no scif_rdma.ko for $rel (a kernel without RDMA)" >&2; return 1; }
+}
+
+# bench_nodes_ok NAME DIR: both nodes of the cluster in DIR passed their
+# checks and have clean kernel logs (else say which, as NAME).
+bench_nodes_ok() {
+	ok=0
+	for j in 0 1; do
+		if sh "$top/qemu/parse-results.sh" "$2/node$j/results.log" \
+			"$1/node$j" | grep -q '^FAIL '; then
+			echo "$1: a check failed on node $j (see $2/node$j/results.log)" >&2
+			ok=1
+		fi
+		bash "$top/qemu/check-log.sh" "$2/node$j/console.log" > /dev/null ||
+			{ echo "$1: kernel log not clean: $2/node$j/console.log" >&2; ok=1; }
+	done
+	return $ok
 }

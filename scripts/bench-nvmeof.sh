@@ -35,14 +35,7 @@ say() { echo "bench-nvmeof: $*" >&2; }
 # The modules of the rest of the bench (scripts/bench.sh), in
 # $BUILD/modules/<release>, which check-lib.sh's lists take as the
 # kernel's name.
-rel=$(sh "$top/scripts/kernels.sh" default)
-image=$(sh "$top/scripts/kernels.sh" image "$rel")
-moddir=$BUILD/modules/$rel
-make -s -C "$top" test-modules KVER="$rel" MODDIR="$moddir"
-make -s -C "$top" selftests
-make -s -C "$top/qemu" OUTPUT="$BUILD/qemu"
-[ -e "$moddir/drivers/infiniband/hw/scif/scif_rdma.ko" ] ||
-	{ say "no scif_rdma.ko for $rel (a kernel without RDMA)"; exit 1; }
+bench_rdma_build bench-nvmeof
 
 rm -rf "$out"
 mkdir -p "$out"
@@ -65,15 +58,7 @@ bash "$top/qemu/cluster.sh" -n 2 -N -m 1G -k "$image" -i "$out/nvmeof.cpio" \
 	-S "$BUILD/qemu/ivshmem-server" > "$out/cluster.log" 2>&1 ||
 	{ say "the cluster launcher reported a failure (see $out/cluster.log)"; status=1; }
 
-for j in 0 1; do
-	if sh "$top/qemu/parse-results.sh" "$out/cluster/node$j/results.log" \
-		"nvmeof/node$j" | grep -q '^FAIL '; then
-		say "a check failed on node $j (see $out/cluster/node$j/results.log)"
-		status=1
-	fi
-	bash "$top/qemu/check-log.sh" "$out/cluster/node$j/console.log" > /dev/null ||
-		{ say "kernel log not clean: $out/cluster/node$j/console.log"; status=1; }
-done
+bench_nodes_ok nvmeof "$out/cluster" || status=1
 
 tr -d '\r' < "$out/cluster/node1/results.log" 2> /dev/null |
 	awk '$1 == "#" && $2 == "nvme-figures" && NF == 5 {
