@@ -128,14 +128,15 @@ bw_printed() { # log size
 	grep -Eq "^ *$2 +[0-9]+ +[0-9.]+" "$1"
 }
 
-# scif0's user objects: every count of "rdma resource show" is 0.
+# scif0's user objects: "rdma resource show" counts 0 PDs, CQs, QPs,
+# cm_ids and MRs (and contexts, where it counts them).
 resources_gone() {
 	l=$(rdma resource show 2> /dev/null | grep "scif0:")
 	echo "# $l"
-	for w in pd cq qp cm_id mr ctx; do
-		echo "$l" | grep -Eq " $w [1-9]" && return 1
+	for w in pd cq qp cm_id mr; do
+		echo "$l" | grep -Eq " $w 0( |\$)" || return 1
 	done
-	return 0
+	! echo "$l" | grep -Eq " ctx [1-9]"
 }
 
 rping_args() { # size
