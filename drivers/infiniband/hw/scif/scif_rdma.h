@@ -814,7 +814,6 @@ void srd_qp_close(struct srd_qp *qp);
 /* scif_rdma_mr.c: MRs as the data path sees them */
 struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);
 void srd_mr_put(struct srd_mr *mr);
-u64 srd_mr_offset(const struct srd_mr *mr);
 void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len);
 bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access);
 void srd_mr_read(struct srd_mr *mr, u64 addr, void *buf, u64 len);

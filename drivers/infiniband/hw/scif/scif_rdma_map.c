@@ -63,7 +63,7 @@ static bool srd_map_fits(struct srd_mr *mr)
 	u64 n = mr->length >> PAGE_SHIFT;
 
 	return !mr->dma && mr->ibmr.page_size == PAGE_SIZE &&
-	       PAGE_ALIGNED(mr->iova) && !srd_mr_offset(mr) && mr->length &&
+	       PAGE_ALIGNED(mr->iova) && mr->length &&
 	       PAGE_ALIGNED(mr->length) && n <= READ_ONCE(mr->npages) &&
 	       mr->length <= SRD_MAP_SLOT;
 }

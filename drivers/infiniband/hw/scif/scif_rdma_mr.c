@@ -9,7 +9,6 @@
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
 #include <linux/vmalloc.h>
-#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "scif_rdma.h"
@@ -53,24 +52,6 @@ void srd_mr_put(struct srd_mr *mr)
 }
 
 /**
- * srd_mr_offset() - where an MR's first byte is in its first page
- * @mr: a fast-reg or user MR
- *
- * A fast-reg MR's page list starts at the page of its iova; a user MR's
- * at the page of the user address it was registered at, which may lie
- * elsewhere in its page than the iova it is known by.
- *
- * Context: any.
- * Return: the offset, below the MR's page size.
- */
-u64 srd_mr_offset(const struct srd_mr *mr)
-{
-	if (mr->umem)
-		return ib_umem_offset(mr->umem);
-	return mr->iova & (mr->ibmr.page_size - 1);
-}
-
-/**
  * srd_mr_kva() - the kernel address of a byte of an MR
  * @mr: the MR
  * @addr: the byte's address, inside @mr (the caller checked the bounds)
@@ -87,7 +68,7 @@ void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len)
 	if (mr->dma)
 		return (void *)(uintptr_t)addr;
 	psz = mr->ibmr.page_size;
-	abs = srd_mr_offset(mr) + (addr - mr->iova);
+	abs = (mr->iova & (psz - 1)) + (addr - mr->iova);
 	kva = (void *)(uintptr_t)mr->pages[abs / psz] + abs % psz;
 	*len = min(*len, psz - abs % psz);
 	return kva;

@@ -334,9 +334,10 @@ static int srd_mr_pin(struct srd_mr *mr, struct ib_pd *ibpd, u64 start,
  * RLIMIT_MEMLOCK) until dereg_mr.
  *
  * Context: process.
- * Return: the MR, ERR_PTR(-EINVAL) for a length out of bounds or driver
- * data, ERR_PTR(-EOPNOTSUPP) for another access right, ERR_PTR(-ENOMEM)
- * past SRD_MAX_MR or user space's share of it, or ib_umem_get's error.
+ * Return: the MR, ERR_PTR(-EINVAL) for a length out of bounds, @virt at
+ * another offset in its page than @start, or driver data,
+ * ERR_PTR(-EOPNOTSUPP) for another access right, ERR_PTR(-ENOMEM) past
+ * SRD_MAX_MR or user space's share of it, or ib_umem_get's error.
  */
 struct ib_mr *srd_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt, int access, struct ib_udata *udata)
@@ -345,7 +346,12 @@ struct ib_mr *srd_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct srd_mr *mr;
 	int err = -ENOMEM;
 
-	if (srd_udata_bad(udata) || !length || length > SRD_MAX_MSG)
+	/*
+	 * ib_core checks it too: @virt lies where @start does in its page,
+	 * so that the page list maps @virt's iova space as it maps @start.
+	 */
+	if (srd_udata_bad(udata) || !length || length > SRD_MAX_MSG ||
+	    ((start ^ virt) & ~PAGE_MASK))
 		return ERR_PTR(-EINVAL);
 	/* Optional rights (relaxed ordering) are hints a device may ignore. */
 	access &= ~IB_ACCESS_OPTIONAL;
