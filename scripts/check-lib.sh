@@ -139,7 +139,7 @@ nvme_modules() { # kernel-name nodes kdir release
 verbs_programs() { # kernel-name nodes
 	[ "$2" = 2 ] || return 0
 	command -v ibv_devices ibv_devinfo rping ib_write_bw ib_read_bw \
-		ib_send_bw | tr '\n' ' '
+		ib_send_bw ib_write_lat ib_send_lat | tr '\n' ' '
 }
 
 # nvme-cli and fio, for the same clusters.

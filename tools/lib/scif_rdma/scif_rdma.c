@@ -4,9 +4,20 @@
  *
  * Every verb is an ordinary uverbs command: the kernel device takes no
  * driver-specific data in or out, so each command carries its core part
- * alone and the provider keeps no state of its own beyond libibverbs'
- * objects.  No shared queues yet: posting and polling go through the
+ * alone.  No shared queues yet: posting and polling go through the
  * kernel too.  SRQs are refused, and the QP types other than RC.
+ *
+ * Inline data is the provider's own: the kernel device has none.  A QP
+ * created with max_inline_data (at most SCIF_RDMA_MAX_INLINE) gets a
+ * buffer of slots registered as an MR of its PD; post_send copies an
+ * IBV_SEND_INLINE work request's bytes into the next slot and posts it
+ * with one SGE there instead, so its own buffers are free again when
+ * ibv_post_send() returns, as the flag promises.  Slots go round in
+ * the order the kernel takes work requests, and there are twice as many
+ * as the send queue holds: when the kernel has taken the work request
+ * of slot n - max_send_wr, the one of slot n - 2 * max_send_wr is
+ * complete, and a batch of at most max_send_wr work requests never
+ * writes over a slot still in use.
  *
  * libibverbs loads this file for "driver scif_rdma" in
  * /etc/libibverbs.d/scif_rdma.driver and offers it every device it finds;
@@ -15,14 +26,18 @@
  * modify_device).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ibv_provider.h"
 
 #define SCIF_RDMA_ABI_VERSION	1	/* the kernel's uverbs_abi_ver */
 #define SCIF_RDMA_NODE_DESC	"scif_rdma"	/* the kernel's node_desc */
+#define SCIF_RDMA_MAX_INLINE	512	/* inline bytes a work request may carry */
+#define SCIF_RDMA_POST_BATCH	16	/* work requests a post_send command takes */
 
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -35,9 +50,33 @@ struct scif_rdma_context {
 	struct verbs_context vctx;
 };
 
+/*
+ * A QP, with its inline slots if it was created with max_inline_data:
+ * @lock serialises post_send (inline or not: the slot counter follows
+ * every work request the kernel takes), @posted counts those work
+ * requests, @inl holds @nslots slots of @slot_size bytes, registered as
+ * @inl_mr.
+ */
+struct scif_rdma_qp {
+	struct ibv_qp qp;
+	uint32_t max_inline;
+	uint32_t max_send_wr;
+	pthread_mutex_t lock;
+	uint64_t posted;
+	char *inl;
+	struct verbs_mr *inl_mr;
+	uint32_t nslots;
+	uint32_t slot_size;
+};
+
 static struct scif_rdma_context *to_sctx(struct ibv_context *ibctx)
 {
 	return container_of(ibctx, struct scif_rdma_context, vctx.context);
+}
+
+static struct scif_rdma_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct scif_rdma_qp, qp);
 }
 
 /* Device and context */
@@ -197,31 +236,85 @@ static int scif_rdma_resize_cq(struct ibv_cq *cq, int cqe)
 
 /* Queue pairs */
 
+/*
+ * The inline slots of a QP the kernel made with @qp->max_send_wr work
+ * requests: two for each, registered as an MR.  Return: 0 or an errno
+ * value.
+ */
+static int scif_rdma_inline_alloc(struct scif_rdma_qp *qp, struct ibv_pd *pd)
+{
+	size_t len;
+	long page = sysconf(_SC_PAGESIZE);
+	struct ibv_mr *mr;
+
+	qp->slot_size = (qp->max_inline + 63) & ~63U;
+	qp->nslots = 2 * qp->max_send_wr;
+	len = (size_t)qp->slot_size * qp->nslots;
+	len = (len + page - 1) & ~(size_t)(page - 1);
+	if (posix_memalign((void **)&qp->inl, page, len))
+		return ENOMEM;
+	/*
+	 * Pinned for writing, so that the pages pinned are the ones the
+	 * process writes (a read-only pin of untouched memory could pin
+	 * the zero page); only this provider names the key.
+	 */
+	memset(qp->inl, 0, len);
+	mr = scif_rdma_reg_mr(pd, qp->inl, len, (uintptr_t)qp->inl,
+			      IBV_ACCESS_LOCAL_WRITE);
+	if (!mr) {
+		free(qp->inl);
+		qp->inl = NULL;
+		return errno;
+	}
+	qp->inl_mr = container_of(mr, struct verbs_mr, ibv_mr);
+	return 0;
+}
+
 static struct ibv_qp *scif_rdma_create_qp(struct ibv_pd *pd,
 					  struct ibv_qp_init_attr *attr)
 {
 	struct ib_uverbs_create_qp_resp resp = {};
 	struct ibv_create_qp cmd = {};
-	struct ibv_qp *qp;
+	struct scif_rdma_qp *qp;
+	uint32_t max_inline;
 	int ret;
 
 	if (attr->qp_type != IBV_QPT_RC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	max_inline = attr->cap.max_inline_data;
+	if (max_inline > SCIF_RDMA_MAX_INLINE) {
+		errno = EINVAL;
+		return NULL;
+	}
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
+	pthread_mutex_init(&qp->lock, NULL);
 
-	ret = ibv_cmd_create_qp(pd, qp, attr, &cmd, sizeof(cmd), &resp,
+	attr->cap.max_inline_data = 0;	/* the kernel's: none */
+	ret = ibv_cmd_create_qp(pd, &qp->qp, attr, &cmd, sizeof(cmd), &resp,
 				sizeof(resp));
-	if (ret) {
-		free(qp);
-		errno = ret;
-		return NULL;
+	attr->cap.max_inline_data = max_inline;
+	if (ret)
+		goto free_qp;
+	qp->max_inline = max_inline;
+	qp->max_send_wr = attr->cap.max_send_wr;
+	if (max_inline) {
+		ret = scif_rdma_inline_alloc(qp, pd);
+		if (ret)
+			goto destroy;
 	}
-	return qp;
+	return &qp->qp;
+destroy:
+	ibv_cmd_destroy_qp(&qp->qp);
+free_qp:
+	pthread_mutex_destroy(&qp->lock);
+	free(qp);
+	errno = ret;
+	return NULL;
 }
 
 static int scif_rdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
@@ -229,9 +322,15 @@ static int scif_rdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			      struct ibv_qp_init_attr *init_attr)
 {
 	struct ibv_query_qp cmd = {};
+	int ret;
 
-	return ibv_cmd_query_qp(qp, attr, attr_mask, init_attr, &cmd,
-				sizeof(cmd));
+	ret = ibv_cmd_query_qp(qp, attr, attr_mask, init_attr, &cmd,
+			       sizeof(cmd));
+	if (!ret) {
+		attr->cap.max_inline_data = to_sqp(qp)->max_inline;
+		init_attr->cap.max_inline_data = to_sqp(qp)->max_inline;
+	}
+	return ret;
 }
 
 static int scif_rdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
@@ -242,20 +341,117 @@ static int scif_rdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	return ibv_cmd_modify_qp(qp, attr, attr_mask, &cmd, sizeof(cmd));
 }
 
-static int scif_rdma_destroy_qp(struct ibv_qp *qp)
+static int scif_rdma_destroy_qp(struct ibv_qp *ibqp)
 {
+	struct scif_rdma_qp *qp = to_sqp(ibqp);
 	int ret;
 
-	ret = ibv_cmd_destroy_qp(qp);
-	if (!ret)
-		free(qp);
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+	if (qp->inl_mr && !scif_rdma_dereg_mr(qp->inl_mr))
+		free(qp->inl);	/* else pinned still: left to the process's end */
+	pthread_mutex_destroy(&qp->lock);
+	free(qp);
+	return 0;
+}
+
+/*
+ * An inline work request's bytes into slot @seq: @sge then names them
+ * there.  Return: 0, or EINVAL (more than the QP's max_inline_data).
+ */
+static int scif_rdma_inline_copy(struct scif_rdma_qp *qp,
+				 const struct ibv_send_wr *wr, uint64_t seq,
+				 struct ibv_sge *sge)
+{
+	char *slot = qp->inl + (seq % qp->nslots) * qp->slot_size;
+	uint32_t len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > qp->max_inline - len)
+			return EINVAL;
+		memcpy(slot + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		len += wr->sg_list[i].length;
+	}
+	sge->addr = (uintptr_t)slot;
+	sge->length = len;
+	sge->lkey = qp->inl_mr->ibv_mr.lkey;
+	return 0;
+}
+
+/* May @wr carry its bytes inline (an opcode that sends them)? */
+static bool scif_rdma_inline_op(const struct ibv_send_wr *wr)
+{
+	return (wr->send_flags & IBV_SEND_INLINE) &&
+	       wr->opcode != IBV_WR_RDMA_READ;
+}
+
+/*
+ * Post @wr's chain in batches, the inline ones from their slots.  The
+ * caller holds @qp->lock.  Return: 0 or an errno value, *@bad_wr then
+ * the first work request not taken.
+ */
+static int scif_rdma_post_inline(struct scif_rdma_qp *qp,
+				 struct ibv_send_wr *wr,
+				 struct ibv_send_wr **bad_wr)
+{
+	struct ibv_send_wr shadow[SCIF_RDMA_POST_BATCH], *orig[SCIF_RDMA_POST_BATCH];
+	struct ibv_sge sge[SCIF_RDMA_POST_BATCH];
+	uint32_t n, batch = SCIF_RDMA_POST_BATCH;
+	struct ibv_send_wr *bad = shadow;
+	int ret = 0, cret;
+
+	if (batch > qp->max_send_wr)
+		batch = qp->max_send_wr;
+	while (wr && !ret) {
+		for (n = 0; wr && n < batch; wr = wr->next, n++) {
+			if (scif_rdma_inline_op(wr)) {
+				ret = scif_rdma_inline_copy(qp, wr,
+							    qp->posted + n,
+							    &sge[n]);
+				if (ret)
+					break;
+			}
+			orig[n] = wr;
+			shadow[n] = *wr;
+			shadow[n].next = NULL;
+			if (n)
+				shadow[n - 1].next = &shadow[n];
+			if (scif_rdma_inline_op(wr)) {
+				shadow[n].sg_list = &sge[n];
+				shadow[n].num_sge = sge[n].length ? 1 : 0;
+				shadow[n].send_flags &= ~IBV_SEND_INLINE;
+			}
+		}
+		if (ret)
+			*bad_wr = wr;	/* the inline one too long */
+		if (!n)
+			break;
+		cret = ibv_cmd_post_send(&qp->qp, shadow, &bad);
+		if (cret) {
+			qp->posted += bad - shadow;
+			*bad_wr = orig[bad - shadow];
+			return cret;
+		}
+		qp->posted += n;
+	}
 	return ret;
 }
 
-static int scif_rdma_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+static int scif_rdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			       struct ibv_send_wr **bad_wr)
 {
-	return ibv_cmd_post_send(qp, wr, bad_wr);
+	struct scif_rdma_qp *qp = to_sqp(ibqp);
+	int ret;
+
+	if (!qp->inl)	/* the kernel refuses inline data: EINVAL */
+		return ibv_cmd_post_send(ibqp, wr, bad_wr);
+	pthread_mutex_lock(&qp->lock);
+	ret = scif_rdma_post_inline(qp, wr, bad_wr);
+	pthread_mutex_unlock(&qp->lock);
+	return ret;
 }
 
 static int scif_rdma_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,

@@ -46,11 +46,12 @@ struct srd_map;		/* scif_rdma_map.c */
 #define SRD_RMA_MAX_BOUNCE	((SZ_1M >> PAGE_SHIFT) + 2 * SRD_MAX_SGE)
 /*
  * Direct RDMA WRITE and READ (scif_rdma_map.c): the windows a responder
- * opens over its fast-reg MRs for one connection (at most SRD_MAP_MAX),
- * each in a slot of its own of SRD_MAP_SLOT bytes from SRD_MAP_BASE up
- * in the registered address space, never used twice on a connection, so
- * that an offset the requester kept finds no window once it is closed;
- * the requester keeps what SRD_MAP_CACHE keys resolved to.
+ * opens over its MRs for one connection (at most SRD_MAP_MAX of them,
+ * over at most SRD_MAP_PAGES pages in all), each in a slot of its own of
+ * SRD_MAP_SLOT bytes (the largest MR) from SRD_MAP_BASE up in the
+ * registered address space, never used twice on a connection, so that
+ * an offset the requester kept finds no window once it is closed; the
+ * requester keeps what SRD_MAP_CACHE keys resolved to.
  */
 /*
  * A WRITE or READ of at most SRD_INLINE_MAX bytes that has no window to
@@ -73,7 +74,13 @@ struct srd_map;		/* scif_rdma_map.c */
 #define SRD_POLL_MS		100
 #define SRD_MAP_MAX		64
 #define SRD_MAP_CACHE		16
-#define SRD_MAP_SLOT		((u64)SRD_MAX_FR_PAGES << PAGE_SHIFT)
+#define SRD_MAP_SLOT		((u64)SRD_MAX_MSG)
+#define SRD_MAP_PAGES		(SZ_4G >> PAGE_SHIFT)
+/*
+ * A run of a user MR shorter than this (its pages are rarely contiguous)
+ * is not moved alone: the whole range goes through the MR's vmap.
+ */
+#define SRD_RUN_MIN		SZ_64K
 #define SRD_MAP_BASE		BIT_ULL(62)
 /*
  * User-space objects (rdma.rst, "User verbs"): of each kind at most
@@ -278,6 +285,8 @@ struct srd_cq {
  *	an invalidation or a re-registration completes and before dereg_mr
  *	waits for @gone
  * @dying: dereg_mr has begun: no window may be opened (map_mutex)
+ * @kmap: a user MR's pages in one kernel range (srd_mr_vmap()), made
+ *	on first use, set once (cmpxchg), unmapped by dereg_mr after @gone
  *
  * Locking: @valid and @access change only in post_send of a QP of the
  * MR's PD (the consumer orders those work requests, as verbs require),
@@ -303,6 +312,7 @@ struct srd_mr {
 	struct completion gone;
 	struct list_head maps;
 	bool dying;
+	void *kmap;
 };
 
 /**
@@ -571,6 +581,7 @@ struct srd_rkey {
  * @maps: as a responder, the windows opened over MRs for the peer
  *	(struct srd_map; the device's map_mutex)
  * @nr_maps: entries in @maps (at most SRD_MAP_MAX)
+ * @map_pages: their pages (at most SRD_MAP_PAGES)
  * @next_slot: the slot the next window goes in (map_mutex)
  * @rkeys: as a requester, what the peer's keys resolved to (owned by
  *	the send worker)
@@ -630,6 +641,7 @@ struct srd_qp {
 	struct srd_rma_win *rma_stale;
 	struct list_head maps;
 	u32 nr_maps;
+	u64 map_pages;
 	u64 next_slot;
 	struct srd_rkey rkeys[SRD_MAP_CACHE];
 	u32 next_rkey;
@@ -818,5 +830,7 @@ void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len);
 bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access);
 void srd_mr_read(struct srd_mr *mr, u64 addr, void *buf, u64 len);
 struct page *srd_kva_page(void *kva);
+void *srd_mr_pages_vmap(struct srd_mr *mr, u32 n);
+void *srd_mr_vmap(struct srd_mr *mr);
 
 #endif /* _SCIF_RDMA_H */

@@ -39,7 +39,8 @@ MODULE_PARM_DESC(direct_rma,
  * @qp_node: in @qp's maps
  * @mr: the MR (a reference held until the window is closed)
  * @qp: the QP on whose endpoint it is registered
- * @va: the vmap of the MR's pages it was registered over
+ * @va: the vmap of the MR's pages it was registered over (a user MR's
+ *	own, srd_mr_vmap(): not this window's to unmap)
  * @rights: IB_ACCESS_REMOTE_READ and/or _WRITE it gives
  * @off: its offset in the endpoint's registered address space
  * @len: its bytes (the MR's)
@@ -68,25 +69,15 @@ static bool srd_map_fits(struct srd_mr *mr)
 	       mr->length <= SRD_MAP_SLOT;
 }
 
-/* The MR's first @len bytes in one kernel range, or NULL. */
+/*
+ * The MR's first @len bytes in one kernel range, or NULL: a user MR's
+ * own (kept until dereg_mr), a fast-reg MR's a new one (its pages change
+ * with the next registration).
+ */
 static void *srd_map_vmap(struct srd_mr *mr, u64 len)
 {
-	u32 i, n = len >> PAGE_SHIFT;
-	struct page **pages;
-	void *va = NULL;
-
-	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
-	if (!pages)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		pages[i] = srd_kva_page((void *)(uintptr_t)mr->pages[i]);
-		if (!pages[i])
-			goto out;
-	}
-	va = vmap(pages, n, VM_MAP, PAGE_KERNEL);
-out:
-	kvfree(pages);
-	return va;
+	return mr->umem ? srd_mr_vmap(mr) :
+			  srd_mr_pages_vmap(mr, len >> PAGE_SHIFT);
 }
 
 /* SCIF's protection for IB_ACCESS_REMOTE_* @rights. */
@@ -105,6 +96,7 @@ static struct srd_map *srd_map_open(struct srd_qp *qp, struct srd_mr *mr,
 
 	lockdep_assert_held(&qp->dev->map_mutex);
 	if (qp->nr_maps >= SRD_MAP_MAX || !srd_map_fits(mr) ||
+	    qp->map_pages + (mr->length >> PAGE_SHIFT) > SRD_MAP_PAGES ||
 	    qp->next_slot >= (S64_MAX - SRD_MAP_BASE) / SRD_MAP_SLOT)
 		return NULL;
 	map = kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
@@ -128,10 +120,11 @@ static struct srd_map *srd_map_open(struct srd_qp *qp, struct srd_mr *mr,
 	list_add_tail(&map->mr_node, &mr->maps);
 	list_add_tail(&map->qp_node, &qp->maps);
 	qp->nr_maps++;
+	qp->map_pages += map->len >> PAGE_SHIFT;
 	srd_stat_add(qp->dev, SRD_STAT_MAPS_OPENED, 1);
 	return map;
 fail:
-	if (map->va)
+	if (map->va && !mr->umem)
 		vunmap(map->va);
 	kfree(map);
 	return NULL;
@@ -165,8 +158,8 @@ static struct srd_map *srd_map_get(struct srd_qp *qp, struct srd_mr *mr,
  * Answers MAP_RESP with the window (IB_WC_SUCCESS: its offset, the MR's
  * first byte and length, the rights) or without one (IB_WC_REM_ACCESS_ERR:
  * a key of no valid MR of the QP's PD, no remote right, an MR that does
- * not fit a window, SRD_MAP_MAX windows open, direct_rma off, or SCIF
- * refusing the window).  Nothing else changes: the requester's frames
+ * not fit a window, SRD_MAP_MAX windows or SRD_MAP_PAGES pages open,
+ * direct_rma off, or SCIF refusing the window).  Nothing else changes: the requester's frames
  * then get the exact answer.
  *
  * Context: the receive thread; sleeps; takes the device's map_mutex.
@@ -215,7 +208,9 @@ static void srd_map_close(struct srd_map *map)
 	list_del(&map->mr_node);
 	list_del(&map->qp_node);
 	qp->nr_maps--;
-	vunmap(map->va);
+	qp->map_pages -= map->len >> PAGE_SHIFT;
+	if (!map->mr->umem)
+		vunmap(map->va);
 	srd_mr_put(map->mr);
 	kfree(map);
 }

@@ -8,6 +8,7 @@
 
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
+#include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
 
@@ -116,6 +117,65 @@ struct page *srd_kva_page(void *kva)
 	if (is_vmalloc_addr(kva))
 		return vmalloc_to_page(kva);
 	return virt_addr_valid(kva) ? virt_to_page(kva) : NULL;
+}
+
+/**
+ * srd_mr_pages_vmap() - an MR's first pages in one kernel range
+ * @mr: the MR (not a DMA MR; a reference held)
+ * @n: how many of its pages (at most its @npages)
+ *
+ * Context: process; sleeps.
+ * Return: the range (vunmap() it), or NULL (no memory, or a page that
+ * may not be mapped).
+ */
+void *srd_mr_pages_vmap(struct srd_mr *mr, u32 n)
+{
+	struct page **pages;
+	void *va = NULL;
+	u32 i;
+
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = srd_kva_page((void *)(uintptr_t)mr->pages[i]);
+		if (!pages[i])
+			goto out;
+	}
+	va = vmap(pages, n, VM_MAP, PAGE_KERNEL);
+out:
+	kvfree(pages);
+	return va;
+}
+
+/**
+ * srd_mr_vmap() - a user MR's pages in one kernel range, kept
+ * @mr: the MR (a reference held)
+ *
+ * Made on first use and kept until dereg_mr: its pages never change
+ * (struct srd_mr).  A work request's bytes then move through it in one
+ * piece instead of a page at a time, and the windows opened over the MR
+ * share it.  Its page tables are the kernel's, about 0.2% of the pages
+ * the owner pinned (and was charged for).
+ *
+ * Context: process; sleeps.
+ * Return: the address of the MR's first page, or NULL (not a user MR,
+ * or no memory).
+ */
+void *srd_mr_vmap(struct srd_mr *mr)
+{
+	void *va;
+
+	/* Pairs with the cmpxchg that published it: its page tables are seen. */
+	va = smp_load_acquire(&mr->kmap);
+	if (va || !mr->umem)
+		return va;
+	va = srd_mr_pages_vmap(mr, mr->npages);
+	if (va && cmpxchg(&mr->kmap, NULL, va)) {
+		vunmap(va);	/* another got there first */
+		va = smp_load_acquire(&mr->kmap);	/* as above */
+	}
+	return va;
 }
 
 /**

@@ -76,12 +76,14 @@ bool srd_rma_op(enum ib_wr_opcode op)
 /*
  * The longest run from @addr (at most @len bytes) that is contiguous in
  * the linear map (so physically contiguous: SCIF's DMA engine can take
- * it), and its kernel address.
+ * it), and its kernel address.  A user MR's short runs are not moved one
+ * by one: all @len bytes go through the MR's vmap (SCIF copies them by
+ * CPU) if it can be had.
  */
 static u64 srd_rma_run(struct srd_mr *mr, u64 addr, u64 len, void **kva)
 {
 	u64 n = len, more;
-	void *next;
+	void *next, *va;
 
 	*kva = srd_mr_kva(mr, addr, &n);
 	while (n < len) {
@@ -91,7 +93,13 @@ static u64 srd_rma_run(struct srd_mr *mr, u64 addr, u64 len, void **kva)
 			break;
 		n += more;
 	}
-	return n;
+	if (n == len || n >= SRD_RUN_MIN || !mr->umem)
+		return n;
+	va = srd_mr_vmap(mr);
+	if (!va)
+		return n;
+	*kva = va + offset_in_page(mr->iova) + (addr - mr->iova);
+	return len;
 }
 
 /*

@@ -6,6 +6,7 @@
  */
 
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iter.h>
@@ -480,6 +481,8 @@ int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* A lookup that found it before the erase has let go of it too. */
 	synchronize_rcu();
 	atomic_dec(&dev->num_mr);
+	if (mr->kmap)
+		vunmap(mr->kmap);
 	if (mr->umem) {
 		ib_umem_release(mr->umem);
 		srd_user_put(dev, SRD_UOBJ_MR);

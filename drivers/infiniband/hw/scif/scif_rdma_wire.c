@@ -75,13 +75,18 @@ int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
 int srd_mr_xfer(struct srd_qp *qp, struct srd_mr *mr, u64 addr, u64 len,
 		bool tx)
 {
+	/* A user MR's pages, rarely contiguous, in one range (or NULL). */
+	void *va = len > PAGE_SIZE ? srd_mr_vmap(mr) : NULL;
 	u64 chunk;
 	void *kva;
 	int err;
 
 	while (len) {
 		chunk = min_t(u64, len, SZ_1M);
-		kva = srd_mr_kva(mr, addr, &chunk);	/* shortens chunk */
+		if (va)
+			kva = va + offset_in_page(mr->iova) + (addr - mr->iova);
+		else
+			kva = srd_mr_kva(mr, addr, &chunk); /* shortens chunk */
 		err = srd_xfer(qp, qp->epd, kva, chunk, tx, 0);
 		if (err)
 			return err;

@@ -22,6 +22,7 @@
 #define MAX_QP		256
 #define MAX_CQ		256
 #define MAX_CQE		4096
+#define MAX_INLINE	256	/* a QP's inline bytes (the provider allows 512) */
 #define MAX_MR		4096
 #define MAX_PD		256
 #define SHARE(max)	((max) / 2)
@@ -97,6 +98,52 @@ static void rc_attr(struct ibv_qp_init_attr *qa, struct ibv_cq *cq)
 	qa->cap.max_recv_sge = 1;
 }
 
+/*
+ * Inline data: up to 512 bytes a work request (the provider's slots),
+ * what the QP was created with reported back by ibv_query_qp, and a
+ * longer inline work request refused before it is posted.
+ */
+static void inline_bounds(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr qa, init;
+	struct ibv_send_wr wr, *bad = NULL;
+	static char data[MAX_INLINE + 1];
+	struct ibv_sge sge;
+	struct ibv_qp_attr attr;
+	struct ibv_qp *qp;
+
+	rc_attr(&qa, cq);
+	qa.cap.max_inline_data = 513;
+	errno = 0;
+	qp = ibv_create_qp(pd, &qa);
+	refused("qp_inline_over_max_einval", !qp, errno, EINVAL);
+	if (qp)
+		ibv_destroy_qp(qp);
+	rc_attr(&qa, cq);
+	qa.cap.max_inline_data = MAX_INLINE;
+	qp = ibv_create_qp(pd, &qa);
+	verdict("qp_inline_created", qp != NULL, strerror(errno));
+	if (!qp)
+		return;
+	memset(&attr, 0, sizeof(attr));
+	verdict("qp_inline_queried",
+		!ibv_query_qp(qp, &attr, IBV_QP_CAP, &init) &&
+		attr.cap.max_inline_data == MAX_INLINE &&
+		init.cap.max_inline_data == MAX_INLINE, "max_inline_data");
+	sge.addr = (uintptr_t)data;
+	sge.length = MAX_INLINE + 1;
+	sge.lkey = 0;
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_INLINE;
+	verdict("post_inline_too_long_einval",
+		ibv_post_send(qp, &wr, &bad) == EINVAL && bad == &wr,
+		"post_send");
+	ibv_destroy_qp(qp);
+}
+
 static void cq_qp_bounds(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
@@ -115,13 +162,7 @@ static void cq_qp_bounds(struct ibv_context *ctx, struct ibv_pd *pd)
 		verdict("cq_created", 0, strerror(errno));
 		return;
 	}
-	rc_attr(&qa, cq);
-	qa.cap.max_inline_data = 64;
-	errno = 0;
-	qp = ibv_create_qp(pd, &qa);
-	refused("qp_inline_einval", !qp, errno, EINVAL);
-	if (qp)
-		ibv_destroy_qp(qp);
+	inline_bounds(pd, cq);
 	rc_attr(&qa, cq);
 	qa.cap.max_send_wr = 1025;
 	errno = 0;

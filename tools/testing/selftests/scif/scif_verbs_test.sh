@@ -18,6 +18,12 @@
 # runs the servers, node 1 the clients, each with a bound in time:
 #   rping -V (RDMA READ and WRITE between user MRs, the data verified
 #   by the client) of 4 KiB and of 64 KiB;
+#   scif_verbs_inline: inline SENDs and WRITEs, the sender's buffer
+#   overwritten right after each post, their bytes checked by the
+#   server;
+#   ib_write_lat and ib_send_lat with -R and -I 64 (their 8-byte
+#   messages inline): both ends exit 0 and the client prints its
+#   figures;
 #   ib_write_bw, ib_read_bw and ib_send_bw with -R (rdma_cm), 64 KiB
 #   and 1 MiB messages: both ends must exit 0 and the client print its
 #   figures (TAP comments);
@@ -27,7 +33,9 @@
 #   (nothing pinned stays behind);
 #   node 1's device counters must show the WRITEs and READs its
 #   perftest clients posted (at least 200 of each; 50 under lockdep,
-#   where perftest runs a quarter of the iterations).
+#   where perftest runs a quarter of the iterations), those of 1 MiB
+#   all done straight into the server's window over its MR (its
+#   rdma_direct_reqs counter).
 # The nodes wait for each other through busybox httpd on both: a file
 # "<step>" on node 0 when its server for that step listens, "done" on
 # node 1 when its clients are over.
@@ -40,8 +48,8 @@
 # the round trip of 8 B (mode lat-write, lat-send, lat-read; the
 # typical microseconds, the round trip: twice what ib_write_lat and
 # ib_send_lat print, which is half of it; ib_read_lat's as printed).
-# ib_write_lat and ib_send_lat run with -I 0: the device has no inline
-# data (ib_read_lat has none anyway).
+# ib_write_lat and ib_send_lat run with -I 64: their messages inline
+# (the provider's inline slots; ib_read_lat has none).
 set -u
 
 PATH=$PATH:/usr/bin:/usr/sbin
@@ -150,6 +158,12 @@ servers() {
 		serve_step "rping-$s" rping -s $(rping_args "$s")
 		ok "rping_server_$s" wait "$srv_pid"
 	done
+	serve_step inline /tests/scif_verbs_inline -s 10.77.0.1 7176
+	ok inline_server_checked wait "$srv_pid"
+	for t in write send; do
+		serve_step "lat-$t" "ib_${t}_lat" -R -d scif0 -s 8 -I 64 -n "$iters" -F
+		ok "ib_${t}_lat_server" wait "$srv_pid"
+	done
 	for t in write read send; do
 		for s in 65536 1048576; do
 			serve_step "$t-$s" "ib_${t}_bw" -R -d scif0 -s "$s" -n "$iters" -F
@@ -186,6 +200,17 @@ limits_tests() {
 	rm -f "$tmp"
 }
 
+# The WRITEs or READs of the last run went straight into the server's
+# window over its MR (a perftest MR is larger than 1 MiB): at least
+# $1 of them since /tmp/verbs-before.
+direct_at_least() { # count
+	scif_rdma_counters > /tmp/verbs-after
+	direct=$(($(counter_of rdma_direct_reqs /tmp/verbs-after) -
+		$(counter_of rdma_direct_reqs /tmp/verbs-before)))
+	echo "# $direct done directly"
+	[ "$direct" -ge "$1" ]
+}
+
 # Node 1: the clients, after the limits (no other user object there).
 clients() {
 	limits_tests
@@ -194,11 +219,21 @@ clients() {
 		ok "rping_client_verified_$s" client_step "rping-$s" \
 			rping -c -V $(rping_args "$s")
 	done
+	ok inline_client client_step inline \
+		/tests/scif_verbs_inline -c 10.77.0.1 7176
+	for t in write send; do
+		ok "ib_${t}_lat_client_inline" client_step "lat-$t" \
+			"ib_${t}_lat" -R -d scif0 -s 8 -I 64 -n "$iters" -F "$peer_ip"
+		ok "ib_${t}_lat_figures" bw_printed "/tmp/verbs-lat-$t.log" 8
+	done
 	for t in write read send; do
 		for s in 65536 1048576; do
+			scif_rdma_counters > /tmp/verbs-before
 			ok "ib_${t}_bw_client_$s" client_step "$t-$s" \
 				"ib_${t}_bw" -R -d scif0 -s "$s" -n "$iters" -F "$peer_ip"
 			ok "ib_${t}_bw_figures_$s" bw_printed "/tmp/verbs-$t-$s.log" "$s"
+			[ "$t" != send ] && [ "$s" = 1048576 ] || continue
+			ok "ib_${t}_bw_direct_$s" direct_at_least "$iters"
 		done
 	done
 	ok killed_client_started wait_for 240 http_fetched "http://$peer_ip/kill"
@@ -235,7 +270,7 @@ perftest_args() { # kind size
 	      [ "$2" -ge 65536 ] && n=200
 	      echo "ib_${1#bw-}_bw -R -d scif0 -F -s $2 -n $n" ;;
 	lat-read) echo "ib_read_lat -R -d scif0 -F -s $2 -n 1000" ;;
-	lat-*) echo "ib_${1#lat-}_lat -R -d scif0 -F -I 0 -s $2 -n 1000" ;;
+	lat-*) echo "ib_${1#lat-}_lat -R -d scif0 -F -I 64 -s $2 -n 1000" ;;
 	esac
 }
 

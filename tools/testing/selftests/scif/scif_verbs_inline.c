@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif_verbs_inline: inline SENDs and RDMA WRITEs between two nodes
+ * through libibverbs and librdmacm (Documentation/scif/rdma.rst, "User
+ * verbs"), as a program written for any RDMA device uses them.
+ *
+ *   scif_verbs_inline -s ADDR PORT   the server: listens on ADDR:PORT
+ *   scif_verbs_inline -c ADDR PORT   the client: connects to it
+ *
+ * The client posts COUNT inline SENDs of lengths 1 to 256 bytes, each
+ * with a pattern of its own, BATCH at a time before it polls their
+ * completions, and fills its buffer with another byte right after each
+ * post (the inline flag says the buffer is free again then).  It then
+ * writes COUNT patterns the same way with inline RDMA WRITEs into the
+ * server's MR, whose address and key the server sent first, and ends
+ * with an inline SEND "done".  The server checks every SEND's length
+ * and bytes as it arrives and, after "done", every WRITE's bytes.
+ * Exit 0 if all of it held; messages say what did not.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#define COUNT	64	/* SENDs, then WRITEs */
+#define BATCH	8	/* posted before their completions are polled */
+#define SLICE	256	/* the largest inline work request, and a slot */
+
+struct info {		/* the server's MR, sent to the client first */
+	uint64_t addr;
+	uint32_t rkey;
+};
+
+static uint32_t len_of(int i)
+{
+	return 1 + (i * 37) % SLICE;
+}
+
+static unsigned char byte_of(int i, uint32_t j, int write)
+{
+	return (unsigned char)(i * 7 + j * 13 + (write ? 101 : 3));
+}
+
+static void pattern(unsigned char *p, int i, int write)
+{
+	uint32_t j;
+
+	for (j = 0; j < SLICE; j++)
+		p[j] = byte_of(i, j, write);
+}
+
+static int bad(const unsigned char *p, uint32_t len, int i, int write)
+{
+	uint32_t j;
+
+	for (j = 0; j < len; j++)
+		if (p[j] != byte_of(i, j, write)) {
+			printf("%s %d: byte %u is %u, want %u\n",
+			       write ? "WRITE" : "SEND", i, j, p[j],
+			       byte_of(i, j, write));
+			return 1;
+		}
+	return 0;
+}
+
+static void qp_attr(struct ibv_qp_init_attr *qa)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->qp_type = IBV_QPT_RC;
+	qa->sq_sig_all = 1;
+	qa->cap.max_send_wr = BATCH;
+	qa->cap.max_recv_wr = COUNT + 1;
+	qa->cap.max_send_sge = 1;
+	qa->cap.max_recv_sge = 1;
+	qa->cap.max_inline_data = SLICE;
+}
+
+static struct rdma_cm_id *endpoint(const char *addr, const char *port,
+				   int passive)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct ibv_qp_init_attr qa;
+	struct rdma_cm_id *id;
+	int ret;
+
+	if (passive)
+		hints.ai_flags = RAI_PASSIVE;
+	ret = rdma_getaddrinfo(addr, port, &hints, &res);
+	if (ret) {
+		perror("rdma_getaddrinfo");
+		return NULL;
+	}
+	qp_attr(&qa);
+	ret = rdma_create_ep(&id, res, NULL, passive ? NULL : &qa);
+	rdma_freeaddrinfo(res);
+	if (ret) {
+		perror("rdma_create_ep");
+		return NULL;
+	}
+	return id;
+}
+
+static int recv_comp(struct rdma_cm_id *id, struct ibv_wc *wc)
+{
+	if (rdma_get_recv_comp(id, wc) <= 0 || wc->status != IBV_WC_SUCCESS) {
+		printf("receive failed: status %d\n", wc->status);
+		return 1;
+	}
+	return 0;
+}
+
+static int server_check(struct rdma_cm_id *id, unsigned char *buf)
+{
+	unsigned char *writes = buf + (COUNT + 1) * SLICE;
+	int i, fail = 0;
+	struct ibv_wc wc;
+
+	for (i = 0; i < COUNT; i++) {
+		if (recv_comp(id, &wc))
+			return 1;
+		if (wc.wr_id != (uint64_t)i || wc.byte_len != len_of(i)) {
+			printf("SEND %d: wr_id %llu, %u bytes, want %u\n", i,
+			       (unsigned long long)wc.wr_id, wc.byte_len,
+			       len_of(i));
+			fail = 1;
+		}
+		fail |= bad(buf + i * SLICE, len_of(i), i, 0);
+	}
+	if (recv_comp(id, &wc) || wc.byte_len != 5 ||
+	    memcmp(buf + COUNT * SLICE, "done", 5)) {
+		printf("no \"done\"\n");
+		return 1;
+	}
+	for (i = 0; i < COUNT; i++)
+		fail |= bad(writes + i * SLICE, SLICE, i, 1);
+	return fail;
+}
+
+static int server(const char *addr, const char *port)
+{
+	size_t len = (2 * COUNT + 2) * SLICE;
+	struct rdma_cm_id *lid, *id;
+	struct ibv_qp_init_attr qa;
+	struct ibv_wc wc;
+	struct info *info;
+	unsigned char *buf;
+	struct ibv_mr *mr;
+	int i, fail;
+
+	lid = endpoint(addr, port, 1);
+	if (!lid || rdma_listen(lid, 1) || rdma_get_request(lid, &id)) {
+		perror("listen");
+		return 1;
+	}
+	qp_attr(&qa);
+	buf = calloc(1, len);
+	if (!buf || rdma_create_qp(id, NULL, &qa)) {
+		perror("rdma_create_qp");
+		return 1;
+	}
+	mr = ibv_reg_mr(id->pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	if (!mr) {
+		perror("ibv_reg_mr");
+		return 1;
+	}
+	for (i = 0; i <= COUNT; i++)
+		if (rdma_post_recv(id, (void *)(uintptr_t)i, buf + i * SLICE,
+				   SLICE, mr)) {
+			perror("rdma_post_recv");
+			return 1;
+		}
+	if (rdma_accept(id, NULL)) {
+		perror("rdma_accept");
+		return 1;
+	}
+	info = (struct info *)(buf + len - SLICE);
+	info->addr = (uintptr_t)(buf + (COUNT + 1) * SLICE);
+	info->rkey = mr->rkey;
+	if (rdma_post_send(id, NULL, info, sizeof(*info), mr, 0) ||
+	    rdma_get_send_comp(id, &wc) <= 0 || wc.status) {
+		printf("sending the MR's key failed\n");
+		return 1;
+	}
+	fail = server_check(id, buf);
+	printf("server: %d SENDs and %d WRITEs %s\n", COUNT, COUNT,
+	       fail ? "wrong" : "checked");
+	rdma_disconnect(id);
+	rdma_dereg_mr(mr);
+	rdma_destroy_ep(id);
+	rdma_destroy_ep(lid);
+	free(buf);
+	return fail;
+}
+
+/* Post COUNT inline SENDs or WRITEs, BATCH before each poll. */
+static int client_run(struct rdma_cm_id *id, const struct info *info,
+		      int write)
+{
+	unsigned char src[SLICE];
+	struct ibv_wc wc;
+	int i, k, ret;
+
+	for (i = 0; i < COUNT; i += BATCH) {
+		for (k = i; k < i + BATCH; k++) {
+			pattern(src, k, write);
+			if (write)
+				ret = rdma_post_write(id, NULL, src, SLICE, NULL,
+						      IBV_SEND_INLINE,
+						      info->addr + k * SLICE,
+						      info->rkey);
+			else
+				ret = rdma_post_send(id, NULL, src, len_of(k),
+						     NULL, IBV_SEND_INLINE);
+			if (ret) {
+				perror(write ? "rdma_post_write" : "rdma_post_send");
+				return 1;
+			}
+			memset(src, 0xee, sizeof(src));	/* free again */
+		}
+		for (k = 0; k < BATCH; k++)
+			if (rdma_get_send_comp(id, &wc) <= 0 || wc.status) {
+				printf("completion %d: status %d\n", i + k,
+				       wc.status);
+				return 1;
+			}
+	}
+	return 0;
+}
+
+static int client(const char *addr, const char *port)
+{
+	struct info info, *got;
+	struct rdma_cm_id *id;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	int fail;
+
+	id = endpoint(addr, port, 0);
+	got = calloc(1, SLICE);
+	if (!id || !got)
+		return 1;
+	mr = rdma_reg_msgs(id, got, SLICE);
+	if (!mr || rdma_post_recv(id, NULL, got, SLICE, mr) ||
+	    rdma_connect(id, NULL)) {
+		perror("connect");
+		return 1;
+	}
+	if (recv_comp(id, &wc))
+		return 1;
+	info = *got;
+	fail = client_run(id, &info, 0) || client_run(id, &info, 1);
+	if (!fail && (rdma_post_send(id, NULL, "done", 5, NULL,
+				     IBV_SEND_INLINE) ||
+		      rdma_get_send_comp(id, &wc) <= 0 || wc.status)) {
+		printf("\"done\" failed\n");
+		fail = 1;
+	}
+	printf("client: %d SENDs and %d WRITEs %s\n", COUNT, COUNT,
+	       fail ? "failed" : "posted inline");
+	rdma_disconnect(id);
+	rdma_dereg_mr(mr);
+	rdma_destroy_ep(id);
+	free(got);
+	return fail;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4 || (strcmp(argv[1], "-s") && strcmp(argv[1], "-c"))) {
+		fprintf(stderr, "usage: %s -s|-c ADDR PORT\n", argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return argv[1][1] == 's' ? server(argv[2], argv[3]) :
+				   client(argv[2], argv[3]);
+}
