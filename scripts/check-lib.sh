@@ -135,11 +135,12 @@ nvme_modules() { # kernel-name nodes kdir release
 }
 
 # What scif_verbs_test.sh runs over libscif_rdma, for 2-node clusters:
-# ibverbs-utils', rdmacm-utils' and perftest's programs.
+# ibverbs-utils', rdmacm-utils', perftest's and libfabric-bin's programs.
 verbs_programs() { # kernel-name nodes
 	[ "$2" = 2 ] || return 0
 	command -v ibv_devices ibv_devinfo rping ib_write_bw ib_read_bw \
-		ib_send_bw ib_write_lat ib_send_lat | tr '\n' ' '
+		ib_send_bw ib_write_lat ib_send_lat fi_info fi_pingpong |
+		tr '\n' ' '
 }
 
 # nvme-cli and fio, for the same clusters.

@@ -30,7 +30,7 @@ TOOLS="build-essential bc bison flex libelf-dev libssl-dev dwarves
 	sparse shellcheck gnuplot-nox linux-source-6.1 linux-headers-amd64
 	linux-image-amd64 libvirt-clients iperf3 socat
 	iproute2 ibverbs-utils ibverbs-providers perftest nvme-cli fio
-	libibverbs-dev librdmacm-dev rdmacm-utils
+	libibverbs-dev librdmacm-dev rdmacm-utils libfabric-bin
 	libtirpc3 libwrap0"
 BPO_LIST=/etc/apt/sources.list.d/scif-bookworm-backports.list
 SCIF_CACHE=${SCIF_CACHE:-/var/cache/scif}

@@ -27,8 +27,8 @@
 # and a scan sees every configuration at once (the #ifdef'd code too).
 # Comments, strings and character literals are blanked first; a function
 # definition is a line that starts in column 0 with its type (not
-# "static") and whose parameter list closes before a "{"; kernel style
-# keeps both.  A reference is any use of the name as a word (calls,
+# "static"; a label, which has a colon, is none) and whose parameter
+# list closes before a "{"; kernel style keeps both.  A reference is any use of the name as a word (calls,
 # function pointers in ops tables, work functions).
 #
 # Prints FILE: calls FUNC of HIGHER_FILE (layer X above layer Y) for each
@@ -66,7 +66,7 @@ def blank(src):
     return re.sub(r"'(\\.|[^'\\\n])*'", "''", src)
 
 
-DEF = re.compile(r'^([A-Za-z_][^;{}()#=]*?)\b([A-Za-z_]\w*)\s*\([^;{}]*?\)'
+DEF = re.compile(r'^([A-Za-z_][^;{}()#=:]*?)\b([A-Za-z_]\w*)\s*\([^;{}]*?\)'
                  r'\s*\{', re.M)
 
 

@@ -28,7 +28,7 @@ struct srd_map;		/* scif_rdma_map.c */
 /* Per-device limits (rdma.rst, "Limits"); query_device reports them. */
 #define SRD_MAX_QP		256
 #define SRD_MAX_CQ		256
-#define SRD_MAX_CQE		4096
+#define SRD_MAX_CQE		65536
 #define SRD_MAX_MR		4096
 #define SRD_MAX_PD		256
 #define SRD_MAX_SRQ		64
@@ -88,6 +88,12 @@ struct srd_map;		/* scif_rdma_map.c */
  * consumers (NVMe-oF, NFS) always find the other half.
  */
 #define SRD_USER_SHARE(max)	((max) / 2)
+/*
+ * The entries of all user space's CQs on a device (struct ib_wc each,
+ * about 70 MiB in all, charged to the creators' memory cgroups): room
+ * for libfabric's 65536-entry CQs of sixteen processes.
+ */
+#define SRD_USER_CQES		BIT(20)
 
 /*
  * The device's counters ("rdma statistic", scif_rdma_stats.c), in the
@@ -137,6 +143,7 @@ enum srd_uobj {
  * @num_qp: QPs allocated (bounded by SRD_MAX_QP)
  * @num_mr: MRs allocated (bounded by SRD_MAX_MR)
  * @num_srq: SRQs allocated (bounded by SRD_MAX_SRQ)
+ * @user_cqes: the entries of user space's CQs (at most SRD_USER_CQES)
  * @user_objs: of those, user space's, by kind (enum srd_uobj; each
  *	bounded by SRD_USER_SHARE() of the kind's limit)
  * @next_qpn: where the cyclic QP number allocation goes on
@@ -170,6 +177,7 @@ struct srd_dev {
 	atomic_t num_mr;
 	atomic_t num_srq;
 	atomic_t user_objs[SRD_UOBJ_NR];
+	atomic_t user_cqes;
 	u32 next_qpn;
 	u32 next_mr;
 	struct mutex cm_lock;	/* @listens */

@@ -141,7 +141,8 @@ static struct ib_udata *srd_cq_udata(SRD_CQ_UDATA_T *udata)
  *
  * Context: process.
  * Return: 0, -EINVAL for a size or vector out of bounds or driver data,
- * or -ENOMEM (past SRD_MAX_CQ or user space's share of it).
+ * or -ENOMEM (past SRD_MAX_CQ or user space's share of it, or for user
+ * space past SRD_USER_CQES entries in all).
  */
 int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  SRD_CQ_UDATA_T *udata)
@@ -156,8 +157,10 @@ int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (ud && !srd_user_take(dev, SRD_UOBJ_CQ, SRD_MAX_CQ))
 		return -ENOMEM;
+	if (ud && atomic_add_return(attr->cqe, &dev->user_cqes) > SRD_USER_CQES)
+		goto uncqes;
 	if (!srd_take(&dev->num_cq, SRD_MAX_CQ))
-		goto unuser;
+		goto uncqes;
 	cq->wc = kvcalloc(attr->cqe, sizeof(*cq->wc), GFP_KERNEL_ACCOUNT);
 	if (!cq->wc)
 		goto uncount;
@@ -168,9 +171,11 @@ int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 uncount:
 	atomic_dec(&dev->num_cq);
-unuser:
-	if (ud)
+uncqes:
+	if (ud) {
+		atomic_sub(attr->cqe, &dev->user_cqes);
 		srd_user_put(dev, SRD_UOBJ_CQ);
+	}
 	return -ENOMEM;
 }
 
@@ -188,8 +193,10 @@ int srd_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct srd_cq *cq = to_srd_cq(ibcq);
 
 	kvfree(cq->wc);
-	if (cq->user)
+	if (cq->user) {
+		atomic_sub(cq->size, &dev->user_cqes);
 		srd_user_put(dev, SRD_UOBJ_CQ);
+	}
 	atomic_dec(&dev->num_cq);
 	return 0;
 }
@@ -327,8 +334,8 @@ static int srd_mr_pin(struct srd_mr *mr, struct ib_pd *ibpd, u64 start,
  * @start: the memory's first byte in the caller's address space
  * @length: its bytes (at most SRD_MAX_MSG)
  * @virt: the address work requests and peers name its first byte by
- * @access: IB_ACCESS_LOCAL_WRITE, _REMOTE_WRITE, _REMOTE_READ, and any
- *	of the optional ones (ignored)
+ * @access: IB_ACCESS_LOCAL_WRITE, _REMOTE_WRITE, _REMOTE_READ, and
+ *	_REMOTE_ATOMIC or any of the optional ones (ignored)
  * @udata: the provider's data: must be empty
  *
  * The pages are pinned (ib_umem_get charges them to the caller's
@@ -354,8 +361,13 @@ struct ib_mr *srd_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (srd_udata_bad(udata) || !length || length > SRD_MAX_MSG ||
 	    ((start ^ virt) & ~PAGE_MASK))
 		return ERR_PTR(-EINVAL);
-	/* Optional rights (relaxed ordering) are hints a device may ignore. */
-	access &= ~IB_ACCESS_OPTIONAL;
+	/*
+	 * Optional rights (relaxed ordering) are hints a device may ignore,
+	 * and remote atomics can never be used here (atomic_cap is
+	 * IB_ATOMIC_NONE: a peer's atomic request is an unknown opcode);
+	 * libfabric's verbs provider asks for them with remote write.
+	 */
+	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_REMOTE_ATOMIC);
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		       IB_ACCESS_REMOTE_READ))
 		return ERR_PTR(-EOPNOTSUPP);
