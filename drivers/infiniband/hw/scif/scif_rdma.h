@@ -94,6 +94,12 @@ struct srd_map;		/* scif_rdma_map.c */
  * for libfabric's 65536-entry CQs of sixteen processes.
  */
 #define SRD_USER_CQES		BIT(20)
+/*
+ * Of user space's share, one user (uid) may hold a quarter: the others
+ * always find room beside the biggest.
+ */
+#define SRD_USER_EACH(max)	(SRD_USER_SHARE(max) / 4)
+#define SRD_USER_CQES_EACH	(SRD_USER_CQES / 4)
 
 /*
  * The device's counters ("rdma statistic", scif_rdma_stats.c), in the
@@ -144,6 +150,8 @@ enum srd_uobj {
  * @num_mr: MRs allocated (bounded by SRD_MAX_MR)
  * @num_srq: SRQs allocated (bounded by SRD_MAX_SRQ)
  * @user_cqes: the entries of user space's CQs (at most SRD_USER_CQES)
+ * @ucounts: uid -> struct srd_ucount, what each user holds of those;
+ *	xarray's own lock
  * @user_objs: of those, user space's, by kind (enum srd_uobj; each
  *	bounded by SRD_USER_SHARE() of the kind's limit)
  * @next_qpn: where the cyclic QP number allocation goes on
@@ -178,6 +186,7 @@ struct srd_dev {
 	atomic_t num_srq;
 	atomic_t user_objs[SRD_UOBJ_NR];
 	atomic_t user_cqes;
+	struct xarray ucounts;
 	u32 next_qpn;
 	u32 next_mr;
 	struct mutex cm_lock;	/* @listens */
@@ -220,21 +229,38 @@ struct srd_conn {
 };
 
 /**
- * struct srd_ucontext - a user-space context: nothing beyond ib_core's
+ * struct srd_ucount - what one user holds of user space's share of a device
+ * @objs: the user's objects by kind (enum srd_uobj), each at most
+ *	SRD_USER_EACH() of the kind's device limit
+ * @cqes: the entries of the user's CQs (at most SRD_USER_CQES_EACH)
+ *
+ * One for each user (uid) that opened a context on the device, made by
+ * alloc_ucontext, kept in the device's @ucounts until dealloc_driver
+ * (only root can make many users).  Counted with atomics.
+ */
+struct srd_ucount {
+	atomic_t objs[SRD_UOBJ_NR];
+	atomic_t cqes;
+};
+
+/**
+ * struct srd_ucontext - a user-space context
  * @ibuc: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
+ * @uc: its user's counts (the uid of the process that opened it)
  */
 struct srd_ucontext {
 	struct ib_ucontext ibuc;
+	struct srd_ucount *uc;
 };
 
 /**
  * struct srd_pd - a protection domain: nothing beyond ib_core's
  * @ibpd: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
- * @user: user space's (counted in the device's @user_objs)
+ * @uc: the user it is counted to (struct srd_ucount), NULL for the kernel's
  */
 struct srd_pd {
 	struct ib_pd ibpd;
-	bool user;
+	struct srd_ucount *uc;
 };
 
 /**
@@ -248,7 +274,7 @@ struct srd_pd {
  * @armed: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP: the next completion
  *	(solicited only for IB_CQ_SOLICITED) calls the comp_handler
  * @overrun: a completion found the ring full; the CQ is in error
- * @user: user space's (counted in the device's @user_objs)
+ * @uc: the user it is counted to (struct srd_ucount), NULL for the kernel's
  */
 struct srd_cq {
 	struct ib_cq ibcq;
@@ -259,7 +285,7 @@ struct srd_cq {
 	u32 count;
 	int armed;
 	bool overrun;
-	bool user;
+	struct srd_ucount *uc;
 };
 
 /**
@@ -293,6 +319,7 @@ struct srd_cq {
  *	an invalidation or a re-registration completes and before dereg_mr
  *	waits for @gone
  * @dying: dereg_mr has begun: no window may be opened (map_mutex)
+ * @uc: a user MR's user (struct srd_ucount), NULL for the kernel's
  * @kmap: a user MR's pages in one kernel range (srd_mr_vmap()), made
  *	on first use, set once (cmpxchg), unmapped by dereg_mr after @gone
  *
@@ -320,6 +347,7 @@ struct srd_mr {
 	struct completion gone;
 	struct list_head maps;
 	bool dying;
+	struct srd_ucount *uc;
 	void *kmap;
 };
 
@@ -503,8 +531,8 @@ struct srd_rkey {
  * struct srd_qp - a reliable-connected queue pair
  * @ibqp: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
  * @dev: the device
- * @user: user space's (created through uverbs; counted in the device's
- *	@user_objs)
+ * @uc: the user it is counted to (created through uverbs: struct
+ *	srd_ucount), NULL for the kernel's
  * @lock: protects @state (also read without it), both rings' indices
  *	and counts, @rq_busy and @rq_flushing; not held while a completion
  *	is added
@@ -602,7 +630,7 @@ struct srd_rkey {
 struct srd_qp {
 	struct ib_qp ibqp;
 	struct srd_dev *dev;
-	bool user;
+	struct srd_ucount *uc;
 	spinlock_t lock;	/* @state, the rings' indices: see above */
 	enum ib_qp_state state;
 	bool sig_all;
@@ -720,8 +748,11 @@ int srd_iw_destroy_listen(struct iw_cm_id *cm_id);
 /* scif_rdma_verbs.c: user contexts, PD, CQ, MR */
 int srd_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void srd_dealloc_ucontext(struct ib_ucontext *ibuc);
-bool srd_user_take(struct srd_dev *dev, enum srd_uobj kind, int max);
-void srd_user_put(struct srd_dev *dev, enum srd_uobj kind);
+bool srd_user_take(struct srd_dev *dev, struct srd_ucount *uc,
+		   enum srd_uobj kind, int max);
+void srd_user_put(struct srd_dev *dev, struct srd_ucount *uc,
+		  enum srd_uobj kind);
+struct srd_ucount *srd_udata_ucount(struct ib_udata *udata);
 int srd_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int srd_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

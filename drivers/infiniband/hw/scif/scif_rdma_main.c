@@ -123,6 +123,8 @@ static int srd_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 static void srd_dealloc_driver(struct ib_device *ibdev)
 {
 	struct srd_dev *dev = to_srd_dev(ibdev);
+	struct srd_ucount *uc;
+	unsigned long uid;
 
 	mutex_lock(&srd_devs_lock);
 	list_del(&dev->list);
@@ -131,6 +133,9 @@ static void srd_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&dev->mrs));
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->mrs);
+	xa_for_each(&dev->ucounts, uid, uc)
+		kfree(uc);
+	xa_destroy(&dev->ucounts);
 	dev_put(dev->ndev);
 }
 
@@ -219,6 +224,7 @@ static struct srd_dev *srd_dev_alloc(struct net_device *ndev, int peer)
 	INIT_LIST_HEAD(&dev->listens);
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1);
+	xa_init(&dev->ucounts);
 	ibdev->node_type = RDMA_NODE_RNIC;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;

@@ -46,7 +46,8 @@ static int srd_check_caps(const struct ib_qp *ibqp,
  * Context: process.
  * Return: 0, -EOPNOTSUPP for a type other than RC or create flags,
  * -EINVAL for capacities out of bounds, an SRQ of another PD or driver
- * data, or -ENOMEM (past SRD_MAX_QP or user space's share of it).
+ * data, or -ENOMEM (past SRD_MAX_QP, user space's share of it or the
+ * user's part of that).
  */
 int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		  struct ib_udata *udata)
@@ -61,9 +62,9 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	err = srd_check_caps(ibqp, attr);
 	if (err)
 		return err;
-	if (udata && !srd_user_take(dev, SRD_UOBJ_QP, SRD_MAX_QP))
+	qp->uc = srd_udata_ucount(udata);
+	if (!srd_user_take(dev, qp->uc, SRD_UOBJ_QP, SRD_MAX_QP))
 		return -ENOMEM;
-	qp->user = !!udata;
 	err = -ENOMEM;
 	if (!atomic_add_unless(&dev->num_qp, 1, SRD_MAX_QP))
 		goto unuser;
@@ -120,8 +121,7 @@ free_rq:
 uncount:
 	atomic_dec(&dev->num_qp);
 unuser:
-	if (qp->user)
-		srd_user_put(dev, SRD_UOBJ_QP);
+	srd_user_put(dev, qp->uc, SRD_UOBJ_QP);
 	return err;
 }
 
@@ -222,8 +222,7 @@ int srd_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->iw_done);
 	kvfree(qp->sq);
 	kvfree(qp->rq);
-	if (qp->user)
-		srd_user_put(dev, SRD_UOBJ_QP);
+	srd_user_put(dev, qp->uc, SRD_UOBJ_QP);
 	atomic_dec(&dev->num_qp);
 	return 0;
 }

@@ -10,9 +10,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iter.h>
-#ifdef SRD_HAVE_CQ_ATTRS
 #include <rdma/uverbs_ioctl.h>
-#endif
 
 #include "scif_rdma.h"
 
@@ -31,27 +29,78 @@ static bool srd_udata_bad(const struct ib_udata *udata)
 /**
  * srd_user_take() - count one more user-space object of a kind
  * @dev: the device
+ * @uc: the user it is for, or NULL for a kernel object (not counted)
  * @kind: SRD_UOBJ_*
  * @max: the kind's device limit, of which user space gets its share
+ *	and each user a part of that
  *
  * Context: any.
- * Return: true, or false if user space has its share already.
+ * Return: true, or false if the user has its part or user space its
+ * share already.
  */
-bool srd_user_take(struct srd_dev *dev, enum srd_uobj kind, int max)
+bool srd_user_take(struct srd_dev *dev, struct srd_ucount *uc,
+		   enum srd_uobj kind, int max)
 {
-	return srd_take(&dev->user_objs[kind], SRD_USER_SHARE(max));
+	if (!uc)
+		return true;
+	if (!srd_take(&uc->objs[kind], SRD_USER_EACH(max)))
+		return false;
+	if (srd_take(&dev->user_objs[kind], SRD_USER_SHARE(max)))
+		return true;
+	atomic_dec(&uc->objs[kind]);
+	return false;
 }
 
 /**
  * srd_user_put() - count one user-space object of a kind less
  * @dev: the device
+ * @uc: the user it was counted to, or NULL (a kernel object)
  * @kind: SRD_UOBJ_*
  *
  * Context: any.
  */
-void srd_user_put(struct srd_dev *dev, enum srd_uobj kind)
+void srd_user_put(struct srd_dev *dev, struct srd_ucount *uc,
+		  enum srd_uobj kind)
 {
+	if (!uc)
+		return;
+	atomic_dec(&uc->objs[kind]);
 	atomic_dec(&dev->user_objs[kind]);
+}
+
+/**
+ * srd_udata_ucount() - the user a verb's caller counts to
+ * @udata: the verb's user data, NULL for a kernel caller
+ *
+ * Context: process.
+ * Return: the counts of the user whose context the call came through,
+ * or NULL for a kernel caller.
+ */
+struct srd_ucount *srd_udata_ucount(struct ib_udata *udata)
+{
+	struct srd_ucontext *uctx;
+
+	uctx = rdma_udata_to_drv_context(udata, struct srd_ucontext, ibuc);
+	return uctx ? uctx->uc : NULL;
+}
+
+/* @uid's counts on @dev, made on its first context there. */
+static struct srd_ucount *srd_ucount_get(struct srd_dev *dev, kuid_t uid)
+{
+	unsigned long idx = from_kuid(&init_user_ns, uid);
+	struct srd_ucount *uc, *old;
+
+	uc = xa_load(&dev->ucounts, idx);
+	if (uc)
+		return uc;
+	uc = kzalloc(sizeof(*uc), GFP_KERNEL_ACCOUNT);
+	if (!uc)
+		return NULL;
+	old = xa_cmpxchg(&dev->ucounts, idx, NULL, uc, GFP_KERNEL_ACCOUNT);
+	if (!old)
+		return uc;
+	kfree(uc);	/* another context of the user got there first */
+	return xa_is_err(old) ? NULL : old;
 }
 
 /**
@@ -59,12 +108,20 @@ void srd_user_put(struct srd_dev *dev, enum srd_uobj kind)
  * @ibuc: the context ib_core allocated
  * @udata: the provider's data: must be empty
  *
+ * Its objects are counted to the caller's user (struct srd_ucount).
+ *
  * Context: process.
- * Return: 0, or -EINVAL for driver data (this ABI has none).
+ * Return: 0, -EINVAL for driver data (this ABI has none), or -ENOMEM.
  */
 int srd_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
-	return srd_udata_bad(udata) ? -EINVAL : 0;
+	struct srd_ucontext *uctx = container_of(ibuc, struct srd_ucontext,
+						 ibuc);
+
+	if (srd_udata_bad(udata))
+		return -EINVAL;
+	uctx->uc = srd_ucount_get(to_srd_dev(ibuc->device), current_uid());
+	return uctx->uc ? 0 : -ENOMEM;
 }
 
 /**
@@ -84,23 +141,23 @@ void srd_dealloc_ucontext(struct ib_ucontext *ibuc)
  *
  * Context: process.
  * Return: 0, -EINVAL for driver data, or -ENOMEM past SRD_MAX_PD or
- * user space's share of it.
+ * user space's share of it or the user's part of that.
  */
 int srd_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct srd_dev *dev = to_srd_dev(ibpd->device);
 	struct srd_pd *pd = container_of(ibpd, struct srd_pd, ibpd);
+	struct srd_ucount *uc = srd_udata_ucount(udata);
 
 	if (srd_udata_bad(udata))
 		return -EINVAL;
-	if (udata && !srd_user_take(dev, SRD_UOBJ_PD, SRD_MAX_PD))
+	if (!srd_user_take(dev, uc, SRD_UOBJ_PD, SRD_MAX_PD))
 		return -ENOMEM;
 	if (!srd_take(&dev->num_pd, SRD_MAX_PD)) {
-		if (udata)
-			srd_user_put(dev, SRD_UOBJ_PD);
+		srd_user_put(dev, uc, SRD_UOBJ_PD);
 		return -ENOMEM;
 	}
-	pd->user = !!udata;
+	pd->uc = uc;
 	return 0;
 }
 
@@ -116,10 +173,36 @@ int srd_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct srd_dev *dev = to_srd_dev(ibpd->device);
 
-	if (container_of(ibpd, struct srd_pd, ibpd)->user)
-		srd_user_put(dev, SRD_UOBJ_PD);
+	srd_user_put(dev, container_of(ibpd, struct srd_pd, ibpd)->uc,
+		     SRD_UOBJ_PD);
 	atomic_dec(&dev->num_pd);
 	return 0;
+}
+
+/*
+ * Count @n more entries of user CQs to @uc and its device: false past
+ * the user's part or user space's budget (nothing counted then).
+ */
+static bool srd_cqes_take(struct srd_dev *dev, struct srd_ucount *uc, int n)
+{
+	if (!uc)
+		return true;
+	if (atomic_add_return(n, &uc->cqes) > SRD_USER_CQES_EACH)
+		goto user;
+	if (atomic_add_return(n, &dev->user_cqes) <= SRD_USER_CQES)
+		return true;
+	atomic_sub(n, &dev->user_cqes);
+user:
+	atomic_sub(n, &uc->cqes);
+	return false;
+}
+
+static void srd_cqes_put(struct srd_dev *dev, struct srd_ucount *uc, int n)
+{
+	if (!uc)
+		return;
+	atomic_sub(n, &uc->cqes);
+	atomic_sub(n, &dev->user_cqes);
 }
 
 /* The user data of a create_cq: NULL for a kernel CQ. */
@@ -141,8 +224,9 @@ static struct ib_udata *srd_cq_udata(SRD_CQ_UDATA_T *udata)
  *
  * Context: process.
  * Return: 0, -EINVAL for a size or vector out of bounds or driver data,
- * or -ENOMEM (past SRD_MAX_CQ or user space's share of it, or for user
- * space past SRD_USER_CQES entries in all).
+ * or -ENOMEM (past SRD_MAX_CQ, user space's share of it or the user's
+ * part of that, or past user space's entries: SRD_USER_CQES in all,
+ * SRD_USER_CQES_EACH for one user).
  */
 int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  SRD_CQ_UDATA_T *udata)
@@ -150,15 +234,16 @@ int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct srd_dev *dev = to_srd_dev(ibcq->device);
 	struct srd_cq *cq = to_srd_cq(ibcq);
 	struct ib_udata *ud = srd_cq_udata(udata);
+	struct srd_ucount *uc = srd_udata_ucount(ud);
 
 	if (srd_udata_bad(ud) || attr->flags || !attr->cqe ||
 	    attr->cqe > SRD_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	if (ud && !srd_user_take(dev, SRD_UOBJ_CQ, SRD_MAX_CQ))
+	if (!srd_user_take(dev, uc, SRD_UOBJ_CQ, SRD_MAX_CQ))
 		return -ENOMEM;
-	if (ud && atomic_add_return(attr->cqe, &dev->user_cqes) > SRD_USER_CQES)
-		goto uncqes;
+	if (!srd_cqes_take(dev, uc, attr->cqe))
+		goto unuser;
 	if (!srd_take(&dev->num_cq, SRD_MAX_CQ))
 		goto uncqes;
 	cq->wc = kvcalloc(attr->cqe, sizeof(*cq->wc), GFP_KERNEL_ACCOUNT);
@@ -166,16 +251,15 @@ int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto uncount;
 	spin_lock_init(&cq->lock);
 	cq->size = attr->cqe;
-	cq->user = !!ud;
+	cq->uc = uc;
 	ibcq->cqe = attr->cqe;
 	return 0;
 uncount:
 	atomic_dec(&dev->num_cq);
 uncqes:
-	if (ud) {
-		atomic_sub(attr->cqe, &dev->user_cqes);
-		srd_user_put(dev, SRD_UOBJ_CQ);
-	}
+	srd_cqes_put(dev, uc, attr->cqe);
+unuser:
+	srd_user_put(dev, uc, SRD_UOBJ_CQ);
 	return -ENOMEM;
 }
 
@@ -193,10 +277,8 @@ int srd_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct srd_cq *cq = to_srd_cq(ibcq);
 
 	kvfree(cq->wc);
-	if (cq->user) {
-		atomic_sub(cq->size, &dev->user_cqes);
-		srd_user_put(dev, SRD_UOBJ_CQ);
-	}
+	srd_cqes_put(dev, cq->uc, cq->size);
+	srd_user_put(dev, cq->uc, SRD_UOBJ_CQ);
 	atomic_dec(&dev->num_cq);
 	return 0;
 }
@@ -345,12 +427,14 @@ static int srd_mr_pin(struct srd_mr *mr, struct ib_pd *ibpd, u64 start,
  * Return: the MR, ERR_PTR(-EINVAL) for a length out of bounds, @virt at
  * another offset in its page than @start, or driver data,
  * ERR_PTR(-EOPNOTSUPP) for another access right, ERR_PTR(-ENOMEM) past
- * SRD_MAX_MR or user space's share of it, or ib_umem_get's error.
+ * SRD_MAX_MR, user space's share of it or the user's part of that, or
+ * ib_umem_get's error.
  */
 struct ib_mr *srd_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt, int access, struct ib_udata *udata)
 {
 	struct srd_dev *dev = to_srd_dev(ibpd->device);
+	struct srd_ucount *uc = srd_udata_ucount(udata);
 	struct srd_mr *mr;
 	int err = -ENOMEM;
 
@@ -371,11 +455,12 @@ struct ib_mr *srd_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		       IB_ACCESS_REMOTE_READ))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!srd_user_take(dev, SRD_UOBJ_MR, SRD_MAX_MR))
+	if (!srd_user_take(dev, uc, SRD_UOBJ_MR, SRD_MAX_MR))
 		return ERR_PTR(-ENOMEM);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		goto unuser;
+	mr->uc = uc;
 	err = srd_mr_pin(mr, ibpd, start, length, access);
 	if (err)
 		goto free_mr;
@@ -396,7 +481,7 @@ unpin:
 free_mr:
 	kfree(mr);
 unuser:
-	srd_user_put(dev, SRD_UOBJ_MR);
+	srd_user_put(dev, uc, SRD_UOBJ_MR);
 	return ERR_PTR(err);
 }
 
@@ -497,7 +582,7 @@ int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		vunmap(mr->kmap);
 	if (mr->umem) {
 		ib_umem_release(mr->umem);
-		srd_user_put(dev, SRD_UOBJ_MR);
+		srd_user_put(dev, mr->uc, SRD_UOBJ_MR);
 	}
 	kvfree(mr->pages);
 	kfree(mr);

@@ -4,8 +4,10 @@
  * libibverbs and libscif_rdma (Documentation/scif/rdma.rst, "User
  * verbs"), on one node, with the exact errno: MRs with rights the
  * device does not have (remote atomics ignored: never usable), of no length, or beyond an unprivileged
- * caller's RLIMIT_MEMLOCK; CQs and QPs out of bounds; SRQs; and user
- * space's share of PDs, CQs, QPs and MRs (half of each device limit).
+ * caller's RLIMIT_MEMLOCK; CQs and QPs out of bounds; SRQs; one user's
+ * part of PDs, CQs, QPs and MRs (a quarter of user space's share, which
+ * is half of each device limit), and the share itself, reached by four
+ * users (1001 to 1004; a fifth is refused).
  * Prints "PASS name" or "FAIL name" a line (scif_verbs_test.sh makes
  * TAP of them).  Usage: scif_verbs_limits DEVICE (e.g. scif0), as root.
  */
@@ -26,6 +28,8 @@
 #define MAX_MR		4096
 #define MAX_PD		256
 #define SHARE(max)	((max) / 2)
+#define EACH(max)	(SHARE(max) / 4)	/* one user's part of it */
+#define SHARE_USERS	5	/* the device-share test's users */
 
 static int failures;
 
@@ -249,8 +253,9 @@ static void drop_mr(void *mr)
 }
 
 /*
- * Objects of @k made until one is refused: user space's share of the
- * device (less the @held ones of this process made before), then ENOMEM.
+ * Objects of @k made until one is refused: this user's part of user
+ * space's share of the device (less the @held ones made before), then
+ * ENOMEM.
  */
 static void share(const struct kind *k, struct env *env, int held)
 {
@@ -258,7 +263,7 @@ static void share(const struct kind *k, struct env *env, int held)
 	int made = 0, err = 0;
 	char name[64], why[64];
 
-	snprintf(name, sizeof(name), "%s_user_share", k->name);
+	snprintf(name, sizeof(name), "%s_user_part", k->name);
 	if (!objs) {
 		verdict(name, 0, "calloc");
 		return;
@@ -282,10 +287,10 @@ static void share(const struct kind *k, struct env *env, int held)
 static void shares(struct env *env)
 {
 	static const struct kind kinds[] = {
-		{ "qp", SHARE(MAX_QP), make_qp, drop_qp },
-		{ "cq", SHARE(MAX_CQ), make_cq, drop_cq },
-		{ "pd", SHARE(MAX_PD), make_pd, drop_pd },
-		{ "mr", SHARE(MAX_MR), make_mr, drop_mr },
+		{ "qp", EACH(MAX_QP), make_qp, drop_qp },
+		{ "cq", EACH(MAX_CQ), make_cq, drop_cq },
+		{ "pd", EACH(MAX_PD), make_pd, drop_pd },
+		{ "mr", EACH(MAX_MR), make_mr, drop_mr },
 	};
 	unsigned int i;
 
@@ -299,6 +304,84 @@ static void shares(struct env *env)
 		share(&kinds[i], env, !strcmp(kinds[i].name, "pd") ||
 		      !strcmp(kinds[i].name, "cq"));
 	ibv_destroy_cq(env->cq);
+}
+
+/*
+ * A user (@uid) of the device-share test: PDs, then CQs, made until one
+ * is refused; how many of each and the errno that ended them written to
+ * @out; then held until @in closes.
+ */
+static void share_child(const char *dev, uid_t uid, int out, int in)
+{
+	int got[4] = { -1, 0, -1, 0 }, n, i;
+	struct ibv_context *ctx;
+	char c;
+
+	if (!setgid(uid) && !setuid(uid) && (ctx = open_dev(dev))) {
+		for (i = 0; i < 2; i++) {
+			for (n = 0; n <= SHARE(MAX_PD); n++) {
+				errno = 0;
+				if (!(i ? (void *)ibv_create_cq(ctx, 1, NULL, NULL, 0) :
+					  (void *)ibv_alloc_pd(ctx)))
+					break;
+			}
+			got[2 * i] = n;
+			got[2 * i + 1] = errno;
+		}
+	}
+	if (write(out, got, sizeof(got)) != sizeof(got))
+		_exit(1);
+	while (read(in, &c, 1) > 0)
+		;
+	_exit(0);	/* its objects go with its file */
+}
+
+/*
+ * Users 1001 to 1005, one after another, each holding what it made:
+ * the first four get their part of PDs and CQs each (the fourth one PD
+ * less: this process holds one), the fifth none, refused with ENOMEM
+ * (user space's share is four users' parts).
+ */
+static void device_share(const char *dev)
+{
+	int got[SHARE_USERS][4], res[2], rel[2], u, want_pd, want_cq, ok = 1;
+	char why[160] = "";
+	pid_t pids[SHARE_USERS];
+
+	if (pipe(res) || pipe(rel)) {
+		verdict("device_share", 0, "pipe");
+		return;
+	}
+	for (u = 0; u < SHARE_USERS; u++) {
+		pids[u] = fork();
+		if (pids[u] == 0) {
+			close(rel[1]);
+			share_child(dev, 1001 + u, res[1], rel[0]);
+		}
+		if (pids[u] < 0 ||
+		    read(res[0], got[u], sizeof(got[u])) != sizeof(got[u])) {
+			got[u][0] = -2;
+			got[u][2] = -2;
+		}
+		want_pd = u < 3 ? EACH(MAX_PD) : u == 3 ? EACH(MAX_PD) - 1 : 0;
+		want_cq = u < 4 ? EACH(MAX_CQ) : 0;
+		if (got[u][0] != want_pd || got[u][1] != ENOMEM ||
+		    got[u][2] != want_cq || got[u][3] != ENOMEM) {
+			ok = 0;
+			snprintf(why, sizeof(why),
+				 "user %d: %d PDs (errno %d), %d CQs (errno %d)",
+				 1001 + u, got[u][0], got[u][1], got[u][2],
+				 got[u][3]);
+		}
+	}
+	close(rel[1]);
+	for (u = 0; u < SHARE_USERS; u++)
+		if (pids[u] > 0)
+			waitpid(pids[u], NULL, 0);
+	close(rel[0]);
+	close(res[0]);
+	close(res[1]);
+	verdict("device_share_four_users", ok, why);
 }
 
 /*
@@ -380,6 +463,7 @@ int main(int argc, char **argv)
 	cq_qp_bounds(ctx, pd);
 	env = (struct env){ .ctx = ctx, .pd = pd, .buf = buf };
 	shares(&env);
+	device_share(argv[1]);
 	memlock(argv[1]);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
