@@ -149,11 +149,11 @@ enum srd_uobj {
  * @num_qp: QPs allocated (bounded by SRD_MAX_QP)
  * @num_mr: MRs allocated (bounded by SRD_MAX_MR)
  * @num_srq: SRQs allocated (bounded by SRD_MAX_SRQ)
- * @user_cqes: the entries of user space's CQs (at most SRD_USER_CQES)
- * @ucounts: uid -> struct srd_ucount, what each user holds of those;
- *	xarray's own lock
  * @user_objs: of those, user space's, by kind (enum srd_uobj; each
  *	bounded by SRD_USER_SHARE() of the kind's limit)
+ * @user_cqes: the entries of user space's CQs (at most SRD_USER_CQES)
+ * @ucounts: uid -> struct srd_ucount, what each user holds of
+ *	@user_objs and @user_cqes; xarray's own lock
  * @next_qpn: where the cyclic QP number allocation goes on
  * @next_mr: where the cyclic MR index allocation goes on
  * @cm_lock: protects @listens

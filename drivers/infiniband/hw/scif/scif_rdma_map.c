@@ -159,8 +159,8 @@ static struct srd_map *srd_map_get(struct srd_qp *qp, struct srd_mr *mr,
  * first byte and length, the rights) or without one (IB_WC_REM_ACCESS_ERR:
  * a key of no valid MR of the QP's PD, no remote right, an MR that does
  * not fit a window, SRD_MAP_MAX windows or SRD_MAP_PAGES pages open,
- * direct_rma off, or SCIF refusing the window).  Nothing else changes: the requester's frames
- * then get the exact answer.
+ * direct_rma off, or SCIF refusing the window).  Nothing else changes:
+ * the requester's frames then get the exact answer.
  *
  * Context: the receive thread; sleeps; takes the device's map_mutex.
  * Return: 0, -EPROTO (a malformed frame) or srd_answer()'s error.
