@@ -155,7 +155,8 @@ struct verbs_context_ops {
 	int (*destroy_qp)(struct ibv_qp *qp);	/* 0x110 ops._compat_destroy_qp */
 	/* 0x118 vctx.destroy_rwq_ind_table */
 	verbs_unset_op destroy_rwq_ind_table;
-	verbs_unset_op destroy_srq;		/* 0x120 ops._compat_destroy_srq */
+	int (*destroy_srq)(struct ibv_srq *srq);
+						/* 0x120 ops._compat_destroy_srq */
 	verbs_unset_op destroy_wq;		/* 0x128 vctx.destroy_wq */
 	verbs_unset_op detach_mcast;		/* 0x130 ops._compat_detach_mcast */
 	void (*free_context)(struct ibv_context *context);
@@ -172,7 +173,8 @@ struct verbs_context_ops {
 			 int attr_mask);	/* 0x178 ops._compat_modify_qp */
 	/* 0x180 vctx.modify_qp_rate_limit */
 	verbs_unset_op modify_qp_rate_limit;
-	verbs_unset_op modify_srq;		/* 0x188 ops._compat_modify_srq */
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			  int attr_mask);	/* 0x188 ops._compat_modify_srq */
 	verbs_unset_op modify_wq;		/* 0x190 vctx.modify_wq */
 	verbs_unset_op open_qp;			/* 0x198 vctx.open_qp */
 	verbs_unset_op open_xrcd;		/* 0x1a0 vctx.open_xrcd */
@@ -185,7 +187,9 @@ struct verbs_context_ops {
 			 struct ibv_send_wr **bad_wr);
 						/* 0x1b8 ops.post_send */
 	verbs_unset_op post_srq_ops;		/* 0x1c0 vctx.post_srq_ops */
-	verbs_unset_op post_srq_recv;		/* 0x1c8 ops.post_srq_recv */
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
+						/* 0x1c8 ops.post_srq_recv */
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -200,7 +204,8 @@ struct verbs_context_ops {
 						/* 0x1e8 ops._compat_query_qp */
 	verbs_unset_op query_qp_data_in_order;	/* 0x1f0 ibv_query_qp_data_in_order() */
 	verbs_unset_op query_rt_values;		/* 0x1f8 vctx.query_rt_values */
-	verbs_unset_op query_srq;		/* 0x200 ops._compat_query_srq */
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+						/* 0x200 ops._compat_query_srq */
 	verbs_unset_op read_counters;		/* 0x208 vctx.read_counters */
 	verbs_unset_op reg_dm_mr;		/* 0x210 vctx.reg_dm_mr */
 	verbs_unset_op reg_dmabuf_mr;		/* 0x218 ibv_reg_dmabuf_mr() */
@@ -263,6 +268,21 @@ struct ibv_query_qp {
 struct ibv_modify_qp {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_modify_qp core;
+};
+
+struct ibv_create_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_srq core;
+};
+
+struct ibv_modify_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_srq core;
+};
+
+struct ibv_query_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_srq core;
 };
 
 /*
@@ -370,6 +390,28 @@ int ibv_cmd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int ibv_cmd_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
+/*
+ * The SRQ commands, as rdma-core 44 declares them (driver.h) and its
+ * providers call them with a plain struct ibv_srq: lib 0xfa40 create
+ * (pd, srq, attr, cmd, cmd_size, resp, resp_size; it sets the handle
+ * and the attr's max_wr and max_sge from the answer), 0x8260 modify
+ * (srq, attr, attr_mask, cmd, cmd_size), 0x82d0 query (srq, attr, cmd,
+ * cmd_size), 0xfc70 destroy, 0x8fe0 post_srq_recv (walks wr through
+ * ->next, *bad_wr on failure).
+ */
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		       int attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+int ibv_cmd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
 
 /*
  * The checks.  "siw" and "rxe" are the providers' .so files, "lib" is

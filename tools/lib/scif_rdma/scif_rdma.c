@@ -5,7 +5,7 @@
  * Every verb is an ordinary uverbs command: the kernel device takes no
  * driver-specific data in or out, so each command carries its core part
  * alone.  No shared queues yet: posting and polling go through the
- * kernel too.  SRQs are refused, and the QP types other than RC.
+ * kernel too.  SRQs are basic ones (no XRC); QPs are RC.
  *
  * Inline data is the provider's own: the kernel device has none.  A QP
  * created with max_inline_data (at most SCIF_RDMA_MAX_INLINE) gets a
@@ -460,14 +460,60 @@ static int scif_rdma_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	return ibv_cmd_post_recv(qp, wr, bad_wr);
 }
 
-/* The kernel device refuses user SRQs for now. */
+/* Shared receive queues (basic ones: no XRC) */
+
 static struct ibv_srq *scif_rdma_create_srq(struct ibv_pd *pd,
 					    struct ibv_srq_init_attr *attr)
 {
-	(void)pd;
-	(void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
+	struct ib_uverbs_create_srq_resp resp = {};
+	struct ibv_create_srq cmd = {};
+	struct ibv_srq *srq;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+
+	ret = ibv_cmd_create_srq(pd, srq, attr, &cmd, sizeof(cmd), &resp,
+				 sizeof(resp));
+	if (ret) {
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	return srq;
+}
+
+static int scif_rdma_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+				int attr_mask)
+{
+	struct ibv_modify_srq cmd = {};
+
+	return ibv_cmd_modify_srq(srq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+static int scif_rdma_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+static int scif_rdma_destroy_srq(struct ibv_srq *srq)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(srq);
+	if (!ret)
+		free(srq);
+	return ret;
+}
+
+static int scif_rdma_post_srq_recv(struct ibv_srq *srq,
+				   struct ibv_recv_wr *wr,
+				   struct ibv_recv_wr **bad_wr)
+{
+	return ibv_cmd_post_srq_recv(srq, wr, bad_wr);
 }
 
 static void scif_rdma_free_context(struct ibv_context *ibctx)
@@ -487,14 +533,18 @@ static const struct verbs_context_ops scif_rdma_ctx_ops = {
 	.dereg_mr = scif_rdma_dereg_mr,
 	.destroy_cq = scif_rdma_destroy_cq,
 	.destroy_qp = scif_rdma_destroy_qp,
+	.destroy_srq = scif_rdma_destroy_srq,
 	.free_context = scif_rdma_free_context,
 	.modify_qp = scif_rdma_modify_qp,
+	.modify_srq = scif_rdma_modify_srq,
 	.poll_cq = scif_rdma_poll_cq,
 	.post_recv = scif_rdma_post_recv,
 	.post_send = scif_rdma_post_send,
+	.post_srq_recv = scif_rdma_post_srq_recv,
 	.query_device_ex = scif_rdma_query_device,
 	.query_port = scif_rdma_query_port,
 	.query_qp = scif_rdma_query_qp,
+	.query_srq = scif_rdma_query_srq,
 	.reg_mr = scif_rdma_reg_mr,
 	.req_notify_cq = scif_rdma_req_notify_cq,
 	.resize_cq = scif_rdma_resize_cq,

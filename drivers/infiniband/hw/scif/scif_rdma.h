@@ -133,6 +133,7 @@ enum srd_uobj {
 	SRD_UOBJ_CQ,
 	SRD_UOBJ_QP,
 	SRD_UOBJ_MR,
+	SRD_UOBJ_SRQ,
 	SRD_UOBJ_NR
 };
 
@@ -375,6 +376,8 @@ struct srd_rqe {
  * @max_sge: scatter entries per receive
  * @limit: when @count falls below it, IB_EVENT_SRQ_LIMIT_REACHED is
  *	raised and @limit set to 0 (disarmed) until modify_srq arms it
+ * @uc: the user it is counted to (struct srd_ucount), NULL for the
+ *	kernel's (set at creation)
  *
  * Lifetime: ib_core's; it refuses destroy_srq while a QP uses the SRQ.
  * The receives still posted at destroy_srq are dropped.
@@ -388,6 +391,7 @@ struct srd_srq {
 	u32 max_wr;
 	u32 max_sge;
 	u32 limit;
+	struct srd_ucount *uc;
 };
 
 /**

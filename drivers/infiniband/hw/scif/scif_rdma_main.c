@@ -239,7 +239,8 @@ static struct srd_dev *srd_dev_alloc(struct net_device *ndev, int peer)
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
-				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV);
 	ib_set_device_ops(ibdev, &srd_ops);
 	return dev;
 }

@@ -12,15 +12,16 @@
 #include "scif_rdma.h"
 
 /**
- * srd_create_srq() - the create_srq verb: a kernel SRQ
+ * srd_create_srq() - the create_srq verb
  * @ibsrq: the SRQ ib_core allocated
  * @init: its type (IB_SRQT_BASIC only), size, SGEs and limit
- * @udata: user data: refused
+ * @udata: user space's (its driver data empty), or NULL for a kernel SRQ
  *
  * Context: process.
- * Return: 0, -EOPNOTSUPP for a user SRQ or another type, -EINVAL for a
- * size, SGE count or limit out of bounds, or -ENOMEM (past SRD_MAX_SRQ,
- * or no memory).
+ * Return: 0, -EOPNOTSUPP for another type, -EINVAL for a size, SGE
+ * count or limit out of bounds or driver data, or -ENOMEM (past
+ * SRD_MAX_SRQ, user space's share of it or the user's part of that, or
+ * no memory).
  */
 int srd_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		   struct ib_udata *udata)
@@ -29,23 +30,30 @@ int srd_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct srd_srq *srq = to_srd_srq(ibsrq);
 	struct ib_srq_attr *a = &init->attr;
 
-	if (udata || init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
-	if (!a->max_wr || a->max_wr > SRD_MAX_WR || !a->max_sge ||
+	if ((udata && (udata->inlen || udata->outlen)) || !a->max_wr ||
+	    a->max_wr > SRD_MAX_WR || !a->max_sge ||
 	    a->max_sge > SRD_MAX_SGE || a->srq_limit > a->max_wr)
 		return -EINVAL;
+	srq->uc = srd_udata_ucount(udata);
+	if (!srd_user_take(dev, srq->uc, SRD_UOBJ_SRQ, SRD_MAX_SRQ))
+		return -ENOMEM;
 	if (!atomic_add_unless(&dev->num_srq, 1, SRD_MAX_SRQ))
-		return -ENOMEM;
+		goto unuser;
 	srq->rq = kvcalloc(a->max_wr, sizeof(*srq->rq), GFP_KERNEL_ACCOUNT);
-	if (!srq->rq) {
-		atomic_dec(&dev->num_srq);
-		return -ENOMEM;
-	}
+	if (!srq->rq)
+		goto uncount;
 	spin_lock_init(&srq->lock);
 	srq->max_wr = a->max_wr;
 	srq->max_sge = a->max_sge;
 	srq->limit = a->srq_limit;
 	return 0;
+uncount:
+	atomic_dec(&dev->num_srq);
+unuser:
+	srd_user_put(dev, srq->uc, SRD_UOBJ_SRQ);
+	return -ENOMEM;
 }
 
 /**
@@ -53,10 +61,10 @@ int srd_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
  * @ibsrq: the SRQ
  * @attr: the new limit (srq_limit)
  * @mask: IB_SRQ_LIMIT; IB_SRQ_MAX_WR (a resize) is not supported
- * @udata: user data: refused
+ * @udata: user space's (its driver data empty), or NULL
  *
  * Context: process.
- * Return: 0, -EOPNOTSUPP for a resize or user data, or -EINVAL for a
+ * Return: 0, -EOPNOTSUPP for a resize or driver data, or -EINVAL for a
  * limit above the SRQ's size.
  */
 int srd_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
@@ -102,7 +110,7 @@ int srd_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 /**
  * srd_destroy_srq() - the destroy_srq verb
  * @ibsrq: the SRQ, used by no QP (ib_core checks)
- * @udata: unused (no user SRQs)
+ * @udata: unused
  *
  * The receives still posted are dropped, without completions.
  *
@@ -111,10 +119,12 @@ int srd_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
  */
 int srd_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
+	struct srd_dev *dev = to_srd_dev(ibsrq->device);
 	struct srd_srq *srq = to_srd_srq(ibsrq);
 
 	kvfree(srq->rq);
-	atomic_dec(&to_srd_dev(ibsrq->device)->num_srq);
+	srd_user_put(dev, srq->uc, SRD_UOBJ_SRQ);
+	atomic_dec(&dev->num_srq);
 	return 0;
 }
 

@@ -27,6 +27,7 @@
 #define MAX_INLINE	256	/* a QP's inline bytes (the provider allows 512) */
 #define MAX_MR		4096
 #define MAX_PD		256
+#define MAX_SRQ		64
 #define SHARE(max)	((max) / 2)
 #define EACH(max)	(SHARE(max) / 4)	/* one user's part of it */
 #define SHARE_USERS	5	/* the device-share test's users */
@@ -156,11 +157,40 @@ static void inline_bounds(struct ibv_pd *pd, struct ibv_cq *cq)
 	ibv_destroy_qp(qp);
 }
 
+/*
+ * SRQs: one over 1024 work requests refused (EINVAL); one of 16 made and
+ * queried; a receive with more SGEs than it takes refused (EINVAL).
+ */
+static void srq_bounds(struct ibv_pd *pd)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1025, .max_sge = 1 } };
+	struct ibv_recv_wr wr = { .num_sge = 2 }, *bad = NULL;
+	struct ibv_sge sge[2] = {};
+	struct ibv_srq_attr attr;
+	struct ibv_srq *srq;
+
+	errno = 0;
+	srq = ibv_create_srq(pd, &sa);
+	refused("srq_over_max_wr_einval", !srq, errno, EINVAL);
+	if (srq)
+		ibv_destroy_srq(srq);
+	sa.attr.max_wr = 16;
+	srq = ibv_create_srq(pd, &sa);
+	verdict("srq_created", srq != NULL, strerror(errno));
+	if (!srq)
+		return;
+	verdict("srq_queried", !ibv_query_srq(srq, &attr) &&
+		attr.max_wr >= 16 && attr.max_sge >= 1, "query_srq");
+	wr.sg_list = sge;
+	verdict("srq_recv_too_many_sges_einval",
+		ibv_post_srq_recv(srq, &wr, &bad) == EINVAL && bad == &wr,
+		"post_srq_recv");
+	ibv_destroy_srq(srq);
+}
+
 static void cq_qp_bounds(struct ibv_context *ctx, struct ibv_pd *pd)
 {
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
 	struct ibv_qp_init_attr qa;
-	struct ibv_srq *srq;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 
@@ -182,11 +212,7 @@ static void cq_qp_bounds(struct ibv_context *ctx, struct ibv_pd *pd)
 	refused("qp_over_max_wr_einval", !qp, errno, EINVAL);
 	if (qp)
 		ibv_destroy_qp(qp);
-	errno = 0;
-	srq = ibv_create_srq(pd, &sa);
-	refused("srq_eopnotsupp", !srq, errno, EOPNOTSUPP);
-	if (srq)
-		ibv_destroy_srq(srq);
+	srq_bounds(pd);
 	ibv_destroy_cq(cq);
 }
 
@@ -230,6 +256,18 @@ static void *make_pd(struct env *env)
 static void *make_mr(struct env *env)
 {
 	return ibv_reg_mr(env->pd, env->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+}
+
+static void *make_srq(struct env *env)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
+
+	return ibv_create_srq(env->pd, &sa);
+}
+
+static void drop_srq(void *srq)
+{
+	ibv_destroy_srq(srq);
 }
 
 static void drop_qp(void *qp)
@@ -291,6 +329,7 @@ static void shares(struct env *env)
 		{ "cq", EACH(MAX_CQ), make_cq, drop_cq },
 		{ "pd", EACH(MAX_PD), make_pd, drop_pd },
 		{ "mr", EACH(MAX_MR), make_mr, drop_mr },
+		{ "srq", EACH(MAX_SRQ), make_srq, drop_srq },
 	};
 	unsigned int i;
 

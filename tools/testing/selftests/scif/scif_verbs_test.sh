@@ -29,8 +29,9 @@
 #   client prints its figures (perftest turns inline data off for a
 #   device it does not know: scif_verbs_inline tests it);
 #   ib_write_bw, ib_read_bw and ib_send_bw with -R (rdma_cm), 64 KiB
-#   and 1 MiB messages: both ends must exit 0 and the client print its
-#   figures (TAP comments);
+#   and 1 MiB messages, and ib_send_bw --use_srq (the server's receives
+#   from a shared receive queue) of 64 KiB: both ends must exit 0 and
+#   the client print its figures (TAP comments);
 #   a client killed (SIGKILL) in the middle of an rping run: the server
 #   must see its end within 30 s, and on both nodes "rdma resource"
 #   must then count no PD, CQ, QP, MR, context or cm_id left on scif0
@@ -214,6 +215,10 @@ servers() {
 			ok "ib_${t}_bw_server_$s" wait "$srv_pid"
 		done
 	done
+	# The receives from a shared receive queue.
+	serve_step send-srq ib_send_bw -R -d scif0 -s 65536 -n "$iters" -F \
+		--use_srq
+	ok ib_send_bw_server_srq wait "$srv_pid"
 	timeout 60 rping -s -a 10.77.0.1 -p 7175 -C 100000 -S 32768 \
 		> /tmp/verbs-kill.log 2>&1 &
 	srv_pid=$!
@@ -283,6 +288,9 @@ clients() {
 			ok "ib_${t}_bw_direct_$s" direct_at_least "$iters"
 		done
 	done
+	ok ib_send_bw_client_srq client_step send-srq \
+		ib_send_bw -R -d scif0 -s 65536 -n "$iters" -F --use_srq "$peer_ip"
+	ok ib_send_bw_figures_srq bw_printed /tmp/verbs-send-srq.log 65536
 	ok killed_client_started wait_for 240 http_fetched "http://$peer_ip/kill"
 	rping -c -a 10.77.0.1 -p 7175 -C 100000 -S 32768 > /dev/null 2>&1 &
 	cli=$!
