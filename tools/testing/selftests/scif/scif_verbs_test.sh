@@ -29,7 +29,7 @@
 #   client prints its figures (perftest turns inline data off for a
 #   device it does not know: scif_verbs_inline tests it);
 #   ib_write_bw, ib_read_bw and ib_send_bw with -R (rdma_cm), 64 KiB
-#   and 1 MiB messages, and ib_send_bw --use_srq (the server's receives
+#   and 1 MiB messages, and ib_send_bw --use-srq (the server's receives
 #   from a shared receive queue) of 64 KiB: both ends must exit 0 and
 #   the client print its figures (TAP comments);
 #   a client killed (SIGKILL) in the middle of an rping run: the server
@@ -217,7 +217,7 @@ servers() {
 	done
 	# The receives from a shared receive queue.
 	serve_step send-srq ib_send_bw -R -d scif0 -s 65536 -n "$iters" -F \
-		--use_srq
+		--use-srq
 	ok ib_send_bw_server_srq wait "$srv_pid"
 	timeout 60 rping -s -a 10.77.0.1 -p 7175 -C 100000 -S 32768 \
 		> /tmp/verbs-kill.log 2>&1 &
@@ -289,7 +289,7 @@ clients() {
 		done
 	done
 	ok ib_send_bw_client_srq client_step send-srq \
-		ib_send_bw -R -d scif0 -s 65536 -n "$iters" -F --use_srq "$peer_ip"
+		ib_send_bw -R -d scif0 -s 65536 -n "$iters" -F --use-srq "$peer_ip"
 	ok ib_send_bw_figures_srq bw_printed /tmp/verbs-send-srq.log 65536
 	ok killed_client_started wait_for 240 http_fetched "http://$peer_ip/kill"
 	rping -c -a 10.77.0.1 -p 7175 -C 100000 -S 32768 > /dev/null 2>&1 &
