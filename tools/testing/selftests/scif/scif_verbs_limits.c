@@ -111,6 +111,19 @@ static void rc_attr(struct ibv_qp_init_attr *qa, struct ibv_cq *cq)
 	qa->cap.max_recv_sge = 1;
 }
 
+/* A QP that must be refused with EINVAL. */
+static void qp_refused(struct ibv_pd *pd, struct ibv_qp_init_attr *qa,
+		       const char *name)
+{
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = ibv_create_qp(pd, qa);
+	refused(name, !qp, errno, EINVAL);
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
 /*
  * Inline data: up to 512 bytes a work request (the provider's slots),
  * what the QP was created with reported back by ibv_query_qp, and a
@@ -127,11 +140,7 @@ static void inline_bounds(struct ibv_pd *pd, struct ibv_cq *cq)
 
 	rc_attr(&qa, cq);
 	qa.cap.max_inline_data = 513;
-	errno = 0;
-	qp = ibv_create_qp(pd, &qa);
-	refused("qp_inline_over_max_einval", !qp, errno, EINVAL);
-	if (qp)
-		ibv_destroy_qp(qp);
+	qp_refused(pd, &qa, "qp_inline_over_max_einval");
 	rc_attr(&qa, cq);
 	qa.cap.max_inline_data = MAX_INLINE;
 	qp = ibv_create_qp(pd, &qa);
@@ -192,7 +201,6 @@ static void cq_qp_bounds(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	struct ibv_qp_init_attr qa;
 	struct ibv_cq *cq;
-	struct ibv_qp *qp;
 
 	errno = 0;
 	cq = ibv_create_cq(ctx, MAX_CQE + 1, NULL, NULL, 0);
@@ -207,11 +215,7 @@ static void cq_qp_bounds(struct ibv_context *ctx, struct ibv_pd *pd)
 	inline_bounds(pd, cq);
 	rc_attr(&qa, cq);
 	qa.cap.max_send_wr = 1025;
-	errno = 0;
-	qp = ibv_create_qp(pd, &qa);
-	refused("qp_over_max_wr_einval", !qp, errno, EINVAL);
-	if (qp)
-		ibv_destroy_qp(qp);
+	qp_refused(pd, &qa, "qp_over_max_wr_einval");
 	srq_bounds(pd);
 	ibv_destroy_cq(cq);
 }
