@@ -267,7 +267,7 @@ static struct ib_qp *make_qp(struct ctx *c, int max_wr)
 
 static void test_objects(struct ctx *c)
 {
-	struct ib_cq_init_attr big = { .cqe = 4097 };
+	struct ib_cq_init_attr big = { .cqe = 65537 };
 	struct ib_qp *qp;
 	struct ib_cq *cq;
 
