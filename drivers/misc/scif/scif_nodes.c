@@ -381,6 +381,25 @@ static int scif_node_recv(struct scif_node *node, struct scif_msg *msg)
 	return scif_rb_get(&node->rb, &iter) == sizeof(*msg);
 }
 
+/**
+ * scif_node_progress() - a count that moves while a node works for us
+ * @node: the node
+ *
+ * Moves each time this node handles a message of @node's, and when
+ * @node is seen to have read further into our queue.  A caller that
+ * waits for @node's answer to a request samples it: a peer that works
+ * through a long queue (ours or its own) is slow, not broken, and only
+ * one that lets it stand still while an answer is owed may be declared
+ * failed.  The value itself means nothing.
+ *
+ * Context: any context.
+ * Return: the count.
+ */
+unsigned long scif_node_progress(const struct scif_node *node)
+{
+	return READ_ONCE(node->rx_handled) + READ_ONCE(node->tx_read_seen);
+}
+
 static void scif_node_rx_work(struct work_struct *work)
 {
 	struct scif_node *node = container_of(work, struct scif_node, rx_work);
@@ -397,7 +416,9 @@ static void scif_node_rx_work(struct work_struct *work)
 		ret = scif_node_recv(node, &msg);
 		if (ret <= 0)
 			break;
+		scif_node_test_delay(SCIF_DELAY_RX_MSG);
 		scif_node_events->message(node, &msg);
+		WRITE_ONCE(node->rx_handled, node->rx_handled + 1);
 		budget--;
 	}
 	if (ret < 0) {
@@ -408,6 +429,7 @@ static void scif_node_rx_work(struct work_struct *work)
 	if (!budget)
 		queue_work(scif_info.wq, &node->rx_work);
 
+	WRITE_ONCE(node->tx_read_seen, READ_ONCE(node->rb.local->tx_read));
 	if (READ_ONCE(node->rb.local->rx_waiting)) {
 		WRITE_ONCE(node->rb.local->rx_waiting, 0);
 		node->hw->ops->ring(node->hw, node->hw_ctx);

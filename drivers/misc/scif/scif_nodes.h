@@ -151,6 +151,10 @@ struct scif_stats {
  *	full, 0 when it had room; under @tx_mutex
  * @stall_reported: the node was taken offline for leaving its queue
  *	full (node_stall_ms); under @tx_mutex
+ * @rx_handled: node messages @rx_work has handled (written by it only,
+ *	read with READ_ONCE; see scif_node_progress())
+ * @tx_read_seen: how far the peer had read @rb's transmit side when
+ *	@rx_work last ran (written by it only, read with READ_ONCE)
  * @failed: taken offline for a protocol error, until the bus reports it
  *	down (see the implementation notes)
  * @fail_work: takes the node offline when @rx_work or a sender finds
@@ -208,6 +212,9 @@ struct scif_node {
 	unsigned long tx_full_since;
 	bool stall_reported;
 
+	unsigned long rx_handled;
+	u32 tx_read_seen;
+
 	bool failed;
 	struct work_struct fail_work;
 
@@ -253,6 +260,7 @@ int scif_nodes_init(const struct scif_node_events *events);
 void scif_nodes_exit(void);
 struct scif_node *scif_node_get_online(u16 id);
 int scif_node_send(struct scif_node *node, const struct scif_msg *msg);
+unsigned long scif_node_progress(const struct scif_node *node);
 void scif_node_reply(struct scif_node *node, const struct scif_msg *msg);
 struct scif_reply *scif_node_reply_reserve(void);
 void scif_node_reply_unreserve(struct scif_reply *r);

@@ -25,6 +25,7 @@ enum scif_node_delay {
 				 * taken off the queue: references not
 				 * dropped yet
 				 */
+	SCIF_DELAY_RX_MSG,	/* rx_work: a node message read, not handled */
 	SCIF_DELAY_NR
 };
 

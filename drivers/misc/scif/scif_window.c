@@ -111,12 +111,61 @@ MODULE_PARM_DESC(max_remote_user_share,
 
 /*
  * How long a registrant waits for the peer's answer to REGISTER or
- * UNREGISTER before it declares the peer node failed.
+ * UNREGISTER while the peer shows no progress at all (see
+ * struct scif_window_watch) before it declares the peer node failed.
  */
 static unsigned int scif_rma_ack_timeout_ms = 10000;
 module_param_named(rma_ack_timeout_ms, scif_rma_ack_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(rma_ack_timeout_ms,
-		 "Wait for a peer's REGISTER/UNREGISTER answer, ms (default 10000)");
+		 "Wait for a peer's REGISTER/UNREGISTER answer while the peer handles none of this node's messages and sends none, ms (default 10000)");
+
+/*
+ * Longest single sleep of a registrant between two looks at the peer's
+ * progress.
+ */
+#define SCIF_WINDOW_WATCH_SLICE	HZ
+
+/**
+ * struct scif_window_watch - a registrant's watch over a peer that owes
+ *	it answers
+ * @node: the peer
+ * @progress: scif_node_progress() when last seen to move
+ * @since: jiffies when it was last seen to move
+ *
+ * A peer that handles our messages or sends its own is alive: the
+ * answer may be behind thousands of others (a loopback node whose one
+ * queue carries a burst of releases, a debug kernel).  Only a peer that
+ * stands still for rma_ack_timeout_ms while an answer is owed is
+ * declared failed.  One watch serves every answer of a call.  On the
+ * registrant's stack; no lock.
+ */
+struct scif_window_watch {
+	struct scif_node *node;
+	unsigned long progress;
+	unsigned long since;
+};
+
+static void scif_window_watch_start(struct scif_window_watch *ww,
+				    struct scif_node *node)
+{
+	ww->node = node;
+	ww->progress = scif_node_progress(node);
+	ww->since = jiffies;
+}
+
+/* Jiffies left before the watched peer counts as silent; <= 0: it is. */
+static long scif_window_watch_left(struct scif_window_watch *ww)
+{
+	unsigned long now = scif_node_progress(ww->node);
+
+	if (now != ww->progress) {
+		ww->progress = now;
+		ww->since = jiffies;
+	}
+	return (long)(ww->since +
+		      msecs_to_jiffies(READ_ONCE(scif_rma_ack_timeout_ms)) -
+		      jiffies);
+}
 
 /**
  * scif_window_stats_show() - the windows' lines of <debugfs>/scif/rma
@@ -420,22 +469,26 @@ out:
 }
 
 /*
- * Wait until @w leaves @state, at most until @deadline (jiffies).  A peer
- * that has not answered by then is declared failed: -ENODEV.  A fatal
- * signal gives -EINTR.
+ * Wait until @w leaves @state.  A peer that has shown no progress for
+ * rma_ack_timeout_ms meanwhile (@ww) is declared failed: -ENODEV.  A
+ * fatal signal gives -EINTR.
  */
 static int scif_window_wait(struct scif_endpt *ep, struct scif_window *w,
-			    enum scif_window_state state, unsigned long deadline)
+			    enum scif_window_state state,
+			    struct scif_window_watch *ww)
 {
-	long left = (long)(deadline - jiffies);
+	long left;
 
-	if (left > 0 &&
-	    wait_event_killable_timeout(ep->wq, READ_ONCE(w->state) != state,
-					left) < 0)
-		return -EINTR;
-	if (READ_ONCE(w->state) != state)
-		return 0;
-	pr_warn("node %u did not answer a window message in %u ms\n",
+	while ((left = scif_window_watch_left(ww)) > 0) {
+		if (wait_event_killable_timeout(ep->wq,
+						READ_ONCE(w->state) != state,
+						min_t(long, left,
+						      SCIF_WINDOW_WATCH_SLICE)) < 0)
+			return -EINTR;
+		if (READ_ONCE(w->state) != state)
+			return 0;
+	}
+	pr_warn("node %u owes a window answer and did nothing for %u ms\n",
 		ep->node->id, READ_ONCE(scif_rma_ack_timeout_ms));
 	scif_node_protocol_error(ep->node);
 	return -ENODEV;
@@ -457,11 +510,6 @@ static int scif_window_wait_released(struct scif_endpt *ep,
 				READ_ONCE(w->state) != SCIF_WIN_WITHDRAWN))
 		return -EINTR;
 	return 0;
-}
-
-static unsigned long scif_window_deadline(void)
-{
-	return jiffies + msecs_to_jiffies(READ_ONCE(scif_rma_ack_timeout_ms));
 }
 
 /*
@@ -502,9 +550,11 @@ static s64 scif_epd_do_register(struct scif_endpt *ep,
  * @offset: the offset (SCIF_MAP_FIXED), or a hint (0: none)
  * @map_flags: SCIF_MAP_FIXED, SCIF_MAP_KERNEL (ignored here)
  *
- * Places the window, tells the peer and waits for its answer, at most
- * rma_ack_timeout_ms: a peer that does not answer by then is declared
- * failed (scif_node_protocol_error()) and -ENODEV returned.
+ * Places the window, tells the peer and waits for its answer for as long
+ * as the peer makes progress (struct scif_window_watch): a peer that
+ * handles none of our messages and sends none for rma_ack_timeout_ms
+ * meanwhile is declared failed (scif_node_protocol_error()) and -ENODEV
+ * returned.
  *
  * Context: process context; sleeps until the peer answers.
  * Return: the window's offset, or -EINVAL, -EADDRINUSE, -ENOMEM,
@@ -565,8 +615,10 @@ static s64 scif_epd_do_register(struct scif_endpt *ep,
 			scif_window_unlink(ep, w, err);	/* not the last */
 		mutex_unlock(&ep->rma.lock);
 	} else {
-		err = scif_window_wait(ep, w, SCIF_WIN_REGISTERING,
-				       scif_window_deadline());
+		struct scif_window_watch ww;
+
+		scif_window_watch_start(&ww, ep->node);
+		err = scif_window_wait(ep, w, SCIF_WIN_REGISTERING, &ww);
 	}
 	ret = scif_window_opened(ep, w, err);
 	scif_window_put(w);
@@ -614,8 +666,9 @@ static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset,
  * If UNREGISTER cannot be sent (the node went, or a fatal signal), the
  * windows not yet told to the peer stay registered and the error is
  * returned.  If the wait is cut short (fatal signal: -EINTR) or the peer
- * does not answer within rma_ack_timeout_ms (the node is declared failed:
- * -ENODEV), the windows told to the peer stay unusable and are released
+ * owes an answer and shows no progress for rma_ack_timeout_ms (the node
+ * is declared failed: -ENODEV; see struct scif_window_watch), the
+ * windows told to the peer stay unusable and are released
  * when the peer acknowledges or the connection or the node goes.
  *
  * Context: process context; sleeps until the peer answers.
@@ -634,8 +687,9 @@ int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 {
 	unsigned long first, last, idx;
-	unsigned long sent = 0, deadline;
+	struct scif_window_watch ww;
 	struct scif_window *w, *tmp;
+	unsigned long sent = 0;
 	struct scif_msg msg;
 	LIST_HEAD(batch);
 	int err;
@@ -671,7 +725,7 @@ static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 			break;
 		sent++;
 	}
-	deadline = scif_window_deadline();
+	scif_window_watch_start(&ww, ep->node);
 	list_for_each_entry_safe(w, tmp, &batch, unreg) {
 		if (sent) {
 			/*
@@ -682,7 +736,7 @@ static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 			if (!err)
 				err = scif_window_wait(ep, w,
 						       SCIF_WIN_UNREGISTERING,
-						       deadline) ?:
+						       &ww) ?:
 				      scif_window_wait_released(ep, w);
 			sent--;
 		} else {
