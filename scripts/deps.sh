@@ -26,12 +26,20 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 
 TOOLS="build-essential bc bison flex libelf-dev libssl-dev dwarves
-	kmod cpio xz-utils zstd rsync busybox-static qemu-system-x86 qemu-utils
+	kmod cpio xz-utils zstd rsync busybox-static
 	sparse shellcheck gnuplot-nox linux-source-6.1 linux-headers-amd64
 	linux-image-amd64 libvirt-clients iperf3 socat
 	iproute2 ibverbs-utils ibverbs-providers perftest nvme-cli fio
 	libibverbs-dev librdmacm-dev rdmacm-utils libfabric-bin
 	libtirpc3 libwrap0"
+# QEMU comes from bookworm-backports (10.0): Debian 12's own, 7.2, leaves
+# garbage in RFLAGS after a CMPXCHG16B under TCG, and the guests' SLUB
+# runs that instruction: they died of double faults now and then
+# (Documentation/scif/testing.rst, "The guest"; scif_guest_cpu_test
+# checks the emulator in every make check).  Installed by pkg/release,
+# all five together (their versions must match).
+QEMU_BPO="qemu-system-x86 qemu-system-common qemu-system-data qemu-utils
+	seabios"
 BPO_LIST=/etc/apt/sources.list.d/scif-bookworm-backports.list
 SCIF_CACHE=${SCIF_CACHE:-/var/cache/scif}
 
@@ -101,6 +109,16 @@ case " $(echo $todo) " in
 *" linux-image-amd64 "*) image_note=1 ;;
 *) image_note=0 ;;
 esac
+
+# QEMU from backports unless a QEMU of 8 or later is there already.
+qemu_major=$(dpkg-query -W -f '${Status} ${Version}\n' qemu-system-x86 2>/dev/null |
+	awk '$3 == "installed" { v = $4; sub(/^[0-9]+:/, "", v); sub(/\..*/, "", v); print v }')
+if [ "${qemu_major:-0}" -lt 8 ]; then
+	# shellcheck disable=SC2046
+	apt-get install -y -q --no-install-recommends \
+		$(for p in $QEMU_BPO; do echo "$p/bookworm-backports"; done)
+	echo "deps: installed QEMU from bookworm-backports (Debian 12's 7.2 miscomputes RFLAGS after CMPXCHG16B under TCG)"
+fi
 
 # The 6.12 headers from backports, by versioned name and pkg/release
 # (not -t, which would take the 6.1 meta packages to backports as well).
