@@ -138,8 +138,9 @@ nvme_modules() { # kernel-name nodes kdir release
 # ibverbs-utils', rdmacm-utils', perftest's and libfabric-bin's programs.
 verbs_programs() { # kernel-name nodes
 	[ "$2" = 2 ] || return 0
-	command -v ibv_devices ibv_devinfo rping ib_write_bw ib_read_bw \
-		ib_send_bw ib_write_lat ib_send_lat fi_info fi_pingpong |
+	command -v ibv_devices ibv_devinfo ibv_rc_pingpong rping ib_write_bw \
+		ib_read_bw ib_send_bw ib_write_lat ib_send_lat fi_info \
+		fi_pingpong |
 		tr '\n' ' '
 }
 

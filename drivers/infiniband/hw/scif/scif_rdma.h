@@ -450,6 +450,59 @@ struct srd_swqe {
 };
 
 /* The frames on a QP's connection (rdma.rst, "Data path"). */
+/*
+ * The connection manager's SCIF port and message (scif_rdma_cm.c; also
+ * the QPs connected without it, scif_rdma_direct.c).  A connector binds
+ * a port of SRD_PORT_BOTTOM..SRD_PORT_TOP (privileged: a kernel client
+ * or a peer's root), connects to SRD_CM_PORT and sends one message;
+ * the answer comes back on the same endpoint, which becomes the QP's
+ * connection.  Every exchange finishes within SRD_CM_WAIT_MS.
+ */
+#define SRD_CM_PORT		702
+#define SRD_PORT_TOP		767
+#define SRD_PORT_BOTTOM		512
+#define SRD_CM_MAGIC		0x53524443	/* "SRDC" */
+#define SRD_CM_PDATA		196
+#define SRD_CM_WAIT_MS		10000
+
+enum { SRD_CM_CONNECT = 1, SRD_CM_ACCEPT, SRD_CM_REJECT, SRD_CM_DIRECT };
+
+/**
+ * struct srd_cm_msg - the CM's one message (fixed size; hostile)
+ * @magic: SRD_CM_MAGIC, little endian
+ * @type: SRD_CM_CONNECT, SRD_CM_ACCEPT, SRD_CM_REJECT or SRD_CM_DIRECT
+ * @pdata_len: bytes used in @pdata (at most SRD_CM_PDATA)
+ * @ord: the sender's outbound RDMA READ depth
+ * @ird: the sender's inbound RDMA READ depth
+ * @saddr: CONNECT: the connector's IPv4 address (network order)
+ * @daddr: CONNECT: the address it connects to
+ * @sport: CONNECT: the connector's port (network order)
+ * @dport: CONNECT: the port it connects to
+ * @pdata: the private data; DIRECT: struct srd_direct_req
+ */
+struct srd_cm_msg {
+	__le32 magic;
+	u8 type;
+	u8 pdata_len;
+	u8 ord;
+	u8 ird;
+	__be32 saddr;
+	__be32 daddr;
+	__be16 sport;
+	__be16 dport;
+	u8 pdata[SRD_CM_PDATA];
+};
+
+/**
+ * struct srd_direct_req - a DIRECT's private data
+ * @src_qpn: the connector's QP number
+ * @dst_qpn: the QP number it was given as its peer's (IB_QP_DEST_QPN)
+ */
+struct srd_direct_req {
+	__le32 src_qpn;
+	__le32 dst_qpn;
+};
+
 enum srd_frame_type {
 	SRD_F_SEND = 1,
 	SRD_F_WRITE,
@@ -630,6 +683,15 @@ struct srd_rkey {
  *	one of the QP's own, dropped by destroy_qp
  * @iw_done: completed when @iw_refs reaches zero; destroy_qp waits for
  *	it, since ib_core frees the QP when destroy_qp returns
+ * @dest_qpn: a QP connected without the CM: the peer's QP number, from
+ *	modify_qp to RTR (IB_QP_DEST_QPN); under @lock
+ * @direct: @dest_qpn is set: the QP is to be connected to that QP of
+ *	the device's peer node (scif_rdma_direct.c); under @lock
+ * @destroyed: destroy_qp has begun: no connection may be given to the
+ *	QP any more; under @lock
+ * @direct_work: the lower of two such QPs (by node, then QP number)
+ *	dials the other with it, until @direct_until (jiffies)
+ * @direct_until: when @direct_work gives up and moves the QP to ERROR
  */
 struct srd_qp {
 	struct ib_qp ibqp;
@@ -687,6 +749,11 @@ struct srd_qp {
 	u32 next_rkey;
 	refcount_t iw_refs;
 	struct completion iw_done;
+	u32 dest_qpn;
+	bool direct;
+	bool destroyed;
+	struct delayed_work direct_work;
+	unsigned long direct_until;
 };
 
 static inline struct srd_dev *to_srd_dev(struct ib_device *ibdev)
@@ -805,6 +872,14 @@ struct rdma_hw_stats *srd_alloc_hw_port_stats(struct ib_device *ibdev,
 int srd_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		     u32 port, int index);
 
+/* scif_rdma_direct.c: QPs connected without the CM, by modify_qp */
+void srd_direct_init(struct srd_qp *qp);
+int srd_direct_start(struct srd_qp *qp, u32 dest_qpn);
+void srd_direct_reset(struct srd_qp *qp);
+void srd_direct_stop(struct srd_qp *qp);
+bool srd_direct_accept(struct srd_dev *dev, scif_epd_t epd, u16 node,
+		       const struct srd_cm_msg *m);
+
 /* scif_rdma_rx.c: a connected QP's receive thread */
 int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		     struct iw_cm_id *cm_id);
@@ -865,6 +940,9 @@ void srd_tx_lock(struct srd_qp *qp);
 void srd_ans_work(struct work_struct *work);
 void srd_ans_stop(struct srd_qp *qp);
 void srd_qp_close(struct srd_qp *qp);
+void srd_cm_msg_fill(struct srd_cm_msg *m, u8 type, const void *pdata,
+		     u8 len);
+int srd_cm_msg_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx);
 
 /* scif_rdma_mr.c: MRs as the data path sees them */
 struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);

@@ -5,7 +5,8 @@
  * accepts connectors bound to a privileged port only; a CONNECT
  * message carries the IPv4 4-tuple and the private data; the answer
  * (ACCEPT or REJECT) comes back on the same endpoint, which becomes the
- * QP's connection.
+ * QP's connection.  A DIRECT, from a QP connected without the CM, goes
+ * to scif_rdma_direct.c.
  */
 
 #include <linux/in.h>
@@ -15,42 +16,8 @@
 
 #include "scif_rdma.h"
 
-#define SRD_CM_PORT		702
-#define SRD_PORT_TOP		767
-#define SRD_PORT_BOTTOM		512
-#define SRD_CM_MAGIC		0x53524443	/* "SRDC" */
-#define SRD_CM_PDATA		196
-#define SRD_CM_WAIT_MS		10000
 /* CONNECT requests of one peer node waiting for an answer, at most. */
 #define SRD_CM_PENDING_MAX	16
-
-enum { SRD_CM_CONNECT = 1, SRD_CM_ACCEPT, SRD_CM_REJECT };
-
-/**
- * struct srd_cm_msg - the CM's one message (fixed size; hostile)
- * @magic: SRD_CM_MAGIC, little endian
- * @type: SRD_CM_CONNECT, SRD_CM_ACCEPT or SRD_CM_REJECT
- * @pdata_len: bytes used in @pdata (at most SRD_CM_PDATA)
- * @ord: the sender's outbound RDMA READ depth
- * @ird: the sender's inbound RDMA READ depth
- * @saddr: CONNECT: the connector's IPv4 address (network order)
- * @daddr: CONNECT: the address it connects to
- * @sport: CONNECT: the connector's port (network order)
- * @dport: CONNECT: the port it connects to
- * @pdata: the private data
- */
-struct srd_cm_msg {
-	__le32 magic;
-	u8 type;
-	u8 pdata_len;
-	u8 ord;
-	u8 ird;
-	__be32 saddr;
-	__be32 daddr;
-	__be16 sport;
-	__be16 dport;
-	u8 pdata[SRD_CM_PDATA];
-};
 
 static struct task_struct *srd_listener;
 static scif_epd_t srd_listen_epd;
@@ -122,22 +89,6 @@ static void srd_pending_reap(bool all)
 	}
 }
 
-/*
- * Send or receive the whole message within SRD_CM_WAIT_MS: a peer that
- * sends part of it and stalls is given up on then.
- */
-static int srd_cm_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx)
-{
-	int err = srd_xfer(NULL, epd, m, sizeof(*m), tx, SRD_CM_WAIT_MS);
-
-	if (err)
-		return err;
-	if (!tx && (m->magic != cpu_to_le32(SRD_CM_MAGIC) ||
-		    m->pdata_len > SRD_CM_PDATA))
-		return -EPROTO;
-	return 0;
-}
-
 static void srd_cm_event(struct iw_cm_id *cm_id, enum iw_cm_event_type type,
 			 int status, const struct srd_cm_msg *m, void *provider)
 {
@@ -158,19 +109,6 @@ static void srd_cm_event(struct iw_cm_id *cm_id, enum iw_cm_event_type type,
 		ev.ird = m->ird;
 	}
 	cm_id->event_handler(cm_id, &ev);
-}
-
-static void srd_cm_fill(struct srd_cm_msg *m, u8 type, const void *pdata,
-			u8 len)
-{
-	memset(m, 0, sizeof(*m));
-	m->magic = cpu_to_le32(SRD_CM_MAGIC);
-	m->type = type;
-	m->ord = 1;
-	m->ird = 1;
-	m->pdata_len = len;
-	if (len)
-		memcpy(m->pdata, pdata, len);
 }
 
 static struct srd_qp *srd_cm_qp(struct iw_cm_id *cm_id, u32 qpn)
@@ -221,14 +159,14 @@ int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 	err = scif_connect(epd, &to);
 	if (err < 0)
 		goto close;
-	srd_cm_fill(m, SRD_CM_CONNECT, p->private_data, p->private_data_len);
+	srd_cm_msg_fill(m, SRD_CM_CONNECT, p->private_data, p->private_data_len);
 	m->saddr = src->sin_addr.s_addr;
 	m->daddr = dst->sin_addr.s_addr;
 	m->sport = src->sin_port;
 	m->dport = dst->sin_port;
-	err = srd_cm_xfer(epd, m, true);
+	err = srd_cm_msg_xfer(epd, m, true);
 	if (!err)
-		err = srd_cm_xfer(epd, m, false);
+		err = srd_cm_msg_xfer(epd, m, false);
 	if (!err && m->type != SRD_CM_ACCEPT)
 		err = -ECONNREFUSED;
 	cm_id->add_ref(cm_id);
@@ -276,8 +214,8 @@ int srd_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 	}
 	if (!qp || p->private_data_len > SRD_CM_PDATA)
 		goto close;
-	srd_cm_fill(m, SRD_CM_ACCEPT, p->private_data, p->private_data_len);
-	err = srd_cm_xfer(conn->epd, m, true);
+	srd_cm_msg_fill(m, SRD_CM_ACCEPT, p->private_data, p->private_data_len);
+	err = srd_cm_msg_xfer(conn->epd, m, true);
 	if (err)
 		goto close;
 	cm_id->add_ref(cm_id);
@@ -317,8 +255,8 @@ int srd_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 len)
 	srd_stat_add(to_srd_dev(cm_id->device), SRD_STAT_CM_REFUSED, 1);
 	m = kmalloc(sizeof(*m), GFP_KERNEL);
 	if (m) {
-		srd_cm_fill(m, SRD_CM_REJECT, pdata, min_t(u8, len, SRD_CM_PDATA));
-		srd_cm_xfer(conn->epd, m, true);
+		srd_cm_msg_fill(m, SRD_CM_REJECT, pdata, min_t(u8, len, SRD_CM_PDATA));
+		srd_cm_msg_xfer(conn->epd, m, true);
 		kfree(m);
 	}
 	scif_close(conn->epd);
@@ -436,14 +374,38 @@ static bool srd_cm_request(struct srd_conn *conn, struct srd_cm_msg *m)
 	return !err;
 }
 
-/* Read the CONNECT of an accepted endpoint and hand it to a listen. */
+/* A DIRECT: to the QP it names (scif_rdma_direct.c); false: refused. */
+static bool srd_cm_direct(scif_epd_t epd, u16 node, struct srd_cm_msg *m)
+{
+	struct srd_dev *dev = srd_cm_dev_of_peer(node);
+	bool ok;
+
+	if (!dev)
+		return false;
+	ok = srd_direct_accept(dev, epd, node, m);
+	ib_device_put(&dev->ibdev);
+	return ok;
+}
+
+/*
+ * Read the message of an accepted endpoint: a CONNECT goes to a listen,
+ * a DIRECT to the QP it names.
+ */
 static void srd_cm_accepted(scif_epd_t epd, u16 node)
 {
 	struct srd_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	struct srd_cm_msg *m = kmalloc(sizeof(*m), GFP_KERNEL);
 
-	if (!conn || !m || srd_cm_xfer(epd, m, false) ||
-	    m->type != SRD_CM_CONNECT)
+	if (!conn || !m || srd_cm_msg_xfer(epd, m, false))
+		goto refuse;
+	if (m->type == SRD_CM_DIRECT) {
+		if (!srd_cm_direct(epd, node, m))
+			goto reject;	/* the dialer tries again */
+		kfree(m);
+		kfree(conn);
+		return;
+	}
+	if (m->type != SRD_CM_CONNECT)
 		goto refuse;
 	conn->epd = epd;
 	conn->node = node;
@@ -451,8 +413,9 @@ static void srd_cm_accepted(scif_epd_t epd, u16 node)
 		kfree(m);
 		return;
 	}
-	srd_cm_fill(m, SRD_CM_REJECT, NULL, 0);
-	srd_cm_xfer(epd, m, true);
+reject:
+	srd_cm_msg_fill(m, SRD_CM_REJECT, NULL, 0);
+	srd_cm_msg_xfer(epd, m, true);
 refuse:
 	kfree(m);
 	kfree(conn);

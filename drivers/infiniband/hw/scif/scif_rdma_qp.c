@@ -108,6 +108,7 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->max_recv_sge = attr->cap.max_recv_sge;
 	refcount_set(&qp->iw_refs, 1);
 	init_completion(&qp->iw_done);
+	srd_direct_init(qp);
 	/* QP numbers 0 and 1 are the special QPs' in verbs. */
 	err = xa_alloc_cyclic(&dev->qps, &qpn, qp, XA_LIMIT(2, 0xffffff),
 			      &dev->next_qpn, GFP_KERNEL_ACCOUNT);
@@ -131,13 +132,15 @@ unuser:
  * @attr: the new attributes
  * @mask: which of @attr to apply (IB_QP_STATE, IB_QP_ACCESS_FLAGS, which
  *	only adds rights to remote read and write, allowed from the QP's
- *	creation; the others a connected-mode iWARP QP has no use for are
- *	ignored)
+ *	creation; IB_QP_DEST_QPN with a move to RTR: the QP is connected
+ *	to that QP of the peer node without the CM, scif_rdma_direct.c;
+ *	the others a connected-mode iWARP QP has no use for are ignored)
  * @udata: user data: refused
  *
  * Context: process.
  * Return: 0, -EOPNOTSUPP with user data, or -EINVAL for a transition
- * the QP state machine does not have.
+ * the QP state machine does not have or a QP number given to a QP the
+ * CM connected.
  */
 int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_udata *udata)
@@ -155,9 +158,14 @@ int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		WRITE_ONCE(qp->access, qp->access | attr->qp_access_flags);
 	}
 	if (mask & IB_QP_STATE) {
+		if (attr->qp_state == IB_QPS_RESET)
+			srd_direct_reset(qp);
 		err = srd_set_state(qp, attr->qp_state);
 		if (err)
 			return err;
+		/* Connected by its peer's QP number, without the CM. */
+		if (attr->qp_state == IB_QPS_RTR && (mask & IB_QP_DEST_QPN))
+			return srd_direct_start(qp, attr->dest_qp_num);
 	}
 	return 0;
 }
@@ -212,8 +220,13 @@ int srd_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct srd_qp *qp = to_srd_qp(ibqp);
 	struct srd_dev *dev = qp->dev;
+	unsigned long flags;
 
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->destroyed = true;	/* no connection from now on */
+	spin_unlock_irqrestore(&qp->lock, flags);
 	xa_erase(&dev->qps, ibqp->qp_num);
+	srd_direct_stop(qp);
 	srd_qp_close(qp);
 	wait_for_completion(&qp->rx_done);
 	cancel_work_sync(&qp->tx_work);

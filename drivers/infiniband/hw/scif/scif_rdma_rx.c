@@ -381,10 +381,13 @@ static int srd_rx_thread(void *arg)
 	WRITE_ONCE(qp->epd, NULL);
 	srd_set_state(qp, IB_QPS_ERR);
 	flush_work(&qp->tx_work);
-	ev.local_addr = cm_id->m_local_addr;
-	ev.remote_addr = cm_id->m_remote_addr;
-	cm_id->event_handler(cm_id, &ev);
-	cm_id->rem_ref(cm_id);
+	/* A QP connected without the CM (scif_rdma_direct.c) has none. */
+	if (cm_id) {
+		ev.local_addr = cm_id->m_local_addr;
+		ev.remote_addr = cm_id->m_remote_addr;
+		cm_id->event_handler(cm_id, &ev);
+		cm_id->rem_ref(cm_id);
+	}
 	complete(&qp->rx_done);
 	return 0;
 }
@@ -394,10 +397,14 @@ static int srd_rx_thread(void *arg)
  * @qp: the QP, not connected before
  * @epd: the connected endpoint (the QP's from now on)
  * @cm_id: the connection's cm_id (the caller's reference becomes the
- *	QP's, dropped at the CLOSE event)
+ *	QP's, dropped at the CLOSE event), or NULL for a QP connected
+ *	without the CM
+ *
+ * Work requests posted while the QP waited for its connection go now.
  *
  * Context: process.
- * Return: 0 (the QP is in RTS), or -errno (nothing taken).
+ * Return: 0 (the QP is in RTS), or -errno (nothing taken: the QP has a
+ * connection, is in ERROR or RESET, or is being destroyed).
  */
 int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		     struct iw_cm_id *cm_id)
@@ -406,7 +413,8 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->epd || qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET) {
+	if (qp->epd || qp->destroyed || qp->state == IB_QPS_ERR ||
+	    qp->state == IB_QPS_RESET) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return -EINVAL;
 	}
@@ -414,6 +422,8 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 	WRITE_ONCE(qp->closing, false);
 	qp->epd = epd;
 	qp->cm_id = cm_id;
+	/* Under the lock: destroy_qp, once it has marked the QP, waits. */
+	reinit_completion(&qp->rx_done);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	mutex_lock(&qp->resp_mutex);
 	qp->await_stop = false;
@@ -421,7 +431,6 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 	/* Keys resolved on an earlier connection mean nothing on this one. */
 	memset(qp->rkeys, 0, sizeof(qp->rkeys));
 	qp->next_rkey = 0;
-	reinit_completion(&qp->rx_done);
 	t = kthread_run(srd_rx_thread, qp, "srd_rx%u", qp->ibqp.qp_num);
 	if (IS_ERR(t)) {
 		WRITE_ONCE(qp->epd, NULL);
@@ -430,5 +439,6 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		return PTR_ERR(t);
 	}
 	srd_stat_add(qp->dev, SRD_STAT_CM_CONNECTS, 1);
+	queue_work(system_unbound_wq, &qp->tx_work);
 	return 0;
 }

@@ -445,6 +445,9 @@ static struct srd_swqe *srd_sq_next(struct srd_qp *qp, bool *flush)
 	if (qp->sq_taken < qp->sq_count)
 		w = &qp->sq[(qp->sq_head + qp->sq_taken) % qp->max_send_wr];
 	*flush = qp->state == IB_QPS_ERR || qp->state == IB_QPS_RESET;
+	/* Connected without the CM: wait for the dialer (srd_qp_connected). */
+	if (!*flush && qp->direct && !qp->epd)
+		w = NULL;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (w && !*flush && !srd_sq_may_take(qp, w))
 		return NULL;

@@ -335,3 +335,50 @@ void srd_qp_close(struct srd_qp *qp)
 {
 	WRITE_ONCE(qp->closing, true);
 }
+
+/**
+ * srd_cm_msg_fill() - a CM message to send
+ * @m: the message
+ * @type: SRD_CM_*
+ * @pdata: its private data
+ * @len: the private data's length, at most SRD_CM_PDATA
+ *
+ * Context: any.
+ */
+void srd_cm_msg_fill(struct srd_cm_msg *m, u8 type, const void *pdata,
+		     u8 len)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = cpu_to_le32(SRD_CM_MAGIC);
+	m->type = type;
+	m->ord = 1;
+	m->ird = 1;
+	m->pdata_len = len;
+	if (len)
+		memcpy(m->pdata, pdata, len);
+}
+
+/**
+ * srd_cm_msg_xfer() - send or receive a whole CM message
+ * @epd: the CM's endpoint
+ * @m: the message
+ * @tx: send it (else receive it and check its magic and length)
+ *
+ * A peer that sends part of the message and stalls is given up on after
+ * SRD_CM_WAIT_MS.
+ *
+ * Context: process; sleeps.
+ * Return: 0, -EPROTO for a received message that is not one, or the
+ * error of the transfer.
+ */
+int srd_cm_msg_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx)
+{
+	int err = srd_xfer(NULL, epd, m, sizeof(*m), tx, SRD_CM_WAIT_MS);
+
+	if (err)
+		return err;
+	if (!tx && (m->magic != cpu_to_le32(SRD_CM_MAGIC) ||
+		    m->pdata_len > SRD_CM_PDATA))
+		return -EPROTO;
+	return 0;
+}

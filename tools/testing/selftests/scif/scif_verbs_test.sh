@@ -21,6 +21,9 @@
 #   scif_verbs_inline: inline SENDs and WRITEs, the sender's buffer
 #   overwritten right after each post, their bytes checked by the
 #   server;
+#   ibv_rc_pingpong -c (ibverbs-utils), 200 round trips of 4 KiB with
+#   the data checked: a QP connected without the CM, by modify_qp to
+#   RTR with the peer's QP number, traded over TCP;
 #   libfabric (libfabric-bin): fi_info -p verbs lists the domain
 #   scif0 on both nodes, and fi_pingpong over "verbs;ofi_rxm" (RDM
 #   endpoints over the provider's RC QPs) passes, 100 round trips of
@@ -202,6 +205,13 @@ pingpong_listens() {
 # default: more entries than a CQ of the device holds); the job has 2.
 pingpong="env FI_UNIVERSE_SIZE=2 fi_pingpong -p verbs;ofi_rxm -e rdm -I 100 -S 4096 -c"
 
+# ibv_rc_pingpong's server listens on TCP 18515 (0x4853) for the QP
+# numbers: a QP connected by modify_qp, without the CM.
+rc_pingpong_listens() {
+	grep -q ':4853 00000000:0000 0A' /proc/net/tcp
+}
+rc_pingpong="ibv_rc_pingpong -d scif0 -n 200 -c"
+
 # Node 0: the servers, one after another.
 servers() {
 	for s in 4096 32768; do
@@ -211,6 +221,12 @@ servers() {
 	done
 	serve_step inline /tests/scif_verbs_inline -s 10.77.0.1 7176
 	ok inline_server_checked wait "$srv_pid"
+	# shellcheck disable=SC2086 # the arguments are words
+	run_bound 120 /tmp/verbs-rc-pingpong.log $rc_pingpong &
+	srv_pid=$!
+	wait_for 20 rc_pingpong_listens
+	touch "$www/rc-pingpong"
+	ok ibv_rc_pingpong_server wait "$srv_pid"
 	ok fi_info_lists_scif0 fi_info_ok
 	if have_unix; then
 		# shellcheck disable=SC2086 # the arguments are words
@@ -288,6 +304,9 @@ clients() {
 	done
 	ok inline_client client_step inline \
 		/tests/scif_verbs_inline -c 10.77.0.1 7176
+	# shellcheck disable=SC2086 # the arguments are words
+	ok ibv_rc_pingpong_client client_step rc-pingpong $rc_pingpong \
+		"$peer_ip"
 	ok fi_info_lists_scif0 fi_info_ok
 	if have_unix; then
 		# shellcheck disable=SC2086 # the arguments are words

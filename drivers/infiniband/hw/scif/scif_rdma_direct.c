@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * scif_rdma: QPs connected without the CM (rdma.rst, "QPs connected by
+ * modify_qp").  A program that trades QP numbers out of band, as
+ * ibv_rc_pingpong does, moves its QP to RTR with the peer's QP number
+ * (IB_QP_DEST_QPN); the other end is that QP on the device's peer node.
+ * Of the two QPs, the lower by (node, QP number) dials: its work item
+ * connects from a privileged port to the peer's CM listener (SCIF port
+ * 702) and sends DIRECT with both numbers.  The listener hands it to
+ * srd_direct_accept(), which connects the named QP if that QP waits for
+ * exactly this one, in RTR or RTS.  Until the peer's QP gets there the
+ * answer is REJECT and the dialer tries again every SRD_DIRECT_RETRY_MS,
+ * for at most SRD_DIRECT_WAIT_MS; then its QP goes to ERROR.  Work
+ * requests posted before the connection wait for it (scif_rdma_sq.c).
+ */
+
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "scif_rdma.h"
+
+#define SRD_DIRECT_RETRY_MS	50
+#define SRD_DIRECT_WAIT_MS	30000
+
+static void srd_direct_work(struct work_struct *work);
+
+/**
+ * srd_direct_init() - set up a new QP's part
+ * @qp: the QP, being created
+ *
+ * Context: process.
+ */
+void srd_direct_init(struct srd_qp *qp)
+{
+	INIT_DELAYED_WORK(&qp->direct_work, srd_direct_work);
+}
+
+/*
+ * Whether this end of the pair dials: the lower (node, QP number).
+ * Context: process (asks SCIF for this node's id).
+ */
+static bool srd_direct_dials(struct srd_qp *qp, u32 dest_qpn)
+{
+	u16 self, peer = qp->dev->peer;
+
+	scif_get_node_ids(NULL, 0, &self);
+	return self < peer || (self == peer && qp->ibqp.qp_num < dest_qpn);
+}
+
+/**
+ * srd_direct_start() - a QP moved to RTR with its peer's QP number
+ * @qp: the QP, in RTR, not connected
+ * @dest_qpn: the peer's QP number
+ *
+ * The dialing end starts dialing now; the other waits for the dialer.
+ *
+ * Context: process.
+ * Return: 0, or -EINVAL if the QP has a connection or a CM already.
+ */
+int srd_direct_start(struct srd_qp *qp, u32 dest_qpn)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->epd || qp->cm_id) {
+		err = -EINVAL;
+	} else {
+		qp->dest_qpn = dest_qpn;
+		qp->direct = true;
+		qp->direct_until = jiffies +
+				   msecs_to_jiffies(SRD_DIRECT_WAIT_MS);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!err && srd_direct_dials(qp, dest_qpn))
+		queue_delayed_work(system_unbound_wq, &qp->direct_work, 0);
+	return err;
+}
+
+/**
+ * srd_direct_reset() - a QP moves to RESET: it forgets its peer's number
+ * @qp: the QP
+ *
+ * A dial in progress finds the QP no longer waiting and stops.
+ *
+ * Context: process.
+ */
+void srd_direct_reset(struct srd_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->direct = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/**
+ * srd_direct_stop() - no more dialing (the QP is being destroyed)
+ * @qp: the QP, marked destroyed
+ *
+ * Context: process; waits for a dial in progress (at most
+ * SRD_CM_WAIT_MS a step).
+ */
+void srd_direct_stop(struct srd_qp *qp)
+{
+	cancel_delayed_work_sync(&qp->direct_work);
+}
+
+/* Whether @qp still waits for a connection of its own. */
+static bool srd_direct_waiting(struct srd_qp *qp)
+{
+	unsigned long flags;
+	bool waiting;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	waiting = qp->direct && !qp->epd && !qp->destroyed &&
+		  (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return waiting;
+}
+
+/* One dial: 0 and *@epd connected, or -errno (-EAGAIN: not yet). */
+static int srd_direct_dial(struct srd_qp *qp, struct srd_cm_msg *m,
+			   scif_epd_t *epd)
+{
+	struct scif_port_id to = { .node = qp->dev->peer,
+				   .port = SRD_CM_PORT };
+	struct srd_direct_req req = {
+		.src_qpn = cpu_to_le32(qp->ibqp.qp_num),
+		.dst_qpn = cpu_to_le32(READ_ONCE(qp->dest_qpn)),
+	};
+	int port, err;
+
+	*epd = scif_open();
+	if (!*epd)
+		return -ENOMEM;
+	for (port = SRD_PORT_TOP, err = -EINVAL;
+	     port >= SRD_PORT_BOTTOM && err == -EINVAL; port--)
+		err = scif_bind(*epd, port);
+	if (err >= 0)
+		err = scif_connect(*epd, &to);
+	if (err >= 0) {
+		srd_cm_msg_fill(m, SRD_CM_DIRECT, &req, sizeof(req));
+		err = srd_cm_msg_xfer(*epd, m, true) ?:
+		      srd_cm_msg_xfer(*epd, m, false);
+	}
+	if (!err && m->type != SRD_CM_ACCEPT)
+		err = -EAGAIN;
+	if (err) {
+		scif_close(*epd);
+		*epd = NULL;
+	}
+	return err;
+}
+
+static void srd_direct_work(struct work_struct *work)
+{
+	struct srd_qp *qp = container_of(to_delayed_work(work), struct srd_qp,
+					 direct_work);
+	struct srd_cm_msg *m;
+	scif_epd_t epd;
+	int err = -ENOMEM;
+
+	if (!srd_direct_waiting(qp))
+		return;
+	m = kmalloc(sizeof(*m), GFP_KERNEL);
+	if (m)
+		err = srd_direct_dial(qp, m, &epd);
+	kfree(m);
+	if (!err) {
+		err = srd_qp_connected(qp, epd, NULL);
+		if (err)
+			scif_close(epd);
+		return;		/* not connected: the QP is going */
+	}
+	if (!srd_direct_waiting(qp))
+		return;
+	if (time_before(jiffies, qp->direct_until)) {
+		queue_delayed_work(system_unbound_wq, &qp->direct_work,
+				   msecs_to_jiffies(SRD_DIRECT_RETRY_MS));
+		return;
+	}
+	srd_set_state(qp, IB_QPS_ERR);
+}
+
+/* The QP @qpn of @dev, with an iw reference, or NULL. */
+static struct srd_qp *srd_direct_qp(struct srd_dev *dev, u32 qpn)
+{
+	struct srd_qp *qp;
+
+	xa_lock(&dev->qps);
+	qp = xa_load(&dev->qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->iw_refs))
+		qp = NULL;
+	xa_unlock(&dev->qps);
+	return qp;
+}
+
+/**
+ * srd_direct_accept() - a DIRECT from the peer's dialing QP
+ * @dev: the device that leads to @node
+ * @epd: the accepted endpoint (the caller's until this returns true)
+ * @node: the dialer's node
+ * @m: the DIRECT, as read (hostile)
+ *
+ * Connects the QP the DIRECT names if that QP waits for exactly the
+ * dialer's QP on @node, in RTR or RTS, and answers ACCEPT.
+ *
+ * Context: process (the CM's listener thread); sleeps.
+ * Return: true if @epd is the QP's now; false if the caller is to
+ * refuse (REJECT) and close it.
+ */
+bool srd_direct_accept(struct srd_dev *dev, scif_epd_t epd, u16 node,
+		       const struct srd_cm_msg *m)
+{
+	const struct srd_direct_req *req = (const void *)m->pdata;
+	struct srd_cm_msg *ans;
+	struct srd_qp *qp;
+	bool ok;
+
+	if (m->pdata_len != sizeof(*req) || node != dev->peer)
+		return false;
+	qp = srd_direct_qp(dev, le32_to_cpu(req->dst_qpn));
+	if (!qp)
+		return false;
+	ok = srd_direct_waiting(qp) &&
+	     READ_ONCE(qp->dest_qpn) == le32_to_cpu(req->src_qpn) &&
+	     !srd_direct_dials(qp, qp->dest_qpn);
+	ans = ok ? kmalloc(sizeof(*ans), GFP_KERNEL) : NULL;
+	if (ans) {
+		srd_cm_msg_fill(ans, SRD_CM_ACCEPT, NULL, 0);
+		ok = !srd_cm_msg_xfer(epd, ans, true) &&
+		     !srd_qp_connected(qp, epd, NULL);
+		kfree(ans);
+	} else {
+		ok = false;
+	}
+	/* Our reference, dropped as srd_iw_rem_ref() does (a layer up). */
+	if (refcount_dec_and_test(&qp->iw_refs))
+		complete(&qp->iw_done);
+	return ok;
+}
