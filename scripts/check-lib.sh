@@ -135,13 +135,16 @@ nvme_modules() { # kernel-name nodes kdir release
 }
 
 # What scif_verbs_test.sh runs over libscif_rdma, for 2-node clusters:
-# ibverbs-utils', rdmacm-utils', perftest's and libfabric-bin's programs.
+# ibverbs-utils', rdmacm-utils', perftest's and libfabric-bin's programs,
+# and libgcc_s, which glibc loads when a thread exits (rping's do; ldd
+# does not list it).
 verbs_programs() { # kernel-name nodes
 	[ "$2" = 2 ] || return 0
 	command -v ibv_devices ibv_devinfo ibv_rc_pingpong rping ib_write_bw \
 		ib_read_bw ib_send_bw ib_write_lat ib_send_lat fi_info \
 		fi_pingpong |
 		tr '\n' ' '
+	/sbin/ldconfig -p | awk '$1 == "libgcc_s.so.1" && /x86-64/ { print $NF; exit }'
 }
 
 # nvme-cli and fio, for the same clusters.

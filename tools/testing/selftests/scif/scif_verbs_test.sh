@@ -22,8 +22,9 @@
 #   overwritten right after each post, their bytes checked by the
 #   server;
 #   ibv_rc_pingpong -c (ibverbs-utils), 200 round trips of 4 KiB with
-#   the data checked: a QP connected without the CM, by modify_qp to
-#   RTR with the peer's QP number, traded over TCP;
+#   the data checked, and ib_write_bw and ib_read_bw without -R, 64 KiB
+#   messages: QPs connected without the CM, by modify_qp to RTR with
+#   the peer's QP number, traded over TCP;
 #   libfabric (libfabric-bin): fi_info -p verbs lists the domain
 #   scif0 on both nodes, and fi_pingpong over "verbs;ofi_rxm" (RDM
 #   endpoints over the provider's RC QPs) passes, 100 round trips of
@@ -205,9 +206,10 @@ pingpong_listens() {
 # default: more entries than a CQ of the device holds); the job has 2.
 pingpong="env FI_UNIVERSE_SIZE=2 fi_pingpong -p verbs;ofi_rxm -e rdm -I 100 -S 4096 -c"
 
-# ibv_rc_pingpong's server listens on TCP 18515 (0x4853) for the QP
-# numbers: a QP connected by modify_qp, without the CM.
-rc_pingpong_listens() {
+# ibv_rc_pingpong's server, and perftest's without -R, listen on TCP
+# 18515 (0x4853) for the QP numbers: QPs connected by modify_qp, without
+# the CM.
+oob_listens() {
 	grep -q ':4853 00000000:0000 0A' /proc/net/tcp
 }
 rc_pingpong="ibv_rc_pingpong -d scif0 -n 200 -c"
@@ -224,9 +226,17 @@ servers() {
 	# shellcheck disable=SC2086 # the arguments are words
 	run_bound 120 /tmp/verbs-rc-pingpong.log $rc_pingpong &
 	srv_pid=$!
-	wait_for 20 rc_pingpong_listens
+	wait_for 20 oob_listens
 	touch "$www/rc-pingpong"
 	ok ibv_rc_pingpong_server wait "$srv_pid"
+	for t in write read; do
+		run_bound 120 "/tmp/verbs-oob-$t.log" "ib_${t}_bw" -d scif0 \
+			-s 65536 -n "$iters" -F &
+		srv_pid=$!
+		wait_for 20 oob_listens
+		touch "$www/oob-$t"
+		ok "ib_${t}_bw_oob_server" wait "$srv_pid"
+	done
 	ok fi_info_lists_scif0 fi_info_ok
 	if have_unix; then
 		# shellcheck disable=SC2086 # the arguments are words
@@ -307,6 +317,11 @@ clients() {
 	# shellcheck disable=SC2086 # the arguments are words
 	ok ibv_rc_pingpong_client client_step rc-pingpong $rc_pingpong \
 		"$peer_ip"
+	for t in write read; do
+		ok "ib_${t}_bw_oob_client" client_step "oob-$t" "ib_${t}_bw" \
+			-d scif0 -s 65536 -n "$iters" -F "$peer_ip"
+		ok "ib_${t}_bw_oob_figures" bw_printed "/tmp/verbs-oob-$t.log" 65536
+	done
 	ok fi_info_lists_scif0 fi_info_ok
 	if have_unix; then
 		# shellcheck disable=SC2086 # the arguments are words
