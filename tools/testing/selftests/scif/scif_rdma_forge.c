@@ -45,6 +45,11 @@
  *                        a MAP_REQ before it is answered without a
  *                        window), answers nothing, drops the connection
  *                        3 s later
+ *   direct_unknown_rejected  DIRECTs (QPs connected without the CM)
+ *                        naming QPs 2 to 5, which wait for no such
+ *                        peer: REJECT; with private data of 0 and 5
+ *                        bytes: REJECT; of 197: closed, no answer (no
+ *                        CM connection of its own)
  *   honest               a WRITE of 64 KiB, a READ of it back, a SEND
  * The answers the victim owes (REM_ACCESS_ERR 10, REM_INV_REQ_ERR 9) are
  * checked, and that it closes the connection within 10 s after every
@@ -463,9 +468,56 @@ static int c_honest(struct peer *p)
 	return !frame(p, T_SEND, 8, 0, 0, 0) && !xfer(p->epd, p->buf, 8, 1);
 }
 
+/*
+ * A DIRECT (a QP connected without the CM) with @len bytes of private
+ * data naming the victim's QP @dst: the answer's type, or -1 if the
+ * endpoint was closed without one.
+ */
+static int direct_answer(uint8_t len, uint32_t dst)
+{
+	uint32_t qpns[2] = { htole32(1234), htole32(dst) };
+	scif_epd_t epd = dial();
+	struct cm_msg m;
+	int type = -1;
+
+	if (epd < 0)
+		return -2;
+	memset(&m, 0, sizeof(m));
+	m.magic = htole32(CM_MAGIC);
+	m.type = 4;
+	m.ord = 1;
+	m.ird = 1;
+	m.pdata_len = len;
+	memcpy(m.pdata, qpns, sizeof(qpns));
+	if (!xfer(epd, &m, sizeof(m), 1) && !xfer(epd, &m, sizeof(m), 0))
+		type = m.type;
+	scif_close(epd);
+	return type;
+}
+
+/*
+ * DIRECTs that no QP of the victim waits for (its QPs were connected by
+ * the CM, or do not exist): REJECT; private data of the wrong length:
+ * REJECT; longer than a message holds: closed without an answer.
+ */
+static int c_direct(struct peer *p)
+{
+	int ok = 1, q;
+
+	(void)p;
+	for (q = 2; q < 6; q++)
+		ok &= direct_answer(8, q) == 3;
+	ok &= direct_answer(0, 2) == 3;
+	ok &= direct_answer(5, 2) == 3;
+	ok &= direct_answer(197, 2) == -1;
+	return ok;
+}
+
+/* @nocm: the case makes no CM connection of its own. */
 static const struct {
 	const char *name;
 	int (*run)(struct peer *p);
+	int nocm;
 } cases[] = {
 	{ "trunc_hdr", c_trunc_hdr },
 	{ "trunc_send", c_trunc_send },
@@ -488,6 +540,7 @@ static const struct {
 	{ "map_unsolicited_closed", c_map_unsolicited },
 	{ "map_direct_window_is_the_mr", c_map_direct },
 	{ "read_never_answered", c_noanswer },
+	{ "direct_unknown_rejected", c_direct, 1 },
 	{ "honest_write_read_after", c_honest },
 };
 
@@ -509,7 +562,8 @@ int main(int argc, char **argv)
 	if (p.buf == MAP_FAILED)
 		return 1;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ok = !connect_case(&p, i) && cases[i].run(&p);
+		ok = (cases[i].nocm || !connect_case(&p, i)) &&
+		     cases[i].run(&p);
 		printf("%s %s\n", ok ? "PASS" : "FAIL", cases[i].name);
 		fflush(stdout);
 		failed += !ok;
