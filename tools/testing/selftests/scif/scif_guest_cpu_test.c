@@ -40,9 +40,22 @@ static int have_cx16(void)
 
 /*
  * One ADD that leaves a pointer-like value as the emulator's operand,
- * then a CMPXCHG16B that succeeds; RFLAGS read at once.  @locked: with
- * the LOCK prefix (SLUB's per-CPU exchange has none).  *@add_flags
- * gets RFLAGS after the same ADD alone.
+ * then a CMPXCHG16B (@prefix: "" or "lock ") that succeeds; RFLAGS read
+ * at once into @f.
+ */
+#define ADD_CX16(prefix, x, y, mem, lo, hi, f)				\
+	asm volatile("add %[ry], %[rx]\n\t"				\
+		     prefix "cmpxchg16b %[m]\n\t"			\
+		     "pushfq\n\t"						\
+		     "popq %[rf]"						\
+		     : [rx] "+r"(x), [m] "+m"(mem), "+a"(lo), "+d"(hi),	\
+		       [rf] "=r"(f)						\
+		     : [ry] "r"(y), "b"(1ULL), "c"(0ULL)			\
+		     : "cc", "memory")
+
+/*
+ * RFLAGS after ADD_CX16 (@locked: with the LOCK prefix; SLUB's per-CPU
+ * exchange has none); *@add_flags gets RFLAGS after the same ADD alone.
  */
 static uint64_t cx16_flags(int locked, uint64_t *add_flags)
 {
@@ -51,23 +64,9 @@ static uint64_t cx16_flags(int locked, uint64_t *add_flags)
 
 	mem = 0;
 	if (locked)
-		asm volatile("add %[y], %[x]\n\t"
-			     "lock cmpxchg16b %[m]\n\t"
-			     "pushfq\n\t"
-			     "popq %[f]"
-			     : [x] "+r"(x), [m] "+m"(mem), "+a"(lo), "+d"(hi),
-			       [f] "=r"(f)
-			     : [y] "r"(y), "b"(1ULL), "c"(0ULL)
-			     : "cc", "memory");
+		ADD_CX16("lock ", x, y, mem, lo, hi, f);
 	else
-		asm volatile("add %[y], %[x]\n\t"
-			     "cmpxchg16b %[m]\n\t"
-			     "pushfq\n\t"
-			     "popq %[f]"
-			     : [x] "+r"(x), [m] "+m"(mem), "+a"(lo), "+d"(hi),
-			       [f] "=r"(f)
-			     : [y] "r"(y), "b"(1ULL), "c"(0ULL)
-			     : "cc", "memory");
+		ADD_CX16("", x, y, mem, lo, hi, f);
 	x = 0xffff8d5d9d820400ULL;
 	asm volatile("add %[y], %[x]\n\t"
 		     "pushfq\n\t"

@@ -122,6 +122,16 @@ static int xfer(scif_epd_t epd, void *p, int len, int tx)
 	return n == len ? 0 : -1;
 }
 
+/* A CM message of @type (1 CONNECT, 4 DIRECT), no private data. */
+static void cm_fill(struct cm_msg *m, uint8_t type)
+{
+	memset(m, 0, sizeof(*m));
+	m->magic = htole32(CM_MAGIC);
+	m->type = type;
+	m->ord = 1;
+	m->ird = 1;
+}
+
 /* A privileged endpoint connected to the victim's CM, or -1. */
 static scif_epd_t dial(void)
 {
@@ -152,11 +162,7 @@ static int connect_case(struct peer *p, int i)
 		p->epd = dial();
 		if (p->epd < 0)
 			continue;
-		memset(&m, 0, sizeof(m));
-		m.magic = htole32(CM_MAGIC);
-		m.type = 1;
-		m.ord = 1;
-		m.ird = 1;
+		cm_fill(&m, 1);
 		m.saddr = my_ip;
 		m.daddr = peer_ip;
 		m.sport = htons(41000 + i);
@@ -482,11 +488,7 @@ static int direct_answer(uint8_t len, uint32_t dst)
 
 	if (epd < 0)
 		return -2;
-	memset(&m, 0, sizeof(m));
-	m.magic = htole32(CM_MAGIC);
-	m.type = 4;
-	m.ord = 1;
-	m.ird = 1;
+	cm_fill(&m, 4);
 	m.pdata_len = len;
 	memcpy(m.pdata, qpns, sizeof(qpns));
 	if (!xfer(epd, &m, sizeof(m), 1) && !xfer(epd, &m, sizeof(m), 0))
