@@ -197,8 +197,8 @@ fi
 [ -x "$server" ] || bad "$server is not executable"
 command -v qemu-system-x86_64 > /dev/null || bad "qemu-system-x86_64 missing"
 
-# No LA57, and SCIF_TCG_CX16: see run-vm.sh; the clock: tcg-clock.sh.
-accel=(-accel tcg -cpu "max,la57=off${SCIF_TCG_CX16:+,cx16=$SCIF_TCG_CX16}")
+# The CPU: tcg-cpu.sh; the clock: tcg-clock.sh.
+accel=(-accel tcg -cpu "$(sh "$top/qemu/tcg-cpu.sh")")
 clock=$(sh "$top/qemu/tcg-clock.sh")
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then

@@ -89,8 +89,8 @@ fi
 [ -n "$server" ] || server=$top/build/qemu/ivshmem-server
 [ -x "$server" ] || { echo "ntb-vm: no $server (make -C qemu OUTPUT=build/qemu)" >&2; exit 2; }
 
-# No LA57, and SCIF_TCG_CX16: see run-vm.sh.
-accel=(-accel tcg -cpu "max,la57=off${SCIF_TCG_CX16:+,cx16=$SCIF_TCG_CX16}")
+# The CPU: tcg-cpu.sh.
+accel=(-accel tcg -cpu "$(sh "$top/qemu/tcg-cpu.sh")")
 clock=$(sh "$top/qemu/tcg-clock.sh")
 if [ "${SCIF_ACCEL:-tcg}" = kvm ] && [ -w /dev/kvm ]; then
 	accel=(-accel kvm -cpu host)

@@ -27,18 +27,15 @@ mkdir -p "$outdir"
 : > "$outdir/console.log"
 : > "$outdir/results.log"
 
-# No LA57: 6.1 clears the CPU feature bits while it identifies the boot
-# CPU, so for a moment KASAN takes 5-level direct-map addresses for wild
-# ones and reports any interrupt that lands in that window.
-# SCIF_TCG_CX16=off takes CMPXCHG16B away.  QEMU 7.2's TCG (Debian 12's)
-# leaves garbage in RFLAGS after it, which an interrupt that lands just
-# then saves and its IRET makes live: guests died of double faults in
-# SLUB now and then.  scripts/deps.sh installs QEMU 10.0 from backports,
-# which has no such bug (scif_guest_cpu_test checks it); with 7.2, this
-# avoids it at 10 to 60 % of the guest's speed
-# (Documentation/scif/testing.rst, "The guest").
+# The CPU: tcg-cpu.sh.  SCIF_TCG_CX16=off takes CMPXCHG16B away.  QEMU
+# 7.2's TCG (Debian 12's) leaves garbage in RFLAGS after it, which an
+# interrupt that lands just then saves and its IRET makes live: guests
+# died of double faults in SLUB now and then.  scripts/deps.sh installs
+# QEMU 10.0 from backports, which has no such bug (scif_guest_cpu_test
+# checks it); with 7.2, this avoids it at 10 to 60 % of the guest's
+# speed (Documentation/scif/testing.rst, "The guest").
 # The clock arguments: see tcg-clock.sh.
-accel="-accel tcg -cpu max,la57=off${SCIF_TCG_CX16:+,cx16=$SCIF_TCG_CX16}"
+accel="-accel tcg -cpu $(sh "$(dirname "$0")/tcg-cpu.sh")"
 clock=$(sh "$(dirname "$0")/tcg-clock.sh")
 if [ "${SCIF_ACCEL:-tcg}" = kvm ]; then
 	if [ -w /dev/kvm ]; then
