@@ -943,6 +943,7 @@ void srd_qp_close(struct srd_qp *qp);
 void srd_cm_msg_fill(struct srd_cm_msg *m, u8 type, const void *pdata,
 		     u8 len);
 int srd_cm_msg_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx);
+scif_epd_t srd_cm_dial(u16 node);
 
 /* scif_rdma_mr.c: MRs as the data path sees them */
 struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);

@@ -135,11 +135,10 @@ int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 	struct sockaddr_in *src = (struct sockaddr_in *)&cm_id->m_local_addr;
 	struct sockaddr_in *dst = (struct sockaddr_in *)&cm_id->m_remote_addr;
 	struct srd_dev *dev = to_srd_dev(cm_id->device);
-	struct scif_port_id to = { .node = dev->peer, .port = SRD_CM_PORT };
 	struct srd_qp *qp = srd_cm_qp(cm_id, p->qpn);
 	struct srd_cm_msg *m;
 	scif_epd_t epd;
-	int port, err;
+	int err;
 
 	if (!qp || src->sin_family != AF_INET || dst->sin_family != AF_INET ||
 	    p->private_data_len > SRD_CM_PDATA)
@@ -147,18 +146,11 @@ int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 	m = kmalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		return -ENOMEM;
-	err = -ENOMEM;
-	epd = scif_open();
-	if (!epd)
+	epd = srd_cm_dial(dev->peer);
+	if (IS_ERR(epd)) {
+		err = PTR_ERR(epd);
 		goto free;
-	for (port = SRD_PORT_TOP, err = -EINVAL;
-	     port >= SRD_PORT_BOTTOM && err == -EINVAL; port--)
-		err = scif_bind(epd, port);
-	if (err < 0)
-		goto close;
-	err = scif_connect(epd, &to);
-	if (err < 0)
-		goto close;
+	}
 	srd_cm_msg_fill(m, SRD_CM_CONNECT, p->private_data, p->private_data_len);
 	m->saddr = src->sin_addr.s_addr;
 	m->daddr = dst->sin_addr.s_addr;
@@ -180,8 +172,6 @@ int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 	}
 	kfree(m);
 	return 0;
-close:
-	scif_close(epd);
 free:
 	kfree(m);
 	return err;

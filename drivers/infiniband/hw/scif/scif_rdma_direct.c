@@ -124,27 +124,21 @@ static bool srd_direct_waiting(struct srd_qp *qp)
 static int srd_direct_dial(struct srd_qp *qp, struct srd_cm_msg *m,
 			   scif_epd_t *epd)
 {
-	struct scif_port_id to = { .node = qp->dev->peer,
-				   .port = SRD_CM_PORT };
 	struct srd_direct_req req = {
 		.src_qpn = cpu_to_le32(qp->ibqp.qp_num),
 		.dst_qpn = cpu_to_le32(READ_ONCE(qp->dest_qpn)),
 	};
-	int port, err;
+	int err;
 
-	*epd = scif_open();
-	if (!*epd)
-		return -ENOMEM;
-	for (port = SRD_PORT_TOP, err = -EINVAL;
-	     port >= SRD_PORT_BOTTOM && err == -EINVAL; port--)
-		err = scif_bind(*epd, port);
-	if (err >= 0)
-		err = scif_connect(*epd, &to);
-	if (err >= 0) {
-		srd_cm_msg_fill(m, SRD_CM_DIRECT, &req, sizeof(req));
-		err = srd_cm_msg_xfer(*epd, m, true) ?:
-		      srd_cm_msg_xfer(*epd, m, false);
+	*epd = srd_cm_dial(qp->dev->peer);
+	if (IS_ERR(*epd)) {
+		err = PTR_ERR(*epd);
+		*epd = NULL;
+		return err;
 	}
+	srd_cm_msg_fill(m, SRD_CM_DIRECT, &req, sizeof(req));
+	err = srd_cm_msg_xfer(*epd, m, true) ?:
+	      srd_cm_msg_xfer(*epd, m, false);
 	if (!err && m->type != SRD_CM_ACCEPT)
 		err = -EAGAIN;
 	if (err) {

@@ -382,3 +382,34 @@ int srd_cm_msg_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx)
 		return -EPROTO;
 	return 0;
 }
+
+/**
+ * srd_cm_dial() - an endpoint connected to a node's CM listener
+ * @node: the peer node
+ *
+ * Binds a free privileged port (SRD_PORT_BOTTOM..SRD_PORT_TOP), which
+ * the listener requires of a connector, then connects to SRD_CM_PORT.
+ *
+ * Context: process; sleeps.
+ * Return: the endpoint, or an ERR_PTR (-ENOMEM, -EINVAL if no port is
+ * free, or scif_connect()'s error).
+ */
+scif_epd_t srd_cm_dial(u16 node)
+{
+	struct scif_port_id to = { .node = node, .port = SRD_CM_PORT };
+	scif_epd_t epd = scif_open();
+	int port, err;
+
+	if (!epd)
+		return ERR_PTR(-ENOMEM);
+	for (port = SRD_PORT_TOP, err = -EINVAL;
+	     port >= SRD_PORT_BOTTOM && err == -EINVAL; port--)
+		err = scif_bind(epd, port);
+	if (err >= 0)
+		err = scif_connect(epd, &to);
+	if (err < 0) {
+		scif_close(epd);
+		return ERR_PTR(err);
+	}
+	return epd;
+}
