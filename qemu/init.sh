@@ -43,12 +43,14 @@ taint_before=$(cat /proc/sys/kernel/tainted)
 #                            $SCIF_CLUSTER_WAIT seconds (60); exit 0 if done)
 #   scif-cluster log TEXT    TEXT goes to the host's cluster.log
 list=/tests/list
+lean=0
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	scif.steps=*) list=/tests/${arg#*=} ;;
 	scif.node=*) export SCIF_NODE="${arg#*=}" ;;
 	scif.nodes=*) export SCIF_NODES="${arg#*=}" ;;
 	scif.restart=*) export SCIF_RESTART="${arg#*=}" ;;
+	scif.lean=*) lean=${arg#*=} ;;
 	scif.net=*) net_addr=${arg#*=} ;;
 	esac
 done
@@ -114,13 +116,23 @@ unload_modules() {
 	done
 }
 
-# A step line: [VAR=value ...] name [argument ...]; the step is known by
-# its name, and runs with those variables and arguments.
+# A step line: [full] [VAR=value ...] name [argument ...]; the step is
+# known by its name, and runs with those variables and arguments.  A step
+# marked "full" is left out of a lean run (scif.lean=1 on the kernel
+# command line: make check's debug-kernel guests, where the same kernel
+# code runs in a step beside it) and reported as one skipped TAP test.
 run_step() {
 	set -f
 	# shellcheck disable=SC2086 # split the line into words, unglobbed
 	set -- $1
 	set +f
+	if [ "$1" = full ]; then
+		shift
+		if [ "$lean" = 1 ]; then
+			skip_step "$@"
+			return
+		fi
+	fi
 	vars=''
 	while [ $# -gt 1 ]; do
 		case "$1" in
@@ -146,6 +158,20 @@ run_step() {
 	echo "scif-test-end: $name rc=$rc"
 }
 
+# A "full" step of a lean run: begin, one skipped test, end.
+skip_step() { # [VAR=value ...] name [argument ...]
+	line=$*
+	while [ $# -gt 1 ]; do
+		case "$1" in
+		[A-Za-z_]*=*) shift ;;
+		*) break ;;
+		esac
+	done
+	echo "scif-test-begin: $1"
+	echo "ok 1 - left out of a lean run: $line # SKIP DEBUG_LEAN=0 brings it back"
+	echo "scif-test-end: $1 rc=0"
+}
+
 echo "scif-guest: $(uname -r) running $(grep -cv "^#" "$list") steps"
 while read -r step; do
 	case "$step" in ''|'#'*) continue ;; esac
@@ -153,10 +179,14 @@ while read -r step; do
 done < "$list"
 echo "scif-run-complete" > "$out"
 
-# Leaks: kmemleak only reports objects that are a few seconds old.
+# Leaks: kmemleak reports an object found unreferenced and unchanged by
+# two scans, the second starting when it is over 5 s old: a scan takes
+# longer than that in our guests (10 to 40 s), or else we wait for it.
 if [ -w /sys/kernel/debug/kmemleak ]; then
-	sleep 6
+	t0=$(cut -d. -f1 /proc/uptime)
 	echo scan > /sys/kernel/debug/kmemleak
+	t1=$(cut -d. -f1 /proc/uptime)
+	[ $((t1 - t0)) -ge 6 ] || sleep $((6 - (t1 - t0)))
 	echo scan > /sys/kernel/debug/kmemleak
 	cat /sys/kernel/debug/kmemleak
 fi
