@@ -4,17 +4,21 @@
 # $(BUILD); the kernel source tree and the debug kernel are cached under
 # $(SCIF_CACHE) (default /var/cache/scif).
 #
+#   make help        this list
 #   make deps        install the packages (apt, idempotent; needs root)
 #   make modules     build scif.ko for one kernel: KVER= or KDIR=
 #                    (default: the newest installed kernel with a build tree)
 #   make lib         build libscif (shared, static, pkg-config) and check it
+#   make tools       build scif-info, scif-bench and the examples (build/tools)
 #   make provider    build libscif_rdma, the libibverbs provider of scif_rdma
 #   make install-provider   install it where libibverbs looks (root)
 #   make selftests   build the selftest programs
 #   make test-modules  scif.ko and the kernel-API test module
 #   make lint        checkpatch --strict on drivers/, include/ and net/, shellcheck
 #                    on the shell scripts (scripts/lint-shell.sh), no test code
-#                    in shipped sources (scripts/lint-test-code.sh)
+#                    in shipped sources (scripts/lint-test-code.sh), the
+#                    layers (scripts/lint-layers.sh), the docs' Sphinx build
+#   make docs        Documentation/scif as HTML with Sphinx (build/docs)
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a 2-node cluster of VMs and show them talk
 #   make bench       measure SCIF next to TCP, AF_UNIX and memcpy (build/bench)
@@ -40,6 +44,8 @@
 #                    scif-bench, the examples' sources, and the samples
 #                    of packaging/: udev rule, modprobe.d, modules-load.d
 #                    (under SYSCONFDIR, /etc; UDEVRULESDIR, /etc/udev/rules.d)
+#   make test-realvm  the packages in a real Debian 12 VM (not part of check)
+#   make test-vm-config  the VM guide's generator (seconds, boots no guest)
 #   make test-libvirt  the user guide's libvirt domains for a 2-node
 #                    cluster, started under libvirtd (installs libvirt;
 #                    TCG; not part of check: Documentation/scif/testing.rst)
@@ -139,6 +145,22 @@ selftests:
 lib:
 	$(MAKE) -C $(TOP)/tools/lib/scif OUTPUT=$(BUILD)/lib all check-symbols compat-check
 
+# The tools and examples, linked with libc shared (as installed).
+tools: lib
+	$(MAKE) -C $(TOP)/tools/scif OUTPUT=$(BUILD)/tools \
+		LIBSCIF=$(BUILD)/lib/libscif.a STATIC=0
+
+# The header comment's list of targets.
+help:
+	@sed -n '/^#   make /,/^[^#]/{/^#/s/^# \{0,1\}//p}' $(TOP)/Makefile
+
+# Documentation/scif with Sphinx (Debian's python3-sphinx), no conf.py:
+# every warning is an error.  make lint builds it with the dummy builder.
+SPHINX := sphinx-build -W --keep-going -q -C -D project=SCIF -D master_doc=index
+docs:
+	$(SPHINX) -b html $(TOP)/Documentation/scif $(BUILD)/docs
+	@echo "docs: $(BUILD)/docs/index.html"
+
 # The libibverbs provider of scif_rdma (Documentation/scif/rdma.rst,
 # "User verbs"); it installs where libibverbs looks, whatever PREFIX.
 provider:
@@ -198,6 +220,7 @@ lint:
 	bash $(TOP)/scripts/lint-shell.sh
 	bash $(TOP)/scripts/lint-test-code.sh
 	bash $(TOP)/scripts/lint-layers.sh
+	$(SPHINX) -b dummy $(TOP)/Documentation/scif $(BUILD)/docs-lint
 
 check:
 	bash $(TOP)/scripts/check.sh
@@ -251,5 +274,5 @@ test-libvirt:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps modules modules_install install-user install ntb-modules ntb-check test-modules lib provider install-provider selftests lint check demo bench \
+.PHONY: all help deps modules modules_install install-user install ntb-modules ntb-check test-modules lib tools provider install-provider selftests lint docs check demo bench \
 	coverage soak fuzz peer-fuzz test-realvm test-vm-config test-libvirt clean

@@ -141,8 +141,8 @@ nvme_modules() { # kernel-name nodes kdir release
 verbs_programs() { # kernel-name nodes
 	[ "$2" = 2 ] || return 0
 	command -v ibv_devices ibv_devinfo ibv_rc_pingpong rping ib_write_bw \
-		ib_read_bw ib_send_bw ib_write_lat ib_send_lat fi_info \
-		fi_pingpong |
+		ib_read_bw ib_send_bw ib_write_lat ib_send_lat ib_read_lat \
+		ucmatose fi_info fi_pingpong |
 		tr '\n' ' '
 	/sbin/ldconfig -p | awk '$1 == "libgcc_s.so.1" && /x86-64/ { print $NF; exit }'
 }

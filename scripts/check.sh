@@ -437,6 +437,8 @@ host_tap_tests compat "$top/tools/lib/scif/compat/test-compat.sh" "$BUILD/lib" "
 host_tap_tests packaging "$top/scripts/test-packaging.sh" "$BUILD/packaging"
 # The VM guide's generator (QEMU command lines, libvirt XML): seconds.
 host_tap_tests vm-config "$top/scripts/test-vm-config.sh" "$BUILD/vm-config"
+# make help, tools and docs, pkg-config's names: seconds.
+host_tap_tests make "$top/scripts/test-make.sh" "$BUILD"
 # The launcher's own tests (kill/restart, cleanup on every exit path).
 [ -n "$CLUSTERS" ] && host_tap_tests cluster-launcher "$top/qemu/tests/test-cluster.sh"
 for k in $KERNELS; do

@@ -110,6 +110,7 @@ expected_install() {
 	usr/lib/libscif.so.0
 	usr/lib/libscif.so.$version
 	usr/lib/pkgconfig/libscif.pc
+	usr/lib/pkgconfig/scif.pc
 	usr/share/doc/scif/examples/fence-signal.c
 	usr/share/doc/scif/examples/hello-client.c
 	usr/share/doc/scif/examples/hello-server.c
@@ -130,7 +131,9 @@ make_install() {
 	diff -u "$out/expected.txt" "$out/installed.txt" || return 1
 	[ "$(modinfo -F version "$d/lib/modules/$rel61/updates/scif.ko")" = "$version" ] &&
 		modinfo -F vermagic "$d/lib/modules/$rel61/updates/scif.ko" | grep -q "^$rel61 " &&
-		grep -q "^libdir=/usr/lib$" "$d/usr/lib/pkgconfig/libscif.pc"
+		grep -q "^libdir=/usr/lib$" "$d/usr/lib/pkgconfig/libscif.pc" &&
+		PKG_CONFIG_LIBDIR="$d/usr/lib/pkgconfig" pkg-config --libs scif |
+		grep -qw -- -lscif
 }
 if [ -n "$rel61" ]; then check make-install-destdir make_install; else
 	not_ok "make-install-destdir (no 6.1 kernel)"; fi
@@ -165,6 +168,7 @@ check deb-libscif0-content deb_has libscif0 "usr/lib/$ma/libscif.so.0" \
 check deb-libscif-dev-content deb_has libscif-dev usr/include/scif.h \
 	usr/include/scif/scif_ioctl.h "usr/lib/$ma/libscif.so" \
 	"usr/lib/$ma/libscif.a" "usr/lib/$ma/pkgconfig/libscif.pc" \
+	"usr/lib/$ma/pkgconfig/scif.pc" \
 	usr/share/man/man3/scif_open.3.gz
 check deb-scif-tools-content deb_has scif-tools usr/bin/scif-info usr/bin/scif-bench
 provider_deb_ok() {

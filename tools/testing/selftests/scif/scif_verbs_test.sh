@@ -30,9 +30,11 @@
 #   endpoints over the provider's RC QPs) passes, 100 round trips of
 #   4 KiB with the data checked (not on a kernel without AF_UNIX, as
 #   the debug kernel is: libfabric's event queues need it);
-#   ib_write_lat and ib_send_lat with -R: both ends exit 0 and the
-#   client prints its figures (perftest turns inline data off for a
-#   device it does not know: scif_verbs_inline tests it);
+#   ucmatose (rdmacm-utils): 2 connections by rdma_cm, 100 SENDs of
+#   4 KiB each way on each, both ends exit 0;
+#   ib_write_lat, ib_read_lat and ib_send_lat with -R: both ends exit 0
+#   and the client prints its figures (perftest turns inline data off
+#   for a device it does not know: scif_verbs_inline tests it);
 #   ib_write_bw, ib_read_bw and ib_send_bw with -R (rdma_cm), 64 KiB
 #   and 1 MiB messages, and ib_send_bw --use-srq (the server's receives
 #   from a shared receive queue) of 64 KiB: both ends must exit 0 and
@@ -213,6 +215,9 @@ oob_listens() {
 	grep -q ':4853 00000000:0000 0A' /proc/net/tcp
 }
 rc_pingpong="ibv_rc_pingpong -d scif0 -n 200 -c"
+# ucmatose's arguments but the server's address (the client's -s):
+# 2 connections, 100 messages of 4 KiB each way on each.
+ucmatose="-c 2 -C 100 -S 4096"
 
 # Node 0: the servers, one after another.
 servers() {
@@ -223,6 +228,9 @@ servers() {
 	done
 	serve_step inline /tests/scif_verbs_inline -s 10.77.0.1 7176
 	ok inline_server_checked wait "$srv_pid"
+	# shellcheck disable=SC2086 # the arguments are words
+	serve_step ucmatose ucmatose $ucmatose
+	ok ucmatose_server wait "$srv_pid"
 	# shellcheck disable=SC2086 # the arguments are words
 	run_bound 120 /tmp/verbs-rc-pingpong.log $rc_pingpong &
 	srv_pid=$!
@@ -249,7 +257,7 @@ servers() {
 	else
 		skip_test fi_pingpong_rxm_server "no AF_UNIX in this kernel"
 	fi
-	for t in write send; do
+	for t in write read send; do
 		serve_step "lat-$t" "ib_${t}_lat" -R -d scif0 -s 8 -n "$iters" -F
 		ok "ib_${t}_lat_server" wait "$srv_pid"
 	done
@@ -315,6 +323,9 @@ clients() {
 	ok inline_client client_step inline \
 		/tests/scif_verbs_inline -c 10.77.0.1 7176
 	# shellcheck disable=SC2086 # the arguments are words
+	ok ucmatose_client client_step ucmatose ucmatose $ucmatose \
+		-s 10.77.0.1
+	# shellcheck disable=SC2086 # the arguments are words
 	ok ibv_rc_pingpong_client client_step rc-pingpong $rc_pingpong \
 		"$peer_ip"
 	for t in write read; do
@@ -329,7 +340,7 @@ clients() {
 	else
 		skip_test fi_pingpong_rxm_client "no AF_UNIX in this kernel"
 	fi
-	for t in write send; do
+	for t in write read send; do
 		ok "ib_${t}_lat_client" client_step "lat-$t" \
 			"ib_${t}_lat" -R -d scif0 -s 8 -n "$iters" -F "$peer_ip"
 		ok "ib_${t}_lat_figures" bw_printed "/tmp/verbs-lat-$t.log" 8

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-make.sh BUILD: the top Makefile's user-facing targets, on the host
+# (prints TAP, exits non-zero on a failure; seconds, boots no guest):
+#
+#  - make help lists every target of .PHONY (but "all")
+#  - make tools builds scif-info, scif-bench and the examples into
+#    BUILD/tools, and scif-info --version prints a version
+#  - pkg-config finds the library by the API's name (scif) and by its
+#    own (libscif) in BUILD/lib, both giving -lscif
+#  - make docs builds Documentation/scif with Sphinx, warnings as
+#    errors, a page for each .rst
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:?usage: test-make.sh BUILD}
+out=$build/test-make
+mkdir -p "$out"
+n=0
+fails=0
+
+check() { # name command...
+	local name=$1
+	shift
+	n=$((n + 1))
+	if "$@" > "$out/$name.log" 2>&1; then
+		echo "ok $n - $name"
+	else
+		fails=$((fails + 1))
+		echo "not ok $n - $name"
+		tail -n 10 "$out/$name.log" | sed 's/^/# /'
+	fi
+}
+
+help_lists_targets() {
+	local help t missing=
+	help=$(make -s -C "$top" help) || return 1
+	for t in $(sed -n '/^\.PHONY:/,/[^\\]$/p' "$top/Makefile" |
+		tr -d '\\' | sed 's/^\.PHONY://'); do
+		[ "$t" = all ] && continue
+		grep -Eq "^ *make $t( |\$)" <<< "$help" || missing="$missing $t"
+	done
+	[ -z "$missing" ] || { echo "not in make help:$missing"; return 1; }
+}
+
+tools_built() {
+	local p
+	make -s -C "$top" tools BUILD="$build" || return 1
+	for p in scif-info scif-bench mmap-pingpong fence-signal hello-server \
+		hello-client; do
+		[ -x "$build/tools/$p" ] || { echo "no $p"; return 1; }
+	done
+	"$build/tools/scif-info" --version | grep -q '[0-9a-f]'
+}
+
+pkg_config_names() {
+	local name
+	for name in scif libscif; do
+		PKG_CONFIG_LIBDIR=$build/lib pkg-config --libs "$name" |
+			grep -qw -- -lscif || { echo "pkg-config $name"; return 1; }
+	done
+}
+
+docs_built() {
+	local f
+	rm -rf "$build/docs"
+	make -s -C "$top" docs BUILD="$build" || return 1
+	for f in "$top"/Documentation/scif/*.rst; do
+		f=$(basename "$f" .rst)
+		[ -s "$build/docs/$f.html" ] || { echo "no $f.html"; return 1; }
+	done
+}
+
+check help-lists-every-target help_lists_targets
+check tools-built tools_built
+check pkg-config-scif-and-libscif pkg_config_names
+check docs-sphinx-no-warnings docs_built
+echo "1..$n"
+[ "$fails" -eq 0 ]
