@@ -11,6 +11,8 @@
 #    own (libscif) in BUILD/lib, both giving -lscif
 #  - make docs builds Documentation/scif with Sphinx, warnings as
 #    errors, a page for each .rst
+#  - the tools' JSON writer keeps valid UTF-8 and replaces the rest
+#    (tools/scif/test-json.c)
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,5 +78,6 @@ check help-lists-every-target help_lists_targets
 check tools-built tools_built
 check pkg-config-scif-and-libscif pkg_config_names
 check docs-sphinx-no-warnings docs_built
+check json-writer make -s -C "$top/tools/scif" check OUTPUT="$build/tools"
 echo "1..$n"
 [ "$fails" -eq 0 ]

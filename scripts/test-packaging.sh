@@ -17,8 +17,8 @@
 #    files, the UAPI header as scif/scif_ioctl.h and not linux/
 #  - dpkg-buildpackage -us -uc -b builds the five packages, lintian finds
 #    no warning or error, each holds what it should (the libibverbs
-#    provider depending on exactly the libibverbs it is written for);
-#    a program built
+#    provider depending on exactly the libibverbs it is written for,
+#    the tools printing the package's version); a program built
 #    against the unpacked libscif-dev runs with the unpacked libscif0
 #  - dkms add, build, install and remove of the unpacked scif-dkms source
 #    for the 6.1 and 6.12 kernels (PKG_KERNELS to choose), with the built
@@ -171,6 +171,19 @@ check deb-libscif-dev-content deb_has libscif-dev usr/include/scif.h \
 	"usr/lib/$ma/pkgconfig/scif.pc" \
 	usr/share/man/man3/scif_open.3.gz
 check deb-scif-tools-content deb_has scif-tools usr/bin/scif-info usr/bin/scif-bench
+# The packaged tools say the package's version (not a commit's name).
+deb_tools_version() {
+	local x=$out/tools-x debver p
+	rm -rf "$x"
+	debver=$(dpkg-deb -f "$debs/scif-tools_${version}"_*.deb Version) &&
+		dpkg-deb -x "$debs/libscif0_${version}"_*.deb "$x" &&
+		dpkg-deb -x "$debs/scif-tools_${version}"_*.deb "$x" || return 1
+	for p in scif-info scif-bench; do
+		LD_LIBRARY_PATH=$x/usr/lib/$ma "$x/usr/bin/$p" --version |
+			grep -qx "$p $debver" || { echo "$p: not $debver"; return 1; }
+	done
+}
+check deb-scif-tools-version deb_tools_version
 provider_deb_ok() {
 	deb_has ibverbs-provider-scif \
 		"usr/lib/$ma/libibverbs/libscif_rdma-rdmav34.so" \

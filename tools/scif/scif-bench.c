@@ -92,6 +92,7 @@
 #include <linux/vm_sockets.h>
 #include <sys/utsname.h>
 
+#include "json.h"
 #include "scif.h"
 
 #define DEFAULT_PORT	2300
@@ -928,21 +929,6 @@ static void progress(const char *mode, enum transport t, size_t size)
 			transport_names[t], size);
 }
 
-/* A JSON string of printable ASCII (what argv and uname may hold). */
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 /* Before the first JSON row: what was run, where, when, and the units. */
 static void json_head(void)
 {
@@ -959,13 +945,13 @@ static void json_head(void)
 		memset(&u, 0, sizeof(u));
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	printf("{\n  \"tool\": \"scif-bench\",\n  \"version\": ");
-	json_str(SCIF_TOOLS_VERSION);
+	json_fputs(SCIF_TOOLS_VERSION, stdout);
 	printf(",\n  \"meta\": {\"host\":");
-	json_str(u.nodename);
+	json_fputs(u.nodename, stdout);
 	printf(",\"kernel\":");
-	json_str(u.release);
+	json_fputs(u.release, stdout);
 	printf(",\"machine\":");
-	json_str(u.machine);
+	json_fputs(u.machine, stdout);
 	printf(",\"node\":%d,\"transport\":\"%s\",\"peer_node\":%d,"
 	       "\"port\":%d,\"quick\":%s,\"iters\":%ld,\"size_min\":%zu,"
 	       "\"size_max\":%zu,\"duration_s\":%.3f,\"streams\":%d,"
@@ -976,7 +962,7 @@ static void json_head(void)
 	       opt.bidir ? "true" : "false", when);
 	for (i = 0; i < opt.argc; i++) {
 		printf(i ? "," : "");
-		json_str(opt.argv[i]);
+		json_fputs(opt.argv[i], stdout);
 	}
 	printf("]},\n  \"units\": {\"size\":\"bytes\",\"count\":"
 	       "\"round trips, messages, connections, RMAs or copies\","

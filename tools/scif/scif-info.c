@@ -17,6 +17,8 @@
 
 #include <scif.h>
 
+#include "json.h"
+
 #define DEBUGFS_DIR	"/sys/kernel/debug/scif"
 #define SYSFS_DIR	"/sys/class/misc/scif"
 #define MAX_NODES	64
@@ -299,21 +301,6 @@ static int cmd_endpoints(void)
 	return ret;
 }
 
-/* A JSON string: the names printed here need no more than this. */
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void json_stats(const unsigned long long *stats, int nr)
 {
 	int c;
@@ -341,9 +328,9 @@ static void json_endpoints(void)
 		if (!parse_endpoint(line, &e))
 			continue;
 		printf("%s\n    {\"handle\":", first ? "" : ",");
-		json_str(e.handle);
+		json_fputs(e.handle, stdout);
 		printf(",\"state\":");
-		json_str(e.state);
+		json_fputs(e.state, stdout);
 		printf(",\"port\":%u,\"peer_node\":%u,\"peer_port\":%u,\"stats\":",
 		       e.port, e.pnode, e.pport);
 		json_stats(e.stats, e.nr_stats);
@@ -372,9 +359,9 @@ static int cmd_json(const char *what)
 			printf("%s\n    {\"id\":%u,\"self\":%s,\"state\":",
 			       i ? "," : "", nodes[i].id,
 			       nodes[i].id == self ? "true" : "false");
-			json_str(nodes[i].state);
+			json_fputs(nodes[i].state, stdout);
 			printf(",\"bus\":");
-			json_str(nodes[i].bus);
+			json_fputs(nodes[i].bus, stdout);
 			printf(",\"generation\":%lld,\"heartbeat_age_ms\":%lld,\"stats\":",
 			       nodes[i].generation, nodes[i].hb_age_ms);
 			json_stats(nodes[i].stats, NR_COUNTERS);
