@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# test-make.sh BUILD: the top Makefile's user-facing targets, on the host
-# (prints TAP, exits non-zero on a failure; seconds, boots no guest):
+# test-make.sh BUILD: the top Makefile's user-facing targets and what the
+# tools do without SCIF, on the host (prints TAP, exits non-zero on a
+# failure; seconds, boots no guest):
 #
 #  - make help lists every target of .PHONY (but "all")
 #  - make tools builds scif-info, scif-bench and the examples into
@@ -13,6 +14,11 @@
 #    errors, a page for each .rst
 #  - the tools' JSON writer keeps valid UTF-8 and replaces the rest
 #    (tools/scif/test-json.c)
+#  - scif-bench over TCP to a host name (localhost); a name that cannot
+#    be resolved is refused with exit status 2 and says so
+#  - a second "scif-bench serve" on a port a server holds is refused
+#    (exit status 1) and leaves the first server's AF_UNIX socket alone;
+#    the socket a stopped server left behind is taken over
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -77,6 +83,58 @@ docs_built() {
 check help-lists-every-target help_lists_targets
 check tools-built tools_built
 check pkg-config-scif-and-libscif pkg_config_names
+bench=$build/tools/scif-bench
+port=$((20000 + $$ % 10000))
+bench_serve() { # log: a server on $port in the background, $srv its pid
+	"$bench" -p "$port" serve > "$1" 2>&1 &
+	srv=$!
+	for _ in $(seq 50); do
+		grep -q "serving unix" "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+bench_stop() { # the server of $srv, by "scif-bench stop", else killed
+	"$bench" -t tcp -p "$port" stop > /dev/null 2>&1
+	for _ in $(seq 50); do
+		kill -0 "$srv" 2> /dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$srv" 2> /dev/null
+	wait "$srv"
+}
+bench_by_name() {
+	"$bench" -t tcp -H localhost -p "$port" -q lat
+}
+bench_bad_name() {
+	local rc=0
+	"$bench" -t tcp -H no-such-host.invalid -p "$port" -q lat 2> "$out/badname.err" ||
+		rc=$?
+	cat "$out/badname.err"
+	[ "$rc" -eq 2 ] && grep -q 'cannot resolve host "no-such-host.invalid"' "$out/badname.err"
+}
+bench_second_refused() {
+	local rc=0
+	timeout 10 "$bench" -p "$port" serve > "$out/second.err" 2>&1 || rc=$?
+	cat "$out/second.err"
+	[ "$rc" -eq 1 ] && grep -q "port $port is in use" "$out/second.err" &&
+		"$bench" -t unix -p "$port" -q lat
+}
+bench_stale_socket() {
+	[ -S "/tmp/scif-bench.$port" ] && bench_serve "$out/third.log" &&
+		"$bench" -t unix -p "$port" -q lat
+}
+if bench_serve "$out/first.log"; then
+	check bench-tcp-host-name bench_by_name
+	check bench-unresolvable-host-refused bench_bad_name
+	check bench-second-server-refused bench_second_refused
+	bench_stop
+	check bench-stale-socket-taken-over bench_stale_socket
+	bench_stop
+else
+	check bench-server-started false
+fi
+rm -f "/tmp/scif-bench.$port"
 check docs-sphinx-no-warnings docs_built
 check json-writer make -s -C "$top/tools/scif" check OUTPUT="$build/tools"
 echo "1..$n"

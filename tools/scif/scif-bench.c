@@ -12,8 +12,8 @@
  *              [-i ITERS] [-s MIN[:MAX]] [-d SECONDS] [-P STREAMS] [-b]
  *              [-I IDLE] [-q] MODE...
  *   scif-bench --help | --version
- *	TRANSPORT scif (default; NODE, default this node), tcp (HOST, a
- *	numeric IPv4 or IPv6 address, default 127.0.0.1), unix or vsock
+ *	TRANSPORT scif (default; NODE, default this node), tcp (HOST, an
+ *	IPv4 or IPv6 address or a name, default 127.0.0.1), unix or vsock
  *	(HOST, the server's CID; over scif_vsock, node N is CID N + 3);
  *	FORMAT table (default), csv or json;
  *	-q: tiny sizes and counts (a smoke run); -s: the message sizes of
@@ -71,6 +71,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -209,33 +210,48 @@ struct target {
 	int node;		/* SCIF; -1: this node */
 	const char *host;	/* TCP; vsock: the CID */
 	int port;
+	struct sockaddr_storage addr;	/* TCP: host and port, resolved */
+	socklen_t addrlen;
 };
 
-/* TCP to a numeric IPv4 or IPv6 address (no resolver in a static binary). */
+/*
+ * The TCP server's address, once, before any run: a numeric IPv4 or IPv6
+ * address, or a name the resolver knows (a statically linked binary, as
+ * in the test guests, may know none but numeric ones).  Exits with a
+ * message naming the host if it cannot be resolved.
+ */
+static void tcp_resolve(struct target *tg)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *ai;
+	char port[8];
+	int rc;
+
+	snprintf(port, sizeof(port), "%d", tg->port);
+	rc = getaddrinfo(tg->host, port, &hints, &ai);
+	if (rc) {
+		fprintf(stderr, "scif-bench: cannot resolve host \"%s\": %s\n",
+			tg->host, rc == EAI_SYSTEM ? strerror(errno) :
+			gai_strerror(rc));
+		exit(2);
+	}
+	memcpy(&tg->addr, ai->ai_addr, ai->ai_addrlen);
+	tg->addrlen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+}
+
+/* TCP to the address tcp_resolve() found. */
 static int tcp_connect(const struct target *tg)
 {
-	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6,
-				    .sin6_port = htons(tg->port) };
-	struct sockaddr_in sa4 = { .sin_family = AF_INET,
-				   .sin_port = htons(tg->port) };
-	struct sockaddr *sa;
-	socklen_t len;
+	const struct sockaddr *sa = (const struct sockaddr *)&tg->addr;
 	int fd, one = 1;
 
-	if (inet_pton(AF_INET, tg->host, &sa4.sin_addr) == 1) {
-		sa = (struct sockaddr *)&sa4;
-		len = sizeof(sa4);
-	} else if (inet_pton(AF_INET6, tg->host, &sa6.sin6_addr) == 1) {
-		sa = (struct sockaddr *)&sa6;
-		len = sizeof(sa6);
-	} else {
-		errno = EINVAL;
-		return -1;
-	}
 	fd = socket(sa->sa_family, SOCK_STREAM, 0);
 	if (fd < 0)
 		return -1;
-	if (connect(fd, sa, len)) {
+	if (connect(fd, sa, tg->addrlen)) {
 		close(fd);
 		return -1;
 	}
@@ -695,16 +711,29 @@ static void *accept_loop(void *arg)
 	}
 }
 
+/* A listener that could not be set up: said, closed, errno kept. */
+static int listen_failed(enum transport t, int fd)
+{
+	int err = errno;
+
+	fprintf(stderr, "scif-bench: %s listener: %s\n", transport_names[t],
+		strerror(err));
+	if (fd >= 0)
+		close(fd);
+	errno = err;
+	return -1;
+}
+
 static int listen_scif(int port)
 {
 	int fd = scif_open();
 
-	if (fd < 0)
+	if (fd < 0) {
 		scif_hint();
-	if (fd < 0 || scif_bind(fd, port) < 0 || scif_listen(fd, 128) < 0) {
-		perror("scif-bench: SCIF listener");
-		return -1;
+		return listen_failed(T_SCIF, -1);
 	}
+	if (scif_bind(fd, port) < 0 || scif_listen(fd, 128) < 0)
+		return listen_failed(T_SCIF, fd);
 	return fd;
 }
 
@@ -734,25 +763,50 @@ static int listen_tcp(int port)
 		goto fail;
 	return fd;
 fail:
-	perror("scif-bench: TCP listener");
-	close(fd);
-	return -1;
+	return listen_failed(T_TCP, fd);
+}
+
+/*
+ * A socket left at @sa by a server that is gone (nobody accepts on it)
+ * is removed; one a server still accepts on is that server's, and so is
+ * anything that is not a socket: EADDRINUSE, and it is left alone.
+ */
+static int unix_path_free(const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int probe, ret;
+
+	if (lstat(sa->sun_path, &st))
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode)) {
+		errno = EADDRINUSE;
+		return -1;
+	}
+	probe = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (probe < 0)
+		return -1;
+	ret = connect(probe, (const struct sockaddr *)sa, sizeof(*sa));
+	close(probe);
+	if (!ret || errno != ECONNREFUSED) {
+		errno = EADDRINUSE;
+		return -1;
+	}
+	return unlink(sa->sun_path);
 }
 
 static int listen_unix(int port)
 {
 	struct sockaddr_un sa;
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	int fd;
 
-	if (fd < 0)
-		return -1;
 	unix_path(&sa, port);
-	unlink(sa.sun_path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
-		perror("scif-bench: AF_UNIX listener");
-		close(fd);
-		return -1;
-	}
+	if (unix_path_free(&sa))
+		return listen_failed(T_UNIX, -1);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0)
+		return listen_failed(T_UNIX, -1);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128))
+		return listen_failed(T_UNIX, fd);
 	return fd;
 }
 
@@ -766,29 +820,42 @@ static int listen_vsock(int port)
 
 	if (fd < 0)
 		return -1;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
-		perror("scif-bench: AF_VSOCK listener");
-		close(fd);
-		return -1;
-	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128))
+		return listen_failed(T_VSOCK, fd);
 	return fd;
 }
 
-/* Serve every transport that can be set up; runs until killed. */
+/*
+ * Serve every transport that can be set up; runs until killed.  A port
+ * another server holds on any transport (EADDRINUSE) is refused whole:
+ * nothing is served, exit status 1.
+ */
 static int serve(int port)
 {
+	static int (*const listen_fn[])(int) = {
+		[T_SCIF] = listen_scif, [T_TCP] = listen_tcp,
+		[T_UNIX] = listen_unix, [T_VSOCK] = listen_vsock,
+	};
+	static const enum transport ts[] = { T_SCIF, T_TCP, T_UNIX, T_VSOCK };
 	static struct listener l[4];
+	bool busy = false;
 	pthread_t th[4];
 	int n = 0, i;
 
-	l[n] = (struct listener){ T_SCIF, listen_scif(port) };
-	n += l[n].fd >= 0;
-	l[n] = (struct listener){ T_TCP, listen_tcp(port) };
-	n += l[n].fd >= 0;
-	l[n] = (struct listener){ T_UNIX, listen_unix(port) };
-	n += l[n].fd >= 0;
-	l[n] = (struct listener){ T_VSOCK, listen_vsock(port) };
-	n += l[n].fd >= 0;
+	for (i = 0; i < 4; i++) {
+		l[n] = (struct listener){ ts[i], listen_fn[ts[i]](port) };
+		if (l[n].fd >= 0)
+			n++;
+		else
+			busy |= errno == EADDRINUSE;
+	}
+	if (busy) {
+		fprintf(stderr, "scif-bench: port %d is in use (another server?): not serving\n",
+			port);
+		for (i = 0; i < n; i++)
+			close(l[i].fd);
+		return 1;
+	}
 	if (!n)
 		return 1;
 	for (i = 0; i < n; i++) {
@@ -1945,7 +2012,7 @@ static void usage(FILE *f)
 		"  -t, --transport=scif|tcp|unix|vsock  what lat, bw and connect use\n"
 		"                         (scif)\n"
 		"  -n, --node=NODE        the SCIF node of the server (this node)\n"
-		"  -H, --host=ADDR        the TCP server, a numeric address (127.0.0.1),\n"
+		"  -H, --host=HOST        the TCP server, an address or a name (127.0.0.1),\n"
 		"                         or the vsock server's CID\n"
 		"  -p, --port=PORT        the server's port (%d)\n"
 		"  -f, --format=table|csv|json  output format (table); csv and json\n"
@@ -2110,6 +2177,8 @@ int main(int argc, char **argv)
 	/* Without -H: this machine (vsock's VMADDR_CID_LOCAL). */
 	if (!tg.host)
 		tg.host = tg.t == T_VSOCK ? "1" : "127.0.0.1";
+	if (tg.t == T_TCP && strcmp(argv[optind], "serve"))
+		tcp_resolve(&tg);
 	opt.tg = &tg;
 	opt.argc = argc;
 	opt.argv = argv;
