@@ -214,11 +214,44 @@ struct target {
 	socklen_t addrlen;
 };
 
+static void tcp_unresolved(const struct target *tg, const char *why)
+{
+	fprintf(stderr, "scif-bench: cannot resolve host \"%s\": %s\n",
+		tg->host, why);
+	exit(2);
+}
+
+#ifdef SCIF_TOOLS_STATIC
 /*
- * The TCP server's address, once, before any run: a numeric IPv4 or IPv6
- * address, or a name the resolver knows (a statically linked binary, as
- * in the test guests, may know none but numeric ones).  Exits with a
- * message naming the host if it cannot be resolved.
+ * The TCP server's address, once, before any run.  Linked statically (as
+ * in the test guests), with no resolver: a numeric IPv4 or IPv6 address,
+ * or localhost.  Exits with a message naming the host otherwise.
+ */
+static void tcp_resolve(struct target *tg)
+{
+	struct sockaddr_in6 *sa6 = (struct sockaddr_in6 *)&tg->addr;
+	struct sockaddr_in *sa4 = (struct sockaddr_in *)&tg->addr;
+	const char *host = strcmp(tg->host, "localhost") ? tg->host :
+			   "127.0.0.1";
+
+	memset(&tg->addr, 0, sizeof(tg->addr));
+	if (inet_pton(AF_INET, host, &sa4->sin_addr) == 1) {
+		sa4->sin_family = AF_INET;
+		sa4->sin_port = htons(tg->port);
+		tg->addrlen = sizeof(*sa4);
+	} else if (inet_pton(AF_INET6, host, &sa6->sin6_addr) == 1) {
+		sa6->sin6_family = AF_INET6;
+		sa6->sin6_port = htons(tg->port);
+		tg->addrlen = sizeof(*sa6);
+	} else {
+		tcp_unresolved(tg, "this static build takes addresses and localhost only");
+	}
+}
+#else
+/*
+ * The TCP server's address, once, before any run: an IPv4 or IPv6
+ * address or a name the resolver knows.  Exits with a message naming the
+ * host if it cannot be resolved.
  */
 static void tcp_resolve(struct target *tg)
 {
@@ -231,16 +264,14 @@ static void tcp_resolve(struct target *tg)
 
 	snprintf(port, sizeof(port), "%d", tg->port);
 	rc = getaddrinfo(tg->host, port, &hints, &ai);
-	if (rc) {
-		fprintf(stderr, "scif-bench: cannot resolve host \"%s\": %s\n",
-			tg->host, rc == EAI_SYSTEM ? strerror(errno) :
-			gai_strerror(rc));
-		exit(2);
-	}
+	if (rc)
+		tcp_unresolved(tg, rc == EAI_SYSTEM ? strerror(errno) :
+			       gai_strerror(rc));
 	memcpy(&tg->addr, ai->ai_addr, ai->ai_addrlen);
 	tg->addrlen = ai->ai_addrlen;
 	freeaddrinfo(ai);
 }
+#endif
 
 /* TCP to the address tcp_resolve() found. */
 static int tcp_connect(const struct target *tg)
@@ -293,6 +324,10 @@ static void scif_hint(void)
 
 	if (!said && (err == ENOENT || err == ENXIO || err == ENODEV)) {
 		fprintf(stderr, "scif-bench: /dev/scif: %s: is scif.ko loaded? (modprobe scif, or insmod scif.ko)\n",
+			strerror(err));
+		said = true;
+	} else if (!said && (err == EACCES || err == EPERM)) {
+		fprintf(stderr, "scif-bench: /dev/scif: %s: it is for root and group scif (usermod -aG scif USER, then log in again)\n",
 			strerror(err));
 		said = true;
 	}

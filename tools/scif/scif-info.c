@@ -75,13 +75,22 @@ static FILE *debugfs_open(const char *name, char *path, size_t size)
 	return fopen(path, "r");
 }
 
+/* What to do about an error of /dev/scif: load it, or join its group. */
+static const char *scif_advice(int err)
+{
+	if (err == ENOENT || err == ENXIO || err == ENODEV)
+		return " (is scif.ko loaded?)";
+	if (err == EACCES || err == EPERM)
+		return " (/dev/scif is for root and group scif: usermod -aG scif USER, then log in again)";
+	return "";
+}
+
 static void scif_error(const char *what)
 {
 	int err = errno;
 
 	fprintf(stderr, "scif-info: %s: %s%s\n", what, strerror(err),
-		err == ENOENT || err == ENXIO || err == ENODEV ?
-		" (is scif.ko loaded?)" : "");
+		scif_advice(err));
 }
 
 /* The first line of sysfs file nodes/@id/@name into @buf; false if none. */

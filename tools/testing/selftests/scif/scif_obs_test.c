@@ -4,7 +4,8 @@
  * per-node counters in sysfs and the per-endpoint ones in debugfs against
  * traffic of known size over the loopback bus, the node's state in sysfs
  * read by an unprivileged user, and scif-info --json (as that user too)
- * parsed and compared with sysfs.  Nothing else may use SCIF meanwhile:
+ * parsed and compared with sysfs; a user who may not open /dev/scif is
+ * told to join its group.  Nothing else may use SCIF meanwhile:
  * the counters are compared exactly.  scif-info must be on $PATH.
  */
 #include <errno.h>
@@ -324,6 +325,47 @@ TEST(scif_info_json_as_root)
 TEST(scif_info_json_unprivileged)
 {
 	check_info_json(_metadata, true);
+}
+
+/*
+ * /dev/scif as the packages make it (not for others: here 0600): a user
+ * who may not open it is told why and what to do (join group scif), and
+ * scif-info fails.  The device's mode is put back whatever happens.
+ */
+TEST(scif_info_permission_hint)
+{
+	char err[1024] = "";
+	int fds[2], status = -1;
+	struct stat st;
+	ssize_t n = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, stat("/dev/scif", &st));
+	ASSERT_EQ(0, pipe(fds));
+	ASSERT_EQ(0, chmod("/dev/scif", 0600));
+	pid = fork();
+	if (!pid) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		execlp("scif-info", "scif-info", "nodes", (char *)NULL);
+		_exit(11);
+	}
+	close(fds[1]);
+	if (pid > 0) {
+		n = read(fds[0], err, sizeof(err) - 1);
+		waitpid(pid, &status, 0);
+	}
+	close(fds[0]);
+	ASSERT_EQ(0, chmod("/dev/scif", st.st_mode & 07777));
+	ASSERT_LT(0, pid);
+	err[n > 0 ? n : 0] = '\0';
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_NE(0, WEXITSTATUS(status));
+	EXPECT_NE(10, WEXITSTATUS(status));
+	EXPECT_NE(NULL, strstr(err, "Permission denied")) TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, "group scif")) TH_LOG("%s", err);
 }
 
 TEST_HARNESS_MAIN
