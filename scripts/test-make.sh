@@ -19,6 +19,12 @@
 #  - a second "scif-bench serve" on a port a server holds is refused
 #    (exit status 1) and leaves the first server's AF_UNIX socket alone;
 #    the socket a stopped server left behind is taken over
+#  - the selftests from a kernel tree, as their Makefile says (make -C
+#    tools/testing/selftests TARGETS=scif run_tests, in a tree of the
+#    kernel's selftest frame and our files, without libibverbs'
+#    headers): libscif built on the way, every test run, each skipping
+#    on a host without /dev/scif (none failing; on a host with it, built
+#    only); about a minute
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -135,6 +141,35 @@ else
 	check bench-server-started false
 fi
 rm -f "/tmp/scif-bench.$port"
+kselftest_from_kernel_tree() {
+	local ksrc tree=$out/ktree log=$out/ktree-run.log
+	ksrc=$(sh "$top/scripts/kernel-source.sh") || return 1
+	rm -rf "$tree"
+	mkdir -p "$tree/tools/testing/selftests" "$tree/scripts"
+	(cd "$ksrc/tools/testing/selftests" &&
+		cp --parents lib.mk kselftest_harness.h kselftest.h Makefile \
+			run_kselftest.sh kselftest/runner.sh kselftest/prefix.pl \
+			kselftest/module.sh "$tree/tools/testing/selftests/") &&
+		cp "$ksrc/scripts/subarch.include" "$tree/scripts/" || return 1
+	(cd "$top" && git ls-files -co --exclude-standard -z tools/testing/selftests/scif \
+		tools/lib/scif tools/lib/scif_rdma tools/scif include/uapi dkms.conf |
+		rsync -a --from0 --files-from=- ./ "$tree/") || return 1
+	# A host with SCIF of its own: built, not run against it.
+	if [ -c /dev/scif ]; then
+		make -s -j2 -C "$tree/tools/testing/selftests" TARGETS=scif \
+			HAVE_VERBS=0 > "$log" 2>&1 || { tail -n 20 "$log"; return 1; }
+		echo "this host has /dev/scif: built only"
+		return 0
+	fi
+	make -s -j2 -C "$tree/tools/testing/selftests" TARGETS=scif HAVE_VERBS=0 \
+		run_tests > "$log" 2>&1 || { tail -n 20 "$log"; return 1; }
+	grep -E '^(not )?ok [0-9]+ selftests: scif:' "$log"
+	! grep -q '^not ok' "$log" &&
+		grep -q '^ok [0-9]* selftests: scif: scif_dev_test # SKIP' "$log" &&
+		grep -q '^ok [0-9]* selftests: scif: scif_info_test.sh # SKIP' "$log" &&
+		[ "$(grep -c '^ok [0-9]* selftests: scif:' "$log")" -ge 15 ]
+}
+check kselftest-from-kernel-tree kselftest_from_kernel_tree
 check docs-sphinx-no-warnings docs_built
 check json-writer make -s -C "$top/tools/scif" check OUTPUT="$build/tools"
 echo "1..$n"
