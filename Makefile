@@ -26,8 +26,8 @@
 #   make soak        kill and restart a node ROUNDS times under traffic
 #   make fuzz        both fuzzers, long runs on the debug kernel, with figures
 #   make peer-fuzz   the peer fuzzer only (a 3-node cluster)
-#   make ntb-check   the emulated NTB judged by the upstream NTB tests
-#                    (not part of check yet: see Documentation/scif/ntb.rst)
+#   make ntb-check   the emulated NTB judged by the upstream NTB tests, alone
+#                    (make check runs them too: Documentation/scif/ntb.rst)
 #   make ntb-modules the emulated NTB driver (drivers/ntb/hw/ivshmem) for
 #                    one kernel: KDIR= and NTB_SYMVERS= (the Module.symvers
 #                    of scripts/ntb-modules.sh's ntb.ko), into NTB_MODDIR=
@@ -246,8 +246,8 @@ soak:
 fuzz:
 	bash $(TOP)/scripts/fuzz.sh user dma peer
 
-# The emulated NTB device: ntb_test.sh in one VM, ntb_netdev between two
-# (not part of check: the two-VM run is not reliable yet).
+# The emulated NTB device: ntb_test.sh in one VM, ntb_netdev between two;
+# make check runs the same (scripts/ntb-check.sh), this is them alone.
 ntb-check:
 	bash $(TOP)/scripts/ntb-check-standalone.sh $(KERNELS)
 

@@ -409,6 +409,18 @@ scif_ntb_run() { # kernel-name
 	cat "$BUILD/scif-ntb/$k/results.txt" >> "$results"
 }
 
+# What the host boots, which scripts/deps.sh must leave as it was: the
+# kernel images in /boot and those dpkg has installed, and GRUB's
+# default (its setting and its saved entry).
+boot_state() {
+	ls /boot/vmlinuz-* 2> /dev/null
+	dpkg-query -W -f '${Status} ${Package} ${Version}\n' 'linux-image-*' 2> /dev/null |
+		awk '$3 == "installed" { print $4, $5 }'
+	grep -s '^GRUB_DEFAULT=' /etc/default/grub
+	grub-editenv list 2> /dev/null
+	return 0
+}
+
 timed() { # command...: run it, then say how long it took
 	local t0
 	t0=$(date +%s)
@@ -420,7 +432,15 @@ mkdir -p "$out"
 : > "$results"
 start=$(date +%s)
 
+boot_before=$(boot_state)
 sh "$top/scripts/deps.sh" || { echo "check: installing dependencies failed"; echo "0 passed, 1 failed"; exit 1; }
+boot_after=$(boot_state)
+if [ "$boot_before" = "$boot_after" ]; then
+	record PASS deps/host-boot-unchanged
+else
+	record FAIL deps/host-boot-unchanged
+	diff <(echo "$boot_before") <(echo "$boot_after") > "$out/deps_host-boot-unchanged.log"
+fi
 sh "$top/scripts/kernel-source.sh" > /dev/null || { echo "0 passed, 1 failed"; exit 1; }
 # Packaging (issue 15): dkms, debhelper, lintian for test-packaging.sh.
 sh "$top/scripts/pkg-deps.sh" || { echo "check: installing packaging tools failed"; echo "0 passed, 1 failed"; exit 1; }

@@ -9,18 +9,20 @@
 # reusing the mirror URI this machine already uses for bookworm; no mirror
 # host is named here.
 #
-# The guests' 6.12 kernel: its image package is downloaded and unpacked
-# into $SCIF_CACHE/kernels/RELEASE (boot/vmlinuz-RELEASE,
-# lib/modules/RELEASE), where scripts/kernels.sh finds it, and its headers
-# are installed (/usr/src, /lib/modules/RELEASE/build).  Debian's 6.12
-# headers package depends on its image package, so apt installs the
-# image too: on a host that boots with GRUB, the newest kernel becomes
-# the default entry (GRUB_DEFAULT in /etc/default/grub chooses another);
-# the script says so at the end when it installed it.  Only the versioned
-# packages come from backports (pkg/release): the meta packages
-# (linux-image-amd64, linux-headers-amd64) stay Debian 12's.  The guests'
-# 6.1 kernel is linux-image-amd64, Debian 12's own, which a Debian 12 host
-# boots already; if apt has to install it, the script says so too.
+# The guests' 6.12 kernel is not installed: its image, headers and kbuild
+# packages (one release, one version) are downloaded and unpacked into
+# $SCIF_CACHE/kernels/RELEASE (boot/vmlinuz-RELEASE, lib/modules/RELEASE
+# with the modules' index, usr/src/linux-headers-RELEASE and -common,
+# usr/lib/linux-kbuild-*), where scripts/kernels.sh finds the image and
+# the build tree.  Installing Debian's 6.12 headers package would install
+# its image too (it depends on it), and on a host that boots with GRUB
+# the newest kernel becomes the default entry: the host's boot stays as
+# it was (make check checks /boot and the installed images before and
+# after this script).  A host where an earlier version of this script
+# installed the 6.12 headers keeps them, and that release is unpacked.
+# The guests' 6.1 kernel is linux-image-amd64, Debian 12's own, which a
+# Debian 12 host boots already; if apt has to install it, the script
+# says so.
 set -eu
 
 export DEBIAN_FRONTEND=noninteractive
@@ -77,14 +79,6 @@ enable_backports() {
 	NEED_UPDATE=1
 }
 
-# Versioned package a meta package depends on in a given suite
-# (e.g. linux-image-amd64 in bookworm-backports -> linux-image-6.12.x-amd64).
-versioned_dep() { # meta pattern suite-option...
-	meta=$1 pat=$2; shift 2
-	apt-get -s -o Debug::NoLocking=1 "$@" install "$meta" 2>/dev/null |
-		awk -v p="$pat" '$1 == "Inst" && $2 ~ p { print $2; exit }'
-}
-
 missing() {
 	for p in "$@"; do
 		dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null |
@@ -120,45 +114,63 @@ if [ "${qemu_major:-0}" -lt 8 ]; then
 	echo "deps: installed QEMU from bookworm-backports (Debian 12's 7.2 miscomputes RFLAGS after CMPXCHG16B under TCG)"
 fi
 
-# The 6.12 headers from backports, by versioned name and pkg/release
-# (not -t, which would take the 6.1 meta packages to backports as well).
-bpo_image_note=0
-if ! ls -d /usr/src/linux-headers-6.12*-amd64 >/dev/null 2>&1; then
-	hdr=$(versioned_dep linux-headers-amd64 '^linux-headers-6\.12.*-amd64$' -t bookworm-backports)
-	[ -n "$hdr" ] || die "no 6.12 kernel found in bookworm-backports"
-	apt-get install -y -q --no-install-recommends "$hdr/bookworm-backports"
-	bpo_image_note=1
-fi
+# The 6.12 release to unpack, "RELEASE VERSION": one unpacked already;
+# else that of 6.12 headers installed here (by an earlier version of this
+# script); else the newest in bookworm-backports, by the versioned name
+# the meta package there depends on.
+kernel_612() {
+	for f in "$SCIF_CACHE"/kernels/6.12*/.scif-version; do
+		[ -e "$f" ] && cat "$f"
+	done | sort -V | tail -n 1 | grep . && return 0
+	dpkg-query -W -f '${Status} ${Package} ${Version}\n' 'linux-headers-6.12*-amd64' 2>/dev/null |
+		awk '$1 == "install" && $3 == "installed" {
+			sub(/^linux-headers-/, "", $4); print $4, $5 }' |
+		sort -V | tail -n 1 | grep . && return 0
+	apt-get -s -o Debug::NoLocking=1 -t bookworm-backports install \
+		linux-headers-amd64 2>/dev/null |
+		awk '$1 == "Inst" && $2 ~ /^linux-headers-6\.12.*-amd64$/ {
+			for (i = 3; i <= NF && $i !~ /^\(/; i++) ;
+			v = $i; sub(/^\(/, "", v); sub(/^linux-headers-/, "", $2)
+			print $2, v; exit }'
+}
 
-# The image of each installed 6.12 headers package, at the same version,
-# unpacked into $SCIF_CACHE/kernels/RELEASE with its modules' index.
-unpack_image() { # release version
-	dir=$SCIF_CACHE/kernels/$1
-	[ -e "$dir/boot/vmlinuz-$1" ] && return 0
+# The image, headers and kbuild packages of 6.12 RELEASE at VERSION,
+# unpacked into $SCIF_CACHE/kernels/RELEASE (not installed).
+unpack_kernel() { # release version
+	dir=$SCIF_CACHE/kernels/$1 base=${1%-amd64}
+	[ -e "$dir/.scif-version" ] && return 0
 	dl=$(mktemp -d "$SCIF_CACHE/download.XXXXXX")
 	# apt downloads as _apt where that user can write the directory.
 	chown _apt "$dl" 2>/dev/null || true
-	(cd "$dl" && apt-get download -q "linux-image-$1=$2") ||
-		die "cannot download linux-image-$1 at $2 (the headers' version)"
+	(cd "$dl" && apt-get download -q "linux-image-$1=$2" "linux-headers-$1=$2" \
+		"linux-headers-$base-common=$2" "linux-kbuild-$base=$2") ||
+		die "cannot download the 6.12 kernel $1 at $2"
 	rm -rf "$dir.tmp"
-	dpkg-deb -x "$dl"/linux-image-"$1"_*.deb "$dir.tmp"
+	for d in "$dl"/*.deb; do dpkg-deb -x "$d" "$dir.tmp"; done
 	rm -rf "$dl"
-	depmod -b "$dir.tmp" "$1"
+	hdr=$dir.tmp/usr/src/linux-headers-$1
 	[ -e "$dir.tmp/boot/vmlinuz-$1" ] || die "no vmlinuz-$1 in linux-image-$1"
+	[ -f "$hdr/Makefile" ] && [ -d "$hdr/scripts/" ] ||
+		die "no build tree in linux-headers-$1"
+	# Its Makefile includes the common part by the installed path.
+	sed -i "s|^include /usr/src/|include $dir/usr/src/|" "$hdr/Makefile"
+	rm -f "$dir.tmp/lib/modules/$1/build"
+	depmod -b "$dir.tmp" "$1"
+	echo "$1 $2" > "$dir.tmp/.scif-version"
 	rm -rf "$dir"
 	mv "$dir.tmp" "$dir"
-	echo "deps: unpacked the guests' kernel $1 into $dir (not installed: the host's boot is unchanged)"
+	echo "deps: unpacked the guests' kernel $1 and its build tree into $dir (not installed: the host's boot is unchanged)"
 }
 mkdir -p "$SCIF_CACHE/kernels"
-dpkg-query -W -f '${Status} ${Package} ${Version}\n' 'linux-headers-6.12*-amd64' 2>/dev/null |
-	awk '$1 == "install" && $3 == "installed" { sub(/^linux-headers-/, "", $4); print $4, $5 }' |
-	while read -r rel ver; do unpack_image "$rel" "$ver"; done
+k612=$(kernel_612)
+[ -n "$k612" ] || die "no 6.12 kernel found in bookworm-backports"
+# shellcheck disable=SC2086 # "release version"
+unpack_kernel $k612
 
-# linux-source-6.12 at exactly the version of the installed 6.12 headers
+# linux-source-6.12 at exactly the version of the 6.12 build tree
 # (scripts/dmatest-module.sh builds dmatest from it); apt's candidate may
 # be a newer bookworm-security build, so the version is asked for.
-hver=$(dpkg-query -W -f '${Status} ${Version}\n' 'linux-headers-6.12*-amd64' 2>/dev/null |
-	awk '$1 == "install" && $3 == "installed" { print $4 }' | sort -V | tail -n 1)
+hver=${k612#* }
 sver=$(dpkg-query -W -f '${Status} ${Version}\n' linux-source-6.12 2>/dev/null |
 	awk '$1 == "install" && $3 == "installed" { print $4 }')
 if [ -n "$hver" ] && [ "$sver" != "$hver" ]; then
@@ -191,9 +203,5 @@ if [ "$image_note" = 1 ]; then
 	echo "deps: NOTE: installed linux-image-amd64, Debian 12's 6.1 kernel, for the"
 	echo "deps: NOTE: guests.  A Debian 12 host boots it already; if this one booted"
 	echo "deps: NOTE: another kernel, check its boot menu's default."
-fi
-if [ "$bpo_image_note" = 1 ]; then
-	echo "deps: NOTE: the 6.12 headers brought their kernel image (Debian's"
-	echo "deps: NOTE: packaging); with GRUB it is now the default boot entry."
 fi
 echo "deps: all present"

@@ -8,8 +8,9 @@
 # version as KDIR's kernel.  Nothing of it is committed:
 #   6.1, debug  the tree of linux-source-6.1 (scripts/kernel-source.sh)
 #   6.12        linux-source-6.12 from bookworm-backports at exactly the
-#               version of the installed 6.12 headers (scripts/deps.sh
-#               installs it); only dmatest.c is unpacked, into
+#               version of the 6.12 build tree (scripts/deps.sh unpacks
+#               the tree and installs the source); only dmatest.c is
+#               unpacked, into
 #               $SCIF_CACHE/src/dmatest-6.12/VERSION
 set -eu
 
@@ -25,12 +26,16 @@ installed_version() { # package
 		awk '$1 == "install" && $3 == "installed" { print $4 }'
 }
 
-# The version of the Debian headers package KDIR belongs to, if it is one.
+# The version of the Debian headers package KDIR belongs to, if it is one:
+# installed (/lib/modules/RELEASE/build) or unpacked by deps.sh
+# (.../usr/src/linux-headers-RELEASE).
 headers_version() {
-	rel=$(basename "$(dirname "$kdir")")
-	case "$kdir" in
-	/lib/modules/*/build|/lib/modules/*/build/) installed_version "linux-headers-$rel" ;;
+	case "${kdir%/}" in
+	/lib/modules/*/build) rel=$(basename "$(dirname "$kdir")") ;;
+	*/usr/src/linux-headers-*) rel=${kdir%/}; rel=${rel##*/linux-headers-} ;;
+	*) return 0 ;;
 	esac
+	sh "$here/kernels.sh" headers-version "$rel"
 }
 
 [ -f "$kdir/Makefile" ] || die "$kdir is not a kernel build tree"
@@ -46,7 +51,7 @@ case "$which" in
 	;;
 6.12)
 	hv=$(headers_version)
-	[ -n "$hv" ] || die "$kdir: not the build tree of an installed linux-headers-6.12 package"
+	[ -n "$hv" ] || die "$kdir: not the build tree of a linux-headers-6.12 package"
 	sv=$(installed_version linux-source-6.12)
 	[ "$sv" = "$hv" ] ||
 		die "linux-source-6.12 ${sv:-missing}, headers $hv: run scripts/deps.sh"

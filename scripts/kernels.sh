@@ -10,10 +10,14 @@
 # kernels.sh modbase RELEASE  the root under which its lib/modules/RELEASE
 #                           lies ("/" for an installed kernel), for
 #                           modprobe -d
+# kernels.sh headers-version RELEASE  the Debian version of its build tree
 #
 # A Debian kernel's image is the one scripts/deps.sh unpacked into
 # $SCIF_CACHE/kernels/RELEASE (the 6.12 guests' kernel, never installed on
-# the host), or else the installed /boot/vmlinuz-RELEASE.
+# the host), or else the installed /boot/vmlinuz-RELEASE.  Its build tree
+# is the one deps.sh unpacked there too (usr/src/linux-headers-RELEASE,
+# with the kbuild tools beside it; marked by .scif-version, "RELEASE
+# VERSION"), or else the installed /lib/modules/RELEASE/build.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +38,22 @@ modbase() { # release
 	if [ -e "$cache/$1/boot/vmlinuz-$1" ]; then echo "$cache/$1"; else echo /; fi
 }
 
+# The newest release unpacked whole into the cache, of a prefix.
+newest_cached() { # release prefix, e.g. "6.12."
+	for f in "$cache/$1"*/.scif-version; do
+		[ -e "$f" ] && basename "$(dirname "$f")"
+	done | sort -V | tail -n 1
+}
+
+headers_version() { # release
+	if [ -e "$cache/$1/.scif-version" ]; then
+		cut -d' ' -f2 "$cache/$1/.scif-version"
+	else
+		dpkg-query -W -f '${Status} ${Version}\n' "linux-headers-$1" 2>/dev/null |
+			awk '$1 == "install" && $3 == "installed" { print $4 }'
+	fi
+}
+
 newest() { # release prefix, e.g. "6.1." or ""
 	for d in /lib/modules/"$1"*/build; do
 		[ -e "$d/Makefile" ] && basename "$(dirname "$d")"
@@ -49,10 +69,15 @@ default)
 resolve)
 	case "${2:-}" in
 	6.1|6.12)
-		rel=$(newest "$2.")
+		rel=$(newest_cached "$2.")
+		kdir=$cache/$rel/usr/src/linux-headers-$rel
+		if [ -z "$rel" ]; then
+			rel=$(newest "$2.")
+			kdir=/lib/modules/$rel/build
+		fi
 		[ -n "$rel" ] || { echo "kernels: no $2 kernel installed (make deps)" >&2; exit 1; }
 		img=$(image "$rel") || exit 1
-		echo "/lib/modules/$rel/build $img $rel"
+		echo "$kdir $img $rel"
 		;;
 	debug|gcov)
 		dir=$(sh "$top/scripts/debug-kernel.sh" "${2#debug}")
@@ -62,6 +87,7 @@ resolve)
 	esac
 	;;
 image) image "${2:?usage: $0 image RELEASE}" ;;
+headers-version) headers_version "${2:?usage: $0 headers-version RELEASE}" ;;
 modbase) modbase "${2:?usage: $0 modbase RELEASE}" ;;
-*) echo "usage: $0 default | resolve NAME | image RELEASE | modbase RELEASE" >&2; exit 2 ;;
+*) echo "usage: $0 default | resolve NAME | image RELEASE | modbase RELEASE | headers-version RELEASE" >&2; exit 2 ;;
 esac

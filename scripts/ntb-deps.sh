@@ -4,7 +4,7 @@
 # ntb-deps.sh: the packages the NTB tests need on top of scripts/deps.sh
 # (which enables bookworm-backports).  Idempotent: returns without
 # touching apt when everything is present.
-#   linux-source-6.12  at exactly the installed 6.12 headers' version
+#   linux-source-6.12  at exactly the version of the 6.12 build tree
 #                      (apt's candidate may be a newer security build)
 #   iperf3             ntb_netdev's throughput test (copied into the
 #                      guests' initramfs with the libraries it needs)
@@ -29,13 +29,13 @@ for p in iperf3 bash-static; do
 	installed "$p" || todo="$todo $p"
 done
 
-hdr=$(for d in /usr/src/linux-headers-6.12*-amd64; do
-	[ -d "$d" ] && basename "$d"
-done | sort -V | tail -n 1)
+kernels=$(dirname "$0")/kernels.sh
 src_ver=
-if [ -n "$hdr" ]; then
-	src_ver=$(dpkg-query -W -f '${Version}' "$hdr")
-	installed linux-source-6.12 "$src_ver" || todo="$todo linux-source-6.12=$src_ver"
+if rel=$(sh "$kernels" resolve 6.12 2> /dev/null | cut -d' ' -f3) &&
+	[ -n "$rel" ]; then
+	src_ver=$(sh "$kernels" headers-version "$rel")
+	[ -z "$src_ver" ] || installed linux-source-6.12 "$src_ver" ||
+		todo="$todo linux-source-6.12=$src_ver"
 fi
 
 if [ -n "$todo" ]; then

@@ -51,7 +51,7 @@ refused() { # args...: status 2 and a message on stderr
 }
 bad_options() {
 	refused -n 1 setup && refused -n 9 setup && refused -m 1000 setup &&
-		refused -m 4096 setup && refused -m 32 setup && refused qemu 2 &&
+		refused -m 16384 setup && refused -m 32 setup && refused qemu 2 &&
 		refused qemu && refused -A xen qemu 0 && refused -d rel/dir setup &&
 		refused -d '/a b' setup && refused -N '1x' libvirt 0 &&
 		refused -k /vmlinuz qemu 0 && refused frobnicate &&

@@ -37,7 +37,7 @@ case "$k" in
 6.12)
 	version=$(dpkg-query -W -f '${Version}' linux-source-6.12) ||
 		die "linux-source-6.12 missing (scripts/deps.sh)"
-	hv=$(dpkg-query -W -f '${Version}' "linux-headers-$rel" 2>/dev/null || true)
+	hv=$(sh "$top/scripts/kernels.sh" headers-version "$rel")
 	[ -z "$hv" ] || [ "$hv" = "$version" ] ||
 		die "linux-source-6.12 is $version, the headers of $rel are $hv"
 	src=$build/vsock-src/6.12/$version
