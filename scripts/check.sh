@@ -421,11 +421,81 @@ boot_state() {
 	return 0
 }
 
-timed() { # command...: run it, then say how long it took
-	local t0
+# The stages of the run (one guest or cluster each, or the packages'
+# guest), planned first: the loop over the kernels runs twice, the first
+# time (planning=1) only counting its stages, so that each is announced
+# as "stage K of N" with the time so far and an estimate of the time
+# left, from the last run's time of each stage left ($BUILD/check-times,
+# written at the end of every run; else scripts/check-times, a run's
+# figures kept with the sources).
+planning=0 stage_n=0 stage_k=0
+declare -a stage_keys=()
+times_new=$out/times.new
+
+skip() { # name: a SKIP record, but not while planning
+	[ "$planning" = 1 ] || record SKIP "$1"
+}
+
+stage_key() { # command...: the stage's name, e.g. "cluster_run 6.12 4"
+	local w key=
+	if [ "$1" = host_tap_tests ]; then set -- "$2" "$4"; else set -- "$1" "${2:-}" "${3:-}"; fi
+	for w in "$@"; do
+		[ -z "$w" ] || key="${key:+$key }$w"
+	done
+	echo "$key"
+}
+
+# Seconds the stages from index $1 on took last time ("?" if any is unknown).
+time_left() { # first index
+	local i key t sum=0 unknown=0 file=$BUILD/check-times
+	[ -s "$file" ] || file=$top/scripts/check-times
+	for ((i = $1; i < ${#stage_keys[@]}; i++)); do
+		key=${stage_keys[i]}
+		t=$(awk -v k="$key" '{ t = $NF; $NF = ""; sub(/ +$/, "") }
+			$0 == k { print t; exit }' "$file" 2> /dev/null)
+		if [ -n "$t" ]; then sum=$((sum + t)); else unknown=$((unknown + 1)); fi
+	done
+	if [ "$unknown" -gt 0 ]; then echo "?"; else echo "$sum"; fi
+}
+
+# While a stage runs: each step its guests finish, as it finishes (the
+# "scif-test-end" lines of results logs written since the stage began).
+watch_steps() { # stamp
+	local f n
+	declare -A seen=()
+	while sleep 15; do
+		while read -r f; do
+			n=$(wc -l < "$f")
+			[ "$n" -gt "${seen[$f]:-0}" ] || continue
+			sed -n "$((${seen[$f]:-0} + 1)),${n}p" "$f" | tr -d '\r' |
+				awk -v w="${f#"$BUILD"/}" '/^scif-test-end: / {
+					print "check:   " w ": " $2 " " $3 }'
+			seen[$f]=$n
+		done < <(find "$BUILD" -name 'results*.log' -newer "$1" 2> /dev/null)
+	done
+}
+
+stage() { # command...: counted while planning; else run, announced and timed
+	local key t0 left watcher stamp=$out/.stage-start
+	key=$(stage_key "$@")
+	if [ "$planning" = 1 ]; then
+		stage_keys+=("$key")
+		stage_n=$((stage_n + 1))
+		return 0
+	fi
+	left=$(time_left "$stage_k")
+	stage_k=$((stage_k + 1))
+	[ "$left" = "?" ] && left="no estimate" || left="about $(( (left + 59) / 60 )) min left"
+	echo "check: stage $stage_k of $stage_n, at $(( ($(date +%s) - start) / 60 )) min ($left): $key"
 	t0=$(date +%s)
+	touch "$stamp"
+	watch_steps "$stamp" &
+	watcher=$!
 	"$@"
-	echo "check: $1 ${2:-} took $(( $(date +%s) - t0 )) s"
+	kill "$watcher" 2> /dev/null
+	wait "$watcher" 2> /dev/null
+	echo "check: $key took $(( $(date +%s) - t0 )) s"
+	echo "$key $(( $(date +%s) - t0 ))" >> "$times_new"
 }
 
 mkdir -p "$out"
@@ -461,45 +531,54 @@ host_tap_tests vm-config "$top/scripts/test-vm-config.sh" "$BUILD/vm-config"
 host_tap_tests make "$top/scripts/test-make.sh" "$BUILD"
 # The launcher's own tests (kill/restart, cleanup on every exit path).
 [ -n "$CLUSTERS" ] && host_tap_tests cluster-launcher "$top/qemu/tests/test-cluster.sh"
-for k in $KERNELS; do
-	timed vm_run "$k"
-	# The .debs of the packaging tests, installed in a guest (issue 15).
-	[ "$k" = debug ] ||
-		timed host_tap_tests debs "$top/scripts/test-debs-guest.sh" "$k" "$BUILD/packaging" "$out/debs-$k"
-	for n in $CLUSTERS; do
-		if [ "$k" = debug ] && ! [[ " $DEBUG_CLUSTERS " = *" $n "* ]]; then
-			record SKIP "$k/cluster$n (not in DEBUG_CLUSTERS: see testing.rst)"
-			continue
+# Every stage of every kernel, in order (run twice: see stage()).
+kernel_stages() {
+	for k in $KERNELS; do
+		stage vm_run "$k"
+		# The .debs of the packaging tests, installed in a guest (issue 15).
+		[ "$k" = debug ] ||
+			stage host_tap_tests debs "$top/scripts/test-debs-guest.sh" "$k" "$BUILD/packaging" "$out/debs-$k"
+		for n in $CLUSTERS; do
+			if [ "$k" = debug ] && ! [[ " $DEBUG_CLUSTERS " = *" $n "* ]]; then
+				skip "$k/cluster$n (not in DEBUG_CLUSTERS: see testing.rst)"
+				continue
+			fi
+			if [ "$k" = 6.1 ] && ! [[ " $CLUSTERS_6_1 " = *" $n "* ]]; then
+				skip "$k/cluster$n (not in CLUSTERS_6_1: see testing.rst)"
+				continue
+			fi
+			stage cluster_run "$k" "$n"
+		done
+		if [ -n "$CLUSTERS" ] && [[ " $NODE_LOSS_KERNELS " = *" $k "* ]]; then
+			stage node_loss_run "$k"
+		elif [ -n "$CLUSTERS" ]; then
+			skip "$k/node-loss (not in NODE_LOSS_KERNELS: see testing.rst)"
 		fi
-		if [ "$k" = 6.1 ] && ! [[ " $CLUSTERS_6_1 " = *" $n "* ]]; then
-			record SKIP "$k/cluster$n (not in CLUSTERS_6_1: see testing.rst)"
-			continue
+		if [ -n "$CLUSTERS" ] && [[ " $NVMEOF_LOSS_KERNELS " = *" $k "* ]]; then
+			stage nvmeof_loss_run "$k"
+		elif [ -n "$CLUSTERS" ]; then
+			skip "$k/nvmeof-loss (not in NVMEOF_LOSS_KERNELS: see testing.rst)"
 		fi
-		timed cluster_run "$k" "$n"
+		if [ -n "$CLUSTERS" ] && [[ " $CORRUPT_KERNELS " = *" $k "* ]]; then
+			stage corrupt_run "$k"
+		elif [ -n "$CLUSTERS" ]; then
+			skip "$k/corrupt (not in CORRUPT_KERNELS: see testing.rst)"
+		fi
+		if [[ " $DMA_KERNELS " = *" $k "* ]]; then
+			stage dma_run "$k"
+		else
+			skip "$k/dma (not in DMA_KERNELS: see testing.rst)"
+		fi
+		stage ntb_run "$k"
+		stage scif_ntb_run "$k"
 	done
-	if [ -n "$CLUSTERS" ] && [[ " $NODE_LOSS_KERNELS " = *" $k "* ]]; then
-		timed node_loss_run "$k"
-	elif [ -n "$CLUSTERS" ]; then
-		record SKIP "$k/node-loss (not in NODE_LOSS_KERNELS: see testing.rst)"
-	fi
-	if [ -n "$CLUSTERS" ] && [[ " $NVMEOF_LOSS_KERNELS " = *" $k "* ]]; then
-		timed nvmeof_loss_run "$k"
-	elif [ -n "$CLUSTERS" ]; then
-		record SKIP "$k/nvmeof-loss (not in NVMEOF_LOSS_KERNELS: see testing.rst)"
-	fi
-	if [ -n "$CLUSTERS" ] && [[ " $CORRUPT_KERNELS " = *" $k "* ]]; then
-		timed corrupt_run "$k"
-	elif [ -n "$CLUSTERS" ]; then
-		record SKIP "$k/corrupt (not in CORRUPT_KERNELS: see testing.rst)"
-	fi
-	if [[ " $DMA_KERNELS " = *" $k "* ]]; then
-		timed dma_run "$k"
-	else
-		record SKIP "$k/dma (not in DMA_KERNELS: see testing.rst)"
-	fi
-	timed ntb_run "$k"
-	timed scif_ntb_run "$k"
-done
+}
+: > "$times_new"
+planning=1
+kernel_stages
+planning=0
+kernel_stages
+mv "$times_new" "$BUILD/check-times"
 
 passed=$(grep -c '^PASS' "$results")
 failed=$(grep -c '^FAIL' "$results")
