@@ -40,8 +40,10 @@
 #                    /lib/modules/KVER/updates, then depmod
 #                    (not with a DESTDIR: a packager's depmod does it)
 #   make install-user  libscif, its headers (scif.h, scif/scif_ioctl.h),
-#                    pkg-config file and man pages, scif-info and
-#                    scif-bench, the examples' sources, and the samples
+#                    pkg-config files and man pages, scif-info,
+#                    scif-bench, scif-vm-config and scif-ivshmem-server
+#                    (with its systemd unit, under PREFIX/lib/systemd),
+#                    the examples' sources, and the samples
 #                    of packaging/: udev rule, modprobe.d, modules-load.d
 #                    (under SYSCONFDIR, /etc; UDEVRULESDIR, /etc/udev/rules.d)
 #   make test-realvm  the packages in a real Debian 12 VM (not part of check)
@@ -200,6 +202,7 @@ install-user:
 	$(LIB_INSTALL) install
 	$(MAKE) -C $(TOP)/tools/scif OUTPUT=$(BUILD)/install-tools \
 		LIBSCIF=$(BUILD)/lib/libscif.a STATIC=0 PREFIX=$(PREFIX) install
+	$(MAKE) -C $(TOP)/qemu OUTPUT=$(BUILD)/install-qemu PREFIX=$(PREFIX) install
 	install -d $(DESTDIR)$(EXAMPLESDIR) $(DESTDIR)$(UDEVRULESDIR) \
 		$(DESTDIR)$(MODPROBEDIR) $(DESTDIR)$(MODLOADDIR)
 	install -m 0644 $(TOP)/tools/scif/examples/*.c $(DESTDIR)$(EXAMPLESDIR)/

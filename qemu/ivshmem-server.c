@@ -2,7 +2,7 @@
 /*
  * ivshmem-server - doorbell server for QEMU's ivshmem-doorbell device
  *
- * Usage: ivshmem-server -d DIR -n NODES -v VECTORS -s SHM_SIZE [-F]
+ * Usage: scif-ivshmem-server -d DIR -n NODES -v VECTORS -s SHM_SIZE [-F]
  *
  * Creates DIR/doorbell.shm (SHM_SIZE bytes, a power of two >= 4096) and
  * listens on the UNIX stream sockets DIR/node0.sock .. DIR/node<NODES-1>.sock.
@@ -713,7 +713,7 @@ static int daemonize(struct server *s)
 static void usage(void)
 {
 	fprintf(stderr,
-		"Usage: ivshmem-server -d DIR -n NODES -v VECTORS -s SHM_SIZE [-F]\n"
+		"Usage: scif-ivshmem-server -d DIR -n NODES -v VECTORS -s SHM_SIZE [-F]\n"
 		"  -d DIR      create DIR/doorbell.shm, DIR/node<k>.sock, DIR/server.pid\n"
 		"  -n NODES    number of peers, 1..%d; node<k>.sock gives peer id k\n"
 		"  -v VECTORS  eventfds per peer, 1..%d\n"

@@ -103,6 +103,8 @@ expected_install() {
 	lib/modules/$rel61/updates/scif_vsock.ko
 	usr/bin/scif-bench
 	usr/bin/scif-info
+	usr/bin/scif-ivshmem-server
+	usr/bin/scif-vm-config
 	usr/include/scif.h
 	usr/include/scif/scif_ioctl.h
 	usr/lib/libscif.a
@@ -115,7 +117,10 @@ expected_install() {
 	usr/share/doc/scif/examples/hello-client.c
 	usr/share/doc/scif/examples/hello-server.c
 	usr/share/doc/scif/examples/mmap-pingpong.c
+	usr/lib/systemd/system/scif-ivshmem-server@.service
 	usr/share/man/man1/scif-bench.1
+	usr/share/man/man1/scif-vm-config.1
+	usr/share/man/man8/scif-ivshmem-server.8
 	EOT
 	for m in "$top"/tools/lib/scif/man/*.3; do
 		echo "usr/share/man/man3/$(basename "$m")"
@@ -170,7 +175,41 @@ check deb-libscif-dev-content deb_has libscif-dev usr/include/scif.h \
 	"usr/lib/$ma/libscif.a" "usr/lib/$ma/pkgconfig/libscif.pc" \
 	"usr/lib/$ma/pkgconfig/scif.pc" \
 	usr/share/man/man3/scif_open.3.gz
-check deb-scif-tools-content deb_has scif-tools usr/bin/scif-info usr/bin/scif-bench
+check deb-scif-tools-content deb_has scif-tools usr/bin/scif-info usr/bin/scif-bench \
+	usr/bin/scif-vm-config usr/bin/scif-ivshmem-server \
+	lib/systemd/system/scif-ivshmem-server@.service \
+	usr/share/man/man8/scif-ivshmem-server.8.gz usr/share/man/man1/scif-vm-config.1.gz
+# The packaged server, started as its unit starts it (the unit's
+# ExecStartPre and ExecStart, with SCIF_DIR in OUT), serves every node's
+# socket; systemd-analyze verify finds nothing wrong with the unit (with
+# the unpacked package's server in it).
+deb_ivshmem_unit() {
+	local x=$out/tools-unit unit dir=$out/ivshmem-unit cmd pid ok=1 k
+	rm -rf "$x" "$dir"
+	dpkg-deb -x "$debs/scif-tools_${version}"_*.deb "$x" || return 1
+	unit=$x/lib/systemd/system/scif-ivshmem-server@.service
+	mkdir -p "$x/verify"
+	sed "s|/usr/bin/scif-ivshmem-server|$x/usr/bin/scif-ivshmem-server|" \
+		"$unit" > "$x/verify/scif-ivshmem-server@.service"
+	systemd-analyze verify --man=no "$x/verify/scif-ivshmem-server@.service" ||
+		return 1
+	cmd=$(sed -n 's/^ExecStart=//p' "$unit" |
+		sed -e "s|\${SCIF_DIR}|$dir|g" -e 's|\${SCIF_NODES}|2|g' \
+			-e "s|^/usr/bin/|$x/usr/bin/|")
+	mkdir -p "$dir"
+	# shellcheck disable=SC2086 # the unit's command line, in words
+	$cmd > "$out/ivshmem-unit.log" 2>&1 &
+	pid=$!
+	for k in $(seq 50); do
+		[ -S "$dir/node0.sock" ] && [ -S "$dir/node1.sock" ] && break
+		sleep 0.1
+	done
+	[ -S "$dir/node0.sock" ] && [ -S "$dir/node1.sock" ] || ok=0
+	kill "$pid" 2> /dev/null
+	wait "$pid"
+	[ "$ok" = 1 ] && [ ! -e "$dir/node0.sock" ]
+}
+check deb-ivshmem-server-unit deb_ivshmem_unit
 # The packaged tools say the package's version (not a commit's name).
 deb_tools_version() {
 	local x=$out/tools-x debver p
