@@ -525,6 +525,8 @@ run_test selftests/build make -s -C "$top" selftests
 # Packaging and MPSS compatibility, host side (issue 15): a few minutes.
 host_tap_tests compat "$top/tools/lib/scif/compat/test-compat.sh" "$BUILD/lib" "$BUILD/compat"
 host_tap_tests packaging "$top/scripts/test-packaging.sh" "$BUILD/packaging"
+# The RPM spec for RHEL-family hosts: rpmbuild and rpmlint, seconds.
+host_tap_tests rpm "$top/scripts/test-rpm.sh" "$BUILD/rpm"
 # The VM guide's generator (QEMU command lines, libvirt XML): seconds.
 host_tap_tests vm-config "$top/scripts/test-vm-config.sh" "$BUILD/vm-config"
 # make help, tools and docs, pkg-config's names: seconds.

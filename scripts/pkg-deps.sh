@@ -3,13 +3,14 @@
 #
 # Install what the packaging checks need on a Debian 12 machine: dkms (the
 # DKMS test), debhelper and devscripts (dpkg-buildpackage of debian/) and
-# lintian.  Idempotent: returns without touching apt when all are present.
+# lintian; rpm and rpmlint (the RPM spec's test).  Idempotent: returns
+# without touching apt when all are present.
 # Installs no kernel and changes nothing about how the host boots.
 set -eu
 
 export DEBIAN_FRONTEND=noninteractive
 
-PKGS="dkms debhelper devscripts lintian fakeroot dh-dkms libibverbs-dev"
+PKGS="dkms debhelper devscripts lintian fakeroot dh-dkms libibverbs-dev rpm rpmlint"
 
 die() { echo "pkg-deps: $*" >&2; exit 1; }
 
