@@ -31,21 +31,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:?usage: test-make.sh BUILD}
 out=$build/test-make
 mkdir -p "$out"
-n=0
-fails=0
-
-check() { # name command...
-	local name=$1
-	shift
-	n=$((n + 1))
-	if "$@" > "$out/$name.log" 2>&1; then
-		echo "ok $n - $name"
-	else
-		fails=$((fails + 1))
-		echo "not ok $n - $name"
-		tail -n 10 "$out/$name.log" | sed 's/^/# /'
-	fi
-}
+# shellcheck source=scripts/host-tap.sh
+. "$top/scripts/host-tap.sh"
 
 help_lists_targets() {
 	local help t missing=
@@ -172,5 +159,4 @@ kselftest_from_kernel_tree() {
 check kselftest-from-kernel-tree kselftest_from_kernel_tree
 check docs-sphinx-no-warnings docs_built
 check json-writer make -s -C "$top/tools/scif" check OUTPUT="$build/tools"
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_end

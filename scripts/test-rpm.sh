@@ -19,21 +19,8 @@ spec=$top/packaging/rpm/scif.spec
 rm -rf "$out"
 mkdir -p "$out/SOURCES"
 out=$(cd "$out" && pwd)
-n=0
-fails=0
-
-check() { # name command...: ok if the command succeeds (output in $out/NAME.log)
-	local name=$1
-	shift
-	n=$((n + 1))
-	if "$@" > "$out/$name.log" 2>&1; then
-		echo "ok $n - $name"
-	else
-		fails=$((fails + 1))
-		echo "not ok $n - $name"
-		tail -n 15 "$out/$name.log" | sed 's/^/# /'
-	fi
-}
+# shellcheck source=scripts/host-tap.sh
+. "$top/scripts/host-tap.sh"
 
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 spec_version() {
@@ -86,5 +73,4 @@ check rpm-spec-version spec_version
 check rpm-build build_rpms
 check rpm-contents contents
 check rpmlint-no-errors lint
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_end
