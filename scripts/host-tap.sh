@@ -9,6 +9,7 @@
 n=0
 fails=0
 
+# shellcheck disable=SC2154 # $out is the sourcing script's
 check() { # name command...
 	local name=$1
 	shift
