@@ -8,12 +8,18 @@
  *
  * 32-bit processes are not supported: the ABI structures have a different
  * layout there, and without a .compat_ioctl their ioctls fail with ENOTTY.
+ *
+ * /proc/<pid>/fdinfo/<fd> of an open /dev/scif shows its endpoint, one
+ * "scif-<key>:\t<value>" line each (scif_fd_show_fdinfo(); the format
+ * is in Documentation/scif/observability.rst); what it prints is the
+ * endpoint's handle, ids and counts, never a kernel address.
  */
 #include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/scif.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
@@ -61,6 +67,60 @@ static __poll_t scif_fd_poll(struct file *f, poll_table *wait)
 
 	poll_wait(f, &ep->wq, wait);
 	return scif_msg_poll_mask(ep);
+}
+
+/* "-" for no port, else "<node>:<port>", into @buf (12 bytes). */
+static const char *scif_fd_port_id(char *buf, size_t size, u16 node, u16 port)
+{
+	if (!port)
+		return "-";
+	snprintf(buf, size, "%u:%u", node, port);
+	return buf;
+}
+
+/*
+ * The endpoint of an open /dev/scif, for /proc/<pid>/fdinfo/<fd>.  The
+ * reader holds a reference to the file, so the endpoint is there.  Its
+ * state, ids and RMA counters are copied under its spinlock, the data
+ * path's counters read as debugfs reads them (a round behind, maybe),
+ * the window counts without rma.lock.
+ */
+static void scif_fd_show_fdinfo(struct seq_file *m, struct file *f)
+{
+	struct scif_endpt *ep = f->private_data;
+	char lbuf[12], pbuf[12];
+	unsigned int nr_local, nr_remote;
+	u64 rma_ops, rma_bytes, errors;
+	enum scif_epd_state state;
+	struct scif_port_id peer;
+	u16 port;
+
+	spin_lock(&ep->lock);
+	state = ep->state;
+	port = ep->port;
+	peer = ep->peer;
+	rma_ops = ep->stats.rma_ops;
+	rma_bytes = ep->stats.rma_bytes;
+	errors = ep->stats.errors;
+	spin_unlock(&ep->lock);
+	scif_window_counts(ep, &nr_local, &nr_remote);
+
+	seq_printf(m, "scif-handle:\t%#llx\n", ep->handle);
+	seq_printf(m, "scif-state:\t%s\n", scif_epd_state_name(state));
+	seq_printf(m, "scif-local:\t%s\n",
+		   scif_fd_port_id(lbuf, sizeof(lbuf), READ_ONCE(scif_info.self),
+				   port));
+	seq_printf(m, "scif-peer:\t%s\n",
+		   scif_fd_port_id(pbuf, sizeof(pbuf), peer.node, peer.port));
+	seq_printf(m, "scif-windows:\t%u\n", nr_local);
+	seq_printf(m, "scif-remote-windows:\t%u\n", nr_remote);
+	seq_printf(m, "scif-tx-bytes:\t%llu\n", READ_ONCE(ep->stats.tx_bytes));
+	seq_printf(m, "scif-tx-msgs:\t%llu\n", READ_ONCE(ep->stats.tx_msgs));
+	seq_printf(m, "scif-rx-bytes:\t%llu\n", READ_ONCE(ep->stats.rx_bytes));
+	seq_printf(m, "scif-rx-msgs:\t%llu\n", READ_ONCE(ep->stats.rx_msgs));
+	seq_printf(m, "scif-rma-ops:\t%llu\n", rma_ops);
+	seq_printf(m, "scif-rma-bytes:\t%llu\n", rma_bytes);
+	seq_printf(m, "scif-errors:\t%llu\n", errors);
 }
 
 /* Exactly 16 bits are read and written back: callers pass a u16 or int. */
@@ -348,6 +408,7 @@ static const struct file_operations scif_fops = {
 	.unlocked_ioctl = scif_fd_ioctl,
 	.poll = scif_fd_poll,
 	.mmap = scif_mmap,
+	.show_fdinfo = scif_fd_show_fdinfo,
 };
 
 static ssize_t node_id_show(struct device *dev, struct device_attribute *attr,
@@ -357,8 +418,31 @@ static ssize_t node_id_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(node_id);
 
+/* The windows of this node's endpoints, and the peers' they hold. */
+static ssize_t windows_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	long local, remote;
+
+	scif_window_totals(&local, &remote);
+	return sysfs_emit(buf, "%ld\n", local);
+}
+static DEVICE_ATTR_RO(windows);
+
+static ssize_t remote_windows_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	long local, remote;
+
+	scif_window_totals(&local, &remote);
+	return sysfs_emit(buf, "%ld\n", remote);
+}
+static DEVICE_ATTR_RO(remote_windows);
+
 static struct attribute *scif_dev_attrs[] = {
 	&dev_attr_node_id.attr,
+	&dev_attr_windows.attr,
+	&dev_attr_remote_windows.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(scif_dev);

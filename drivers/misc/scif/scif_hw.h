@@ -122,6 +122,10 @@ struct scif_hw_ops {
  * @ops: the bus operations
  * @dev: the bus's device: DMA mapping and messages; the core holds a
  *	reference to it while the bus is registered
+ * @link_dev: optional: the device that sysfs shows as the "device" of
+ *	the nodes the bus reaches, when it is not @dev (NTB: the NTB device
+ *	its client driver is bound to, while @dev is the bridge's PCI
+ *	function); NULL: @dev.  Referenced as @dev is
  * @owner: the module that implements @ops (THIS_MODULE); the core holds
  *	a reference to it for each allocation of @alloc_local not yet freed
  * @self: this node's id as the bus knows it, or SCIF_HW_SELF_ANY for a
@@ -134,6 +138,7 @@ struct scif_hw_dev {
 	const char *name;
 	const struct scif_hw_ops *ops;
 	struct device *dev;
+	struct device *link_dev;
 	struct module *owner;
 	int self;
 	bool peer_wc;

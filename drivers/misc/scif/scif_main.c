@@ -90,6 +90,7 @@ static int __init scif_check_params(void)
 static const struct scif_node_events scif_main_node_events = {
 	.message = scif_nodemsg_dispatch,
 	.online = scif_sysfs_node_add,
+	.absent = scif_sysfs_node_absent,
 	.lost = scif_epd_node_lost,
 };
 

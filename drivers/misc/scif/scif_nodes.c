@@ -906,6 +906,7 @@ static void scif_node_release_qp(struct scif_node *n)
 	scif_node_area_free(&n->rb);
 	/* Whatever else is still mapped for the node. */
 	scif_node_drop_lmaps(n);
+	scif_node_events->absent(n);
 	/* Readers outside node_lock: see scif_hw_srcu. */
 	WRITE_ONCE(n->hw, NULL);
 }
@@ -1370,6 +1371,7 @@ int scif_hw_register(struct scif_hw_dev *hw)
 	err = scif_hw_claim_self(hw);
 	if (!err) {
 		get_device(hw->dev);
+		get_device(hw->link_dev);
 		list_add_tail(&hw->list, &scif_buses);
 	}
 	mutex_unlock(&scif_bus_lock);
@@ -1397,6 +1399,7 @@ void scif_hw_unregister(struct scif_hw_dev *hw)
 	mutex_lock(&scif_bus_lock);
 	list_del_init(&hw->list);
 	mutex_unlock(&scif_bus_lock);
+	put_device(hw->link_dev);
 	put_device(hw->dev);
 }
 EXPORT_SYMBOL_GPL(scif_hw_unregister);

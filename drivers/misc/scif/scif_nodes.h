@@ -237,6 +237,10 @@ struct scif_node {
  *	for anything remote.
  * @online: a node came online (scif_sysfs_node_add()).  Context: process
  *	context, scif_info.node_lock held.
+ * @absent: a node's bus let go of it: it went down, or never came up
+ *	and was given up (scif_sysfs_node_absent()).  Called before the
+ *	node forgets its bus.  Context: process context,
+ *	scif_info.node_lock held.
  * @lost: a node is gone, every endpoint on it is to be reset
  *	(scif_epd_node_lost()).  Context: process context, may sleep;
  *	scif_info.node_lock not held, the node's rx_work stopped.
@@ -253,6 +257,7 @@ struct scif_node {
 struct scif_node_events {
 	void (*message)(struct scif_node *node, const struct scif_msg *msg);
 	void (*online)(struct scif_node *node);
+	void (*absent)(struct scif_node *node);
 	void (*lost)(struct scif_node *node, bool hold);
 };
 

@@ -213,6 +213,7 @@ struct scif_range;
  *	made under it; never held while sending a node message
  * @local: this endpoint's windows, by page number
  * @remote: the peer's windows, by page number
+ * @nr_windows: windows in @local (changed under @lock, read without it)
  * @nr_rwindows: remote windows not yet released (in the tree or held
  *	by an RMA); teardown waits for it to reach 0
  * @nr_rruns: runs of those windows (charged against max_remote_runs_per_ep
@@ -265,6 +266,7 @@ struct scif_epd_rma {
 	struct mutex lock;
 	struct maple_tree local;
 	struct maple_tree remote;
+	atomic_t nr_windows;
 	atomic_t nr_rwindows;
 	atomic_long_t nr_rruns;
 	bool kernel_windows;
@@ -303,6 +305,9 @@ void scif_window_epd_destroy(struct scif_endpt *ep);
 void scif_window_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			    struct scif_endpt *ep);
 void scif_window_stats_show(struct seq_file *s);
+void scif_window_counts(struct scif_endpt *ep, unsigned int *local,
+			unsigned int *remote);
+void scif_window_totals(long *local, long *remote);
 void scif_window_on_revoke(void (*revoke)(struct scif_endpt *ep,
 					  struct scif_rwindow *rw));
 s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,

@@ -8,18 +8,25 @@
  *   /sys/class/misc/scif/nodes/<id>/generation        times it came online
  *   /sys/class/misc/scif/nodes/<id>/heartbeat_age_ms  -1 if unknown
  *   /sys/class/misc/scif/nodes/<id>/stats/<counter>   struct scif_stats
+ *   /sys/class/misc/scif/nodes/<id>/device            link to the bus's
+ *                                                     device, while the
+ *                                                     node has a bus
  *
  * A node's directory appears the first time the node comes online and
- * stays until the module is unloaded.  The ABI is documented in
+ * stays until the module is unloaded.  Its device link is made each
+ * time the node comes online and removed when its bus lets go of it
+ * (before the bus may delete the device).  The ABI is documented in
  * Documentation/scif/observability.rst.
  *
  * Locking: the directories are created and listed in scif_sysfs_nodes
- * under scif_info.node_lock; the state, bus and generation files read
- * under it too, so the directories are removed (which waits for readers)
- * with it released.
+ * under scif_info.node_lock, and the device links made and removed
+ * under it; the state, bus and generation files read under it too, so
+ * the directories are removed (which waits for readers) with it
+ * released.  A link has no reader to wait for: it is removed under it.
  */
 #define pr_fmt(fmt) "scif: " fmt
 
+#include <linux/device.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kobject.h>
@@ -217,11 +224,29 @@ static const struct attribute_group *scif_node_groups[] = {
 	NULL
 };
 
+/*
+ * Link the node's directory to the device of the bus that reaches it;
+ * under node_lock, with the node's bus set.  Any link it had goes first.
+ */
+static void scif_sysfs_link_device(struct scif_node *node)
+{
+	struct scif_hw_dev *hw = node->hw;
+	struct device *dev = hw->link_dev ?: hw->dev;
+	int err;
+
+	lockdep_assert_held(&scif_info.node_lock);
+	sysfs_remove_link(node->kobj, "device");
+	err = sysfs_create_link(node->kobj, &dev->kobj, "device");
+	if (err)
+		pr_warn("node %u: no sysfs device link: %d\n", node->id, err);
+}
+
 /**
  * scif_sysfs_node_add() - give a node that came online its directory
  * @node: the node
  *
- * Does nothing if the node has one, or before scif_sysfs_init().  A
+ * Makes the directory if the node has none, then links it to the
+ * device of the node's bus.  Does nothing before scif_sysfs_init().  A
  * failure is logged, not returned: the node works without it.
  *
  * Context: process context, with scif_info.node_lock held.
@@ -232,20 +257,41 @@ void scif_sysfs_node_add(struct scif_node *node)
 	int err;
 
 	lockdep_assert_held(&scif_info.node_lock);
-	if (node->kobj || !scif_sysfs_nodes)
+	if (!scif_sysfs_nodes)
 		return;
-	snprintf(name, sizeof(name), "%u", node->id);
-	node->kobj = kobject_create_and_add(name, scif_sysfs_nodes);
 	if (!node->kobj) {
-		pr_warn("node %u: no sysfs directory\n", node->id);
-		return;
+		snprintf(name, sizeof(name), "%u", node->id);
+		node->kobj = kobject_create_and_add(name, scif_sysfs_nodes);
+		if (!node->kobj) {
+			pr_warn("node %u: no sysfs directory\n", node->id);
+			return;
+		}
+		err = sysfs_create_groups(node->kobj, scif_node_groups);
+		if (err) {
+			pr_warn("node %u: no sysfs files: %d\n", node->id, err);
+			kobject_put(node->kobj);
+			node->kobj = NULL;
+			return;
+		}
 	}
-	err = sysfs_create_groups(node->kobj, scif_node_groups);
-	if (err) {
-		pr_warn("node %u: no sysfs files: %d\n", node->id, err);
-		kobject_put(node->kobj);
-		node->kobj = NULL;
-	}
+	if (node->hw)
+		scif_sysfs_link_device(node);
+}
+
+/**
+ * scif_sysfs_node_absent() - a node's bus lets go of it: unlink its device
+ * @node: the node, whose bus is still set
+ *
+ * Removes the node's device link, if it has one, before the bus may
+ * delete the device.  The directory stays.
+ *
+ * Context: process context, with scif_info.node_lock held.
+ */
+void scif_sysfs_node_absent(struct scif_node *node)
+{
+	lockdep_assert_held(&scif_info.node_lock);
+	if (node->kobj)
+		sysfs_remove_link(node->kobj, "device");
 }
 
 /**

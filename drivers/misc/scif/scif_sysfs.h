@@ -11,5 +11,6 @@ struct scif_node;
 int scif_sysfs_init(void);
 void scif_sysfs_exit(void);
 void scif_sysfs_node_add(struct scif_node *node);
+void scif_sysfs_node_absent(struct scif_node *node);
 
 #endif /* _SCIF_SYSFS_H_ */

@@ -182,6 +182,41 @@ void scif_window_stats_show(struct seq_file *s)
 }
 
 /**
+ * scif_window_counts() - how many windows an endpoint has
+ * @ep: the endpoint
+ * @local: receives the number of its own windows, those whose offsets
+ *	it holds: registered, or on their way in or out
+ * @remote: receives the number of its peer's windows it knows of and has
+ *	not yet released
+ *
+ * Read without rma.lock: a registration or release going on may or may
+ * not be counted.
+ *
+ * Context: any context.
+ */
+void scif_window_counts(struct scif_endpt *ep, unsigned int *local,
+			unsigned int *remote)
+{
+	*local = atomic_read(&ep->rma.nr_windows);
+	*remote = atomic_read(&ep->rma.nr_rwindows);
+}
+
+/**
+ * scif_window_totals() - how many windows this node holds
+ * @local: receives the number of windows of its endpoints not yet freed
+ *	(registered, on their way in or out, or unregistered but still used
+ *	by an RMA of the peer)
+ * @remote: receives the number of peers' windows its endpoints hold
+ *
+ * Context: any context.
+ */
+void scif_window_totals(long *local, long *remote)
+{
+	*local = atomic_long_read(&scif_nr_windows);
+	*remote = atomic_long_read(&scif_nr_rwindows);
+}
+
+/**
  * scif_window_on_revoke() - subscribe to the going of peers' windows
  * @revoke: called for each peer's window taken out of an endpoint's tree
  *	(the peer unregistered it, or the connection ended), before the
@@ -212,6 +247,7 @@ void scif_window_epd_init(struct scif_endpt *ep)
 	mutex_init(&ep->rma.lock);
 	mt_init_flags(&ep->rma.local, MT_FLAGS_ALLOC_RANGE);
 	mt_init_flags(&ep->rma.remote, 0);
+	atomic_set(&ep->rma.nr_windows, 0);
 	atomic_set(&ep->rma.nr_rwindows, 0);
 	atomic_long_set(&ep->rma.nr_rruns, 0);
 }
@@ -292,6 +328,7 @@ static bool scif_window_unlink(struct scif_endpt *ep, struct scif_window *w,
 
 	lockdep_assert_held(&ep->rma.lock);
 	mtree_erase(&ep->rma.local, w->offset >> PAGE_SHIFT);
+	atomic_dec(&ep->rma.nr_windows);
 	last = !refcount_dec_not_one(&w->ref.refcount);
 	w->state = SCIF_WIN_DEAD;
 	w->err = err;
@@ -404,8 +441,10 @@ int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 					 first + w->nr_pages - 1, w, GFP_KERNEL);
 		if (err == -EEXIST)
 			err = -EADDRINUSE;
-		if (!err)
+		if (!err) {
 			w->offset = offset;
+			atomic_inc(&ep->rma.nr_windows);
+		}
 		return err;
 	}
 	/* Near the hint if there is room above it, else anywhere. */
@@ -420,6 +459,7 @@ int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
 	if (err)
 		return err == -EBUSY || err == -EEXIST ? -ENOMEM : err;
 	w->offset = (u64)start << PAGE_SHIFT;
+	atomic_inc(&ep->rma.nr_windows);
 	return 0;
 }
 
@@ -451,6 +491,7 @@ static int scif_window_open(struct scif_endpt *ep, struct scif_window *w,
 	err = scif_window_build_xfer(w, ep->node);
 	if (err) {
 		mtree_erase(&ep->rma.local, w->offset >> PAGE_SHIFT);
+		atomic_dec(&ep->rma.nr_windows);
 		goto out;
 	}
 	scif_window_msg(msg, SCIF_MSG_REGISTER, ep->peer_handle, ep->handle,

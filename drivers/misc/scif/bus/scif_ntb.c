@@ -806,6 +806,8 @@ static struct scif_ntb *scif_ntb_new(struct ntb_dev *ntb)
 	sn->hw.name = "ntb";
 	sn->hw.ops = &scif_ntb_ops;
 	sn->hw.dev = &ntb->pdev->dev;
+	/* What sysfs shows of the nodes: the NTB device, bound to us. */
+	sn->hw.link_dev = &ntb->dev;
 	sn->hw.owner = THIS_MODULE;
 	sn->hw.self = sn->self;
 	/* The outbound windows are mapped write-combined. */
@@ -893,4 +895,5 @@ static void __exit scif_ntb_exit(void)
 module_exit(scif_ntb_exit);
 
 MODULE_DESCRIPTION("SCIF bus over the Linux NTB API");
+MODULE_VERSION(SCIF_DRIVER_VERSION);
 MODULE_LICENSE("GPL");
