@@ -35,7 +35,9 @@
 #                    $(DESTDIR); PREFIX (/usr/local) for the user side
 #   make modules_install  scif.ko, scif_ivshmem.ko, scif_peer_links.ko,
 #                    scif_net.ko, scif_vsock.ko (if the kernel has the virtio vsock
-#                    common code) and scif_rdma.ko (if it has the RDMA core)
+#                    common code), scif_rdma.ko (if it has the RDMA core) and
+#                    scif_ntb.ko (with SCIF_NTB_SYMVERS=, as make modules;
+#                    the package scif-ntb-dkms builds the NTB core too)
 #                    for KVER (without test hooks) to
 #                    /lib/modules/KVER/updates, then depmod
 #                    (not with a DESTDIR: a packager's depmod does it)
@@ -194,6 +196,7 @@ modules_install:
 		$(INSTALL_MODDIR)/drivers/net/scif/scif_net.ko \
 		$$(ls $(INSTALL_MODDIR)/net/vmw_vsock/scif_vsock.ko 2> /dev/null) \
 		$$(ls $(INSTALL_MODDIR)/drivers/infiniband/hw/scif/scif_rdma.ko 2> /dev/null) \
+		$$(ls $(INSTALL_MODDIR)/drivers/misc/scif/scif_ntb.ko 2> /dev/null) \
 		$(DESTDIR)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)/
 	$(if $(DESTDIR),@echo "install: DESTDIR set: depmod left to the packager",depmod -a $(KVER))
 

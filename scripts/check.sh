@@ -5,9 +5,11 @@
 # checker's own tests, the packaging and MPSS-compatibility tests on the
 # host, then for each kernel of $KERNELS (default "6.1 6.12 debug") a
 # strict module build, a QEMU run of the selftests (and, but on debug,
-# one of the installed .debs), runs of clusters of each size in
-# $CLUSTERS (default "2 4"; on 6.1 those also in $CLUSTERS_6_1, on debug
-# those also in $DEBUG_CLUSTERS, default "2"), node loss (kernels of
+# one of the installed .debs; on the kernels of $DEBS_NTB_KERNELS, two
+# such guests joined by the emulated NTB with the packages' NTB
+# modules), runs of clusters of each size in $CLUSTERS (default "2 4";
+# on 6.1 those also in $CLUSTERS_6_1, on debug those also in
+# $DEBUG_CLUSTERS, default "2"), node loss (kernels of
 # $NODE_LOSS_KERNELS), the misbehaving peer (kernels of
 # $CORRUPT_KERNELS), the DMA runs (the copy engine on a software DMA
 # provider; kernels of $DMA_KERNELS, the 2-node DMA cluster on those of
@@ -68,6 +70,11 @@ DMA_KERNELS=${DMA_KERNELS-6.12}
 # Of those, the kernels that also run the 2-node DMA cluster (the single
 # VM with dmatest and the DMA tests runs on every one of DMA_KERNELS).
 DMA_CLUSTER_KERNELS=${DMA_CLUSTER_KERNELS-6.12}
+# The kernels whose guests run the packages' NTB modules (scif-ntb-dkms:
+# the NTB core built by DKMS from linux-source) between two nodes: 6.1,
+# Debian 12's own kernel, which runs no other SCIF-over-NTB cluster here
+# (6.12 and the debug kernel run the test build's).
+DEBS_NTB_KERNELS=${DEBS_NTB_KERNELS-6.1}
 out=$BUILD/check
 results=$out/results.txt
 
@@ -540,6 +547,13 @@ kernel_stages() {
 		# The .debs of the packaging tests, installed in a guest (issue 15).
 		[ "$k" = debug ] ||
 			stage host_tap_tests debs "$top/scripts/test-debs-guest.sh" "$k" "$BUILD/packaging" "$out/debs-$k"
+		# ... and two joined by the emulated NTB with scif-ntb-dkms's
+		# modules (issue 35).
+		if [[ " $DEBS_NTB_KERNELS " = *" $k "* ]]; then
+			stage host_tap_tests debs-ntb "$top/scripts/test-debs-guest.sh" "$k" "$BUILD/packaging" "$out/debs-ntb-$k" ntb
+		elif [ "$k" != debug ]; then
+			skip "$k/debs-guest-ntb (not in DEBS_NTB_KERNELS: see testing.rst)"
+		fi
 		for n in $CLUSTERS; do
 			if [ "$k" = debug ] && ! [[ " $DEBUG_CLUSTERS " = *" $n "* ]]; then
 				skip "$k/cluster$n (not in DEBUG_CLUSTERS: see testing.rst)"

@@ -3,8 +3,9 @@
 #
 # test-libvirt.sh OUT: the user guide's libvirt steps
 # (Documentation/scif/vms.rst) under a running libvirtd: two domains from
-# tools/scif/scif-vm-config's XML, defined and started with virsh, talk
-# SCIF to each other.  Prints TAP, exits non-zero if a test failed.
+# scif-vm-config's XML, defined and started with virsh, talk SCIF to
+# each other; scif-vm-config and scif-ivshmem-server as installed (make
+# install-user into OUT/inst, the paths of the scif-tools package).  Prints TAP, exits non-zero if a test failed.
 # Runs as root on a Debian 12 host; KVM is not needed (TCG).
 #
 #  1. installs what it needs with apt, idempotently (scripts/deps.sh for
@@ -46,7 +47,6 @@ BUILD=${BUILD:-$top/build}
 kname=${SCIF_LIBVIRT_KERNEL:-6.1}
 tmo=${SCIF_LIBVIRT_TIMEOUT:-600}
 lock=${SCIF_QEMU_LOCK:-/tmp/scif-qemu.lock}
-cfg=$top/tools/scif/scif-vm-config
 export LIBVIRT_DEFAULT_URI=qemu:///system
 n=0
 fails=0
@@ -72,6 +72,10 @@ check() { # name command...: a test from a command's status; log in OUT
 rm -rf "$out"
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
+# The guide's commands as installed (make install-user into OUT/inst,
+# as scif-tools lays them out): scif-vm-config and scif-ivshmem-server.
+inst=$out/inst
+cfg=$inst/usr/bin/scif-vm-config
 
 # ---- 1. packages, modules, initramfs ----
 PKGS="libvirt-daemon-system libvirt-clients qemu-system-x86 qemu-utils"
@@ -100,7 +104,8 @@ mod=$out/modules/drivers/misc/scif
 build() {
 	make -s -C "$top" modules KVER="$rel" MODDIR="$out/modules" &&
 		make -s -C "$top" lib selftests &&
-		make -s -C "$top/qemu" OUTPUT="$out/qemu" &&
+		make -s -C "$top" install-user DESTDIR="$inst" PREFIX=/usr &&
+		[ -x "$cfg" ] && [ -x "$inst/usr/bin/scif-ivshmem-server" ] &&
 		mkdir -p "$out/guest" &&
 		cp "$BUILD/selftests/scif-info" "$BUILD/selftests/scif_cluster_test" \
 			"$top/qemu/demo-guest.sh" "$out/guest/" &&
@@ -247,7 +252,7 @@ quser=${quser:-libvirt-qemu} qgroup=${qgroup:-kvm}
 
 append="console=ttyS0 loglevel=7 panic=-1 oops=panic $(sh "$top/qemu/tcg-clock.sh") scif.nodes=2"
 vmcfg=(-n 2 -m 512 -A tcg -E "$(command -v qemu-system-x86_64)" -d "$shm" -N "$name"
-	-D "$out/disk%k.qcow2" -S "$out/qemu/ivshmem-server"
+	-D "$out/disk%k.qcow2" -S "$inst/usr/bin/scif-ivshmem-server"
 	-k "$out/vmlinuz" -i "$out/guest.cpio" -a "$append"
 	-C "$out/node%k.console" -C "$out/node%k.results")
 

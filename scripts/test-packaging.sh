@@ -15,7 +15,7 @@
 #    and the /dev/mic/scif link
 #  - make install DESTDIR=... PREFIX=/usr installs exactly the expected
 #    files, the UAPI header as scif/scif_ioctl.h and not linux/
-#  - dpkg-buildpackage -us -uc -b builds the five packages, lintian finds
+#  - dpkg-buildpackage -us -uc -b builds the six packages, lintian finds
 #    no warning or error, each holds what it should (the libibverbs
 #    provider depending on exactly the libibverbs it is written for,
 #    the tools printing the package's version); a program built
@@ -23,7 +23,10 @@
 #  - dkms add, build, install and remove of the unpacked scif-dkms source
 #    for the 6.1 and 6.12 kernels (PKG_KERNELS to choose), with the built
 #    modules' version and vermagic checked; the modules are kept in
-#    OUT/dkms-KERNEL/built for scripts/test-debs-guest.sh
+#    OUT/dkms-KERNEL/built for scripts/test-debs-guest.sh; then the same
+#    of scif-ntb-dkms's source (the NTB core and drivers from Debian's
+#    linux-source at the kernel's version, ntb_ivshmem, scif_ntb), kept
+#    in OUT/dkms-KERNEL/built-ntb for scripts/test-debs-ntb.sh
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,7 +51,7 @@ check() { # name command...: ok if the command succeeds (output in $out/NAME.log
 version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 
 versions_agree() {
-	local drv lib deb net vs pl rd
+	local drv lib deb net vs pl rd iv ntbv
 	drv=$(sed -n 's/^#define SCIF_DRIVER_VERSION[[:space:]]*"\(.*\)"$/\1/p' \
 		"$top/drivers/misc/scif/scif_hw.h")
 	lib=$(sed -n 's/^VERSION := //p' "$top/tools/lib/scif/Makefile")
@@ -60,11 +63,16 @@ versions_agree() {
 		"$top/net/scif/scif_peer_links.c")
 	rd=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
 		"$top/drivers/infiniband/hw/scif/scif_rdma_main.c")
+	iv=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
+		"$top/drivers/ntb/hw/ivshmem/ntb_ivshmem.c")
+	ntbv=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' \
+		"$top/packaging/ntb-dkms/dkms.conf")
 	deb=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
-	echo "dkms.conf $version, driver $drv, scif_net $net, scif_vsock $vs, scif_peer_links $pl, scif_rdma $rd, libscif $lib, debian $deb"
+	echo "dkms.conf $version, driver $drv, scif_net $net, scif_vsock $vs, scif_peer_links $pl, scif_rdma $rd, ntb_ivshmem $iv, scif-ntb dkms.conf $ntbv, libscif $lib, debian $deb"
 	[ -n "$version" ] && [ "$drv" = "$version" ] && [ "$lib" = "$version" ] &&
 		[ "$net" = "$version" ] && [ "$vs" = "$version" ] &&
 		[ "$pl" = "$version" ] && [ "$rd" = "$version" ] &&
+		[ "$iv" = "$version" ] && [ "$ntbv" = "$version" ] &&
 		[ "${deb%%-*}" = "$version" ]
 }
 check versions-agree versions_agree
@@ -231,6 +239,10 @@ provider_deb_ok() {
 		grep -q 'libibverbs1 (>= 44.0), libibverbs1 (<< 45)'
 }
 check deb-ibverbs-provider-scif-content provider_deb_ok
+check deb-scif-ntb-dkms-content deb_has scif-ntb-dkms \
+	"usr/src/scif-ntb-$version/dkms.conf" "usr/src/scif-ntb-$version/scif-ntb-build" \
+	"usr/src/scif-ntb-$version/drivers/ntb/hw/ivshmem/ntb_ivshmem.c" \
+	etc/modprobe.d/scif-ntb.conf
 check deb-scif-dkms-content deb_has scif-dkms "usr/src/scif-$version/dkms.conf" \
 	"usr/src/scif-$version/Kbuild" lib/udev/rules.d/60-scif.rules \
 	etc/modprobe.d/scif.conf usr/lib/modules-load.d/scif.conf
@@ -239,7 +251,7 @@ check deb-scif-dkms-content deb_has scif-dkms "usr/src/scif-$version/dkms.conf" 
 root=$out/root
 unpacked_works() {
 	local p o
-	for p in scif-dkms libscif0 libscif-dev scif-tools; do
+	for p in scif-dkms scif-ntb-dkms libscif0 libscif-dev scif-tools; do
 		dpkg-deb -x "$debs/${p}_${version}"_*.deb "$root" || return 1
 	done
 	cc -Wall -Werror -I"$root/usr/include" -o "$out/mpss-style" \
@@ -295,9 +307,58 @@ dkms_cycle() { # kernel-name
 	# Kept for scripts/test-debs-guest.sh, which boots them.
 	mkdir -p "$t/built"
 	cp "$t/lib/modules/$rel/updates/dkms"/scif*.ko* "$t/built/"
+	ntb_dkms_cycle "$t" "$kdir" "$rel" "$@" || return 1
 	"$@" remove -m scif -v "$version" --all --no-depmod || return 1
 	! ls "$t/lib/modules/$rel/updates/dkms/scif.ko"* 2> /dev/null &&
 		[ ! -e "$t/tree/scif" ]
+}
+
+depends_on() { # module.ko name...: modinfo names each among its dependencies
+	local ko=$1 deps m
+	shift
+	deps=",$(modinfo -F depends "$ko"),"
+	for m in "$@"; do
+		[[ "$deps" = *",$m,"* ]] || { echo "$ko: depends on $deps, not $m"; return 1; }
+	done
+}
+
+# scif-ntb-dkms's source beside scif's, in the same trees (dkms_cycle):
+# the NTB core, drivers and clients from linux-source at the kernel's
+# version, ntb_ivshmem and scif_ntb; their versions, vermagic and
+# dependencies; kept in OUT/dkms-KERNEL/built-ntb for
+# scripts/test-debs-ntb.sh.
+ntb_dkms_cycle() { # dkms-cycle-dir kdir release dkms-command...
+	local t=$1 kdir=$2 rel=$3 src ko d m
+	shift 3
+	src=$t/src/scif-ntb-$version
+	if [ -d "$root/usr/src/scif-ntb-$version" ]; then
+		cp -a "$root/usr/src/scif-ntb-$version" "$t/src/"
+	else
+		mkdir -p "$src/drivers/ntb/hw"
+		cp -a "$top/packaging/ntb-dkms/dkms.conf" \
+			"$top/packaging/ntb-dkms/scif-ntb-build" "$src/"
+		cp -a "$top/drivers/ntb/hw/ivshmem" "$src/drivers/ntb/hw/"
+	fi
+	"$@" add -m scif-ntb -v "$version" &&
+	"$@" build -m scif-ntb -v "$version" -k "$rel" --kernelsourcedir "$kdir" &&
+	"$@" install -m scif-ntb -v "$version" -k "$rel" --kernelsourcedir "$kdir" \
+		--no-depmod || { cat "$t/tree/scif-ntb/$version/build/make.log"; return 1; }
+	d=$t/lib/modules/$rel/updates/dkms
+	for m in ntb ntb_hw_intel ntb_hw_amd ntb_hw_idt ntb_hw_epf ntb_transport \
+		ntb_netdev ntb_tool ntb_perf ntb_pingpong ntb_ivshmem scif_ntb; do
+		ko=$(ls "$d/$m".ko* 2> /dev/null)
+		[ -n "$ko" ] || { echo "scif-ntb: no $m.ko"; return 1; }
+		modinfo -F vermagic "$ko" | grep -q "^$rel " || return 1
+	done
+	[ "$(modinfo -F version "$d/scif_ntb.ko"*)" = "$version" ] &&
+		[ "$(modinfo -F version "$d/ntb_ivshmem.ko"*)" = "$version" ] || return 1
+	depends_on "$d/scif_ntb.ko"* scif ntb &&
+		depends_on "$d/ntb_hw_intel.ko"* ntb &&
+		depends_on "$d/ntb_netdev.ko"* ntb_transport || return 1
+	mkdir -p "$t/built-ntb"
+	cp "$d"/ntb*.ko* "$d"/scif_ntb.ko* "$t/built-ntb/"
+	"$@" remove -m scif-ntb -v "$version" --all --no-depmod &&
+		! ls "$d/scif_ntb.ko"* 2> /dev/null && [ ! -e "$t/tree/scif-ntb" ]
 }
 for k in $KERNELS; do
 	check "dkms-$k" dkms_cycle "$k"

@@ -1310,3 +1310,4 @@ module_exit(ivntb_exit);
 
 MODULE_DESCRIPTION("Emulated NTB over QEMU ivshmem-doorbell devices");
 MODULE_LICENSE("GPL");
+MODULE_VERSION("0.1.0");
