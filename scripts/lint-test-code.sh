@@ -9,7 +9,7 @@
 # #ifdef SCIF_KUNIT, or any #if naming them) of at most one line and no #else: the kernel's
 # one-line hook, such as the #include of a test file at the end of the
 # file.  Calls into the test hooks go through headers whose stubs compile
-# to nothing without SCIF_TEST_HOOKS (scif_testhooks.h).
+# to nothing without SCIF_TEST_HOOKS (scif_fault.h).
 #
 # Prints each offending block as FILE:LINE and exits 1 if there is one.
 set -eu

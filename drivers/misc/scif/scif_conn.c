@@ -28,7 +28,6 @@
 #include "scif_proto.h"
 #include "scif_rb.h"
 #include "scif_rma.h"
-#include "scif_testhooks.h"
 #include "scif_trace.h"
 
 static bool scif_conn_ring_size_ok(u64 size)

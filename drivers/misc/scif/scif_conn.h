@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * SCIF core: connections: bind, listen, connect, accept, close and
- * their node messages (scif_conn.c).  Lock rules: scif_epd.h.
+ * their node messages (scif_conn.c).  Lock rules: scif_endpt.h.
  */
 #ifndef _SCIF_CONN_H_
 #define _SCIF_CONN_H_

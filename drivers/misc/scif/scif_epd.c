@@ -18,7 +18,6 @@
 #include "scif_nodes.h"
 #include "scif_proto.h"
 #include "scif_rma.h"
-#include "scif_testhooks.h"
 
 static const char * const scif_epd_state_names[] = {
 	[SCIF_EPD_UNBOUND] = "unbound",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * SCIF core: the /dev/scif character device (scif_fd.c).  Lock rules:
- * scif_epd.h.
+ * scif_endpt.h.
  */
 #ifndef _SCIF_FD_H_
 #define _SCIF_FD_H_

@@ -32,13 +32,13 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 
-#include "scif_epd.h"
+#include "scif_endpt.h"
 #include "scif_info.h"
-#include "scif_kunit.h"
 #include "scif_nodes.h"
 #include "scif_proto.h"
 #include "scif_rma.h"
 #include "scif_trace.h"
+#include "scif_visibility.h"
 
 /* Bit 31 of a mark: it names RMAs initiated by the peer. */
 #define SCIF_FENCE_PEER		BIT(31)

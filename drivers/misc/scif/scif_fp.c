@@ -53,14 +53,14 @@
 #include <linux/sched.h>
 #include <linux/threads.h>
 
-#include "scif_epd.h"
+#include "scif_endpt.h"
+#include "scif_fault.h"
 #include "scif_fp.h"
 #include "scif_info.h"
 #include "scif_mmap.h"
 #include "scif_nodes.h"
 #include "scif_proto.h"
 #include "scif_rb.h"
-#include "scif_testhooks.h"
 
 /* The pages of a fast-path file: the counters, our half, the peer's. */
 #define SCIF_FP_LOCAL_PGOFF	1UL

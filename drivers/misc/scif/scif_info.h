@@ -2,7 +2,7 @@
 /*
  * SCIF core: the state global to the driver, struct scif_info, and the
  * module's parameters; both are defined in scif_main.c.  Lock rules:
- * struct scif_info below, and the lock order in scif_epd.h.
+ * struct scif_info below, and the lock order in scif_endpt.h.
  */
 #ifndef _SCIF_INFO_H_
 #define _SCIF_INFO_H_

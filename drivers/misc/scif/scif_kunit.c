@@ -19,7 +19,7 @@
 #include <linux/slab.h>
 
 #include "scif_epd.h"
-#include "scif_kunit.h"
+#include "scif_nodemsg.h"
 #include "scif_lmap.h"
 #include "scif_nodes.h"
 #include "scif_proto.h"

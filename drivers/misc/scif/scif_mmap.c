@@ -37,7 +37,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
-#include "scif_epd.h"
+#include "scif_endpt.h"
 #include "scif_fault.h"
 #include "scif_mmap.h"
 #include "scif_nodes.h"

@@ -16,13 +16,13 @@
 
 #include "scif_conn.h"
 #include "scif_epd.h"
+#include "scif_fault.h"
 #include "scif_fp.h"
 #include "scif_info.h"
 #include "scif_msg.h"
 #include "scif_nodes.h"
 #include "scif_proto.h"
 #include "scif_rb.h"
-#include "scif_testhooks.h"
 #include "scif_trace.h"
 
 /*

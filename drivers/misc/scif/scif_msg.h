@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * SCIF core: messages on a connection, send and receive (scif_msg.c).
- * Lock rules: scif_epd.h.
+ * Lock rules: scif_endpt.h.
  */
 #ifndef _SCIF_MSG_H_
 #define _SCIF_MSG_H_

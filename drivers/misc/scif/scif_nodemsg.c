@@ -25,12 +25,12 @@
 #include "scif_conn.h"
 #include "scif_epd.h"
 #include "scif_info.h"
-#include "scif_kunit.h"
 #include "scif_msg.h"
 #include "scif_nodemsg.h"
 #include "scif_nodes.h"
 #include "scif_proto.h"
 #include "scif_rma.h"
+#include "scif_visibility.h"
 
 /*
  * The message names no endpoint: the handler is called without a

@@ -22,13 +22,12 @@
 #include "scif_fault.h"
 #include "scif_hw.h"
 #include "scif_info.h"
-#include "scif_kunit.h"
 #include "scif_lmap.h"
 #include "scif_nodes.h"
 #include "scif_proto.h"
 #include "scif_rb.h"
-#include "scif_testhooks.h"
 #include "scif_trace.h"
+#include "scif_visibility.h"
 
 struct scif_reply {
 	struct list_head list;

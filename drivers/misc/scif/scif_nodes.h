@@ -2,7 +2,7 @@
 /*
  * SCIF core: the nodes of the network and their queue pairs
  * (scif_nodes.c).  Lock rules: the notes below, struct scif_node, and
- * the lock order in scif_epd.h.
+ * the lock order in scif_endpt.h.
  *
  * Implementation notes
  *

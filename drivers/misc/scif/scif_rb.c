@@ -19,9 +19,9 @@
 #include <linux/uio.h>
 
 #include "scif_fault.h"
-#include "scif_kunit.h"
 #include "scif_proto.h"
 #include "scif_rb.h"
+#include "scif_visibility.h"
 
 /*
  * Freed queue-pair areas kept for the next connection, so that a

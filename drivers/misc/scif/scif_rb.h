@@ -3,7 +3,7 @@
  * SCIF core: rings, one side's view of a queue pair (scif_rb.c).
  * Lock rules: the owner of a ring serialises each of its sides (see
  * struct scif_rb); the owners' locks are in scif_nodes.h (node queue
- * pairs) and scif_epd.h (connections).
+ * pairs) and scif_endpt.h (connections).
  */
 #ifndef _SCIF_RB_H_
 #define _SCIF_RB_H_

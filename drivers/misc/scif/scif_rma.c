@@ -44,13 +44,12 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
-#include "scif_epd.h"
+#include "scif_endpt.h"
 #include "scif_fault.h"
 #include "scif_nodes.h"
 #include "scif_proto.h"
 #include "scif_rb.h"
 #include "scif_rma.h"
-#include "scif_testhooks.h"
 #include "scif_trace.h"
 
 #define SCIF_RMA_FLAGS	(SCIF_RMA_USECPU | SCIF_RMA_USECACHE | \

@@ -2,7 +2,8 @@
 /*
  * SCIF core: registered memory.  Types shared by scif_pin.c (pinning),
  * scif_window.c (the registered address space, the window exchange),
- * scif_rma.c (the copies), scif_fence.c and scif_rma_cache.c.  See
+ * scif_rma.c (the copies), scif_fence.c and scif_rma_cache.c; the
+ * endpoint's part, struct scif_epd_rma, is in scif_endpt.h.  See
  * Documentation/scif/rma.rst.
  *
  * Offsets are kept in maple trees indexed by page number (offset >>
@@ -207,97 +208,6 @@ struct scif_rwindow {
 struct scif_rma_cache;
 struct scif_range;
 
-/**
- * struct scif_epd_rma - an endpoint's registered memory
- * @lock: protects both trees, window states and @nr_rwindows changes
- *	made under it; never held while sending a node message
- * @local: this endpoint's windows, by page number
- * @remote: the peer's windows, by page number
- * @nr_windows: windows in @local (changed under @lock, read without it)
- * @nr_rwindows: remote windows not yet released (in the tree or held
- *	by an RMA); teardown waits for it to reach 0
- * @nr_rruns: runs of those windows (charged against max_remote_runs_per_ep
- *	before the REGISTER is read, uncharged as the window is released)
- * @kernel_windows: a window over kernel memory (SCIF_MAP_KERNEL) was
- *	placed in @local: the kernel API's scif_close() waits until the
- *	endpoint's windows are gone (set once, never cleared)
- * @eng_lock: protects the copy engine's fields below
- * @queue: descriptors waiting for or in the copy engine, in issue order
- * @nr_queued: entries in @queue
- * @issued: sequence number of the last descriptor queued (0: none yet)
- * @done: every descriptor with a sequence number up to @done completed
- * @running: a context is running @queue: the work item, a caller of a
- *	synchronous RMA that runs the queue up to its own descriptors, or a
- *	caller that found nothing pending and runs its own RMA or fence
- *	signal before returning
- * @eng_work: runs @queue on the copy engine's workqueue; holds a
- *	reference to the endpoint from queue_work() until its function is
- *	done with it (scif_rma_kick()), so the endpoint outlives it; runs at
- *	most SCIF_ENG_BUDGET descriptors, then queues itself again behind
- *	the other endpoints' (the workqueue runs 256 at once)
- * @waiters: the peer's fence waits (struct scif_fence_waiter) for a
- *	sequence number not yet reached; the engine answers them as @done
- *	passes their number
- * @nr_waiters: entries in @waiters
- * @dma_idx: which of the DMA channels near the peer's bus the engine
- *	uses for this endpoint (see scif_dma_pick()); set at creation
- * @cache_lock: protects @cache
- * @cache: the registration cache (SCIF_RMA_USECACHE), or NULL
- * @fence_lock: protects @fence_reqs and @fence_next_id
- * @fence_reqs: this side's fence requests waiting for the peer's answer
- *	(struct scif_fence_req, on the requesters' stacks)
- * @fence_next_id: the id of the last fence request sent
- * @stage_lock: protects @stage_reqs and @stage_next_id
- * @stage_reqs: this side's STAGE_* requests waiting for the peer's
- *	answer (struct scif_stage_req, on the requesters' stacks)
- * @stage_next_id: the id of the last STAGE_* request sent
- *
- * Each descriptor queued to the engine gets the next sequence number; the
- * engine runs @queue in order, so "every RMA up to N completed" is
- * @done >= N.  CPU RMAs (SCIF_RMA_USECPU) complete before their call
- * returns and take no number.  @nr_queued is at most 64 but for
- * descriptors queued by the context that runs the queue (one at a time)
- * and fence signals of the peer (at most 128); every descriptor also
- * counts in the engine's global count (module parameter
- * rma_max_queued), see scif_rma.c.
- */
-struct scif_epd_rma {
-	/* lock protects local, remote and the windows' states */
-	struct mutex lock;
-	struct maple_tree local;
-	struct maple_tree remote;
-	atomic_t nr_windows;
-	atomic_t nr_rwindows;
-	atomic_long_t nr_rruns;
-	bool kernel_windows;
-
-	/* eng_lock protects queue through nr_waiters */
-	spinlock_t eng_lock;
-	struct list_head queue;
-	unsigned int nr_queued;
-	u64 issued;
-	u64 done;
-	bool running;
-	struct work_struct eng_work;
-	struct list_head waiters;
-	unsigned int nr_waiters;
-	unsigned int dma_idx;
-
-	/* cache_lock protects cache */
-	struct mutex cache_lock;
-	struct scif_rma_cache *cache;
-
-	/* fence_lock (innermost, taken alone) protects fence_reqs, next_id */
-	spinlock_t fence_lock;
-	struct list_head fence_reqs;
-	u64 fence_next_id;
-
-	/* stage_lock (innermost, taken alone) protects stage_reqs, next_id */
-	spinlock_t stage_lock;
-	struct list_head stage_reqs;
-	u64 stage_next_id;
-};
-
 /* scif_window.c */
 void scif_window_epd_init(struct scif_endpt *ep);
 void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err);
@@ -320,6 +230,14 @@ struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
 				      int prot, int *err);
 void scif_window_put(struct scif_window *w);
 void scif_rwindow_put(struct scif_rwindow *rw);
+
+#ifdef SCIF_KUNIT
+/* scif_window.c, visible to scif_kunit.ko only (scif_visibility.h) */
+bool scif_window_register_msg_ok(const struct scif_msg *msg);
+int scif_rwindow_read_runs(struct scif_rwindow *rw, u64 addr);
+int scif_window_place(struct scif_endpt *ep, struct scif_window *w,
+		      s64 offset, bool fixed);
+#endif
 
 /* scif_pin.c */
 int scif_pin_charge(struct mm_struct *mm, unsigned long n);
@@ -390,6 +308,13 @@ int scif_epd_fence_signal(struct scif_endpt *ep, s64 loff, u64 lval,
 int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 		       struct scif_range **pages);
 int scif_epd_put_pages(struct scif_range *pages);
+
+#ifdef SCIF_KUNIT
+/* scif_fence.c, visible to scif_kunit.ko only (scif_visibility.h) */
+u64 scif_fence_seq(struct scif_endpt *ep, u32 mark);
+int scif_fence_off_check(u64 off);
+int scif_fence_sig_off(s64 off);
+#endif
 
 /* scif_dma.c: the copy engine's DMA channels */
 struct dma_chan;

@@ -30,7 +30,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
-#include "scif_epd.h"
+#include "scif_endpt.h"
 #include "scif_fault.h"
 #include "scif_rma.h"
 

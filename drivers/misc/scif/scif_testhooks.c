@@ -48,8 +48,10 @@
  * drop_rma_msgs, and the module parameters test_listener_close_delay_ms,
  * eng_delay_ms, eng_piece_delay_ms and eng_defer, each described where
  * it is defined below.
- * The driver reaches the hooks through scif_testhooks.h only, whose stubs
- * compile to nothing in the shipped build.
+ * The driver reaches the hooks only through the hook points of
+ * scif_fault.h, which call the struct scif_test_hooks that
+ * scif_testhooks_init() registers, and compile to nothing in the
+ * shipped build.
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
@@ -62,7 +64,8 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "scif_epd.h"
+#include "scif_endpt.h"
+#include "scif_fault.h"
 #include "scif_hw.h"
 #include "scif_info.h"
 #include "scif_loopback.h"
@@ -416,12 +419,12 @@ MODULE_PARM_DESC(test_listener_close_delay_ms,
 		 "Test build only: milliseconds a listener's close waits in its walk of the parked requests (default 0)");
 
 /**
- * scif_test_close_delay() - test hook: a listener's close pauses
+ * scif_testhooks_close_delay() - test hook: a listener's close pauses
  *
  * Context: process context; may sleep.
  * Return: nothing; returns after test_listener_close_delay_ms.
  */
-void scif_test_close_delay(void)
+static void scif_testhooks_close_delay(void)
 {
 	unsigned int ms = READ_ONCE(scif_test_close_delay_ms);
 
@@ -440,12 +443,12 @@ MODULE_PARM_DESC(eng_delay_ms,
 		 "Test build: delay of the copy engine's worker, in ms (default 0)");
 
 /**
- * scif_rma_test_delay() - test hook: the copy engine's worker pauses
+ * scif_testhooks_rma_delay() - test hook: the copy engine's worker pauses
  *
  * Context: process context (the engine's work item); may sleep.
  * Return: nothing; returns after eng_delay_ms.
  */
-void scif_rma_test_delay(void)
+static void scif_testhooks_rma_delay(void)
 {
 	unsigned int ms = READ_ONCE(scif_eng_delay_ms);
 
@@ -465,13 +468,13 @@ MODULE_PARM_DESC(eng_piece_delay_ms,
 		 "Test build: delay of the copy engine before each piece, in ms (default 0)");
 
 /**
- * scif_rma_test_piece_delay() - test hook: the copy engine pauses before
+ * scif_testhooks_rma_piece_delay() - test hook: the copy engine pauses before
  * a piece
  *
  * Context: process context (the copy engine); may sleep.
  * Return: nothing; returns after eng_piece_delay_ms.
  */
-void scif_rma_test_piece_delay(void)
+static void scif_testhooks_rma_piece_delay(void)
 {
 	unsigned int ms = READ_ONCE(scif_eng_piece_delay_ms);
 
@@ -490,12 +493,12 @@ MODULE_PARM_DESC(eng_defer,
 		 "Test build: hand every RMA to the copy engine's worker (default N)");
 
 /**
- * scif_rma_test_defer() - test hook: whether every RMA goes to the worker
+ * scif_testhooks_rma_defer() - test hook: whether every RMA goes to the worker
  *
  * Context: any context.
  * Return: the value of eng_defer.
  */
-bool scif_rma_test_defer(void)
+static bool scif_testhooks_rma_defer(void)
 {
 	return READ_ONCE(scif_eng_defer);
 }
@@ -508,13 +511,13 @@ bool scif_rma_test_defer(void)
 static atomic_t scif_drop_rma_msgs;
 
 /**
- * scif_window_drop_msg() - test hook: whether to ignore a REGISTER or
+ * scif_testhooks_window_drop_msg() - test hook: whether to ignore a REGISTER or
  *	UNREGISTER received
  *
  * Context: any context.
  * Return: true (and one fewer to drop) while drop_rma_msgs is non-zero.
  */
-bool scif_window_drop_msg(void)
+static bool scif_testhooks_window_drop_msg(void)
 {
 	return atomic_add_unless(&scif_drop_rma_msgs, -1, 0);
 }
@@ -555,15 +558,15 @@ static void scif_window_runlist_corrupt(struct scif_runlist *rl,
 }
 
 /**
- * scif_window_runlist_maybe_corrupt() - test hook: damage a run list sent
+ * scif_testhooks_runlist_corrupt() - test hook: damage a run list sent
  * @rl: the run list about to go to the peer
  * @msg: the REGISTER message that names it
  *
  * Context: process context.
  * Return: nothing; @rl or @msg damaged as corrupt_runlist asked, once.
  */
-void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
-				       struct scif_msg *msg)
+static void scif_testhooks_runlist_corrupt(struct scif_runlist *rl,
+					   struct scif_msg *msg)
 {
 	if (unlikely(READ_ONCE(scif_corrupt_runlist)))
 		scif_window_runlist_corrupt(rl, msg);
@@ -680,14 +683,14 @@ static int scif_node_corrupt(u16 id, bool count, unsigned int nr)
 static unsigned int scif_test_delay_ms[SCIF_DELAY_NR];
 
 /**
- * scif_node_test_held() - test hook: whether work for @node is held back
+ * scif_testhooks_node_held() - test hook: whether work for @node is held back
  * @node: the node
  * @what: 1 for rx_work, 2 for reply_work
  *
  * Context: any context.
  * Return: true if "hold" asked for @what to do nothing.
  */
-bool scif_node_test_held(struct scif_node *node, unsigned int what)
+static bool scif_testhooks_node_held(struct scif_node *node, unsigned int what)
 {
 	return READ_ONCE(node->test_held) & what;
 }
@@ -708,13 +711,13 @@ static int scif_node_test_flood(u16 id, unsigned int nr)
 }
 
 /**
- * scif_node_test_delay() - test hook: sleep at a delay point if asked to
+ * scif_testhooks_node_delay() - test hook: sleep at a delay point if asked to
  * @point: the delay point
  *
  * Context: process context; may sleep.
  * Return: nothing; returns after the delay set for @point, if any.
  */
-void scif_node_test_delay(enum scif_node_delay point)
+static void scif_testhooks_node_delay(enum scif_node_delay point)
 {
 	unsigned int ms = scif_test_delay_ms[point];
 
@@ -821,8 +824,21 @@ static const struct file_operations corrupt_fops = {
 	.llseek = noop_llseek,
 };
 
+/* What the core's hook points call in the test build (scif_fault.h). */
+static const struct scif_test_hooks scif_testhooks_ops = {
+	.node_delay = scif_testhooks_node_delay,
+	.node_held = scif_testhooks_node_held,
+	.close_delay = scif_testhooks_close_delay,
+	.rma_delay = scif_testhooks_rma_delay,
+	.rma_piece_delay = scif_testhooks_rma_piece_delay,
+	.rma_defer = scif_testhooks_rma_defer,
+	.window_drop_msg = scif_testhooks_window_drop_msg,
+	.runlist_corrupt = scif_testhooks_runlist_corrupt,
+};
+
 /**
- * scif_testhooks_init() - create the test hooks' debugfs files
+ * scif_testhooks_init() - create the test hooks' debugfs files and
+ *	register the hooks with the core
  *
  * Called once at module load, after scif_debugfs_init(); the files go
  * with the driver's debugfs directory.  Failure is not fatal.
@@ -833,6 +849,9 @@ static const struct file_operations corrupt_fops = {
 void scif_testhooks_init(void)
 {
 	struct dentry *dir = scif_info.debugfs;
+
+	/* The hook points of the core (scif_fault.h) call these from now on. */
+	WRITE_ONCE(scif_test_hooks, &scif_testhooks_ops);
 
 	debugfs_create_file("peer_fuzz", 0600, dir, NULL, &peer_fuzz_fops);
 	debugfs_create_file("forge", 0200, dir, NULL, &forge_fops);

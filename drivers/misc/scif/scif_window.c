@@ -48,14 +48,13 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
-#include "scif_epd.h"
+#include "scif_endpt.h"
 #include "scif_fault.h"
-#include "scif_kunit.h"
 #include "scif_nodes.h"
 #include "scif_proto.h"
 #include "scif_rma.h"
-#include "scif_testhooks.h"
 #include "scif_trace.h"
+#include "scif_visibility.h"
 
 static_assert(SCIF_RUNLIST_PAGE == PAGE_SIZE);
 

@@ -37,9 +37,9 @@
 #include "scif_fp_raw.h"
 
 #define NODE_TEST	"/sys/kernel/debug/scif/node_test"
-#define DELAY_FP_REVOKE	3	/* SCIF_DELAY_FP_REVOKE in scif_testhooks.h */
+#define DELAY_FP_REVOKE	3	/* SCIF_DELAY_FP_REVOKE in scif_fault.h */
 #define REVOKE_DELAY_MS	1000
-#define DELAY_MSG_COUNT	4	/* SCIF_DELAY_MSG_COUNT in scif_testhooks.h */
+#define DELAY_MSG_COUNT	4	/* SCIF_DELAY_MSG_COUNT in scif_fault.h */
 #define COUNT_DELAY_MS	1000
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
