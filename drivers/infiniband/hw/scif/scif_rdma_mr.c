@@ -189,11 +189,19 @@ void *srd_mr_vmap(struct srd_mr *mr)
  */
 void srd_mr_read(struct srd_mr *mr, u64 addr, void *buf, u64 len)
 {
+	void *kva;
 	u64 n;
 
 	while (len) {
 		n = len;
-		memcpy(buf, srd_mr_kva(mr, addr, &n), n);	/* shortens n */
+		/*
+		 * Apart from the copy: memcpy(buf, srd_mr_kva(..., &n), n)
+		 * took n before srd_mr_kva() shortened it (the order is the
+		 * compiler's; FORTIFY_SOURCE's memcpy reads the size first),
+		 * so it read past the end of the MR's page.
+		 */
+		kva = srd_mr_kva(mr, addr, &n);	/* shortens n */
+		memcpy(buf, kva, n);
 		buf += n;
 		addr += n;
 		len -= n;

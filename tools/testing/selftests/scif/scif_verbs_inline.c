@@ -15,6 +15,14 @@
  * server's MR, whose address and key the server sent first, and ends
  * with an inline SEND "done".  The server checks every SEND's length
  * and bytes as it arrives and, after "done", every WRITE's bytes.
+ * Before "done" the client also reads the WRITEs back by RDMA READ, in
+ * pieces at odd offsets that cross the pages of the server's buffer
+ * and all at once, and checks every byte (the responder once read past
+ * the end of an MR's page: into whatever page came next in physical
+ * memory, which KASAN reported on the debug kernel).
+ * The server's buffer starts 0x2a0 into its first page, whose pages it
+ * touches last to first, so that the pages next to each other in it
+ * are seldom next to each other in physical memory.
  * Exit 0 if all of it held; messages say what did not.
  */
 #include <errno.h>
@@ -22,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
@@ -139,9 +149,25 @@ static int server_check(struct rdma_cm_id *id, unsigned char *buf)
 	return fail;
 }
 
+/* @len bytes at 0x2a0 into fresh pages, touched last to first; or NULL. */
+static unsigned char *server_buf(size_t len, size_t *maplen)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), off;
+	unsigned char *map;
+
+	*maplen = (0x2a0 + len + pg - 1) / pg * pg;
+	map = mmap(NULL, *maplen, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	for (off = *maplen; off; off -= pg)
+		map[off - pg] = 0;
+	return map + 0x2a0;
+}
+
 static int server(const char *addr, const char *port)
 {
-	size_t len = (2 * COUNT + 2) * SLICE;
+	size_t len = (2 * COUNT + 2) * SLICE, maplen;
 	struct rdma_cm_id *lid, *id;
 	struct ibv_qp_init_attr qa;
 	struct ibv_wc wc;
@@ -156,13 +182,13 @@ static int server(const char *addr, const char *port)
 		return 1;
 	}
 	qp_attr(&qa);
-	buf = calloc(1, len);
+	buf = server_buf(len, &maplen);
 	if (!buf || rdma_create_qp(id, NULL, &qa)) {
 		perror("rdma_create_qp");
 		return 1;
 	}
 	mr = ibv_reg_mr(id->pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
-			IBV_ACCESS_REMOTE_WRITE);
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!mr) {
 		perror("ibv_reg_mr");
 		return 1;
@@ -192,7 +218,7 @@ static int server(const char *addr, const char *port)
 	rdma_dereg_mr(mr);
 	rdma_destroy_ep(id);
 	rdma_destroy_ep(lid);
-	free(buf);
+	munmap(buf - 0x2a0, maplen);
 	return fail;
 }
 
@@ -231,6 +257,52 @@ static int client_run(struct rdma_cm_id *id, const struct info *info,
 	return 0;
 }
 
+/* Read the WRITEs back from the server's MR by RDMA READ; check them. */
+static int client_read(struct rdma_cm_id *id, const struct info *info)
+{
+	static const uint32_t piece[][2] = {	/* offset, length */
+		{ 1, 4095 }, { 4000, 300 }, { 4093, 8200 }, { 7, 9000 },
+		{ 0, COUNT * SLICE },
+	};
+	uint32_t total = COUNT * SLICE, off, len, j;
+	unsigned char *dst = malloc(total);
+	struct ibv_mr *mr = dst ? rdma_reg_read(id, dst, total) : NULL;
+	struct ibv_wc wc;
+	unsigned int k;
+	int fail = 0;
+
+	if (!mr) {
+		perror("rdma_reg_read");
+		return 1;
+	}
+	for (k = 0; k < sizeof(piece) / sizeof(piece[0]) && !fail; k++) {
+		off = piece[k][0];
+		len = piece[k][1];
+		memset(dst, 0, len);
+		if (rdma_post_read(id, NULL, dst, len, mr, 0, info->addr + off,
+				   info->rkey) ||
+		    rdma_get_send_comp(id, &wc) <= 0 || wc.status) {
+			printf("READ of %u at %u: status %d\n", len, off,
+			       wc.status);
+			fail = 1;
+			break;
+		}
+		for (j = 0; j < len; j++)
+			if (dst[j] != byte_of((off + j) / SLICE,
+					      (off + j) % SLICE, 1)) {
+				printf("READ of %u at %u: byte %u is %u, want %u\n",
+				       len, off, j, dst[j],
+				       byte_of((off + j) / SLICE,
+					       (off + j) % SLICE, 1));
+				fail = 1;
+				break;
+			}
+	}
+	rdma_dereg_mr(mr);
+	free(dst);
+	return fail;
+}
+
 static int client(const char *addr, const char *port)
 {
 	struct info info, *got;
@@ -252,15 +324,16 @@ static int client(const char *addr, const char *port)
 	if (recv_comp(id, &wc))
 		return 1;
 	info = *got;
-	fail = client_run(id, &info, 0) || client_run(id, &info, 1);
+	fail = client_run(id, &info, 0) || client_run(id, &info, 1) ||
+	       client_read(id, &info);
 	if (!fail && (rdma_post_send(id, NULL, "done", 5, NULL,
 				     IBV_SEND_INLINE) ||
 		      rdma_get_send_comp(id, &wc) <= 0 || wc.status)) {
 		printf("\"done\" failed\n");
 		fail = 1;
 	}
-	printf("client: %d SENDs and %d WRITEs %s\n", COUNT, COUNT,
-	       fail ? "failed" : "posted inline");
+	printf("client: %d SENDs and %d WRITEs %s, READs %s\n", COUNT, COUNT,
+	       fail ? "failed" : "posted inline", fail ? "-" : "checked");
 	rdma_disconnect(id);
 	rdma_dereg_mr(mr);
 	rdma_destroy_ep(id);

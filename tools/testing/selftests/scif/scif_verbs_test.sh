@@ -20,7 +20,8 @@
 #   by the client) of 4 KiB and of 64 KiB;
 #   scif_verbs_inline: inline SENDs and WRITEs, the sender's buffer
 #   overwritten right after each post, their bytes checked by the
-#   server;
+#   server; then RDMA READs of them back across the server's pages,
+#   checked by the client;
 #   ibv_rc_pingpong -c (ibverbs-utils), 200 round trips of 4 KiB with
 #   the data checked, and ib_write_bw and ib_read_bw without -R, 64 KiB
 #   messages: QPs connected without the CM, by modify_qp to RTR with
