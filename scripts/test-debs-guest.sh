@@ -96,7 +96,7 @@ results() { # results.log console.log label
 		*) tap "not ok" "$name" ;;
 		esac
 	done < <(sh "$top/qemu/parse-results.sh" "$1" "$3")
-	if bash "$top/qemu/check-log.sh" "$2" > "$out/check-log.txt" 2>&1; then
+	if bash "$top/qemu/check-log.sh" "$2" > "$out/check-log-${3//\//_}.txt" 2>&1; then
 		tap ok "$3/kernel-log-clean"
 	else
 		tap "not ok" "$3/kernel-log-clean"
