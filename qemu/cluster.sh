@@ -3,7 +3,7 @@
 #
 # cluster.sh -n N -k KERNEL -i INITRD -o OUTDIR [-m MEM] [-t TIMEOUT]
 #            [-a "EXTRA KERNEL ARGS"] [-s STEPS0,STEPS1,...] [-S SERVER_BIN]
-#            [-N] [-R] [-T ntb|ntb-full] [-D MIB]
+#            [-N] [-R] [-T ntb|ntb-full] [-D MIB] [-I]
 #
 # Boot N QEMU guests (2..8) that form an emulated SCIF cluster, wait for
 # them to power off, and say whether every node completed its steps.
@@ -54,6 +54,12 @@
 #               start), which outlives the node's QEMU: a node killed and
 #               restarted finds what it wrote (the guest needs the
 #               virtio_blk module; scif_nvmeof_test.sh loss uses it)
+#   -I          also give every node QEMU's emulated Intel IOMMU (DMA
+#               and interrupt remapping, which VFIO requires; the
+#               interrupt controller split, as that needs under KVM;
+#               intel_iommu=on iommu=pt on the kernel command line, so
+#               only a device given to VFIO is translated) and QEMU's "edu" PCI device
+#               (1234:11e8), for scif_vfio_test.sh to bind to vfio-pci
 #   -T ntb-full the same, plus the ivshmem-plain device on the other
 #               node's RAM (as without -T), which the emulated NTB's
 #               full-reach window goes through (ntb_ivshmem full_reach=1)
@@ -131,8 +137,8 @@ die() {
 }
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-nodes='' kernel='' initrd='' outdir='' mem='' timeout=900 extra='' steps_opt='' server='' net=0 scratch=0 topo=ivshmem disk=0
-while getopts "n:k:i:o:m:t:a:s:S:NRT:D:h" opt; do
+nodes='' kernel='' initrd='' outdir='' mem='' timeout=900 extra='' steps_opt='' server='' net=0 scratch=0 topo=ivshmem disk=0 iommu=0
+while getopts "n:k:i:o:m:t:a:s:S:NRT:D:Ih" opt; do
 	case $opt in
 	n) nodes=$OPTARG ;;
 	k) kernel=$OPTARG ;;
@@ -147,6 +153,7 @@ while getopts "n:k:i:o:m:t:a:s:S:NRT:D:h" opt; do
 	R) scratch=1 ;;
 	T) topo=$OPTARG ;;
 	D) disk=$OPTARG ;;
+	I) iommu=1 ;;
 	*) usage ;;
 	esac
 done
@@ -412,10 +419,15 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 	[ "$net" = 0 ] || append+=" scif.net=10.99.0.$((k + 1))/24"
 	[ -z "${steps[k]:-}" ] || append+=" scif.steps=${steps[k]}"
 	[ "$life" -eq 0 ] || append+=" scif.restart=$life"
+	[ "$iommu" = 0 ] || append+=" intel_iommu=on iommu=pt"
 	[ -z "$extra" ] || append+=" $extra"
-	cmd=(qemu-system-x86_64 -M "q35,memory-backend=ram0" "${accel[@]}"
+	local machine=q35,memory-backend=ram0
+	[ "$iommu" = 0 ] || machine+=,kernel-irqchip=split
+	cmd=(qemu-system-x86_64 -M "$machine" "${accel[@]}"
 		-m "${mib}M" -smp "$cpus" -nodefaults
 		-object "memory-backend-file,id=ram0,size=${mib}M,share=on,mem-path=$dir/node$k.ram")
+	# The IOMMU first: the devices after it are behind it.
+	[ "$iommu" = 0 ] || cmd+=(-device "intel-iommu,intremap=on" -device edu)
 	if [ "$topo" != ntb ]; then
 		for ((j = 0; j < nodes; j++)); do
 			[ "$j" -ne "$k" ] || continue

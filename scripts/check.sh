@@ -75,6 +75,10 @@ DMA_CLUSTER_KERNELS=${DMA_CLUSTER_KERNELS-6.12}
 # Debian 12's own kernel, which runs no other SCIF-over-NTB cluster here
 # (6.12 and the debug kernel run the test build's).
 DEBS_NTB_KERNELS=${DEBS_NTB_KERNELS-6.1}
+# The kernels whose 2-node cluster with an emulated IOMMU checks that
+# VFIO refuses what SCIF maps (vfio_run): Debian's two (the debug kernel
+# has neither VFIO nor an IOMMU driver).
+VFIO_KERNELS=${VFIO_KERNELS-6.1 6.12}
 out=$BUILD/check
 results=$out/results.txt
 
@@ -349,6 +353,35 @@ corrupt_run() { # kernel-name
 	done
 }
 
+# A 2-node cluster whose nodes have QEMU's IOMMU and an edu device
+# (cluster.sh -I): remote mmap, then VFIO_IOMMU_MAP_DMA of what SCIF
+# maps must fail (scif_vfio_test.sh), with the guest kernel's VFIO.
+vfio_run() { # kernel-name
+	local k=$1 kdir image rel moddir cdir j
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+		return
+	moddir=$BUILD/modules/$k
+	[ -e "$moddir/drivers/misc/scif/scif_ivshmem.ko" ] || return
+	cdir=$out/vfio-$k
+	rm -rf "$cdir"
+	mkdir -p "$cdir"
+	EXTRA_MODULES="$(kernel_modules "$rel" vfio_iommu_type1 vfio-pci)" \
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
+		"$top/tools/testing/selftests/scif/vfio-steps" "$BUILD/selftests" \
+		"$moddir/drivers/misc/scif/scif.ko" \
+		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
+	echo "check: VFIO and SCIF's mappings in a 2-node cluster of $k"
+	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
+		-I -t 400 -S "$BUILD/qemu/ivshmem-server" \
+		> "$cdir/launcher.log" 2>&1 ||
+		echo "check: VFIO cluster of $k: launcher reported failure"
+	for j in 0 1; do
+		guest_results "$cdir/node$j/results.log" "$k/vfio/node$j"
+		run_test "$k/vfio/node$j/kernel-log-clean" \
+			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
+	done
+}
+
 # The copy engine on DMA channels: the test build's software DMA provider
 # (scif_soft_dma.ko, loaded before scif.ko) in one VM, where the kernel's
 # own dmatest (built from the matching Debian source) runs on it first,
@@ -579,6 +612,11 @@ kernel_stages() {
 			stage corrupt_run "$k"
 		elif [ -n "$CLUSTERS" ]; then
 			skip "$k/corrupt (not in CORRUPT_KERNELS: see testing.rst)"
+		fi
+		if [ -n "$CLUSTERS" ] && [[ " $VFIO_KERNELS " = *" $k "* ]]; then
+			stage vfio_run "$k"
+		elif [ -n "$CLUSTERS" ]; then
+			skip "$k/vfio (not in VFIO_KERNELS: see testing.rst)"
 		fi
 		if [[ " $DMA_KERNELS " = *" $k "* ]]; then
 			stage dma_run "$k"

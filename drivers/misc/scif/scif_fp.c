@@ -128,9 +128,9 @@ void scif_fp_unlock(u32 *lock)
 }
 
 /*
- * The peer's half while it is live, else the endpoint's zeroed page, in
- * the kernel's default caching (it is RAM).  Inserted under fp->lock,
- * after which revocation zaps.
+ * The peer's half while it is live, else the endpoint's zeroed page (RAM,
+ * which the PAT maps write-back whatever the VMA asks).  Inserted under
+ * fp->lock, after which revocation zaps.
  */
 static vm_fault_t scif_fp_fault_remote(struct vm_fault *vmf,
 				       struct scif_epd_fp *fp, unsigned long pg)
@@ -140,11 +140,10 @@ static vm_fault_t scif_fp_fault_remote(struct vm_fault *vmf,
 
 	mutex_lock(&fp->lock);
 	if (fp->live)
-		ret = vmf_insert_pfn(vma, vmf->address, fp->remote_pfn + pg);
+		ret = scif_mmap_insert(vma, vmf->address, fp->remote_pfn + pg);
 	else
-		ret = vmf_insert_pfn_prot(vma, vmf->address,
-					  page_to_pfn(fp->dummy),
-					  vm_get_page_prot(vma->vm_flags));
+		ret = scif_mmap_insert(vma, vmf->address,
+				       page_to_pfn(fp->dummy));
 	mutex_unlock(&fp->lock);
 	return ret;
 }
@@ -164,7 +163,7 @@ static vm_fault_t scif_fp_fault(struct vm_fault *vmf)
 		pfn = page_to_pfn(fp->ctl_page);
 	else
 		pfn = fp->local_pfn + pg - SCIF_FP_LOCAL_PGOFF;
-	return vmf_insert_pfn(vmf->vma, vmf->address, pfn);
+	return scif_mmap_insert(vmf->vma, vmf->address, pfn);
 }
 
 static const struct vm_operations_struct scif_fp_vm_ops = {
@@ -202,8 +201,7 @@ static int scif_fp_mmap(struct file *f, struct vm_area_struct *vma)
 	}
 	if (first < lo || first >= hi || nr > hi - first)
 		return -EINVAL;
-	scif_mmap_vm_flags_mod(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND |
-			       VM_DONTDUMP, clear);
+	scif_mmap_vm_flags_mod(vma, SCIF_VM_FLAGS, clear);
 	if (lo == remote && fp->wc)
 		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
 	vma->vm_ops = &scif_fp_vm_ops;

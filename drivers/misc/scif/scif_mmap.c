@@ -10,8 +10,8 @@
  * window of its range and the physical address of each piece of the
  * range, which the bus gave when the mapping was made (the peer's pages
  * through the aperture; on the loopback bus, the local pages themselves).
- * Pages are inserted as PFNs (VM_PFNMAP | VM_IO: no struct page is
- * referenced, get_user_pages() refuses them) when first touched.
+ * Pages are inserted as page frames when first touched, in special PTEs
+ * that reference no struct page (scif_mmap_insert()).
  *
  * Revocation.  When a window of the range leaves the endpoint's tree (the
  * peer unregistered it, the connection went, or the peer's node was
@@ -33,6 +33,7 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/mount.h>
+#include <linux/pfn_t.h>
 #include <linux/pseudo_fs.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -118,6 +119,26 @@ void scif_mmap_vm_flags_mod(struct vm_area_struct *vma, vm_flags_t set,
 #else
 	vma->vm_flags = (vma->vm_flags | set) & ~clear;
 #endif
+}
+
+/**
+ * scif_mmap_insert() - insert a page frame into a VMA of SCIF's
+ * @vma: the VMA, whose flags include SCIF_VM_FLAGS
+ * @addr: the faulting address
+ * @pfn: the page frame: a peer's page through the bus, or a local page
+ *
+ * The PTE is special, with @vma's protection (on x86 the PAT then gives
+ * the page the memory type reserved for it: write-back for RAM).  The
+ * VMA is VM_MIXEDMAP, not VM_PFNMAP, only so that VFIO refuses it: see
+ * SCIF_VM_FLAGS.
+ *
+ * Context: a fault handler.
+ * Return: what the fault handler returns.
+ */
+vm_fault_t scif_mmap_insert(struct vm_area_struct *vma, unsigned long addr,
+			    unsigned long pfn)
+{
+	return vmf_insert_mixed(vma, addr, __pfn_to_pfn_t(pfn, 0));
 }
 
 static void scif_mmap_put_windows(struct scif_mmap *map)
@@ -331,8 +352,8 @@ static vm_fault_t scif_mmap_vm_fault(struct vm_fault *vmf)
 	if (!map->revoked)
 		seg = scif_mmap_seg_find(map, pg);
 	if (seg)
-		ret = vmf_insert_pfn(vmf->vma, vmf->address,
-				     seg->pfn + pg - seg->pgoff);
+		ret = scif_mmap_insert(vmf->vma, vmf->address,
+				       seg->pfn + pg - seg->pgoff);
 	mutex_unlock(&map->ep->mmap.lock);
 	return ret;
 }
@@ -412,8 +433,7 @@ int scif_mmap(struct file *f, struct vm_area_struct *vma)
 
 	if (!may_write)
 		clear |= VM_MAYWRITE;
-	scif_mmap_vm_flags_mod(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND |
-			  VM_DONTDUMP | VM_DONTCOPY, clear);
+	scif_mmap_vm_flags_mod(vma, SCIF_VM_FLAGS | VM_DONTCOPY, clear);
 	if (map->wc)
 		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
 	vma->vm_private_data = map;
