@@ -2,10 +2,13 @@
 /*
  * libscif_rdma-rdmav34.so: the libibverbs provider for scif_rdma.ko.
  *
- * Every verb is an ordinary uverbs command: the kernel device takes no
- * driver-specific data in or out, so each command carries its core part
- * alone.  No shared queues yet: posting and polling go through the
- * kernel too.  SRQs are basic ones (no XRC); QPs are RC.
+ * Every verb is an ordinary uverbs command, but one: polling a CQ.  A CQ
+ * is created mapped (<rdma/scif_rdma_abi.h>): the kernel writes its
+ * completions into a ring this provider maps and polls without a system
+ * call (a kernel that does not know the request refuses it, and the CQ
+ * is then made and polled the old way, by commands).  Arming a CQ and
+ * posting go through the kernel.  SRQs are basic ones (no XRC); QPs
+ * are RC.
  *
  * Inline data is the provider's own: the kernel device has none.  A QP
  * created with max_inline_data (at most SCIF_RDMA_MAX_INLINE) gets a
@@ -31,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <rdma/scif_rdma_abi.h>
 
 #include "ibv_provider.h"
 
@@ -68,6 +73,25 @@ struct scif_rdma_qp {
 	uint32_t nslots;
 	uint32_t slot_size;
 };
+
+/*
+ * A CQ, with its ring if the kernel mapped it: @lock serialises polling,
+ * @head counts the completions taken (the ring's head is its copy, for
+ * the kernel), @entries and @ring_bytes are what create_cq answered.
+ */
+struct scif_rdma_cq {
+	struct ibv_cq cq;
+	struct scif_rdma_cq_ring *ring;
+	pthread_spinlock_t lock;
+	uint32_t head;
+	uint32_t entries;
+	size_t ring_bytes;
+};
+
+static struct scif_rdma_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct scif_rdma_cq, cq);
+}
 
 static struct scif_rdma_context *to_sctx(struct ibv_context *ibctx)
 {
@@ -179,43 +203,131 @@ static int scif_rdma_dereg_mr(struct verbs_mr *vmr)
 
 /* Completion queues */
 
+/* create_cq, asking for a mapped CQ if @mapped: 0 or an errno value. */
+static int scif_rdma_cmd_create_cq(struct ibv_context *ibctx, int cqe,
+				   struct ibv_comp_channel *channel,
+				   int comp_vector, struct scif_rdma_cq *scq,
+				   int mapped)
+{
+	struct {
+		struct ibv_create_cq ibv;
+		struct scif_rdma_create_cq drv;
+	} cmd = { .drv.flags = SCIF_RDMA_CQ_MAPPED };
+	struct {
+		struct ib_uverbs_create_cq_resp ibv;
+		struct scif_rdma_create_cq_resp drv;
+	} resp = {};
+	void *ring;
+	int ret;
+
+	if (!mapped)
+		return ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
+					 &scq->cq, &cmd.ibv, sizeof(cmd.ibv),
+					 &resp.ibv, sizeof(resp.ibv));
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &scq->cq,
+				&cmd.ibv, sizeof(cmd), &resp.ibv, sizeof(resp));
+	if (ret)
+		return ret;
+	ring = mmap(NULL, resp.drv.ring_bytes, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, ibctx->cmd_fd, resp.drv.mmap_offset);
+	if (ring == MAP_FAILED || !resp.drv.entries) {
+		ret = ring == MAP_FAILED ? errno : EPROTO;
+		ibv_cmd_destroy_cq(&scq->cq);
+		return ret;
+	}
+	scq->ring = ring;
+	scq->entries = resp.drv.entries;
+	scq->ring_bytes = resp.drv.ring_bytes;
+	return 0;
+}
+
 static struct ibv_cq *scif_rdma_create_cq(struct ibv_context *ibctx, int cqe,
 					  struct ibv_comp_channel *channel,
 					  int comp_vector)
 {
-	struct ib_uverbs_create_cq_resp resp = {};
-	struct ibv_create_cq cmd = {};
-	struct ibv_cq *cq;
+	struct scif_rdma_cq *scq;
 	int ret;
 
-	cq = calloc(1, sizeof(*cq));
-	if (!cq)
+	scq = calloc(1, sizeof(*scq));
+	if (!scq)
 		return NULL;
-
-	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, cq, &cmd,
-				sizeof(cmd), &resp, sizeof(resp));
+	pthread_spin_init(&scq->lock, PTHREAD_PROCESS_PRIVATE);
+	ret = scif_rdma_cmd_create_cq(ibctx, cqe, channel, comp_vector, scq, 1);
+	/* A kernel before mapped CQs refuses the request: the old way. */
+	if (ret == EINVAL)
+		ret = scif_rdma_cmd_create_cq(ibctx, cqe, channel, comp_vector,
+					      scq, 0);
 	if (ret) {
-		free(cq);
+		pthread_spin_destroy(&scq->lock);
+		free(scq);
 		errno = ret;
 		return NULL;
 	}
-	return cq;
+	return &scq->cq;
 }
 
 static int scif_rdma_destroy_cq(struct ibv_cq *cq)
 {
+	struct scif_rdma_cq *scq = to_scq(cq);
 	int ret;
 
 	ret = ibv_cmd_destroy_cq(cq);
-	if (!ret)
-		free(cq);
-	return ret;
+	if (ret)
+		return ret;
+	if (scq->ring)
+		munmap(scq->ring, scq->ring_bytes);
+	pthread_spin_destroy(&scq->lock);
+	free(scq);
+	return 0;
 }
 
+static void scif_rdma_wc(struct ibv_wc *wc, const struct scif_rdma_cqe *e)
+{
+	wc->wr_id = e->wr_id;
+	wc->status = e->status;
+	wc->opcode = e->opcode;
+	wc->vendor_err = e->vendor_err;
+	wc->byte_len = e->byte_len;
+	wc->imm_data = e->imm_data;
+	wc->qp_num = e->qp_num;
+	wc->src_qp = e->src_qp;
+	wc->wc_flags = e->wc_flags;
+	wc->pkey_index = e->pkey_index;
+	wc->slid = e->slid;
+	wc->sl = e->sl;
+	wc->dlid_path_bits = e->dlid_path_bits;
+}
+
+/*
+ * A mapped CQ: the completions between our head and the kernel's tail,
+ * read after the tail (acquire), given back by the head (release).  A
+ * tail more than the ring ahead can only be this process's own doing.
+ */
 static int scif_rdma_poll_cq(struct ibv_cq *cq, int num_entries,
 			     struct ibv_wc *wc)
 {
-	return ibv_cmd_poll_cq(cq, num_entries, wc);
+	struct scif_rdma_cq *scq = to_scq(cq);
+	struct scif_rdma_cq_ring *ring = scq->ring;
+	uint32_t tail, head;
+	int n = 0;
+
+	if (!ring)
+		return ibv_cmd_poll_cq(cq, num_entries, wc);
+	pthread_spin_lock(&scq->lock);
+	head = scq->head;
+	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	if (tail - head > scq->entries) {
+		pthread_spin_unlock(&scq->lock);
+		return -EIO;
+	}
+	for (; n < num_entries && head != tail; n++, head++)
+		scif_rdma_wc(&wc[n], &ring->cqe[head % scq->entries]);
+	if (n) {
+		scq->head = head;
+		__atomic_store_n(&ring->head, head, __ATOMIC_RELEASE);
+	}
+	pthread_spin_unlock(&scq->lock);
+	return n;
 }
 
 static int scif_rdma_req_notify_cq(struct ibv_cq *cq, int solicited_only)

@@ -22,6 +22,9 @@
 
 #include "scif_rdma_compat.h"
 
+struct scif_rdma_cq_ring;
+struct srd_ucq_map;
+
 struct srd_rma_win;	/* scif_rdma_rma.c */
 struct srd_map;		/* scif_rdma_map.c */
 
@@ -268,18 +271,23 @@ struct srd_pd {
  * struct srd_cq - a completion queue
  * @ibcq: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
  * @lock: see below
- * @wc: the ring of @size completions
- * @size: entries in @wc (at least the asked cqe, at most SRD_MAX_CQE)
- * @head: the oldest completion
- * @count: completions in the ring
+ * @wc: the ring of @size completions (NULL for a mapped CQ)
+ * @size: entries in the ring (at least the asked cqe, at most SRD_MAX_CQE)
+ * @head: the oldest completion (not of a mapped CQ)
+ * @count: completions in the ring (not of a mapped CQ)
  * @armed: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP: the next completion
  *	(solicited only for IB_CQ_SOLICITED) calls the comp_handler
  * @overrun: a completion found the ring full; the CQ is in error
  * @uc: the user it is counted to (struct srd_ucount), NULL for the kernel's
+ * @ring: a mapped CQ's ring, which the process polls
+ *	(scif_rdma_ucq.c); owned by @umap
+ * @tail: completions ever written into @ring: the kernel's own count,
+ *	which it copies into the ring and never reads back from there
+ * @umap: the mmap entry of @ring, NULL for a CQ that is not mapped
  */
 struct srd_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;	/* @wc, @head, @count, @armed, @overrun */
+	spinlock_t lock;	/* @wc, @head, @count, @armed, @overrun, @tail */
 	struct ib_wc *wc;
 	u32 size;
 	u32 head;
@@ -287,6 +295,9 @@ struct srd_cq {
 	int armed;
 	bool overrun;
 	struct srd_ucount *uc;
+	struct scif_rdma_cq_ring *ring;
+	u32 tail;
+	struct srd_ucq_map *umap;
 };
 
 /**
@@ -913,6 +924,14 @@ struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key, bool ask,
 			      enum ib_wc_status *st);
 void srd_rkey_forget(struct srd_qp *qp, u32 key);
 bool srd_map_answer(struct srd_qp *qp, const struct srd_hdr *h);
+
+/* scif_rdma_ucq.c: mapped CQs, which processes poll without a system call */
+int srd_ucq_create(struct srd_cq *cq, struct ib_udata *udata);
+void srd_ucq_destroy(struct srd_cq *cq);
+bool srd_ucq_store(struct srd_cq *cq, const struct ib_wc *wc);
+bool srd_ucq_pending(struct srd_cq *cq);
+int srd_ucq_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void srd_ucq_mmap_free(struct rdma_user_mmap_entry *entry);
 
 /* scif_rdma_wq.c: completions, the receive ring, the QP's states */
 bool srd_cq_add(struct srd_cq *cq, const struct ib_wc *wc);

@@ -220,13 +220,15 @@ static struct ib_udata *srd_cq_udata(SRD_CQ_UDATA_T *udata)
  * @ibcq: the CQ ib_core allocated
  * @attr: the size asked (cqe) and the completion vector
  * @udata: user data (6.1) or attributes (6.12): NULL for a kernel CQ;
- *	a user CQ's driver data must be empty
+ *	a user CQ's driver data is nothing, or a request for a mapped CQ
+ *	(<rdma/scif_rdma_abi.h>) with room for its response
  *
  * Context: process.
- * Return: 0, -EINVAL for a size or vector out of bounds or driver data,
- * or -ENOMEM (past SRD_MAX_CQ, user space's share of it or the user's
- * part of that, or past user space's entries: SRD_USER_CQES in all,
- * SRD_USER_CQES_EACH for one user).
+ * Return: 0, -EINVAL for a size or vector out of bounds or driver data
+ * that is neither, -EFAULT if the response cannot be written, or -ENOMEM
+ * (past SRD_MAX_CQ, user space's share of it or the user's part of that,
+ * or past user space's entries: SRD_USER_CQES in all, SRD_USER_CQES_EACH
+ * for one user).
  */
 int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  SRD_CQ_UDATA_T *udata)
@@ -235,9 +237,9 @@ int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct srd_cq *cq = to_srd_cq(ibcq);
 	struct ib_udata *ud = srd_cq_udata(udata);
 	struct srd_ucount *uc = srd_udata_ucount(ud);
+	int err = -ENOMEM;
 
-	if (srd_udata_bad(ud) || attr->flags || !attr->cqe ||
-	    attr->cqe > SRD_MAX_CQE ||
+	if (attr->flags || !attr->cqe || attr->cqe > SRD_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
 	if (!srd_user_take(dev, uc, SRD_UOBJ_CQ, SRD_MAX_CQ))
@@ -246,12 +248,19 @@ int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto unuser;
 	if (!srd_take(&dev->num_cq, SRD_MAX_CQ))
 		goto uncqes;
-	cq->wc = kvcalloc(attr->cqe, sizeof(*cq->wc), GFP_KERNEL_ACCOUNT);
-	if (!cq->wc)
-		goto uncount;
 	spin_lock_init(&cq->lock);
 	cq->size = attr->cqe;
 	cq->uc = uc;
+	err = srd_ucq_create(cq, ud);
+	if (err < 0)
+		goto uncount;
+	if (!err) {
+		err = -ENOMEM;
+		cq->wc = kvcalloc(attr->cqe, sizeof(*cq->wc),
+				  GFP_KERNEL_ACCOUNT);
+		if (!cq->wc)
+			goto uncount;
+	}
 	ibcq->cqe = attr->cqe;
 	return 0;
 uncount:
@@ -260,7 +269,7 @@ uncqes:
 	srd_cqes_put(dev, uc, attr->cqe);
 unuser:
 	srd_user_put(dev, uc, SRD_UOBJ_CQ);
-	return -ENOMEM;
+	return err;
 }
 
 /**
@@ -277,6 +286,7 @@ int srd_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct srd_cq *cq = to_srd_cq(ibcq);
 
 	kvfree(cq->wc);
+	srd_ucq_destroy(cq);
 	srd_cqes_put(dev, cq->uc, cq->size);
 	srd_user_put(dev, cq->uc, SRD_UOBJ_CQ);
 	atomic_dec(&dev->num_cq);
@@ -289,8 +299,10 @@ int srd_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * @num_entries: room in @wc
  * @wc: where the completions go
  *
+ * A mapped CQ is polled by its process, in its ring, not by this verb.
+ *
  * Context: any.
- * Return: the number of completions taken.
+ * Return: the number of completions taken; -EOPNOTSUPP for a mapped CQ.
  */
 int srd_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
@@ -298,6 +310,8 @@ int srd_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	unsigned long flags;
 	int n = 0;
 
+	if (cq->ring)
+		return -EOPNOTSUPP;
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num_entries && cq->count) {
 		wc[n++] = cq->wc[cq->head];
@@ -326,7 +340,8 @@ int srd_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 
 	spin_lock_irqsave(&cq->lock, irqflags);
 	cq->armed = flags & IB_CQ_SOLICITED_MASK;
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->count)
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    (cq->ring ? srd_ucq_pending(cq) : cq->count))
 		ret = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return ret;

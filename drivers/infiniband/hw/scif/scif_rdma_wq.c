@@ -22,6 +22,19 @@ static const u8 srd_qp_next[IB_QPS_ERR + 1] = {
 	[IB_QPS_ERR] = BIT(IB_QPS_RESET) | BIT(IB_QPS_ERR),
 };
 
+/* Put @wc into @cq's ring, under its lock: false if the ring is full. */
+static bool srd_cq_store(struct srd_cq *cq, const struct ib_wc *wc)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->ring)
+		return srd_ucq_store(cq, wc);
+	if (cq->count == cq->size)
+		return false;
+	cq->wc[(cq->head + cq->count) % cq->size] = *wc;
+	cq->count++;
+	return true;
+}
+
 /**
  * srd_cq_add() - add a completion, and notify if the CQ was armed
  * @cq: the CQ
@@ -40,18 +53,14 @@ bool srd_cq_add(struct srd_cq *cq, const struct ib_wc *wc)
 	unsigned long flags;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (cq->count == cq->size) {
+	if (!srd_cq_store(cq, wc)) {
 		overrun = !cq->overrun;
 		cq->overrun = true;
-	} else {
-		cq->wc[(cq->head + cq->count) % cq->size] = *wc;
-		cq->count++;
-		if (cq->armed == IB_CQ_NEXT_COMP ||
-		    (cq->armed == IB_CQ_SOLICITED &&
-		     (wc->wc_flags & IB_WC_WITH_IMM))) {
-			cq->armed = 0;
-			notify = true;
-		}
+	} else if (cq->armed == IB_CQ_NEXT_COMP ||
+		   (cq->armed == IB_CQ_SOLICITED &&
+		    (wc->wc_flags & IB_WC_WITH_IMM))) {
+		cq->armed = 0;
+		notify = true;
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	if (notify && cq->ibcq.comp_handler)

@@ -23,15 +23,33 @@
  * The server's buffer starts 0x2a0 into its first page, whose pages it
  * touches last to first, so that the pages next to each other in it
  * are seldom next to each other in physical memory.
+ *
+ * The client's CQs are mapped ones (rdma.rst, "Completions without a
+ * system call"): it then posts BATCH WRITEs and polls their completions
+ * from a thread that a seccomp filter forbids ioctl, read and write, the
+ * system calls through which completions would otherwise come (on a
+ * kernel without seccomp, unfiltered, as the line printed says).  Last,
+ * after "done", it writes a bogus head into each of its CQ rings (found
+ * among its mappings of the uverbs device) and posts one more WRITE:
+ * its send CQ must overrun (IBV_EVENT_CQ_ERR on its own async events),
+ * and it must still tear everything down.
  * Exit 0 if all of it held; messages say what did not.
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
@@ -303,6 +321,135 @@ static int client_read(struct rdma_cm_id *id, const struct info *info)
 	return fail;
 }
 
+/*
+ * A thread polling @cq for BATCH completions with no ioctl/read/write;
+ * @filtered is 0 on a kernel without seccomp (the debug kernel's
+ * configuration leaves it out), where it polls all the same.
+ */
+struct nosys {
+	struct ibv_cq *cq;
+	int got, status, err, filtered;
+};
+
+static void *poll_nosys(void *arg)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_read, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct nosys *ns = arg;
+	struct timespec t0, t;
+	struct ibv_wc wc;
+	int n;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		ns->err = errno;
+		return NULL;
+	}
+	ns->filtered = !prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+	if (!ns->filtered && errno != EINVAL) {
+		ns->err = errno;
+		return NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (ns->got < BATCH) {
+		n = ibv_poll_cq(ns->cq, 1, &wc);
+		if (n < 0) {
+			ns->err = -n;
+			break;
+		}
+		if (n && wc.status)
+			ns->status = wc.status;
+		ns->got += n;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 20) {
+			ns->err = ETIMEDOUT;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* BATCH WRITEs, their completions polled with no system call. */
+static int client_nosys(struct rdma_cm_id *id, const struct info *info)
+{
+	struct nosys ns = { .cq = id->send_cq };
+	unsigned char src[SLICE];
+	pthread_t th;
+	int k;
+
+	for (k = 0; k < BATCH; k++) {
+		pattern(src, k, 1);
+		if (rdma_post_write(id, NULL, src, SLICE, NULL, IBV_SEND_INLINE,
+				    info->addr + k * SLICE, info->rkey)) {
+			perror("rdma_post_write");
+			return 1;
+		}
+	}
+	if (pthread_create(&th, NULL, poll_nosys, &ns) ||
+	    pthread_join(th, NULL))
+		return 1;
+	printf("client: %d of %d completions polled %s%s%s\n", ns.got, BATCH,
+	       ns.filtered ? "with no system call" :
+			     "(no seccomp in this kernel: not filtered)",
+	       ns.err ? ": " : "", ns.err ? strerror(ns.err) : "");
+	return ns.err || ns.status || ns.got != BATCH;
+}
+
+/* Write a bogus head into each of our CQ rings; the count of them. */
+static int corrupt_rings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi;
+	char line[512];
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "/dev/infiniband/uverbs") &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			/* The head: the kernel must take it for a full ring. */
+			*(volatile uint32_t *)lo += 0x40000000;
+			n++;
+		}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* The rings corrupted, a WRITE must overrun our send CQ, and only it. */
+static int client_corrupt(struct rdma_cm_id *id, const struct info *info)
+{
+	struct pollfd pfd = { .fd = id->verbs->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int rings = corrupt_rings(), seen = 0;
+
+	printf("client: %d CQ rings mapped\n", rings);
+	if (rings < 1)
+		return 1;
+	/* Into the slot of the server's key, which it no longer reads. */
+	if (rdma_post_write(id, NULL, "x", 1, NULL, IBV_SEND_INLINE,
+			    info->addr + COUNT * SLICE, info->rkey)) {
+		perror("rdma_post_write");
+		return 1;
+	}
+	while (!seen && poll(&pfd, 1, 10000) == 1 &&
+	       !ibv_get_async_event(id->verbs, &ev)) {
+		seen = ev.event_type == IBV_EVENT_CQ_ERR &&
+		       ev.element.cq == id->send_cq;
+		printf("client: async event %s\n",
+		       ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+	printf("client: send CQ overrun %s\n", seen ? "reported" : "missing");
+	return !seen;
+}
+
 static int client(const char *addr, const char *port)
 {
 	struct info info, *got;
@@ -325,7 +472,7 @@ static int client(const char *addr, const char *port)
 		return 1;
 	info = *got;
 	fail = client_run(id, &info, 0) || client_run(id, &info, 1) ||
-	       client_read(id, &info);
+	       client_read(id, &info) || client_nosys(id, &info);
 	if (!fail && (rdma_post_send(id, NULL, "done", 5, NULL,
 				     IBV_SEND_INLINE) ||
 		      rdma_get_send_comp(id, &wc) <= 0 || wc.status)) {
@@ -334,6 +481,8 @@ static int client(const char *addr, const char *port)
 	}
 	printf("client: %d SENDs and %d WRITEs %s, READs %s\n", COUNT, COUNT,
 	       fail ? "failed" : "posted inline", fail ? "-" : "checked");
+	if (!fail)
+		fail = client_corrupt(id, &info);
 	rdma_disconnect(id);
 	rdma_dereg_mr(mr);
 	rdma_destroy_ep(id);
