@@ -7,7 +7,10 @@
  * caller's RLIMIT_MEMLOCK; CQs and QPs out of bounds; SRQs; one user's
  * part of PDs, CQs, QPs and MRs (a quarter of user space's share, which
  * is half of each device limit), and the share itself, reached by four
- * users (1001 to 1004; a fifth is refused).
+ * users (1001 to 1004; a fifth is refused).  Then create_cq commands of
+ * its own with driver data the provider never sends (written to the
+ * uverbs file as any process may), and bad mappings of a CQ's ring; the
+ * ring stays readable after the context that made it is gone.
  * Prints "PASS name" or "FAIL name" a line (scif_verbs_test.sh makes
  * TAP of them).  Usage: scif_verbs_limits DEVICE (e.g. scif0), as root.
  */
@@ -16,9 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/scif_rdma_abi.h>
 
 /* The device's limits and user space's share (scif_rdma.h). */
 #define MAX_QP		256
@@ -479,6 +486,122 @@ static void memlock(const char *dev)
 		why);
 }
 
+/* A create_cq with driver data: the write() command's result, or -errno. */
+static int raw_create_cq(int fd, const void *drv, size_t drv_len,
+			 struct scif_rdma_create_cq_resp *out, size_t out_len,
+			 uint32_t *handle)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_cq core;
+		unsigned char drv[16];
+	} cmd = {};
+	struct {
+		struct ib_uverbs_create_cq_resp core;
+		struct scif_rdma_create_cq_resp drv;
+	} resp = {};
+	size_t len = sizeof(cmd.hdr) + sizeof(cmd.core) + drv_len;
+
+	cmd.hdr.command = IB_USER_VERBS_CMD_CREATE_CQ;
+	cmd.hdr.in_words = len / 4;
+	cmd.hdr.out_words = (sizeof(resp.core) + out_len) / 4;
+	cmd.core.response = (uintptr_t)&resp;
+	cmd.core.cqe = 16;
+	cmd.core.comp_channel = -1;
+	memcpy(cmd.drv, drv, drv_len);
+	if (write(fd, &cmd, len) != (ssize_t)len)
+		return -errno;
+	if (out)
+		*out = resp.drv;
+	*handle = resp.core.cq_handle;
+	return 0;
+}
+
+/* A destroy_cq command: 0 or -errno. */
+static int raw_destroy_cq(int fd, uint32_t handle)
+{
+	struct ib_uverbs_destroy_cq_resp resp;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_cq core;
+	} cmd = {
+		.hdr = { .command = IB_USER_VERBS_CMD_DESTROY_CQ,
+			 .in_words = sizeof(cmd) / 4,
+			 .out_words = sizeof(resp) / 4 },
+		.core = { .response = (uintptr_t)&resp, .cq_handle = handle },
+	};
+
+	return write(fd, &cmd, sizeof(cmd)) == sizeof(cmd) ? 0 : -errno;
+}
+
+/* An mmap that must fail: its errno, or 0 (unmapped again) if it did not. */
+static int map_errno(int fd, size_t len, int prot, int flags, uint64_t off)
+{
+	void *p = mmap(NULL, len, prot, flags, fd, off);
+
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, len);
+	return 0;
+}
+
+/* Driver data of create_cq, and mappings of a CQ's ring. */
+static void cq_driver_data(const char *dev)
+{
+	struct ibv_context *ctx = open_dev(dev);
+	uint64_t flags[2] = { SCIF_RDMA_CQ_MAPPED, 0 }, bad = 2;
+	struct scif_rdma_create_cq_resp r = {};
+	volatile struct scif_rdma_cq_ring *ring;
+	uint32_t h;
+	size_t len;
+	int ret;
+
+	if (!ctx) {
+		verdict("cq_driver_data_context", 0, strerror(errno));
+		return;
+	}
+	ret = raw_create_cq(ctx->cmd_fd, &bad, 8, &r, sizeof(r), &h);
+	refused("cq_unknown_flag_einval", ret < 0, -ret, EINVAL);
+	ret = raw_create_cq(ctx->cmd_fd, flags, 16, &r, sizeof(r), &h);
+	refused("cq_request_too_long_einval", ret < 0, -ret, EINVAL);
+	ret = raw_create_cq(ctx->cmd_fd, flags, 8, NULL, 0, &h);
+	refused("cq_no_room_for_answer_einval", ret < 0, -ret, EINVAL);
+	ret = raw_create_cq(ctx->cmd_fd, flags, 8, &r, sizeof(r), &h);
+	verdict("cq_mapped_created", !ret && r.entries == 16 &&
+		r.ring_bytes && !(r.ring_bytes % 4096), strerror(-ret));
+	if (ret || !r.ring_bytes) {
+		ibv_close_device(ctx);
+		return;
+	}
+	len = r.ring_bytes;
+	ret = map_errno(ctx->cmd_fd, len, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+			r.mmap_offset);
+	refused("cq_ring_private_einval", ret, ret, EINVAL);
+	ret = map_errno(ctx->cmd_fd, len, PROT_READ | PROT_EXEC, MAP_SHARED,
+			r.mmap_offset);
+	refused("cq_ring_exec_einval", ret, ret, EINVAL);
+	ret = map_errno(ctx->cmd_fd, len + 4096, PROT_READ, MAP_SHARED,
+			r.mmap_offset);
+	refused("cq_ring_wrong_size_einval", ret, ret, EINVAL);
+	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    ctx->cmd_fd, r.mmap_offset);
+	verdict("cq_ring_mapped_zeroed", ring != MAP_FAILED && !ring->head &&
+		!ring->tail && !ring->cqe[15].wr_id, strerror(errno));
+	ret = raw_destroy_cq(ctx->cmd_fd, h);
+	verdict("cq_mapped_destroyed", !ret, strerror(-ret));
+	if (ring != MAP_FAILED) {
+		/* The CQ is gone: the pages stay ours until munmap. */
+		ring->head = 7;
+		verdict("cq_ring_outlives_cq", ring->head == 7 && !ring->tail,
+			NULL);
+		ret = map_errno(ctx->cmd_fd, len, PROT_READ, MAP_SHARED,
+				r.mmap_offset);
+		refused("cq_ring_of_destroyed_cq_einval", ret, ret, EINVAL);
+		munmap((void *)ring, len);
+	}
+	ibv_close_device(ctx);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
@@ -508,6 +631,7 @@ int main(int argc, char **argv)
 	shares(&env);
 	device_share(argv[1]);
 	memlock(argv[1]);
+	cq_driver_data(argv[1]);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	free(buf);

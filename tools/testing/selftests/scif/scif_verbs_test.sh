@@ -14,14 +14,17 @@
 # device whose port is ACTIVE.  Node 1 runs scif_verbs_limits (what the
 # device refuses a user program, with the exact errno: MR rights,
 # lengths, an unprivileged caller's RLIMIT_MEMLOCK, CQ and QP bounds,
-# SRQs, and user space's half of the PDs, CQs, QPs and MRs).  Node 0
+# SRQs, and user space's half of the PDs, CQs, QPs and MRs; a mapped
+# CQ's driver data and ring mappings).  Node 0
 # runs the servers, node 1 the clients, each with a bound in time:
 #   rping -V (RDMA READ and WRITE between user MRs, the data verified
 #   by the client) of 4 KiB and of 64 KiB;
 #   scif_verbs_inline: inline SENDs and WRITEs, the sender's buffer
 #   overwritten right after each post, their bytes checked by the
 #   server; then RDMA READs of them back across the server's pages,
-#   checked by the client;
+#   checked by the client; completions polled under a seccomp filter
+#   that denies ioctl, read and write; its CQ rings corrupted, its send
+#   CQ overrunning;
 #   ibv_rc_pingpong -c (ibverbs-utils), 200 round trips of 4 KiB with
 #   the data checked, and ib_write_bw and ib_read_bw without -R, 64 KiB
 #   messages: QPs connected without the CM, by modify_qp to RTR with
