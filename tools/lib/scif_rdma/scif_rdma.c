@@ -220,18 +220,18 @@ static int scif_rdma_cmd_create_cq(struct ibv_context *ibctx, int cqe,
 	void *ring;
 	int ret;
 
-	if (!mapped)
-		return ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
-					 &scq->cq, &cmd.ibv, sizeof(cmd.ibv),
-					 &resp.ibv, sizeof(resp.ibv));
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &scq->cq,
-				&cmd.ibv, sizeof(cmd), &resp.ibv, sizeof(resp));
-	if (ret)
+				&cmd.ibv, mapped ? sizeof(cmd) : sizeof(cmd.ibv),
+				&resp.ibv,
+				mapped ? sizeof(resp) : sizeof(resp.ibv));
+	if (ret || !mapped)
 		return ret;
-	ring = mmap(NULL, resp.drv.ring_bytes, PROT_READ | PROT_WRITE,
-		    MAP_SHARED, ibctx->cmd_fd, resp.drv.mmap_offset);
-	if (ring == MAP_FAILED || !resp.drv.entries) {
-		ret = ring == MAP_FAILED ? errno : EPROTO;
+	ring = MAP_FAILED;
+	if (resp.drv.entries)
+		ring = mmap(NULL, resp.drv.ring_bytes, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, ibctx->cmd_fd, resp.drv.mmap_offset);
+	if (ring == MAP_FAILED) {
+		ret = resp.drv.entries ? errno : EPROTO;
 		ibv_cmd_destroy_cq(&scq->cq);
 		return ret;
 	}
