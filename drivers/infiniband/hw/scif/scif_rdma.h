@@ -22,7 +22,6 @@
 
 #include "scif_rdma_compat.h"
 
-struct scif_rdma_cq_ring;
 struct srd_ucq_map;
 
 struct srd_rma_win;	/* scif_rdma_rma.c */
@@ -279,11 +278,10 @@ struct srd_pd {
  *	(solicited only for IB_CQ_SOLICITED) calls the comp_handler
  * @overrun: a completion found the ring full; the CQ is in error
  * @uc: the user it is counted to (struct srd_ucount), NULL for the kernel's
- * @ring: a mapped CQ's ring, which the process polls
- *	(scif_rdma_ucq.c); owned by @umap
- * @tail: completions ever written into @ring: the kernel's own count,
- *	which it copies into the ring and never reads back from there
- * @umap: the mmap entry of @ring, NULL for a CQ that is not mapped
+ * @tail: completions ever written into a mapped CQ's ring: the kernel's
+ *	own count, which it copies into the ring and never reads back
+ * @umap: a mapped CQ's ring, which the process polls, and its mmap entry
+ *	(scif_rdma_ucq.c); NULL for a CQ that is not mapped
  */
 struct srd_cq {
 	struct ib_cq ibcq;
@@ -295,7 +293,6 @@ struct srd_cq {
 	int armed;
 	bool overrun;
 	struct srd_ucount *uc;
-	struct scif_rdma_cq_ring *ring;
 	u32 tail;
 	struct srd_ucq_map *umap;
 };

@@ -104,7 +104,6 @@ int srd_ucq_create(struct srd_cq *cq, struct ib_udata *udata)
 		rdma_user_mmap_entry_remove(&m->rdma);
 		return err;
 	}
-	cq->ring = m->ring;
 	cq->umap = m;
 	return 1;
 unring:
@@ -127,7 +126,6 @@ void srd_ucq_destroy(struct srd_cq *cq)
 	if (cq->umap)
 		rdma_user_mmap_entry_remove(&cq->umap->rdma);
 	cq->umap = NULL;
-	cq->ring = NULL;
 }
 
 /* Entries in the ring, as the head the process wrote says: may be bogus. */
@@ -138,7 +136,7 @@ static u32 srd_ucq_used(struct srd_cq *cq)
 	 * entries before it moved the head past them, so they are not
 	 * written again before it did.
 	 */
-	return cq->tail - smp_load_acquire(&cq->ring->head);
+	return cq->tail - smp_load_acquire(&cq->umap->ring->head);
 }
 
 /**
@@ -151,12 +149,13 @@ static u32 srd_ucq_used(struct srd_cq *cq)
  */
 bool srd_ucq_store(struct srd_cq *cq, const struct ib_wc *wc)
 {
+	struct scif_rdma_cq_ring *ring = cq->umap->ring;
 	struct scif_rdma_cqe *e;
 
 	lockdep_assert_held(&cq->lock);
 	if (srd_ucq_used(cq) >= cq->size)
 		return false;
-	e = &cq->ring->cqe[cq->tail % cq->size];
+	e = &ring->cqe[cq->tail % cq->size];
 	*e = (struct scif_rdma_cqe){
 		.wr_id = wc->wr_id,
 		.status = wc->status,
@@ -174,7 +173,7 @@ bool srd_ucq_store(struct srd_cq *cq, const struct ib_wc *wc)
 		.port_num = wc->port_num,
 	};
 	/* The entry is seen before the tail that covers it. */
-	smp_store_release(&cq->ring->tail, ++cq->tail);
+	smp_store_release(&ring->tail, ++cq->tail);
 	return true;
 }
 

@@ -310,7 +310,7 @@ int srd_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	unsigned long flags;
 	int n = 0;
 
-	if (cq->ring)
+	if (cq->umap)
 		return -EOPNOTSUPP;
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num_entries && cq->count) {
@@ -341,7 +341,7 @@ int srd_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	spin_lock_irqsave(&cq->lock, irqflags);
 	cq->armed = flags & IB_CQ_SOLICITED_MASK;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
-	    (cq->ring ? srd_ucq_pending(cq) : cq->count))
+	    (cq->umap ? srd_ucq_pending(cq) : cq->count))
 		ret = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return ret;

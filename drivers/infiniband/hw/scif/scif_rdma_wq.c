@@ -26,7 +26,7 @@ static const u8 srd_qp_next[IB_QPS_ERR + 1] = {
 static bool srd_cq_store(struct srd_cq *cq, const struct ib_wc *wc)
 {
 	lockdep_assert_held(&cq->lock);
-	if (cq->ring)
+	if (cq->umap)
 		return srd_ucq_store(cq, wc);
 	if (cq->count == cq->size)
 		return false;
