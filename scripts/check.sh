@@ -143,7 +143,7 @@ lean_arg() { # kernel-name
 }
 
 cluster_run() { # kernel-name nodes
-	local k=$1 n=$2 kdir image rel moddir cdir j lists mem args lean
+	local k=$1 n=$2 kdir image rel moddir cdir lists mem args lean
 	local sd=$top/tools/testing/selftests/scif
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
@@ -196,11 +196,7 @@ cluster_run() { # kernel-name nodes
 		${args:+-a "$args"} \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: $n-node cluster of $k: launcher reported failure"
-	for j in $(seq 0 $((n - 1))); do
-		guest_results "$cdir/node$j/results.log" "$k/cluster$n/node$j"
-		run_test "$k/cluster$n/node$j/kernel-log-clean" \
-			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
-	done
+	nodes_results "$cdir" "$k/cluster$n" "$n"
 }
 
 # What scif_nfsrdma_test.sh loads (after rdma_modules): nfsd, the NFSv4
@@ -222,6 +218,16 @@ nfs_programs() { # kernel-name nodes
 	[ "$2" = 2 ] && [ "$1" != debug ] || return 0
 	[ -x "$d/usr/sbin/rpc.mountd" ] || return 0
 	echo "$d/usr/sbin/rpc.mountd $d/usr/sbin/exportfs $d/sbin/mount.nfs"
+}
+
+# The results of every node of a cluster, and a check of its console.
+nodes_results() { # cluster-dir name nodes
+	local j
+	for ((j = 0; j < $3; j++)); do
+		guest_results "$1/node$j/results.log" "$2/node$j"
+		run_test "$2/node$j/kernel-log-clean" \
+			bash "$top/qemu/check-log.sh" "$1/node$j/console.log"
+	done
 }
 
 # The results of a 2-node cluster whose node 1 was restarted: node 0's,
@@ -329,7 +335,7 @@ nvmeof_loss_run() { # kernel-name
 # after each kind that costs it its place; node 0 checks the outcome,
 # and that its traffic with node 2, a bystander, carries on.
 corrupt_run() { # kernel-name
-	local k=$1 kdir image rel moddir cdir j
+	local k=$1 kdir image rel moddir cdir
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
 	moddir=$BUILD/modules/$k
@@ -346,18 +352,14 @@ corrupt_run() { # kernel-name
 		-R -t 400 -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: corrupt cluster of $k: launcher reported failure"
-	for j in 0 1 2; do
-		guest_results "$cdir/node$j/results.log" "$k/corrupt/node$j"
-		run_test "$k/corrupt/node$j/kernel-log-clean" \
-			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
-	done
+	nodes_results "$cdir" "$k/corrupt" 3
 }
 
 # A 2-node cluster whose nodes have QEMU's IOMMU and an edu device
 # (cluster.sh -I): remote mmap, then VFIO_IOMMU_MAP_DMA of what SCIF
 # maps must fail (scif_vfio_test.sh), with the guest kernel's VFIO.
 vfio_run() { # kernel-name
-	local k=$1 kdir image rel moddir cdir j
+	local k=$1 kdir image rel moddir cdir
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
 	moddir=$BUILD/modules/$k
@@ -375,11 +377,7 @@ vfio_run() { # kernel-name
 		-I -t 400 -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: VFIO cluster of $k: launcher reported failure"
-	for j in 0 1; do
-		guest_results "$cdir/node$j/results.log" "$k/vfio/node$j"
-		run_test "$k/vfio/node$j/kernel-log-clean" \
-			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
-	done
+	nodes_results "$cdir" "$k/vfio" 2
 }
 
 # The copy engine on DMA channels: the test build's software DMA provider
@@ -388,7 +386,7 @@ vfio_run() { # kernel-name
 # then the RMA, fence and DMA tests; then a 2-node cluster whose engines
 # copy to and from each other's apertures by DMA.
 dma_run() { # kernel-name
-	local k=$1 kdir image rel moddir soft dmat vmdir cdir j
+	local k=$1 kdir image rel moddir soft dmat vmdir cdir
 	local sd=$top/tools/testing/selftests/scif
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
@@ -424,11 +422,7 @@ dma_run() { # kernel-name
 		-t 600 -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: DMA cluster of $k: launcher reported failure"
-	for j in 0 1; do
-		guest_results "$cdir/node$j/results.log" "$k/dma-cluster/node$j"
-		run_test "$k/dma-cluster/node$j/kernel-log-clean" \
-			bash "$top/qemu/check-log.sh" "$cdir/node$j/console.log"
-	done
+	nodes_results "$cdir" "$k/dma-cluster" 2
 }
 
 # SCIF over the emulated NTB (scripts/scif-ntb-check.sh prints its own
