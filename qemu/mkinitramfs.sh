@@ -15,7 +15,10 @@
 # dlopens) go in at their host paths (under /opt/host-tmp for those in
 # /tmp, which the guest mounts over) with the shared libraries ldd finds
 # for them, and the host files named in $EXTRA_FILES (e.g. a
-# configuration file) at their host paths, as they are.
+# configuration file) at their host paths, as they are; each directory
+# named in $EXTRA_TREES is copied onto the guest's root as it is (a
+# staged /usr tree), with the shared libraries ldd finds for the ELF
+# files in it.
 set -eu
 
 [ $# -ge 3 ] || { echo "usage: $0 OUT LIST TESTDIR [MODULE.ko...]" >&2; exit 2; }
@@ -77,6 +80,17 @@ done
 for f in ${EXTRA_FILES:-}; do
 	mkdir -p "$stage$(dirname "$f")"
 	cp -L "$f" "$stage$f"
+done
+for t in ${EXTRA_TREES:-}; do
+	cp -a "$t/." "$stage/"
+	find "$t" -type f \( -name '*.so*' -o -perm -u+x \) -exec ldd {} + 2>/dev/null |
+		awk '/=> \// { print $3 }' | sort -u |
+		while read -r f; do
+			g=$(guest_path "$f")
+			[ -e "$stage$g" ] && continue
+			mkdir -p "$stage$(dirname "$g")"
+			cp -L "$f" "$stage$g"
+		done
 done
 for l in ${EXTRA_LISTS:-}; do
 	cp "$l" "$stage/tests/"

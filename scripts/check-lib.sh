@@ -147,6 +147,35 @@ verbs_programs() { # kernel-name nodes
 	/sbin/ldconfig -p | awk '$1 == "libgcc_s.so.1" && /x86-64/ { print $NF; exit }'
 }
 
+# What scif_pyverbs_test.sh runs, for 2-node clusters: a tree for the
+# guest's root (EXTRA_TREES) with Debian's python3.11 and the part of its
+# standard library that unittest and rdma-core's tests use, and pyverbs
+# with those tests (scripts/deps.sh unpacks python3-pyverbs); staged
+# once in $BUILD/pyverbs-tree, echoed.  Nothing without the unpacked
+# package or the interpreter.
+pyverbs_tree() { # kernel-name nodes
+	local src=${SCIF_CACHE:-/var/cache/scif}/pyverbs t=$BUILD/pyverbs-tree
+	[ "$2" = 2 ] || return 0
+	[ -x /usr/bin/python3.11 ] && [ -d "$src/usr/lib/python3/dist-packages/pyverbs" ] ||
+		return 0
+	if [ ! -e "$t/stamp" ] || [ "$src/version" -nt "$t/stamp" ]; then
+		rm -rf "$t"
+		mkdir -p "$t/usr/bin" "$t/usr/lib/python3/dist-packages" \
+			"$t/usr/share/doc/rdma-core"
+		cp /usr/bin/python3.11 "$t/usr/bin/"
+		rsync -a --exclude test/ --exclude idlelib/ --exclude tkinter/ \
+			--exclude turtledemo/ --exclude ensurepip/ --exclude lib2to3/ \
+			--exclude pydoc_data/ --exclude 'config-*/' \
+			--exclude site-packages/ --exclude dist-packages/ \
+			--exclude 'tests/' /usr/lib/python3.11 "$t/usr/lib/"
+		cp -a "$src/usr/lib/python3/dist-packages/pyverbs" \
+			"$t/usr/lib/python3/dist-packages/"
+		cp -a "$src/usr/share/doc/rdma-core/tests" "$t/usr/share/doc/rdma-core/"
+		touch "$t/stamp"
+	fi
+	echo "$t"
+}
+
 # nvme-cli and fio, for the same clusters.
 nvme_programs() { # kernel-name nodes
 	[ "$2" = 2 ] || return 0

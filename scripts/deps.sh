@@ -33,7 +33,7 @@ TOOLS="build-essential bc bison flex libelf-dev libssl-dev dwarves
 	linux-image-amd64 libvirt-clients iperf3 socat
 	iproute2 ibverbs-utils ibverbs-providers perftest nvme-cli fio
 	libibverbs-dev librdmacm-dev rdmacm-utils libfabric-bin
-	libtirpc3 libwrap0 python3-sphinx"
+	libtirpc3 libwrap0 python3-sphinx python3.11 libpython3.11"
 # QEMU comes from bookworm-backports (10.0): Debian 12's own, 7.2, leaves
 # garbage in RFLAGS after a CMPXCHG16B under TCG, and the guests' SLUB
 # runs that instruction: they died of double faults now and then
@@ -199,6 +199,35 @@ unpack_nfs_utils() {
 	echo "deps: unpacked the guests' NFS programs into $dir (not installed)"
 }
 unpack_nfs_utils
+
+# rdma-core's own Python tests and pyverbs, for the guests
+# (scif_pyverbs_test.sh): python3-pyverbs of the installed rdma-core
+# version, unpacked into $SCIF_CACHE/pyverbs, not installed (it would
+# pull rdma-core's boot-time services onto this host).  Its Python is
+# TOOLS' python3.11.
+unpack_pyverbs() {
+	dir=$SCIF_CACHE/pyverbs
+	ver=$(dpkg-query -W -f '${Version}' libibverbs1)
+	[ -e "$dir/usr/share/doc/rdma-core/tests/run_tests.py" ] &&
+		[ "$(cat "$dir/version" 2>/dev/null)" = "$ver" ] && return 0
+	dl=$(mktemp -d "$SCIF_CACHE/download.XXXXXX")
+	chown _apt "$dl" 2>/dev/null || true
+	(cd "$dl" && apt-get download -q "python3-pyverbs=$ver") ||
+		die "cannot download python3-pyverbs $ver"
+	rm -rf "$dir.tmp"
+	dpkg-deb -x "$dl"/python3-pyverbs_*.deb "$dir.tmp"
+	rm -rf "$dl"
+	[ -e "$dir.tmp/usr/share/doc/rdma-core/tests/run_tests.py" ] ||
+		die "no rdma-core tests in python3-pyverbs"
+	# Debian compresses some of the test files.
+	find "$dir.tmp/usr/share/doc/rdma-core/tests" -name '*.py.gz' \
+		-exec gunzip -f {} +
+	echo "$ver" > "$dir.tmp/version"
+	rm -rf "$dir"
+	mv "$dir.tmp" "$dir"
+	echo "deps: unpacked python3-pyverbs $ver into $dir (not installed)"
+}
+unpack_pyverbs
 if [ "$image_note" = 1 ]; then
 	echo "deps: NOTE: installed linux-image-amd64, Debian 12's 6.1 kernel, for the"
 	echo "deps: NOTE: guests.  A Debian 12 host boots it already; if this one booted"

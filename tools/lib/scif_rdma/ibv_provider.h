@@ -135,7 +135,9 @@ struct verbs_context_ops {
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
 				    struct ibv_qp_init_attr *attr);
 						/* 0x098 ops._compat_create_qp */
-	verbs_unset_op create_qp_ex;		/* 0x0a0 vctx.create_qp_ex */
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *attr);
+						/* 0x0a0 vctx.create_qp_ex */
 	/* 0x0a8 vctx.create_rwq_ind_table */
 	verbs_unset_op create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
@@ -414,6 +416,22 @@ int ibv_cmd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
 
 /*
+ * A QP as libibverbs sees it: ibv_qp_to_qp_ex() (lib 0x17fc0) returns
+ * the QP itself when bit VERBS_QP_EX of the word at +0x160, just past
+ * the larger of struct ibv_qp and struct ibv_qp_ex, is set, else NULL.
+ */
+struct verbs_xrcd;
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+#define VERBS_QP_EX	(1u << 1)
+
+/*
  * The checks.  "siw" and "rxe" are the providers' .so files, "lib" is
  * libibverbs.so.1; hex numbers are their addresses.
  */
@@ -498,6 +516,7 @@ IBV_ASSERT_SIZE(verbs_mr, 0x38);
 IBV_ASSERT_AT(verbs_context_ops, alloc_pd, 0x028);
 IBV_ASSERT_AT(verbs_context_ops, create_cq, 0x078);
 IBV_ASSERT_AT(verbs_context_ops, create_qp, 0x098);
+IBV_ASSERT_AT(verbs_context_ops, create_qp_ex, 0x0a0);
 IBV_ASSERT_AT(verbs_context_ops, create_srq, 0x0b0);
 IBV_ASSERT_AT(verbs_context_ops, dealloc_pd, 0x0d0);
 IBV_ASSERT_AT(verbs_context_ops, dereg_mr, 0x0e0);
@@ -526,6 +545,9 @@ IBV_ASSERT_AT(verbs_context, context.ops.req_notify_cq, 0x1a8);
 IBV_ASSERT_AT(verbs_context, context.ops.post_send, 0x210);
 IBV_ASSERT_AT(verbs_context, context.ops.post_recv, 0x218);
 IBV_ASSERT_AT(verbs_context, query_device_ex, 0xd8);
+/* lib 0x1270d: ops+0xa0 stored at vctx+0x108. */
+IBV_ASSERT_AT(verbs_context, create_qp_ex, 0x108);
+IBV_ASSERT_AT(verbs_qp, comp_mask, 0x160);
 
 /*
  * Command sizes: each ibv_cmd_*() passes its core request and response

@@ -8,7 +8,7 @@
  * call (a kernel that does not know the request refuses it, and the CQ
  * is then made and polled the old way, by commands).  Arming a CQ and
  * posting go through the kernel.  SRQs are basic ones (no XRC); QPs
- * are RC.
+ * are RC, and may post by ibv_wr_*() (struct ibv_qp_ex) as well.
  *
  * Inline data is the provider's own: the kernel device has none.  A QP
  * created with max_inline_data (at most SCIF_RDMA_MAX_INLINE) gets a
@@ -63,7 +63,7 @@ struct scif_rdma_context {
  * @inl_mr.
  */
 struct scif_rdma_qp {
-	struct ibv_qp qp;
+	struct verbs_qp vqp;
 	uint32_t max_inline;
 	uint32_t max_send_wr;
 	pthread_mutex_t lock;
@@ -72,6 +72,24 @@ struct scif_rdma_qp {
 	struct verbs_mr *inl_mr;
 	uint32_t nslots;
 	uint32_t slot_size;
+	struct scif_rdma_wrs *wrs;
+};
+
+/*
+ * The work requests of an ibv_wr_start() .. ibv_wr_complete() batch of
+ * a QP created with send_ops_flags (ibv_qp_ex): at most @max of them,
+ * @n so far, each with @max_sge SGEs in @sges and, for inline data,
+ * @max_inline bytes in @inl; @err is the first error of the batch
+ * (ibv_wr_complete() returns it and posts nothing).
+ */
+struct scif_rdma_wrs {
+	struct ibv_send_wr *wr;
+	struct ibv_sge *sges;
+	char *inl;
+	uint32_t max;
+	uint32_t max_sge;
+	uint32_t n;
+	int err;
 };
 
 /*
@@ -100,7 +118,7 @@ static struct scif_rdma_context *to_sctx(struct ibv_context *ibctx)
 
 static struct scif_rdma_qp *to_sqp(struct ibv_qp *ibqp)
 {
-	return container_of(ibqp, struct scif_rdma_qp, qp);
+	return container_of(ibqp, struct scif_rdma_qp, vqp.qp);
 }
 
 /* Device and context */
@@ -382,8 +400,41 @@ static int scif_rdma_inline_alloc(struct scif_rdma_qp *qp, struct ibv_pd *pd)
 	return 0;
 }
 
-static struct ibv_qp *scif_rdma_create_qp(struct ibv_pd *pd,
-					  struct ibv_qp_init_attr *attr)
+static void scif_rdma_wrs_free(struct scif_rdma_wrs *wrs)
+{
+	if (!wrs)
+		return;
+	free(wrs->wr);
+	free(wrs->sges);
+	free(wrs->inl);
+	free(wrs);
+}
+
+/* A batch's room for @qp: a send queue's worth; NULL with errno set. */
+static struct scif_rdma_wrs *scif_rdma_wrs_alloc(struct scif_rdma_qp *qp,
+						 uint32_t max_sge)
+{
+	struct scif_rdma_wrs *wrs = calloc(1, sizeof(*wrs));
+
+	if (!wrs)
+		return NULL;
+	wrs->max = qp->max_send_wr;
+	wrs->max_sge = max_sge ? max_sge : 1;
+	wrs->wr = calloc(wrs->max, sizeof(*wrs->wr));
+	wrs->sges = calloc((size_t)wrs->max * wrs->max_sge, sizeof(*wrs->sges));
+	if (qp->max_inline)
+		wrs->inl = malloc((size_t)wrs->max * qp->max_inline);
+	if (!wrs->wr || !wrs->sges || (qp->max_inline && !wrs->inl)) {
+		scif_rdma_wrs_free(wrs);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return wrs;
+}
+
+/* An RC QP of @pd; NULL with errno set. */
+static struct scif_rdma_qp *scif_rdma_qp_new(struct ibv_pd *pd,
+					     struct ibv_qp_init_attr *attr)
 {
 	struct ib_uverbs_create_qp_resp resp = {};
 	struct ibv_create_qp cmd = {};
@@ -407,8 +458,8 @@ static struct ibv_qp *scif_rdma_create_qp(struct ibv_pd *pd,
 	pthread_mutex_init(&qp->lock, NULL);
 
 	attr->cap.max_inline_data = 0;	/* the kernel's: none */
-	ret = ibv_cmd_create_qp(pd, &qp->qp, attr, &cmd, sizeof(cmd), &resp,
-				sizeof(resp));
+	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
+				&resp, sizeof(resp));
 	attr->cap.max_inline_data = max_inline;
 	if (ret)
 		goto free_qp;
@@ -419,14 +470,22 @@ static struct ibv_qp *scif_rdma_create_qp(struct ibv_pd *pd,
 		if (ret)
 			goto destroy;
 	}
-	return &qp->qp;
+	return qp;
 destroy:
-	ibv_cmd_destroy_qp(&qp->qp);
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
 free_qp:
 	pthread_mutex_destroy(&qp->lock);
 	free(qp);
 	errno = ret;
 	return NULL;
+}
+
+static struct ibv_qp *scif_rdma_create_qp(struct ibv_pd *pd,
+					  struct ibv_qp_init_attr *attr)
+{
+	struct scif_rdma_qp *qp = scif_rdma_qp_new(pd, attr);
+
+	return qp ? &qp->vqp.qp : NULL;
 }
 
 static int scif_rdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
@@ -463,6 +522,7 @@ static int scif_rdma_destroy_qp(struct ibv_qp *ibqp)
 		return ret;
 	if (qp->inl_mr && !scif_rdma_dereg_mr(qp->inl_mr))
 		free(qp->inl);	/* else pinned still: left to the process's end */
+	scif_rdma_wrs_free(qp->wrs);
 	pthread_mutex_destroy(&qp->lock);
 	free(qp);
 	return 0;
@@ -541,7 +601,7 @@ static int scif_rdma_post_inline(struct scif_rdma_qp *qp,
 			*bad_wr = wr;	/* the inline one too long */
 		if (!n)
 			break;
-		cret = ibv_cmd_post_send(&qp->qp, shadow, &bad);
+		cret = ibv_cmd_post_send(&qp->vqp.qp, shadow, &bad);
 		if (cret) {
 			qp->posted += bad - shadow;
 			*bad_wr = orig[bad - shadow];
@@ -564,6 +624,275 @@ static int scif_rdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	ret = scif_rdma_post_inline(qp, wr, bad_wr);
 	pthread_mutex_unlock(&qp->lock);
 	return ret;
+}
+
+/*
+ * Posting by ibv_wr_*() (struct ibv_qp_ex), for a QP created with
+ * send_ops_flags: the calls between ibv_wr_start() and ibv_wr_complete()
+ * build a chain of work requests, which ibv_wr_complete() posts as
+ * ibv_post_send() would, under the QP's lock held since ibv_wr_start().
+ * The bytes of ibv_wr_set_inline_data() are copied when it is called.
+ */
+static struct scif_rdma_qp *qpx_to_sqp(struct ibv_qp_ex *qpx)
+{
+	return to_sqp(&qpx->qp_base);
+}
+
+static void scif_rdma_wr_start(struct ibv_qp_ex *qpx)
+{
+	struct scif_rdma_qp *qp = qpx_to_sqp(qpx);
+
+	pthread_mutex_lock(&qp->lock);
+	qp->wrs->n = 0;
+	qp->wrs->err = 0;
+}
+
+/* A new work request of the batch, or NULL (the batch's error set). */
+static struct ibv_send_wr *scif_rdma_wr_new(struct ibv_qp_ex *qpx,
+					    enum ibv_wr_opcode opcode)
+{
+	struct scif_rdma_wrs *wrs = qpx_to_sqp(qpx)->wrs;
+	struct ibv_send_wr *wr;
+
+	if (wrs->n == wrs->max) {
+		wrs->err = wrs->err ? wrs->err : ENOMEM;
+		return NULL;
+	}
+	wr = &wrs->wr[wrs->n];
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = qpx->wr_id;
+	wr->send_flags = qpx->wr_flags;
+	wr->opcode = opcode;
+	wr->sg_list = &wrs->sges[(size_t)wrs->n * wrs->max_sge];
+	wrs->n++;
+	return wr;
+}
+
+/* The work request being built, or NULL (the batch's error set). */
+static struct ibv_send_wr *scif_rdma_wr_cur(struct ibv_qp_ex *qpx)
+{
+	struct scif_rdma_wrs *wrs = qpx_to_sqp(qpx)->wrs;
+
+	if (!wrs->n) {
+		wrs->err = wrs->err ? wrs->err : EINVAL;
+		return NULL;
+	}
+	return &wrs->wr[wrs->n - 1];
+}
+
+static void scif_rdma_wr_send(struct ibv_qp_ex *qpx)
+{
+	scif_rdma_wr_new(qpx, IBV_WR_SEND);
+}
+
+static void scif_rdma_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+{
+	struct ibv_send_wr *wr = scif_rdma_wr_new(qpx, IBV_WR_SEND_WITH_IMM);
+
+	if (wr)
+		wr->imm_data = imm;
+}
+
+static void scif_rdma_wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op,
+			      uint32_t rkey, uint64_t addr, __be32 imm)
+{
+	struct ibv_send_wr *wr = scif_rdma_wr_new(qpx, op);
+
+	if (!wr)
+		return;
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = addr;
+	wr->imm_data = imm;
+}
+
+static void scif_rdma_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				    uint64_t addr)
+{
+	scif_rdma_wr_rdma(qpx, IBV_WR_RDMA_WRITE, rkey, addr, 0);
+}
+
+static void scif_rdma_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+					uint64_t addr, __be32 imm)
+{
+	scif_rdma_wr_rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
+}
+
+static void scif_rdma_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+				   uint64_t addr)
+{
+	scif_rdma_wr_rdma(qpx, IBV_WR_RDMA_READ, rkey, addr, 0);
+}
+
+static void scif_rdma_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num,
+				      const struct ibv_sge *sge)
+{
+	struct scif_rdma_wrs *wrs = qpx_to_sqp(qpx)->wrs;
+	struct ibv_send_wr *wr = scif_rdma_wr_cur(qpx);
+
+	if (!wr)
+		return;
+	if (num > wrs->max_sge) {
+		wrs->err = wrs->err ? wrs->err : EINVAL;
+		return;
+	}
+	memcpy(wr->sg_list, sge, num * sizeof(*sge));
+	wr->num_sge = num;
+}
+
+static void scif_rdma_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
+				 uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	scif_rdma_wr_set_sge_list(qpx, 1, &sge);
+}
+
+static void scif_rdma_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
+					      size_t num,
+					      const struct ibv_data_buf *buf)
+{
+	struct scif_rdma_qp *qp = qpx_to_sqp(qpx);
+	struct scif_rdma_wrs *wrs = qp->wrs;
+	struct ibv_send_wr *wr = scif_rdma_wr_cur(qpx);
+	size_t i, len = 0;
+	char *dst;
+
+	if (!wr)
+		return;
+	dst = wrs->inl + (size_t)(wr - wrs->wr) * qp->max_inline;
+	for (i = 0; i < num; i++) {
+		if (buf[i].length > qp->max_inline - len) {
+			wrs->err = wrs->err ? wrs->err : EINVAL;
+			return;
+		}
+		memcpy(dst + len, buf[i].addr, buf[i].length);
+		len += buf[i].length;
+	}
+	wr->num_sge = 0;
+	if (!len)
+		return;
+	wr->sg_list[0].addr = (uintptr_t)dst;
+	wr->sg_list[0].length = len;
+	wr->sg_list[0].lkey = 0;
+	wr->num_sge = 1;
+	wr->send_flags |= IBV_SEND_INLINE;
+}
+
+static void scif_rdma_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+					 size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	scif_rdma_wr_set_inline_data_list(qpx, 1, &buf);
+}
+
+static int scif_rdma_wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct scif_rdma_qp *qp = qpx_to_sqp(qpx);
+	struct scif_rdma_wrs *wrs = qp->wrs;
+	struct ibv_send_wr *bad;
+	uint32_t i;
+	int ret = wrs->err;
+
+	for (i = 0; !ret && i < wrs->n; i++)
+		wrs->wr[i].next = i + 1 < wrs->n ? &wrs->wr[i + 1] : NULL;
+	if (!ret && wrs->n)
+		ret = qp->inl ? scif_rdma_post_inline(qp, wrs->wr, &bad) :
+				ibv_cmd_post_send(&qp->vqp.qp, wrs->wr, &bad);
+	wrs->n = 0;
+	pthread_mutex_unlock(&qp->lock);
+	return ret;
+}
+
+static void scif_rdma_wr_abort(struct ibv_qp_ex *qpx)
+{
+	struct scif_rdma_qp *qp = qpx_to_sqp(qpx);
+
+	qp->wrs->n = 0;
+	pthread_mutex_unlock(&qp->lock);
+}
+
+/* The operations ibv_wr_*() may build: those the device has. */
+#define SCIF_RDMA_SEND_OPS	(IBV_QP_EX_WITH_SEND | \
+				 IBV_QP_EX_WITH_SEND_WITH_IMM | \
+				 IBV_QP_EX_WITH_RDMA_WRITE | \
+				 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+				 IBV_QP_EX_WITH_RDMA_READ)
+
+/* @qp's struct ibv_qp_ex: its batch's room and the ibv_wr_*() calls. */
+static int scif_rdma_qp_ex_init(struct scif_rdma_qp *qp, uint32_t max_sge)
+{
+	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
+
+	qp->wrs = scif_rdma_wrs_alloc(qp, max_sge);
+	if (!qp->wrs)
+		return errno;
+	qpx->wr_start = scif_rdma_wr_start;
+	qpx->wr_complete = scif_rdma_wr_complete;
+	qpx->wr_abort = scif_rdma_wr_abort;
+	qpx->wr_send = scif_rdma_wr_send;
+	qpx->wr_send_imm = scif_rdma_wr_send_imm;
+	qpx->wr_rdma_write = scif_rdma_wr_rdma_write;
+	qpx->wr_rdma_write_imm = scif_rdma_wr_rdma_write_imm;
+	qpx->wr_rdma_read = scif_rdma_wr_rdma_read;
+	qpx->wr_set_sge = scif_rdma_wr_set_sge;
+	qpx->wr_set_sge_list = scif_rdma_wr_set_sge_list;
+	qpx->wr_set_inline_data = scif_rdma_wr_set_inline_data;
+	qpx->wr_set_inline_data_list = scif_rdma_wr_set_inline_data_list;
+	qp->vqp.comp_mask |= VERBS_QP_EX;
+	return 0;
+}
+
+/*
+ * ibv_create_qp_ex() with more than a PD (libibverbs takes that alone to
+ * create_qp): an RC QP, with ibv_wr_*() posting when send_ops_flags asks
+ * for operations the device has.  Creation flags, XRC domains, receive
+ * hash tables and the like are not supported.
+ */
+static struct ibv_qp *scif_rdma_create_qp_ex(struct ibv_context *ibctx,
+					     struct ibv_qp_init_attr_ex *ax)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	struct ibv_qp_init_attr attr = {
+		.qp_context = ax->qp_context,
+		.send_cq = ax->send_cq,
+		.recv_cq = ax->recv_cq,
+		.srq = ax->srq,
+		.cap = ax->cap,
+		.qp_type = ax->qp_type,
+		.sq_sig_all = ax->sq_sig_all,
+	};
+	struct scif_rdma_qp *qp;
+	int ret;
+
+	(void)ibctx;	/* the PD's */
+	if ((ax->comp_mask & ~known) ||
+	    ((ax->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     ax->create_flags) ||
+	    ((ax->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	     (ax->send_ops_flags & ~(uint64_t)SCIF_RDMA_SEND_OPS))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(ax->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = scif_rdma_qp_new(ax->pd, &attr);
+	if (!qp)
+		return NULL;
+	ax->cap = attr.cap;
+	if (ax->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ret = scif_rdma_qp_ex_init(qp, attr.cap.max_send_sge);
+		if (ret) {
+			scif_rdma_destroy_qp(&qp->vqp.qp);
+			errno = ret;
+			return NULL;
+		}
+	}
+	return &qp->vqp.qp;
 }
 
 static int scif_rdma_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
@@ -640,6 +969,7 @@ static const struct verbs_context_ops scif_rdma_ctx_ops = {
 	.alloc_pd = scif_rdma_alloc_pd,
 	.create_cq = scif_rdma_create_cq,
 	.create_qp = scif_rdma_create_qp,
+	.create_qp_ex = scif_rdma_create_qp_ex,
 	.create_srq = scif_rdma_create_srq,
 	.dealloc_pd = scif_rdma_dealloc_pd,
 	.dereg_mr = scif_rdma_dereg_mr,

@@ -35,10 +35,14 @@ struct srd_map;		/* scif_rdma_map.c */
 #define SRD_MAX_PD		256
 #define SRD_MAX_SRQ		64
 #define SRD_MAX_WR		1024
+/* An SRQ serves several QPs: four queues' worth. */
+#define SRD_MAX_SRQ_WR		4096
 #define SRD_MAX_SGE		8
 #define SRD_MAX_FR_PAGES	256
 /* The largest message a work request may move: 1 GiB. */
 #define SRD_MAX_MSG		BIT(30)
+/* GIDs of the port: the MAC zero-padded, and its link-local form. */
+#define SRD_GIDS		2
 /*
  * RDMA WRITE and READ (scif_rdma_rma.c): the most bytes one work request
  * may move, and the most bounce pages its window may need (1 MiB, plus a
@@ -691,10 +695,12 @@ struct srd_rkey {
  *	one of the QP's own, dropped by destroy_qp
  * @iw_done: completed when @iw_refs reaches zero; destroy_qp waits for
  *	it, since ib_core frees the QP when destroy_qp returns
- * @dest_qpn: a QP connected without the CM: the peer's QP number, from
+ * @dest_qpn: a QP connected without the CM: the other QP's number, from
  *	modify_qp to RTR (IB_QP_DEST_QPN); under @lock
+ * @dest_node: the node of that QP: the device's peer node, or this node
+ *	when the address handle's GID is one of this port's; under @lock
  * @direct: @dest_qpn is set: the QP is to be connected to that QP of
- *	the device's peer node (scif_rdma_direct.c); under @lock
+ *	@dest_node (scif_rdma_direct.c); under @lock
  * @destroyed: destroy_qp has begun: no connection may be given to the
  *	QP any more; under @lock
  * @direct_work: the lower of two such QPs (by node, then QP number)
@@ -758,6 +764,7 @@ struct srd_qp {
 	refcount_t iw_refs;
 	struct completion iw_done;
 	u32 dest_qpn;
+	u16 dest_node;
 	bool direct;
 	bool destroyed;
 	struct delayed_work direct_work;
@@ -812,10 +819,12 @@ static inline void srd_stat_add(struct srd_dev *dev, enum srd_stat stat, u64 n)
 
 /* scif_rdma_cm.c: the connection manager */
 /*
- * The device whose netdev leads to a SCIF node, with a reference
- * (ib_device_put), or NULL.
+ * The device a connection from SCIF node @node is for, with a reference
+ * (ib_device_put), or NULL: the one whose netdev leads to @node; or, for
+ * a connection from this node itself, the device of index @index (the
+ * dialing device's, which srd_cm_dial() sends first).
  */
-typedef struct srd_dev *(*srd_dev_of_peer_fn)(u16 node);
+typedef struct srd_dev *(*srd_dev_of_peer_fn)(u16 node, u32 index);
 int srd_cm_init(srd_dev_of_peer_fn dev_of_peer);
 void srd_cm_exit(void);
 int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p);
@@ -882,7 +891,10 @@ int srd_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 
 /* scif_rdma_direct.c: QPs connected without the CM, by modify_qp */
 void srd_direct_init(struct srd_qp *qp);
-int srd_direct_start(struct srd_qp *qp, u32 dest_qpn);
+void srd_direct_gid(struct srd_dev *dev, int index, union ib_gid *gid);
+u16 srd_direct_node(struct srd_dev *dev, const struct ib_qp_attr *attr,
+		    int mask);
+int srd_direct_start(struct srd_qp *qp, u32 dest_qpn, u16 node);
 void srd_direct_reset(struct srd_qp *qp);
 void srd_direct_stop(struct srd_qp *qp);
 bool srd_direct_accept(struct srd_dev *dev, scif_epd_t epd, u16 node,
@@ -959,7 +971,7 @@ void srd_qp_close(struct srd_qp *qp);
 void srd_cm_msg_fill(struct srd_cm_msg *m, u8 type, const void *pdata,
 		     u8 len);
 int srd_cm_msg_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx);
-scif_epd_t srd_cm_dial(u16 node);
+scif_epd_t srd_cm_dial(struct srd_dev *dev, u16 node);
 
 /* scif_rdma_mr.c: MRs as the data path sees them */
 struct srd_mr *srd_mr_lookup(struct srd_dev *dev, u32 key, struct ib_pd *pd);

@@ -6,10 +6,13 @@
  * message carries the IPv4 4-tuple and the private data; the answer
  * (ACCEPT or REJECT) comes back on the same endpoint, which becomes the
  * QP's connection.  A DIRECT, from a QP connected without the CM, goes
- * to scif_rdma_direct.c.
+ * to scif_rdma_direct.c.  A connection to an address of this host is a
+ * loopback one: it is made to this node's own listener, and the device
+ * is the dialer's (srd_cm_dial() sends its index first).
  */
 
 #include <linux/in.h>
+#include <linux/inetdevice.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
 #include <rdma/iw_cm.h>
@@ -118,6 +121,21 @@ static struct srd_qp *srd_cm_qp(struct iw_cm_id *cm_id, u32 qpn)
 	return ibqp ? to_srd_qp(ibqp) : NULL;
 }
 
+/*
+ * The node a CONNECT to @dst goes to: this node when @dst is an address
+ * of this host (in the device's netdev's namespace), else the peer.
+ */
+static u16 srd_cm_node_of(struct srd_dev *dev, const struct sockaddr_in *dst)
+{
+	u16 self;
+
+	if (inet_addr_type(dev_net(dev->ndev), dst->sin_addr.s_addr) !=
+	    RTN_LOCAL)
+		return dev->peer;
+	scif_get_node_ids(NULL, 0, &self);
+	return self;
+}
+
 /**
  * srd_iw_connect() - the iw_connect verb: connect to the peer's CM
  * @cm_id: the active side's cm_id (IPv4 addresses)
@@ -146,7 +164,7 @@ int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 	m = kmalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		return -ENOMEM;
-	epd = srd_cm_dial(dev->peer);
+	epd = srd_cm_dial(dev, srd_cm_node_of(dev, dst));
 	if (IS_ERR(epd)) {
 		err = PTR_ERR(epd);
 		goto free;
@@ -316,22 +334,20 @@ static bool srd_listen_matches(struct iw_cm_id *cm_id,
 }
 
 /*
- * A CONNECT from conn->node: to the matching listen, pending till it is
- * answered; false if refused (no listen, too many pending), and then
- * @conn is the caller's again.
+ * A CONNECT from conn->node to @dev: to the matching listen, pending till
+ * it is answered; false if refused (no listen, too many pending), and
+ * then @conn is the caller's again.
  */
-static bool srd_cm_request(struct srd_conn *conn, struct srd_cm_msg *m)
+static bool srd_cm_request(struct srd_dev *dev, struct srd_conn *conn,
+			   struct srd_cm_msg *m)
 {
 	struct iw_cm_event ev = { .event = IW_CM_EVENT_CONNECT_REQUEST };
 	struct sockaddr_in *la = (struct sockaddr_in *)&ev.local_addr;
 	struct sockaddr_in *ra = (struct sockaddr_in *)&ev.remote_addr;
-	struct srd_dev *dev = srd_cm_dev_of_peer(conn->node);
 	struct iw_cm_id *cm_id = NULL;
 	struct srd_listen *l;
 	int err = -ECONNREFUSED;
 
-	if (!dev)
-		return false;
 	la->sin_family = AF_INET;
 	la->sin_addr.s_addr = m->daddr;
 	la->sin_port = m->dport;
@@ -360,53 +376,76 @@ static bool srd_cm_request(struct srd_conn *conn, struct srd_cm_msg *m)
 	mutex_unlock(&dev->cm_lock);
 	if (err)
 		srd_stat_add(dev, SRD_STAT_CM_REFUSED, 1);
-	ib_device_put(&dev->ibdev);
 	return !err;
 }
 
-/* A DIRECT: to the QP it names (scif_rdma_direct.c); false: refused. */
-static bool srd_cm_direct(scif_epd_t epd, u16 node, struct srd_cm_msg *m)
+/*
+ * The device an accepted endpoint of @node is for: the one that leads to
+ * @node; for this node itself, the one whose index the dialer sent first.
+ * With a reference, or NULL.
+ */
+static struct srd_dev *srd_cm_dev_of(scif_epd_t epd, u16 node)
 {
-	struct srd_dev *dev = srd_cm_dev_of_peer(node);
-	bool ok;
+	__le32 index = 0;
+	u16 self;
 
-	if (!dev)
-		return false;
-	ok = srd_direct_accept(dev, epd, node, m);
-	ib_device_put(&dev->ibdev);
-	return ok;
+	scif_get_node_ids(NULL, 0, &self);
+	if (node == self &&
+	    srd_xfer(NULL, epd, &index, sizeof(index), false, SRD_CM_WAIT_MS))
+		return NULL;
+	return srd_cm_dev_of_peer(node, le32_to_cpu(index));
 }
 
 /*
- * Read the message of an accepted endpoint: a CONNECT goes to a listen,
- * a DIRECT to the QP it names.
+ * Read the message of an accepted endpoint and hand it on: a CONNECT to
+ * a listen of @dev (then @conn is the pending request's), a DIRECT to
+ * the QP it names.  Return: 1 if the endpoint was taken, 0 if the dialer
+ * is to get a REJECT, -EPROTO if it is to be closed unanswered.
+ */
+static int srd_cm_dispatch(struct srd_dev *dev, scif_epd_t epd, u16 node,
+			   struct srd_conn *conn, struct srd_cm_msg *m)
+{
+	if (srd_cm_msg_xfer(epd, m, false))
+		return -EPROTO;
+	if (m->type == SRD_CM_DIRECT)	/* refused: the dialer tries again */
+		return srd_direct_accept(dev, epd, node, m);
+	if (m->type != SRD_CM_CONNECT)
+		return -EPROTO;
+	conn->epd = epd;
+	conn->node = node;
+	return srd_cm_request(dev, conn, m);
+}
+
+/*
+ * An accepted endpoint: its message, a CONNECT, goes to a listen of its
+ * device, a DIRECT to the QP it names.
  */
 static void srd_cm_accepted(scif_epd_t epd, u16 node)
 {
 	struct srd_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	struct srd_cm_msg *m = kmalloc(sizeof(*m), GFP_KERNEL);
+	struct srd_dev *dev = NULL;
+	int ret = -EPROTO;
 
-	if (!conn || !m || srd_cm_msg_xfer(epd, m, false))
-		goto refuse;
-	if (m->type == SRD_CM_DIRECT) {
-		if (!srd_cm_direct(epd, node, m))
-			goto reject;	/* the dialer tries again */
-		kfree(m);
-		kfree(conn);
-		return;
+	if (conn && m)
+		dev = srd_cm_dev_of(epd, node);
+	if (dev) {
+		ret = srd_cm_dispatch(dev, epd, node, conn, m);
+		ib_device_put(&dev->ibdev);
+	} else if (conn && m) {
+		ret = 0;	/* no such device (yet): REJECT */
 	}
-	if (m->type != SRD_CM_CONNECT)
-		goto refuse;
-	conn->epd = epd;
-	conn->node = node;
-	if (srd_cm_request(conn, m)) {
+	if (ret > 0) {
+		/* A CONNECT's request is pending now, with @conn. */
+		if (m->type == SRD_CM_DIRECT)
+			kfree(conn);
 		kfree(m);
 		return;
 	}
-reject:
-	srd_cm_msg_fill(m, SRD_CM_REJECT, NULL, 0);
-	srd_cm_msg_xfer(epd, m, true);
-refuse:
+	if (!ret) {
+		srd_cm_msg_fill(m, SRD_CM_REJECT, NULL, 0);
+		srd_cm_msg_xfer(epd, m, true);
+	}
 	kfree(m);
 	kfree(conn);
 	scif_close(epd);

@@ -3,7 +3,9 @@
  * scif_rdma: QPs connected without the CM (rdma.rst, "QPs connected by
  * modify_qp").  A program that trades QP numbers out of band, as
  * ibv_rc_pingpong does, moves its QP to RTR with the peer's QP number
- * (IB_QP_DEST_QPN); the other end is that QP on the device's peer node.
+ * (IB_QP_DEST_QPN); the other end is that QP on the device's peer node,
+ * or on this node when the address handle's GID is one of this port's
+ * (a loopback connection, as any RDMA device has: srd_direct_node()).
  * Of the two QPs, the lower by (node, QP number) dials: its work item
  * connects from a privileged port to the peer's CM listener (SCIF port
  * 702) and sends DIRECT with both numbers.  The listener hands it to
@@ -14,6 +16,7 @@
  * requests posted before the connection wait for it (scif_rdma_sq.c).
  */
 
+#include <linux/etherdevice.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -36,29 +39,95 @@ void srd_direct_init(struct srd_qp *qp)
 	INIT_DELAYED_WORK(&qp->direct_work, srd_direct_work);
 }
 
+/**
+ * srd_direct_gid() - one of the port's GIDs
+ * @dev: the device
+ * @index: 0: the netdev's MAC zero-padded, as rdma_cm computes an iWARP
+ *	port's GID; 1: the link-local form of the MAC (fe80::, then the
+ *	MAC's EUI-64), whose interface id is not zero
+ * @gid: filled
+ *
+ * Context: any.
+ */
+void srd_direct_gid(struct srd_dev *dev, int index, union ib_gid *gid)
+{
+	const u8 *mac = dev->ndev->dev_addr;
+
+	memset(gid, 0, sizeof(*gid));
+	if (!index) {
+		ether_addr_copy(gid->raw, mac);
+		return;
+	}
+	gid->raw[0] = 0xfe;
+	gid->raw[1] = 0x80;
+	gid->raw[8] = mac[0] ^ 0x02;
+	gid->raw[9] = mac[1];
+	gid->raw[10] = mac[2];
+	gid->raw[11] = 0xff;
+	gid->raw[12] = 0xfe;
+	memcpy(&gid->raw[13], &mac[3], 3);
+}
+
+/**
+ * srd_direct_node() - the node a QP moved to RTR is to be connected to
+ * @dev: the QP's device
+ * @attr: the modify_qp attributes
+ * @mask: which of them are given
+ *
+ * This node when an address handle with a GRH is given whose destination
+ * GID is one of the port's (srd_direct_gid()); else the device's peer
+ * node, whatever the address handle says (the peer is the only other
+ * end the device has).
+ *
+ * Context: process.
+ * Return: the node.
+ */
+u16 srd_direct_node(struct srd_dev *dev, const struct ib_qp_attr *attr,
+		    int mask)
+{
+	const struct ib_global_route *grh;
+	union ib_gid gid;
+	u16 self;
+	int i;
+
+	if (!(mask & IB_QP_AV) ||
+	    !(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH))
+		return dev->peer;
+	grh = rdma_ah_read_grh(&attr->ah_attr);
+	for (i = 0; i < SRD_GIDS; i++) {
+		srd_direct_gid(dev, i, &gid);
+		if (!memcmp(&gid, &grh->dgid, sizeof(gid))) {
+			scif_get_node_ids(NULL, 0, &self);
+			return self;
+		}
+	}
+	return dev->peer;
+}
+
 /*
  * Whether this end of the pair dials: the lower (node, QP number).
  * Context: process (asks SCIF for this node's id).
  */
-static bool srd_direct_dials(struct srd_qp *qp, u32 dest_qpn)
+static bool srd_direct_dials(struct srd_qp *qp, u16 node, u32 dest_qpn)
 {
-	u16 self, peer = qp->dev->peer;
+	u16 self;
 
 	scif_get_node_ids(NULL, 0, &self);
-	return self < peer || (self == peer && qp->ibqp.qp_num < dest_qpn);
+	return self < node || (self == node && qp->ibqp.qp_num < dest_qpn);
 }
 
 /**
- * srd_direct_start() - a QP moved to RTR with its peer's QP number
+ * srd_direct_start() - a QP moved to RTR with the other QP's number
  * @qp: the QP, in RTR, not connected
- * @dest_qpn: the peer's QP number
+ * @dest_qpn: the other QP's number
+ * @node: its node (srd_direct_node())
  *
  * The dialing end starts dialing now; the other waits for the dialer.
  *
  * Context: process.
  * Return: 0, or -EINVAL if the QP has a connection or a CM already.
  */
-int srd_direct_start(struct srd_qp *qp, u32 dest_qpn)
+int srd_direct_start(struct srd_qp *qp, u32 dest_qpn, u16 node)
 {
 	unsigned long flags;
 	int err = 0;
@@ -68,12 +137,13 @@ int srd_direct_start(struct srd_qp *qp, u32 dest_qpn)
 		err = -EINVAL;
 	} else {
 		qp->dest_qpn = dest_qpn;
+		qp->dest_node = node;
 		qp->direct = true;
 		qp->direct_until = jiffies +
 				   msecs_to_jiffies(SRD_DIRECT_WAIT_MS);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (!err && srd_direct_dials(qp, dest_qpn))
+	if (!err && srd_direct_dials(qp, node, dest_qpn))
 		queue_delayed_work(system_unbound_wq, &qp->direct_work, 0);
 	return err;
 }
@@ -130,7 +200,7 @@ static int srd_direct_dial(struct srd_qp *qp, struct srd_cm_msg *m,
 	};
 	int err;
 
-	*epd = srd_cm_dial(qp->dev->peer);
+	*epd = srd_cm_dial(qp->dev, READ_ONCE(qp->dest_node));
 	if (IS_ERR(*epd)) {
 		err = PTR_ERR(*epd);
 		*epd = NULL;
@@ -192,8 +262,9 @@ static struct srd_qp *srd_direct_qp(struct srd_dev *dev, u32 qpn)
 }
 
 /**
- * srd_direct_accept() - a DIRECT from the peer's dialing QP
- * @dev: the device that leads to @node
+ * srd_direct_accept() - a DIRECT from the other end's dialing QP
+ * @dev: the device that leads to @node, or the dialing device when
+ *	@node is this node
  * @epd: the accepted endpoint (the caller's until this returns true)
  * @node: the dialer's node
  * @m: the DIRECT, as read (hostile)
@@ -213,14 +284,15 @@ bool srd_direct_accept(struct srd_dev *dev, scif_epd_t epd, u16 node,
 	struct srd_qp *qp;
 	bool ok;
 
-	if (m->pdata_len != sizeof(*req) || node != dev->peer)
+	if (m->pdata_len != sizeof(*req))
 		return false;
 	qp = srd_direct_qp(dev, le32_to_cpu(req->dst_qpn));
 	if (!qp)
 		return false;
 	ok = srd_direct_waiting(qp) &&
+	     READ_ONCE(qp->dest_node) == node &&
 	     READ_ONCE(qp->dest_qpn) == le32_to_cpu(req->src_qpn) &&
-	     !srd_direct_dials(qp, qp->dest_qpn);
+	     !srd_direct_dials(qp, node, qp->dest_qpn);
 	ans = ok ? kmalloc(sizeof(*ans), GFP_KERNEL) : NULL;
 	if (ans) {
 		srd_cm_msg_fill(ans, SRD_CM_ACCEPT, NULL, 0);

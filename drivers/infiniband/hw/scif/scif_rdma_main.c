@@ -51,7 +51,7 @@ static int srd_query_device(struct ib_device *ibdev,
 	attr->max_mr = SRD_MAX_MR;
 	attr->max_pd = SRD_MAX_PD;
 	attr->max_srq = SRD_MAX_SRQ;
-	attr->max_srq_wr = SRD_MAX_WR;
+	attr->max_srq_wr = SRD_MAX_SRQ_WR;
 	attr->max_srq_sge = SRD_MAX_SGE;
 	attr->max_qp_rd_atom = 1;
 	attr->max_qp_init_rd_atom = 1;
@@ -80,7 +80,7 @@ static int srd_query_port(struct ib_device *ibdev, u32 port,
 				IB_PORT_PHYS_STATE_DISABLED;
 	attr->max_mtu = IB_MTU_4096;
 	attr->active_mtu = IB_MTU_4096;
-	attr->gid_tbl_len = 1;
+	attr->gid_tbl_len = SRD_GIDS;
 	attr->pkey_tbl_len = 1;
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
 	attr->max_msg_sz = SRD_MAX_MSG;
@@ -92,22 +92,27 @@ static int srd_query_port(struct ib_device *ibdev, u32 port,
 static int srd_get_port_immutable(struct ib_device *ibdev, u32 port,
 				  struct ib_port_immutable *imm)
 {
-	imm->gid_tbl_len = 1;
+	imm->gid_tbl_len = SRD_GIDS;
 	imm->pkey_tbl_len = 1;
 	imm->core_cap_flags = RDMA_CORE_PORT_IWARP;
 	return 0;
 }
 
-/* iWARP: the GID is the MAC address, zero-padded (as rdma_cm computes it). */
+/*
+ * GID 0 is the MAC address, zero-padded (as rdma_cm computes an iWARP
+ * port's); GID 1 the link-local form of the same address (fe80:: and the
+ * EUI-64 of the MAC), whose interface id is not zero.  Either, as the
+ * destination of a QP connected by modify_qp, names this node
+ * (srd_direct_node()).
+ */
 static int srd_query_gid(struct ib_device *ibdev, u32 port, int index,
 			 union ib_gid *gid)
 {
 	struct srd_dev *dev = to_srd_dev(ibdev);
 
-	if (index)
+	if (index < 0 || index >= SRD_GIDS)
 		return -EINVAL;
-	memset(gid, 0, sizeof(*gid));
-	ether_addr_copy(gid->raw, dev->ndev->dev_addr);
+	srd_direct_gid(dev, index, gid);
 	return 0;
 }
 
@@ -289,16 +294,22 @@ dealloc:
 }
 
 /*
- * The device whose netdev leads to @node, with a reference
- * (ib_device_put), or NULL: the CM's srd_cm_dev_of_peer_fn.
+ * The device whose netdev leads to @node, or for this node itself the
+ * device of index @index, with a reference (ib_device_put), or NULL: the
+ * CM's srd_dev_of_peer_fn.
  */
-static struct srd_dev *srd_dev_of_peer(u16 node)
+static struct srd_dev *srd_dev_of_peer(u16 node, u32 index)
 {
 	struct srd_dev *dev, *found = NULL;
+	bool self_node;
+	u16 self;
 
+	scif_get_node_ids(NULL, 0, &self);
+	self_node = node == self;
 	mutex_lock(&srd_devs_lock);
 	list_for_each_entry(dev, &srd_devs, list) {
-		if (dev->peer == node && ib_device_try_get(&dev->ibdev)) {
+		if ((self_node ? dev->ibdev.index == index : dev->peer == node) &&
+		    ib_device_try_get(&dev->ibdev)) {
 			found = dev;
 			break;
 		}

@@ -94,7 +94,8 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	mutex_init(&qp->tx_mutex);
 	qp->dev = dev;
 	spin_lock_init(&qp->lock);
-	qp->state = IB_QPS_RESET;
+	/* As on every iWARP device, a new QP is idle: INIT (rdma-core's tests). */
+	qp->state = IB_QPS_INIT;
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	/*
 	 * As on the other iWARP devices, the peer's WRITEs and READs are
@@ -132,9 +133,11 @@ unuser:
  * @attr: the new attributes
  * @mask: which of @attr to apply (IB_QP_STATE, IB_QP_ACCESS_FLAGS, which
  *	only adds rights to remote read and write, allowed from the QP's
- *	creation; IB_QP_DEST_QPN with a move to RTR: the QP is connected
- *	to that QP of the peer node without the CM, scif_rdma_direct.c;
- *	the others a connected-mode iWARP QP has no use for are ignored)
+ *	creation (the remote atomic right is accepted and ignored);
+ *	IB_QP_DEST_QPN with a move to RTR: the QP is connected to that QP
+ *	of the peer node, or of this node if IB_QP_AV's GID is the port's,
+ *	without the CM, scif_rdma_direct.c; the others a connected-mode
+ *	iWARP QP has no use for are ignored)
  * @udata: user data: refused
  *
  * Context: process.
@@ -147,15 +150,19 @@ int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct srd_qp *qp = to_srd_qp(ibqp);
 	int err;
+	u16 node;
 
 	if (udata && (udata->inlen || udata->outlen))
 		return -EOPNOTSUPP;
 	if (mask & IB_QP_ACCESS_FLAGS) {
+		/* The remote atomic right: accepted, of no use (no atomics). */
 		if (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
 					      IB_ACCESS_REMOTE_WRITE |
-					      IB_ACCESS_REMOTE_READ))
+					      IB_ACCESS_REMOTE_READ |
+					      IB_ACCESS_REMOTE_ATOMIC))
 			return -EINVAL;
-		WRITE_ONCE(qp->access, qp->access | attr->qp_access_flags);
+		WRITE_ONCE(qp->access, qp->access | (attr->qp_access_flags &
+						     ~IB_ACCESS_REMOTE_ATOMIC));
 	}
 	if (mask & IB_QP_STATE) {
 		if (attr->qp_state == IB_QPS_RESET)
@@ -164,8 +171,10 @@ int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (err)
 			return err;
 		/* Connected by its peer's QP number, without the CM. */
-		if (attr->qp_state == IB_QPS_RTR && (mask & IB_QP_DEST_QPN))
-			return srd_direct_start(qp, attr->dest_qp_num);
+		if (attr->qp_state == IB_QPS_RTR && (mask & IB_QP_DEST_QPN)) {
+			node = srd_direct_node(qp->dev, attr, mask);
+			return srd_direct_start(qp, attr->dest_qp_num, node);
+		}
 	}
 	return 0;
 }

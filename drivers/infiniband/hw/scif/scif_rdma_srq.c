@@ -33,7 +33,7 @@ int srd_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
 	if ((udata && (udata->inlen || udata->outlen)) || !a->max_wr ||
-	    a->max_wr > SRD_MAX_WR || !a->max_sge ||
+	    a->max_wr > SRD_MAX_SRQ_WR || !a->max_sge ||
 	    a->max_sge > SRD_MAX_SGE || a->srq_limit > a->max_wr)
 		return -EINVAL;
 	srq->uc = srd_udata_ucount(udata);

@@ -385,20 +385,25 @@ int srd_cm_msg_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx)
 
 /**
  * srd_cm_dial() - an endpoint connected to a node's CM listener
- * @node: the peer node
+ * @dev: the dialing device
+ * @node: the node: the device's peer, or this node (loopback)
  *
  * Binds a free privileged port (SRD_PORT_BOTTOM..SRD_PORT_TOP), which
  * the listener requires of a connector, then connects to SRD_CM_PORT.
+ * A connection to this node itself then sends @dev's index (le32): no
+ * node names the device there (srd_dev_of_peer_fn).
  *
  * Context: process; sleeps.
  * Return: the endpoint, or an ERR_PTR (-ENOMEM, -EINVAL if no port is
- * free, or scif_connect()'s error).
+ * free, or scif_connect()'s or the send's error).
  */
-scif_epd_t srd_cm_dial(u16 node)
+scif_epd_t srd_cm_dial(struct srd_dev *dev, u16 node)
 {
 	struct scif_port_id to = { .node = node, .port = SRD_CM_PORT };
 	scif_epd_t epd = scif_open();
+	__le32 index = cpu_to_le32(dev->ibdev.index);
 	int port, err;
+	u16 self;
 
 	if (!epd)
 		return ERR_PTR(-ENOMEM);
@@ -407,6 +412,10 @@ scif_epd_t srd_cm_dial(u16 node)
 		err = scif_bind(epd, port);
 	if (err >= 0)
 		err = scif_connect(epd, &to);
+	scif_get_node_ids(NULL, 0, &self);
+	if (err >= 0 && node == self)
+		err = srd_xfer(NULL, epd, &index, sizeof(index), true,
+			       SRD_CM_WAIT_MS);
 	if (err < 0) {
 		scif_close(epd);
 		return ERR_PTR(err);

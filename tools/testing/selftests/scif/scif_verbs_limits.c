@@ -174,12 +174,12 @@ static void inline_bounds(struct ibv_pd *pd, struct ibv_cq *cq)
 }
 
 /*
- * SRQs: one over 1024 work requests refused (EINVAL); one of 16 made and
+ * SRQs: one over 4096 work requests refused (EINVAL); one of 16 made and
  * queried; a receive with more SGEs than it takes refused (EINVAL).
  */
 static void srq_bounds(struct ibv_pd *pd)
 {
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1025, .max_sge = 1 } };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4097, .max_sge = 1 } };
 	struct ibv_recv_wr wr = { .num_sge = 2 }, *bad = NULL;
 	struct ibv_sge sge[2] = {};
 	struct ibv_srq_attr attr;

@@ -1,0 +1,157 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# rdma-core's own Python tests (pyverbs, the "tests" of Debian's
+# python3-pyverbs, the same rdma-core version as the provider's), run
+# unmodified with their runner against scif0 (Documentation/scif/rdma.rst,
+# "rdma-core's tests").  Both nodes of a 2-node cluster load scif_net,
+# the RDMA core and scif_rdma and make scif0 as scif_verbs_test.sh does;
+# node 0 runs the suite, node 1 keeps its end of the link up until node
+# 0 is done.
+#
+# Node 0 reports one TAP line per test module of the suite: "ok" when
+# every test of the module passed or was skipped, with the counts
+# (passed, failed, errors, skipped) in the line and each skip's reason
+# as TAP comments; "not ok" when one failed or raised.  The suite is
+# bounded in time (a test that hangs fails its module and the ones not
+# reached).
+set -u
+
+PATH=$PATH:/usr/bin:/usr/sbin
+self=${SCIF_NODE:-}
+ex=/modules/extra
+rdma_mods="configfs ib_core ib_uverbs ib_cm iw_cm rdma_cm rdma_ucm"
+www=/tmp/pyverbs-www
+provider=libscif_rdma-rdmav34.so
+tests=/usr/share/doc/rdma-core/tests
+python=/usr/bin/python3.11
+log=/tmp/pyverbs.log
+n=0
+failed=0
+loaded_mods=
+
+# shellcheck disable=SC2034 # read by scif_tap_lib.sh
+tap_suite=scif_pyverbs
+# shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
+. "$(dirname "$0")/scif_tap_lib.sh"
+
+load_rdma() {
+	load_rdma_mods && [ -d /sys/module/ib_uverbs ] &&
+		[ -d /sys/module/rdma_ucm ]
+}
+
+# The provider where libibverbs looks for it, and its .driver file (as
+# scif_verbs_test.sh installs it).
+provider_install() {
+	lib=$(ls /usr/lib/*/libibverbs.so.1 /lib/*/libibverbs.so.1 2> /dev/null |
+		head -n 1)
+	[ -n "$lib" ] || return 1
+	d=/usr/lib/$(basename "$(dirname "$lib")")/libibverbs
+	mkdir -p "$d" /etc/libibverbs.d &&
+		cp "/tests/$provider" "$d/" &&
+		echo "driver scif_rdma" > /etc/libibverbs.d/scif_rdma.driver
+}
+
+# The suite on scif0, verbose (one line per test), bounded; with 2 MiB
+# huge pages to allocate (some tests need them before they can find out
+# what the device does not support).
+run_suite() {
+	echo 32 > /proc/sys/vm/nr_hugepages
+	(cd "$tests" && timeout "${PYVERBS_SECS:-900}" "$python" run_tests.py \
+		--dev scif0 -v) > "$log" 2>&1 < /dev/null
+	echo "# run_tests.py exited $?"
+	echo 0 > /proc/sys/vm/nr_hugepages
+}
+
+# The counts of each test module, "module passed failed errors skipped
+# other" a line in /tmp/pyverbs-counts, and each distinct reason for a
+# skip as a TAP comment, from unittest's verbose lines: "test_x
+# (tests.test_mod.Class.test_x)", then (on that line, or after the first
+# line of the test's docstring) " ... ok", "FAIL", "ERROR" or "skipped
+# 'why'".
+report_modules() {
+	awk '
+	match($0, /\(tests\.[a-z0-9_]+\./) {
+		m = substr($0, RSTART + 7, RLENGTH - 8)
+		if (!(m in seen)) { seen[m] = 1; order[++k] = m }
+	}
+	m != "" && / \.\.\. / {
+		if ($0 ~ /\.\.\. ok$/) pass[m]++
+		else if ($0 ~ /\.\.\. FAIL$/) fail[m]++
+		else if ($0 ~ /\.\.\. ERROR$/) err[m]++
+		else if ($0 ~ /\.\.\. skipped/) {
+			skip[m]++
+			r = $0
+			sub(/.*\.\.\. skipped /, "", r)
+			if (!((m, r) in why)) wl[m] = wl[m] "\n" r
+			why[m, r]++
+		} else other[m]++
+		m = ""
+	}
+	END {
+		for (i = 1; i <= k; i++) {
+			m = order[i]
+			printf "%s %d %d %d %d %d\n", m, pass[m], fail[m], err[m], skip[m], other[m]
+			nr = split(wl[m], rs, "\n")
+			for (j = 2; j <= nr; j++)
+				printf "#   %s: %d skipped: %s\n", m, why[m, rs[j]], rs[j]
+		}
+	}' "$log" > /tmp/pyverbs-modules
+	grep '^#' /tmp/pyverbs-modules
+	grep -v '^#' /tmp/pyverbs-modules > /tmp/pyverbs-counts
+}
+
+# The module line for TAP: ok when nothing failed.
+module_ok() { # passed failed errors skipped other
+	[ $(($2 + $3 + $5)) -eq 0 ]
+}
+
+echo "TAP version 13"
+[ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] || skip_all "not a node of a 2-node cluster"
+[ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
+[ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
+[ -e "$ex/ib_uverbs.ko" ] || [ -d /sys/module/ib_uverbs ] ||
+	skip_all "no ib_uverbs for this kernel"
+[ -e "/tests/$provider" ] || skip_all "no $provider in /tests"
+[ -x "$python" ] && [ -e "$tests/run_tests.py" ] ||
+	skip_all "no python3.11 or rdma-core's tests in the initramfs"
+peer=$((1 - self))
+dev=sn$peer
+my_ip=10.77.0.$((self + 1))
+peer_ip=10.77.0.$((peer + 1))
+ok setup sn_addr_up
+ok carrier_on wait_for 120 carrier_is 1
+ok rdma_modules_loaded load_rdma
+ok scif_rdma_up scif_rdma_up
+ok provider_installed provider_install
+mkdir -p "$www"
+httpd -f -p 80 -h "$www" &
+httpd_pid=$!
+if [ "$self" = 0 ]; then
+	run_suite
+	report_modules
+	while read -r m p f e s o; do
+		n=$((n + 1))
+		if module_ok "$p" "$f" "$e" "$s" "$o"; then
+			echo "ok $n - pyverbs_$m # passed $p, skipped $s"
+		else
+			failed=$((failed + 1))
+			echo "not ok $n - pyverbs_$m # passed $p, failed $f, errors $e, skipped $s"
+			grep -E "^(FAIL|ERROR): .*tests\.$m\." "$log" | sed 's/^/# /'
+		fi
+	done < /tmp/pyverbs-counts
+	ok suite_ran test -s /tmp/pyverbs-counts
+	# The failures' and errors' tracebacks, and the totals.
+	sed -n '/^=====/,$p' "$log" | sed 's/^/# /'
+	touch "$www/done"
+	sleep 2
+else
+	ok peer_done wait_for "${PYVERBS_SECS:-900}" http_fetched "http://$peer_ip/done"
+fi
+kill "$httpd_pid"
+wait "$httpd_pid"
+ok scif_rdma_down scif_rdma_down
+ok rmmod_scif_net rmmod_client_soon scif_net
+ok rdma_modules_unloaded rmmod_loaded
+echo "1..$n"
+[ $failed -eq 0 ]
