@@ -128,7 +128,9 @@ struct verbs_context_ops {
 				    struct ibv_comp_channel *channel,
 				    int comp_vector);
 						/* 0x078 ops._compat_create_cq */
-	verbs_unset_op create_cq_ex;		/* 0x080 ibv_create_cq_ex() */
+	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
+					  struct ibv_cq_init_attr_ex *attr);
+						/* 0x080 ibv_create_cq_ex() */
 	verbs_unset_op create_flow;		/* 0x088 vctx.ibv_create_flow */
 	/* 0x090 vctx.create_flow_action_esp */
 	verbs_unset_op create_flow_action_esp;
@@ -515,6 +517,8 @@ IBV_ASSERT_SIZE(verbs_mr, 0x38);
  */
 IBV_ASSERT_AT(verbs_context_ops, alloc_pd, 0x028);
 IBV_ASSERT_AT(verbs_context_ops, create_cq, 0x078);
+/* lib 0x117e8: vctx.create_cq_ex's wrapper calls priv+0x98, then verbs_init_cq. */
+IBV_ASSERT_AT(verbs_context_ops, create_cq_ex, 0x080);
 IBV_ASSERT_AT(verbs_context_ops, create_qp, 0x098);
 IBV_ASSERT_AT(verbs_context_ops, create_qp_ex, 0x0a0);
 IBV_ASSERT_AT(verbs_context_ops, create_srq, 0x0b0);

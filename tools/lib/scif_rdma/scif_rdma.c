@@ -8,7 +8,8 @@
  * call (a kernel that does not know the request refuses it, and the CQ
  * is then made and polled the old way, by commands).  Arming a CQ and
  * posting go through the kernel.  SRQs are basic ones (no XRC); QPs
- * are RC, and may post by ibv_wr_*() (struct ibv_qp_ex) as well.
+ * are RC, and may post by ibv_wr_*() (struct ibv_qp_ex) as well; CQs
+ * may be polled by ibv_start_poll() and the like (struct ibv_cq_ex).
  *
  * Inline data is the provider's own: the kernel device has none.  A QP
  * created with max_inline_data (at most SCIF_RDMA_MAX_INLINE) gets a
@@ -95,10 +96,15 @@ struct scif_rdma_wrs {
 /*
  * A CQ, with its ring if the kernel mapped it: @lock serialises polling,
  * @head counts the completions taken (the ring's head is its copy, for
- * the kernel), @entries and @ring_bytes are what create_cq answered.
+ * the kernel), @entries and @ring_bytes are what create_cq answered;
+ * @cur is the completion an extended CQ's poll is at.
  */
 struct scif_rdma_cq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+	struct ibv_wc cur;
 	struct scif_rdma_cq_ring *ring;
 	pthread_spinlock_t lock;
 	uint32_t head;
@@ -362,6 +368,140 @@ static int scif_rdma_resize_cq(struct ibv_cq *cq, int cqe)
 	(void)cq;
 	(void)cqe;
 	return EOPNOTSUPP;
+}
+
+/*
+ * Extended CQs (ibv_create_cq_ex): the same CQ, polled one completion at
+ * a time by ibv_start_poll() / ibv_next_poll(), each read into @cur.
+ */
+#define SCIF_RDMA_WC_FLAGS	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | \
+				 IBV_WC_EX_WITH_QP_NUM | \
+				 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | \
+				 IBV_WC_EX_WITH_SL | \
+				 IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+static struct scif_rdma_cq *cqx_to_scq(struct ibv_cq_ex *cqx)
+{
+	return to_scq(ibv_cq_ex_to_cq(cqx));
+}
+
+/* The next completion into @cur: 0, ENOENT (none) or an errno value. */
+static int scif_rdma_cqx_take(struct ibv_cq_ex *cqx)
+{
+	struct scif_rdma_cq *scq = cqx_to_scq(cqx);
+	int n = scif_rdma_poll_cq(&scq->cq, 1, &scq->cur);
+
+	if (n <= 0)
+		return n ? -n : ENOENT;
+	cqx->wr_id = scq->cur.wr_id;
+	cqx->status = scq->cur.status;
+	return 0;
+}
+
+static int scif_rdma_start_poll(struct ibv_cq_ex *cqx,
+				struct ibv_poll_cq_attr *attr)
+{
+	if (attr->comp_mask)
+		return EINVAL;
+	return scif_rdma_cqx_take(cqx);
+}
+
+static int scif_rdma_next_poll(struct ibv_cq_ex *cqx)
+{
+	return scif_rdma_cqx_take(cqx);
+}
+
+static void scif_rdma_end_poll(struct ibv_cq_ex *cqx)
+{
+	(void)cqx;	/* each completion was taken whole */
+}
+
+static enum ibv_wc_opcode scif_rdma_read_opcode(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.opcode;
+}
+
+static uint32_t scif_rdma_read_vendor_err(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.vendor_err;
+}
+
+static uint32_t scif_rdma_read_byte_len(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.byte_len;
+}
+
+static __be32 scif_rdma_read_imm_data(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.imm_data;
+}
+
+static uint32_t scif_rdma_read_qp_num(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.qp_num;
+}
+
+static uint32_t scif_rdma_read_src_qp(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.src_qp;
+}
+
+static unsigned int scif_rdma_read_wc_flags(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.wc_flags;
+}
+
+static uint32_t scif_rdma_read_slid(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.slid;
+}
+
+static uint8_t scif_rdma_read_sl(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.sl;
+}
+
+static uint8_t scif_rdma_read_dlid_path_bits(struct ibv_cq_ex *cqx)
+{
+	return cqx_to_scq(cqx)->cur.dlid_path_bits;
+}
+
+/*
+ * An extended CQ: the completion fields of SCIF_RDMA_WC_FLAGS, and the
+ * single-threaded hint (every CQ is locked anyway); time stamps, flow
+ * tags, parent domains and the like are not supported.
+ */
+static struct ibv_cq_ex *scif_rdma_create_cq_ex(struct ibv_context *ibctx,
+						struct ibv_cq_init_attr_ex *a)
+{
+	struct ibv_cq_ex *cqx;
+	struct ibv_cq *cq;
+
+	if ((a->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (a->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) ||
+	    (a->wc_flags & ~(uint64_t)SCIF_RDMA_WC_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = scif_rdma_create_cq(ibctx, a->cqe, a->channel, a->comp_vector);
+	if (!cq)
+		return NULL;
+	cqx = &to_scq(cq)->cq_ex;
+	cqx->start_poll = scif_rdma_start_poll;
+	cqx->next_poll = scif_rdma_next_poll;
+	cqx->end_poll = scif_rdma_end_poll;
+	cqx->read_opcode = scif_rdma_read_opcode;
+	cqx->read_vendor_err = scif_rdma_read_vendor_err;
+	cqx->read_byte_len = scif_rdma_read_byte_len;
+	cqx->read_imm_data = scif_rdma_read_imm_data;
+	cqx->read_qp_num = scif_rdma_read_qp_num;
+	cqx->read_src_qp = scif_rdma_read_src_qp;
+	cqx->read_wc_flags = scif_rdma_read_wc_flags;
+	cqx->read_slid = scif_rdma_read_slid;
+	cqx->read_sl = scif_rdma_read_sl;
+	cqx->read_dlid_path_bits = scif_rdma_read_dlid_path_bits;
+	return cqx;
 }
 
 /* Queue pairs */
@@ -968,6 +1108,7 @@ static void scif_rdma_free_context(struct ibv_context *ibctx)
 static const struct verbs_context_ops scif_rdma_ctx_ops = {
 	.alloc_pd = scif_rdma_alloc_pd,
 	.create_cq = scif_rdma_create_cq,
+	.create_cq_ex = scif_rdma_create_cq_ex,
 	.create_qp = scif_rdma_create_qp,
 	.create_qp_ex = scif_rdma_create_qp_ex,
 	.create_srq = scif_rdma_create_srq,
