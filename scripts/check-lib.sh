@@ -150,7 +150,8 @@ verbs_programs() { # kernel-name nodes
 # What scif_pyverbs_test.sh runs, for 2-node clusters: a tree for the
 # guest's root (EXTRA_TREES) with Debian's python3.11 and the part of its
 # standard library that unittest and rdma-core's tests use, and pyverbs
-# with those tests (scripts/deps.sh unpacks python3-pyverbs); staged
+# with those tests (scripts/deps.sh unpacks python3-pyverbs), and
+# iproute2's ip in /usr/lib/scif-pyverbs/bin; staged
 # once in $BUILD/pyverbs-tree, echoed.  Nothing without the unpacked
 # package or the interpreter.
 pyverbs_tree() { # kernel-name nodes
@@ -171,6 +172,9 @@ pyverbs_tree() { # kernel-name nodes
 		cp -a "$src/usr/lib/python3/dist-packages/pyverbs" \
 			"$t/usr/lib/python3/dist-packages/"
 		cp -a "$src/usr/share/doc/rdma-core/tests" "$t/usr/share/doc/rdma-core/"
+		# iproute2's ip, for the tests' "ip -j" (busybox's has no JSON).
+		mkdir -p "$t/usr/lib/scif-pyverbs/bin"
+		cp /bin/ip "$t/usr/lib/scif-pyverbs/bin/"
 		touch "$t/stamp"
 	fi
 	echo "$t"

@@ -11,6 +11,7 @@
  * Documentation/scif/net.rst has the design.
  */
 #include <linux/atomic.h>
+#include <linux/device.h>
 #include <linux/etherdevice.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
@@ -75,6 +76,11 @@ struct sn_stats {
  * @txq: frames to send; its own lock
  * @tx_work: sends @txq
  * @stats: counters
+ * @parent: the net device's parent, /sys/devices/scif_net.<peer>: the
+ *	link to that peer as a device, so that what sits on the net device
+ *	(scif_rdma's RDMA device) finds it through its own parent, as on a
+ *	NIC; made before the net device and removed after it (whose
+ *	unregistration waits for every user of the net device to let go)
  *
  * Lock order: @sl.tx_mutex, then @sl.lock.  No SCIF call is made under
  * @sl.lock.
@@ -87,6 +93,7 @@ struct sn_link {
 	struct sk_buff_head txq;
 	struct work_struct tx_work;
 	struct sn_stats stats;
+	struct device *parent;
 };
 
 /* The links to every peer (scif_peer_links.ko), this module's own. */
@@ -373,18 +380,26 @@ static void sn_set_mac(struct net_device *ndev, u16 self, u16 peer)
 static struct spl_link *sn_link_create(u16 self, u16 peer)
 {
 	struct net_device *ndev;
+	struct device *parent;
 	struct sn_link *link;
 	char name[IFNAMSIZ];
 	int err;
 
+	snprintf(name, sizeof(name), "scif_net.%u", peer);
+	parent = root_device_register(name);
+	if (IS_ERR(parent))
+		return ERR_CAST(parent);
 	snprintf(name, sizeof(name), "sn%u", peer);
 	ndev = alloc_netdev(sizeof(*link), name, NET_NAME_PREDICTABLE,
 			    ether_setup);
-	if (!ndev)
-		return ERR_PTR(-ENOMEM);
+	if (!ndev) {
+		err = -ENOMEM;
+		goto unparent;
+	}
 	link = netdev_priv(ndev);
 	scif_peer_links_link_init(&sn_links, &link->sl, peer);
 	link->ndev = ndev;
+	link->parent = parent;
 	skb_queue_head_init(&link->rxq);
 	skb_queue_head_init(&link->txq);
 	INIT_WORK(&link->tx_work, sn_tx_work);
@@ -394,6 +409,7 @@ static struct spl_link *sn_link_create(u16 self, u16 peer)
 	ndev->max_mtu = SN_MAX_MTU;
 	ndev->mtu = SN_MAX_MTU;
 	sn_set_mac(ndev, self, peer);
+	SET_NETDEV_DEV(ndev, parent);
 	netif_napi_add(ndev, &link->napi, sn_napi_poll);
 	netif_carrier_off(ndev);
 	err = register_netdev(ndev);
@@ -403,6 +419,8 @@ static struct spl_link *sn_link_create(u16 self, u16 peer)
 free:
 	netif_napi_del(&link->napi);
 	free_netdev(ndev);
+unparent:
+	root_device_unregister(parent);
 	return ERR_PTR(err);
 }
 
@@ -411,6 +429,7 @@ static void sn_link_destroy(struct spl_link *sl)
 {
 	struct sn_link *link = sn_link(sl);
 	struct net_device *ndev = link->ndev;
+	struct device *parent = link->parent;
 
 	unregister_netdev(ndev);
 	cancel_work_sync(&link->tx_work);
@@ -418,6 +437,7 @@ static void sn_link_destroy(struct spl_link *sl)
 	skb_queue_purge(&link->rxq);
 	netif_napi_del(&link->napi);
 	free_netdev(ndev);
+	root_device_unregister(parent);
 }
 
 /* SCIF's client callbacks carry no context: these name the links. */

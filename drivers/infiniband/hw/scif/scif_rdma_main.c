@@ -232,6 +232,8 @@ static struct srd_dev *srd_dev_alloc(struct net_device *ndev, int peer)
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1);
 	xa_init(&dev->ucounts);
+	/* The netdev's parent (scif_net's link device), as a NIC's. */
+	ibdev->dev.parent = ndev->dev.parent;
 	ibdev->node_type = RDMA_NODE_RNIC;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;

@@ -165,6 +165,13 @@ int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 						     ~IB_ACCESS_REMOTE_ATOMIC));
 	}
 	if (mask & IB_QP_STATE) {
+		/*
+		 * iw_cm's graceful close (SQD) of a QP whose connection the
+		 * peer ended already (ERROR): nothing is left to close.
+		 */
+		if (attr->qp_state == IB_QPS_SQD &&
+		    READ_ONCE(qp->state) == IB_QPS_ERR)
+			return 0;
 		if (attr->qp_state == IB_QPS_RESET)
 			srd_direct_reset(qp);
 		err = srd_set_state(qp, attr->qp_state);
