@@ -61,7 +61,10 @@ struct scif_rdma_context {
  * @lock serialises post_send (inline or not: the slot counter follows
  * every work request the kernel takes), @posted counts those work
  * requests, @inl holds @nslots slots of @slot_size bytes, registered as
- * @inl_mr.
+ * @inl_mr; @wrs is the ibv_wr_*() batch of a QP created with
+ * send_ops_flags (else NULL), and @lock is held from ibv_wr_start() to
+ * ibv_wr_complete() or ibv_wr_abort().  @vqp is what libibverbs sees:
+ * its comp_mask has VERBS_QP_EX when @wrs is there.
  */
 struct scif_rdma_qp {
 	struct verbs_qp vqp;
