@@ -29,7 +29,6 @@ set -u
 PATH=$PATH:/usr/bin:/usr/sbin
 self=${SCIF_NODE:-}
 ex=/modules/extra
-# shellcheck disable=SC2034 # read by scif_tap_lib.sh
 rdma_mods="configfs ib_core ib_uverbs ib_cm iw_cm rdma_cm rdma_ucm"
 www=/tmp/pyverbs-www
 provider=libscif_rdma-rdmav34.so
@@ -38,30 +37,12 @@ python=/usr/bin/python3.11
 log=/tmp/pyverbs.log
 n=0
 failed=0
-# shellcheck disable=SC2034 # read by scif_tap_lib.sh
 loaded_mods=
 
 # shellcheck disable=SC2034 # read by scif_tap_lib.sh
 tap_suite=scif_pyverbs
 # shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
 . "$(dirname "$0")/scif_tap_lib.sh"
-
-load_rdma() {
-	load_rdma_mods && [ -d /sys/module/ib_uverbs ] &&
-		[ -d /sys/module/rdma_ucm ]
-}
-
-# The provider where libibverbs looks for it, and its .driver file (as
-# scif_verbs_test.sh installs it).
-provider_install() {
-	lib=$(ls /usr/lib/*/libibverbs.so.1 /lib/*/libibverbs.so.1 2> /dev/null |
-		head -n 1)
-	[ -n "$lib" ] || return 1
-	d=/usr/lib/$(basename "$(dirname "$lib")")/libibverbs
-	mkdir -p "$d" /etc/libibverbs.d &&
-		cp "/tests/$provider" "$d/" &&
-		echo "driver scif_rdma" > /etc/libibverbs.d/scif_rdma.driver
-}
 
 # The test modules to run: $PYVERBS_TESTS, or all but $PYVERBS_SKIP (none
 # named: the runner takes them all).
@@ -165,25 +146,10 @@ report_inapplicable() {
 }
 
 echo "TAP version 13"
-[ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] || skip_all "not a node of a 2-node cluster"
-[ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
-[ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
-[ -e "$ex/ib_uverbs.ko" ] || [ -d /sys/module/ib_uverbs ] ||
-	skip_all "no ib_uverbs for this kernel"
-[ -e "/tests/$provider" ] || skip_all "no $provider in /tests"
+user_verbs_require
 [ -x "$python" ] && [ -e "$tests/run_tests.py" ] ||
 	skip_all "no python3.11 or rdma-core's tests in the initramfs"
-peer=$((1 - self))
-# shellcheck disable=SC2034 # read by scif_tap_lib.sh (sn_addr_up)
-dev=sn$peer
-# shellcheck disable=SC2034 # read by scif_tap_lib.sh (sn_addr_up)
-my_ip=10.77.0.$((self + 1))
-peer_ip=10.77.0.$((peer + 1))
-ok setup sn_addr_up
-ok carrier_on wait_for 120 carrier_is 1
-ok rdma_modules_loaded load_rdma
-ok scif_rdma_up scif_rdma_up
-ok provider_installed provider_install
+user_verbs_up
 # The nodes meet through busybox httpd on both: "ready-<step>" on node 1
 # once its end is up, "done-<step>" on node 0 once the suite is over;
 # named by the step, since a step's files would otherwise be found by

@@ -117,6 +117,54 @@ load_rdma_mods() {
 	done
 }
 
+# load_rdma: load_rdma_mods, then the user-space parts (ib_uverbs,
+# rdma_ucm) must be there (loaded, or built into the kernel).
+load_rdma() {
+	load_rdma_mods && [ -d /sys/module/ib_uverbs ] &&
+		[ -d /sys/module/rdma_ucm ]
+}
+
+# provider_install: the libibverbs provider /tests/$provider where
+# libibverbs looks for it (its compiled-in /usr/lib/<multiarch>/libibverbs;
+# the library itself may be in /lib), and its .driver file.
+provider_install() {
+	lib=$(ls /usr/lib/*/libibverbs.so.1 /lib/*/libibverbs.so.1 2> /dev/null |
+		head -n 1)
+	[ -n "$lib" ] || return 1
+	d=/usr/lib/$(basename "$(dirname "$lib")")/libibverbs
+	mkdir -p "$d" /etc/libibverbs.d &&
+		cp "/tests/$provider" "$d/" &&
+		echo "driver scif_rdma" > /etc/libibverbs.d/scif_rdma.driver
+}
+
+# user_verbs_require: skip_all unless this is a node of a 2-node cluster
+# with scif_net, scif_rdma, ib_uverbs and the provider /tests/$provider;
+# then $peer, $dev (sn<peer>), $my_ip and $peer_ip (10.77.0.<node+1>).
+user_verbs_require() {
+	[ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] ||
+		skip_all "not a node of a 2-node cluster"
+	[ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
+	[ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
+	[ -e "$ex/ib_uverbs.ko" ] || [ -d /sys/module/ib_uverbs ] ||
+		skip_all "no ib_uverbs for this kernel"
+	[ -e "/tests/$provider" ] || skip_all "no $provider in /tests"
+	peer=$((1 - self))
+	dev=sn$peer
+	my_ip=10.77.0.$((self + 1))
+	# shellcheck disable=SC2034 # the caller's
+	peer_ip=10.77.0.$((peer + 1))
+}
+
+# user_verbs_up: TAP steps: scif_net with $my_ip on $dev and its carrier,
+# the RDMA core's modules, scif0 on $dev, the provider installed.
+user_verbs_up() {
+	ok setup sn_addr_up
+	ok carrier_on wait_for 120 carrier_is 1
+	ok rdma_modules_loaded load_rdma
+	ok scif_rdma_up scif_rdma_up
+	ok provider_installed provider_install
+}
+
 # rmmod_loaded: unload $loaded_mods (what the script loaded, newest
 # first), stopping at the first that fails.
 rmmod_loaded() {

@@ -89,24 +89,6 @@ tap_suite=scif_verbs
 # shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
 . "$(dirname "$0")/scif_tap_lib.sh"
 
-load_rdma() {
-	load_rdma_mods && [ -d /sys/module/ib_uverbs ] &&
-		[ -d /sys/module/rdma_ucm ]
-}
-
-# The provider where libibverbs looks for it (its compiled-in
-# /usr/lib/<multiarch>/libibverbs; the library itself may be in /lib),
-# and its .driver file.
-provider_install() {
-	lib=$(ls /usr/lib/*/libibverbs.so.1 /lib/*/libibverbs.so.1 2> /dev/null |
-		head -n 1)
-	[ -n "$lib" ] || return 1
-	d=/usr/lib/$(basename "$(dirname "$lib")")/libibverbs
-	mkdir -p "$d" /etc/libibverbs.d &&
-		cp "/tests/$provider" "$d/" &&
-		echo "driver scif_rdma" > /etc/libibverbs.d/scif_rdma.driver
-}
-
 devinfo_ok() {
 	out=$(ibv_devinfo -d scif0 2>&1)
 	echo "$out" | sed 's/^/# /'
@@ -443,24 +425,11 @@ bench_clients() {
 }
 
 echo "TAP version 13"
-[ "${SCIF_NODES:-}" = 2 ] && [ -n "$self" ] || skip_all "not a node of a 2-node cluster"
-[ -e "$ex/scif_net.ko" ] || skip_all "no $ex/scif_net.ko"
-[ -e "$ex/scif_rdma.ko" ] || skip_all "no scif_rdma.ko for this kernel"
-[ -e "$ex/ib_uverbs.ko" ] || [ -d /sys/module/ib_uverbs ] ||
-	skip_all "no ib_uverbs for this kernel"
-[ -e "/tests/$provider" ] || skip_all "no $provider in /tests"
+user_verbs_require
 for p in rdma ibv_devices ibv_devinfo rping ib_write_bw ib_read_bw ib_send_bw; do
 	command -v $p > /dev/null || skip_all "no $p in the initramfs"
 done
-peer=$((1 - self))
-dev=sn$peer
-my_ip=10.77.0.$((self + 1))
-peer_ip=10.77.0.$((peer + 1))
-ok setup sn_addr_up
-ok carrier_on wait_for 120 carrier_is 1
-ok rdma_modules_loaded load_rdma
-ok scif_rdma_up scif_rdma_up
-ok provider_installed provider_install
+user_verbs_up
 ok ibv_devices_lists_scif0 sh -c "ibv_devices | grep -q scif0"
 ok ibv_devinfo_iwarp_active devinfo_ok
 mkdir -p "$www"
