@@ -14,9 +14,10 @@
 # (passed, failed, errors, skipped) in the line and each skip's reason
 # as TAP comments; "not ok" when one failed or raised, but for the
 # tests of $inapplicable, which no iWARP device can pass (reported as
-# expected failures, with why).  The suite is
-# bounded in time (a test that hangs fails its module and the ones not
-# reached).  PYVERBS_TESTS (on the step line) runs only the tests it
+# expected failures, with why).  The suite is bounded in time, and must
+# finish (unittest's "Ran N tests" line) with every failure and error of
+# its summary counted to a module.  PYVERBS_TESTS (on the step line) runs
+# only the tests it
 # names, e.g. "test_rdmacm.CMTestCase"; PYVERBS_SKIP, every test module
 # but those it names (the step lists run test_rdmacm, whose processes
 # meet at barriers with 15 s timeouts, in a step of its own, which a
@@ -84,7 +85,9 @@ test_rdmacm_async_traffic_external_qp|expects RDMA_CM_EVENT_CONNECT_RESPONSE for
 test_rdmacm_async_udp_traffic|RDMA_PS_UDP needs UD QPs, which no iWARP device has, and the test does not turn the device's EOPNOTSUPP into a skip"
 
 # The counts of each test module, "module passed failed errors skipped
-# other" a line in /tmp/pyverbs-counts, and each distinct reason for a
+# other expected" a line in /tmp/pyverbs-counts (other: 1 if the counts
+# do not add up; expected: failures of $inapplicable tests), and each
+# distinct reason for a
 # skip as a TAP comment.  From unittest's verbose output: a test is a
 # line "test_x (tests.test_mod.Class.test_x)"; its verdict follows on
 # that line or a later one (after its docstring, or after what the
@@ -134,6 +137,12 @@ module_ok() { # passed failed errors skipped other expected
 	[ $(($2 + $3 + $5)) -eq 0 ]
 }
 
+# Every failure and error of the summary is one of a module's tests.
+failures_counted() {
+	[ "$(grep -Ec '^(FAIL|ERROR): ' "$log")" -eq \
+		"$(grep -Ec '^(FAIL|ERROR): test[a-z0-9_]* \(tests\.' "$log")" ]
+}
+
 # The tests of $inapplicable: why each failed, or that it passed.
 report_inapplicable() {
 	echo "$inapplicable" | while IFS='|' read -r t why; do
@@ -175,8 +184,13 @@ if [ "$self" = 0 ]; then
 			grep -E "^(FAIL|ERROR): .*tests\.$m\." "$log" | sed 's/^/# /'
 		fi
 	done < /tmp/pyverbs-counts
-	# Some tests ran and passed (a suite that skipped all, for want of
-	# an active port, say, would prove nothing).
+	# The suite finished, every failure of its summary was counted to
+	# a module (an import error of a module is "ERROR: name
+	# (unittest.loader._FailedTest...)", which no module line shows),
+	# and some tests passed (a suite that skipped all, for want of an
+	# active port, say, would prove nothing).
+	ok suite_finished grep -Eq "^Ran [0-9]+ tests? in" "$log"
+	ok failures_all_counted failures_counted
 	ok suite_passed_some awk '{ p += $2 } END { exit !(p > 0) }' \
 		/tmp/pyverbs-counts
 	# What the tests' own processes printed (the rdma_cm tests' two
