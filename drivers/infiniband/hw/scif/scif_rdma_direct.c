@@ -20,6 +20,7 @@
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
+#include <net/addrconf.h>
 
 #include "scif_rdma.h"
 
@@ -60,12 +61,7 @@ void srd_direct_gid(struct srd_dev *dev, int index, union ib_gid *gid)
 	}
 	gid->raw[0] = 0xfe;
 	gid->raw[1] = 0x80;
-	gid->raw[8] = mac[0] ^ 0x02;
-	gid->raw[9] = mac[1];
-	gid->raw[10] = mac[2];
-	gid->raw[11] = 0xff;
-	gid->raw[12] = 0xfe;
-	memcpy(&gid->raw[13], &mac[3], 3);
+	addrconf_addr_eui48(&gid->raw[8], mac);
 }
 
 /**
