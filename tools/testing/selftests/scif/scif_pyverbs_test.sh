@@ -19,9 +19,11 @@
 # its summary counted to a module.  PYVERBS_TESTS (on the step line) runs
 # only the tests it
 # names, e.g. "test_rdmacm.CMTestCase"; PYVERBS_SKIP, every test module
-# but those it names (the step lists run test_rdmacm, whose processes
-# meet at barriers with 15 s timeouts, in a step of its own, which a
-# lean run leaves out: 160 s on the debug kernel).
+# but those it names (comma-separated).  The step lists run a few modules
+# (a loopback traffic test among them) in a first step, the others in a
+# second, and test_rdmacm, whose processes meet at barriers with 15 s
+# timeouts, in a third; a lean run leaves out the last two (225 s on the
+# debug kernel).
 #
 # The suite is run from the tests' directory with its runner,
 # run_tests.py, as rdma-core documents.
@@ -45,16 +47,17 @@ tap_suite=scif_pyverbs
 # shellcheck source=tools/testing/selftests/scif/scif_tap_lib.sh
 . "$(dirname "$0")/scif_tap_lib.sh"
 
-# The test modules to run: $PYVERBS_TESTS, or all but $PYVERBS_SKIP (none
-# named: the runner takes them all).
+# The test modules to run: $PYVERBS_TESTS, or all but $PYVERBS_SKIP (each
+# a comma-separated list; none named: the runner takes them all).
 suite_tests() {
 	if [ -n "${PYVERBS_TESTS:-}" ] || [ -z "${PYVERBS_SKIP:-}" ]; then
-		echo "${PYVERBS_TESTS:-}"
+		echo "${PYVERBS_TESTS:-}" | tr ',' ' '
 		return
 	fi
+	skip=$(echo "$PYVERBS_SKIP" | tr ',' ' ')
 	for f in "$tests"/test_*.py; do
 		m=$(basename "$f" .py)
-		case " $PYVERBS_SKIP " in
+		case " $skip " in
 		*" $m "*) ;;
 		*) echo "$m" ;;
 		esac
