@@ -56,7 +56,7 @@ versions_agree() {
 		"$top/drivers/misc/scif/scif_hw.h")
 	lib=$(sed -n 's/^VERSION := //p' "$top/tools/lib/scif/Makefile")
 	net=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
-		"$top/drivers/net/scif/scif_net.c")
+		"$top/drivers/net/scif/scif_net_main.c")
 	vs=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \
 		"$top/net/vmw_vsock/scif_vsock.c")
 	pl=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' \

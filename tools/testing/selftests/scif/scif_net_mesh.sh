@@ -3,22 +3,29 @@
 #
 # scif_net (Documentation/scif/net.rst) across every pair of a cluster of
 # three nodes or more (cluster-steps; make check's 4-node cluster): one
-# sn<peer> device per peer.  Each node loads /modules/extra/scif_net.ko
-# and gives each device an address on a subnet of its own pair,
-# 10.80.<pair>.<node+1>/24 (pair = 16 * lower id + higher id).  In TAP:
-# a device per peer, carrier on the links to the higher nodes, which this
+# sn<peer> device per peer, and the shared device sn.  Each node loads
+# /modules/extra/scif_net.ko and gives each sn<peer> an address on a
+# subnet of its own pair, 10.80.<pair>.<node+1>/24 (pair = 16 * lower id
+# + higher id), and sn (whose MAC must be 02:53:4e:00:<node>:ff) an
+# address on the one subnet of all, 10.81.0.<node+1>/24.  In TAP: a
+# device per peer, carrier on the links to the higher nodes, which this
 # node pings once the peer answers (3 pings, then 3 of 8000 bytes, none
-# lost, one frame each at scif_net's 64 KiB MTU); then it waits for each
-# lower node to have been there and gone (its carrier on, or packets from
-# it, and then off), since a lower node pings this one before it unloads,
-# and unloads scif_net itself.  With fewer than three nodes it skips
-# (node-loss-steps runs scif_net_test.sh between two).
+# lost, one frame each at scif_net's 64 KiB MTU), on the pair's device
+# and on sn, whose neighbour table must then hold the peer's sn MAC;
+# node 0 sends node 1 five frames on sn with node 2's source, which node
+# 1 must refuse (sn's rx_errors 5 there, 0 elsewhere); then it waits for
+# each lower node to have been there and gone (its carrier on, or
+# packets from it, and then off), since a lower node pings this one
+# before it unloads, and unloads scif_net itself (sn goes with it).
+# With fewer than three nodes it skips (node-loss-steps runs
+# scif_net_test.sh between two).
 set -u
 
 self=${SCIF_NODE:-}
 nodes=${SCIF_NODES:-0}
 ex=/modules/extra
 ko=$ex/scif_net.ko
+tests=$(dirname "$0")
 n=0
 failed=0
 
@@ -56,16 +63,61 @@ seen() { # peer
 		[ "$(cat "/sys/class/net/$(dev_of "$1")/statistics/rx_packets")" -gt 0 ]
 }
 
-pings() { # peer args...
-	p=$1
-	shift
-	out=$(ping "$@" "$(addr "$p" "$self")" 2>&1)
+ping_to() { # device address args...
+	d=$1
+	a=$2
+	shift 2
+	out=$(ping "$@" "$a" 2>&1)
 	echo "$out" | tail -n 2 | sed 's/^/# /'
 	echo "$out" | awk '/packets transmitted/ { exit !($1 > 0 && $1 == $4) }' &&
 		return 0
 	# Lost: what each side of the device counted, for the report.
-	ip -s link show dev "$(dev_of "$p")" 2>&1 | sed 's/^/# /'
+	ip -s link show dev "$d" 2>&1 | sed 's/^/# /'
 	return 1
+}
+
+pings() { # peer args...
+	p=$1
+	shift
+	ping_to "$(dev_of "$p")" "$(addr "$p" "$self")" "$@"
+}
+
+# The shared device sn: one subnet for every node, 10.81.0.<node + 1>/24.
+saddr() { # node
+	echo "10.81.0.$(($1 + 1))"
+}
+
+smac() { # node
+	printf '02:53:4e:00:%02x:ff' "$1"
+}
+
+spings() { # peer args...
+	p=$1
+	shift
+	ping_to sn "$(saddr "$p")" "$@"
+}
+
+sanswers() { # peer
+	ping -c 1 -W 1 "$(saddr "$1")" > /dev/null 2>&1
+}
+
+shared_setup() {
+	[ "$(cat /sys/class/net/sn/address)" = "$(smac "$self")" ] &&
+		ip addr add "$(saddr "$self")/24" dev sn && ip link set sn up
+}
+
+# The kernel's neighbour table maps the peer's address to its node's MAC.
+neighbour_is() { # peer
+	mac=$(awk -v a="$(saddr "$1")" '$1 == a && $6 == "sn" { print $4 }' /proc/net/arp)
+	echo "# $(saddr "$1") is at ${mac:-nothing} on sn"
+	[ "$mac" = "$(smac "$1")" ]
+}
+
+# sn refused exactly $2 frames (node 0 forges 5 to node 1, below).
+refused() { # count
+	got=$(cat /sys/class/net/sn/statistics/rx_errors)
+	echo "# sn: $got frames refused, $1 expected"
+	[ "$got" = "$1" ]
 }
 
 answers() { # peer
@@ -87,6 +139,8 @@ for p in $peers; do
 	ok "device_for_node_$p" wait_for 30 has_dev "$p"
 	ok "address_on_link_to_node_$p" setup "$p"
 done
+ok shared_device wait_for 30 test -e /sys/class/net/sn
+ok shared_device_address shared_setup
 for p in $peers; do
 	[ "$p" -gt "$self" ] || continue
 	ok "carrier_to_node_$p" wait_for 180 carrier_of "$p" 1
@@ -95,12 +149,28 @@ for p in $peers; do
 	ok "node_${p}_answers" wait_for 60 answers "$p"
 	ok "ping_node_$p" pings "$p" -A -c 3 -W 5
 	ok "ping_node_${p}_8000_bytes" pings "$p" -A -c 3 -W 5 -s 8000
+	ok "node_${p}_answers_on_sn" wait_for 60 sanswers "$p"
+	ok "ping_node_${p}_on_sn" spings "$p" -A -c 3 -W 5
+	ok "ping_node_${p}_on_sn_8000_bytes" spings "$p" -A -c 3 -W 5 -s 8000
+	ok "neighbour_node_${p}_on_sn" neighbour_is "$p"
+	if [ "$self" = 0 ] && [ "$p" = 1 ]; then
+		# Node 1 must refuse frames from node 0 with node 2's source;
+		# the ping after them is answered once node 1 has read them.
+		ok forged_frames_to_node_1 "$tests/scif_net_spoof" sn "$(smac 1)" "$(smac 2)" 5
+		ok node_1_answers_after_forged_frames spings 1 -c 1 -W 5
+	fi
 done
 for p in $peers; do
 	[ "$p" -lt "$self" ] || continue
 	ok "node_${p}_came" wait_for 300 seen "$p"
 	ok "node_${p}_done" wait_for 300 carrier_of "$p" 0
 done
+if [ "$self" = 1 ]; then
+	ok forged_frames_refused refused 5
+else
+	ok no_frame_refused refused 0
+fi
 ok unload_scif_net rmmod_client scif_net
+ok shared_device_gone test ! -e /sys/class/net/sn
 echo "1..$n"
 [ "$failed" -eq 0 ]

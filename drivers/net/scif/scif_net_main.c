@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * scif_net: an Ethernet device per peer node, over a SCIF connection.
+ * scif_net: an Ethernet device per peer node, over a SCIF connection,
+ * and one shared device that reaches every node (scif_net_shared.c).
  *
  * A link is one net device, "sn<peer>".  Its SCIF connection (every
  * node listens on SN_PORT, the lower id of each pair connects; a kthread
@@ -25,76 +26,10 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+#include "scif_net.h"
+
 /* The well-known port; below SCIF_ADMIN_PORT_END, so privileged. */
 #define SN_PORT		700
-#define SN_MAGIC	0x534e4554	/* "SNET" */
-#define SN_MAX_MTU	65535
-#define SN_MAX_FRAME	(ETH_HLEN + SN_MAX_MTU)
-/* Frames waiting to be sent before the queue is stopped. */
-#define SN_TXQ_MAX	64
-/* Frames waiting for NAPI before the reader waits. */
-#define SN_RXQ_MAX	256
-
-/**
- * struct sn_hdr - what precedes every frame on the connection
- * @magic: SN_MAGIC
- * @len: bytes of the frame that follows, ETH_HLEN to SN_MAX_FRAME
- */
-struct sn_hdr {
-	__le32 magic;
-	__le32 len;
-};
-
-/**
- * struct sn_stats - a link's counters, updated without locks
- * @rx_packets: frames delivered to NAPI
- * @rx_bytes: their bytes
- * @tx_packets: frames sent whole
- * @tx_bytes: their bytes
- * @rx_errors: headers refused (the connection is reset for each)
- * @rx_dropped: frames dropped on receive (no memory, device down)
- * @tx_dropped: frames dropped on transmit (no carrier, send failed)
- */
-struct sn_stats {
-	atomic64_t rx_packets;
-	atomic64_t rx_bytes;
-	atomic64_t tx_packets;
-	atomic64_t tx_bytes;
-	atomic64_t rx_errors;
-	atomic64_t rx_dropped;
-	atomic64_t tx_dropped;
-};
-
-/**
- * struct sn_link - a peer node's device and connection (netdev_priv)
- * @sl: the connection (scif_peer_links.ko); @sl.tx_mutex is held by
- *	@tx_work while it uses @sl.epd, and the link thread waits on @sl.wq
- *	for room in @rxq too
- * @ndev: the net device
- * @napi: delivers the frames of @rxq
- * @rxq: frames read, for NAPI; its own lock
- * @txq: frames to send; its own lock
- * @tx_work: sends @txq
- * @stats: counters
- * @parent: the net device's parent, /sys/devices/scif_net.<peer>: the
- *	link to that peer as a device, so that what sits on the net device
- *	(scif_rdma's RDMA device) finds it through its own parent, as on a
- *	NIC; made before the net device and removed after it (whose
- *	unregistration waits for every user of the net device to let go)
- *
- * Lock order: @sl.tx_mutex, then @sl.lock.  No SCIF call is made under
- * @sl.lock.
- */
-struct sn_link {
-	struct spl_link sl;
-	struct net_device *ndev;
-	struct napi_struct napi;
-	struct sk_buff_head rxq;
-	struct sk_buff_head txq;
-	struct work_struct tx_work;
-	struct sn_stats stats;
-	struct device *parent;
-};
 
 /* The links to every peer (scif_peer_links.ko), this module's own. */
 static struct scif_peer_links sn_links;
@@ -104,28 +39,65 @@ static struct sn_link *sn_link(struct spl_link *sl)
 	return container_of(sl, struct sn_link, sl);
 }
 
+/**
+ * sn_link_to() - the link to a node
+ * @node: any value, a peer's hostile ones too
+ *
+ * Context: any.
+ * Return: the link, which lives until the module unloads, or NULL.
+ */
+struct sn_link *sn_link_to(u64 node)
+{
+	struct spl_link *sl = spl_link_of(&sn_links, node);
+
+	return sl ? sn_link(sl) : NULL;
+}
+
 /* ---- transmit ---- */
 
-static netdev_tx_t sn_start_xmit(struct sk_buff *skb, struct net_device *ndev)
-{
-	struct sn_link *link = netdev_priv(ndev);
-	struct sn_hdr *hdr;
-	unsigned int len = skb->len;
+static struct sn_stats *sn_stats_of(struct net_device *ndev);
 
-	if (!netif_carrier_ok(ndev) || len > SN_MAX_FRAME ||
+/**
+ * sn_link_xmit() - queue a frame on a link, or drop it
+ * @link: the link to the frame's node
+ * @skb: the frame, from @from's ndo_start_xmit
+ * @from: @link's sn<peer>, or sn
+ * @magic: SN_MAGIC for sn<peer>, SN_MAGIC_SHARED for sn
+ *
+ * Without @link's carrier the frame is dropped.  @from's queue is stopped
+ * when @link's is full; sn's frames are dropped beyond twice that, as
+ * sn's queue is woken by any link's.
+ *
+ * Context: ndo_start_xmit (softirq or process, may not sleep).
+ */
+void sn_link_xmit(struct sn_link *link, struct sk_buff *skb,
+		  struct net_device *from, u32 magic)
+{
+	unsigned int qlen = skb_queue_len(&link->txq);
+	unsigned int len = skb->len;
+	struct sn_hdr *hdr;
+
+	if (!netif_carrier_ok(link->ndev) || len > SN_MAX_FRAME ||
+	    (magic == SN_MAGIC_SHARED && qlen >= 2 * SN_TXQ_MAX) ||
 	    skb_linearize(skb) || skb_cow_head(skb, sizeof(*hdr)))
 		goto drop;
 	hdr = skb_push(skb, sizeof(*hdr));
-	hdr->magic = cpu_to_le32(SN_MAGIC);
+	hdr->magic = cpu_to_le32(magic);
 	hdr->len = cpu_to_le32(len);
+	skb->dev = from;
 	skb_queue_tail(&link->txq, skb);
 	if (skb_queue_len(&link->txq) >= SN_TXQ_MAX)
-		netif_stop_queue(ndev);
+		netif_stop_queue(from);
 	queue_work(system_unbound_wq, &link->tx_work);
-	return NETDEV_TX_OK;
+	return;
 drop:
-	atomic64_inc(&link->stats.tx_dropped);
+	atomic64_inc(&sn_stats_of(from)->tx_dropped);
 	dev_kfree_skb_any(skb);
+}
+
+static netdev_tx_t sn_start_xmit(struct sk_buff *skb, struct net_device *ndev)
+{
+	sn_link_xmit(netdev_priv(ndev), skb, ndev, SN_MAGIC);
 	return NETDEV_TX_OK;
 }
 
@@ -134,22 +106,26 @@ static void sn_tx_purge(struct sn_link *link)
 	struct sk_buff *skb;
 
 	while ((skb = skb_dequeue(&link->txq))) {
-		atomic64_inc(&link->stats.tx_dropped);
+		atomic64_inc(&sn_stats_of(skb->dev)->tx_dropped);
 		dev_kfree_skb_any(skb);
 	}
 	netif_wake_queue(link->ndev);
+	sn_shared_wake();
 }
 
 static void sn_tx_wake(struct sn_link *link)
 {
-	if (netif_queue_stopped(link->ndev) &&
-	    skb_queue_len(&link->txq) < SN_TXQ_MAX / 2)
+	if (skb_queue_len(&link->txq) >= SN_TXQ_MAX / 2)
+		return;
+	if (netif_queue_stopped(link->ndev))
 		netif_wake_queue(link->ndev);
+	sn_shared_wake();
 }
 
 static void sn_tx_work(struct work_struct *work)
 {
 	struct sn_link *link = container_of(work, struct sn_link, tx_work);
+	struct sn_stats *stats;
 	struct sk_buff *skb;
 	int err = 0;
 
@@ -158,13 +134,14 @@ static void sn_tx_work(struct work_struct *work)
 	       (skb = skb_dequeue(&link->txq))) {
 		err = scif_peer_links_xfer(&link->sl, link->sl.epd, skb->data,
 					   skb->len, true, false);
+		stats = sn_stats_of(skb->dev);
 		if (err) {
-			atomic64_inc(&link->stats.tx_dropped);
+			atomic64_inc(&stats->tx_dropped);
 			scif_peer_links_tx_failed(&link->sl);
 		} else {
-			atomic64_inc(&link->stats.tx_packets);
+			atomic64_inc(&stats->tx_packets);
 			atomic64_add(skb->len - sizeof(struct sn_hdr),
-				     &link->stats.tx_bytes);
+				     &stats->tx_bytes);
 		}
 		dev_kfree_skb_any(skb);
 		sn_tx_wake(link);
@@ -178,32 +155,52 @@ static void sn_tx_work(struct work_struct *work)
 
 /* ---- receive ---- */
 
-static int sn_napi_poll(struct napi_struct *napi, int budget)
+/**
+ * sn_napi_deliver() - a NAPI poll's delivery of a receive queue
+ * @napi: the device's NAPI
+ * @rxq: the frames it delivers
+ * @budget: at most this many
+ *
+ * Context: NAPI poll (softirq).
+ * Return: the frames delivered; NAPI is completed when fewer than
+ * @budget were, and scheduled again if more came meanwhile.
+ */
+int sn_napi_deliver(struct napi_struct *napi, struct sk_buff_head *rxq,
+		    int budget)
 {
-	struct sn_link *link = container_of(napi, struct sn_link, napi);
 	struct sk_buff *skb;
 	int done = 0;
 
-	while (done < budget && (skb = skb_dequeue(&link->rxq))) {
+	while (done < budget && (skb = skb_dequeue(rxq))) {
 		napi_gro_receive(napi, skb);
 		done++;
 	}
-	if (skb_queue_len(&link->rxq) < SN_RXQ_MAX / 2)
-		wake_up(&link->sl.wq);
 	if (done < budget && napi_complete_done(napi, done) &&
-	    !skb_queue_empty(&link->rxq))
+	    !skb_queue_empty(rxq))
 		napi_schedule(napi);
 	return done;
 }
 
-/* A header from the peer: the frame's length, or -EPROTO. */
-static int sn_check_hdr(const struct sn_hdr *hdr)
+static int sn_napi_poll(struct napi_struct *napi, int budget)
 {
+	struct sn_link *link = container_of(napi, struct sn_link, napi);
+	int done = sn_napi_deliver(napi, &link->rxq, budget);
+
+	if (skb_queue_len(&link->rxq) < SN_RXQ_MAX / 2)
+		wake_up(&link->sl.wq);
+	return done;
+}
+
+/* A header from the peer: the frame's length, or -EPROTO; @shared: sn's. */
+static int sn_check_hdr(const struct sn_hdr *hdr, bool *shared)
+{
+	u32 magic = le32_to_cpu(hdr->magic);
 	u32 len = le32_to_cpu(hdr->len);
 
-	if (le32_to_cpu(hdr->magic) != SN_MAGIC || len < ETH_HLEN ||
-	    len > SN_MAX_FRAME)
+	if ((magic != SN_MAGIC && magic != SN_MAGIC_SHARED) ||
+	    len < ETH_HLEN || len > SN_MAX_FRAME)
 		return -EPROTO;
+	*shared = magic == SN_MAGIC_SHARED;
 	return len;
 }
 
@@ -230,12 +227,13 @@ static int sn_rx_one(struct sn_link *link, scif_epd_t epd)
 {
 	struct sn_hdr hdr;
 	struct sk_buff *skb;
+	bool shared;
 	int len, err;
 
 	err = scif_peer_links_xfer(&link->sl, epd, &hdr, sizeof(hdr), false, true);
 	if (err)
 		return err;
-	len = sn_check_hdr(&hdr);
+	len = sn_check_hdr(&hdr, &shared);
 	if (len < 0) {
 		atomic64_inc(&link->stats.rx_errors);
 		netdev_warn_once(link->ndev, "bad frame header from node %u\n",
@@ -250,7 +248,10 @@ static int sn_rx_one(struct sn_link *link, scif_epd_t epd)
 		kfree_skb(skb);
 		return err;
 	}
-	sn_deliver(link, skb);
+	if (shared)
+		sn_shared_rx(link, skb);
+	else
+		sn_deliver(link, skb);
 	return 0;
 }
 
@@ -262,12 +263,14 @@ static void sn_up(struct spl_link *sl)
 	struct sn_link *link = sn_link(sl);
 
 	netif_carrier_on(link->ndev);
+	sn_shared_carrier();
 	queue_work(system_unbound_wq, &link->tx_work);
 }
 
 static void sn_down(struct spl_link *sl)
 {
 	netif_carrier_off(sn_link(sl)->ndev);
+	sn_shared_carrier();
 }
 
 static void sn_purge(struct spl_link *sl)
@@ -326,11 +329,15 @@ static int sn_stop(struct net_device *ndev)
 	return 0;
 }
 
-static void sn_get_stats64(struct net_device *ndev,
-			   struct rtnl_link_stats64 *st)
+/**
+ * sn_stats_fill() - a device's counters, for ndo_get_stats64
+ * @s: the counters
+ * @st: filled
+ *
+ * Context: any.
+ */
+void sn_stats_fill(const struct sn_stats *s, struct rtnl_link_stats64 *st)
 {
-	struct sn_stats *s = &((struct sn_link *)netdev_priv(ndev))->stats;
-
 	st->rx_packets = atomic64_read(&s->rx_packets);
 	st->rx_bytes = atomic64_read(&s->rx_bytes);
 	st->tx_packets = atomic64_read(&s->tx_packets);
@@ -341,6 +348,12 @@ static void sn_get_stats64(struct net_device *ndev,
 	st->tx_dropped = atomic64_read(&s->tx_dropped);
 }
 
+static void sn_get_stats64(struct net_device *ndev,
+			   struct rtnl_link_stats64 *st)
+{
+	sn_stats_fill(&((struct sn_link *)netdev_priv(ndev))->stats, st);
+}
+
 static const struct net_device_ops sn_netdev_ops = {
 	.ndo_open = sn_open,
 	.ndo_stop = sn_stop,
@@ -349,6 +362,14 @@ static const struct net_device_ops sn_netdev_ops = {
 	.ndo_validate_addr = eth_validate_addr,
 	.ndo_set_mac_address = eth_mac_addr,
 };
+
+/* The counters of sn<peer> or sn, whose frames share the links' queues. */
+static struct sn_stats *sn_stats_of(struct net_device *ndev)
+{
+	if (ndev->netdev_ops == &sn_netdev_ops)
+		return &((struct sn_link *)netdev_priv(ndev))->stats;
+	return sn_shared_stats(ndev);
+}
 
 /**
  * scif_net_peer() - the peer node of a scif_net interface
@@ -385,6 +406,10 @@ static struct spl_link *sn_link_create(u16 self, u16 peer)
 	char name[IFNAMSIZ];
 	int err;
 
+	/* Without sn the links still work; the next link tries again. */
+	err = sn_shared_create(self);
+	if (err)
+		pr_warn("scif_net: no shared device sn (%d)\n", err);
 	snprintf(name, sizeof(name), "scif_net.%u", peer);
 	parent = root_device_register(name);
 	if (IS_ERR(parent))
@@ -472,11 +497,15 @@ static int __init sn_init(void)
 
 static void __exit sn_exit(void)
 {
+	/* sn first: no frame of it is queued on a link after this. */
+	struct net_device *shared = sn_shared_stop();
+
 	scif_peer_links_stop(&sn_links);
+	sn_shared_free(shared);
 }
 
 module_init(sn_init);
 module_exit(sn_exit);
-MODULE_DESCRIPTION("Ethernet over SCIF: a net device per peer node");
+MODULE_DESCRIPTION("Ethernet over SCIF: a net device per peer node, and one for all");
 MODULE_LICENSE("GPL");
 MODULE_VERSION("0.1.0");
