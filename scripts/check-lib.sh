@@ -134,16 +134,19 @@ nvme_modules() { # kernel-name nodes kdir release
 	kernel_modules "$4" nvmet_rdma nvme_rdma nvmet_tcp nvme_tcp brd
 }
 
-# What scif_verbs_test.sh runs over libscif_rdma, for 2-node clusters:
+# What scif_verbs_test.sh runs over libscif_rdma, for 2-node clusters
+# (with more nodes, rping alone: scif_net_mesh.sh):
 # ibverbs-utils', rdmacm-utils', perftest's and libfabric-bin's programs,
 # and libgcc_s, which glibc loads when a thread exits (rping's do; ldd
 # does not list it).
 verbs_programs() { # kernel-name nodes
-	[ "$2" = 2 ] || return 0
-	command -v ibv_devices ibv_devinfo ibv_rc_pingpong rping ib_write_bw \
+	case $2 in
+	2) command -v ibv_devices ibv_devinfo ibv_rc_pingpong rping ib_write_bw \
 		ib_read_bw ib_send_bw ib_write_lat ib_send_lat ib_read_lat \
-		ucmatose fi_info fi_pingpong |
-		tr '\n' ' '
+		ucmatose fi_info fi_pingpong ;;
+	# rping for scif_net_mesh.sh's scif0 on sn
+	*) command -v rping ;;
+	esac | tr '\n' ' '
 	/sbin/ldconfig -p | awk '$1 == "libgcc_s.so.1" && /x86-64/ { print $NF; exit }'
 }
 

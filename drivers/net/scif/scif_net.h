@@ -109,5 +109,6 @@ void sn_shared_carrier(void);
 void sn_shared_wake(void);
 void sn_shared_rx(struct sn_link *link, struct sk_buff *skb);
 struct sn_stats *sn_shared_stats(struct net_device *ndev);
+bool sn_shared_owns(const struct net_device *ndev);
 
 #endif /* _SCIF_NET_H */

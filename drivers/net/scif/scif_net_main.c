@@ -376,13 +376,16 @@ static struct sn_stats *sn_stats_of(struct net_device *ndev)
  * @ndev: any net device
  *
  * Context: any; @ndev must be held by the caller.
- * Return: the SCIF node at the other end of @ndev, or -ENODEV when
- * @ndev is not one of scif_net's.
+ * Return: the SCIF node at the other end of sn<peer>, SCIF_NET_SHARED
+ * for sn (scif_net_node_of() names the node of each of its neighbours),
+ * or -ENODEV when @ndev is not one of scif_net's.
  */
 int scif_net_peer(const struct net_device *ndev)
 {
 	const struct sn_link *link;
 
+	if (sn_shared_owns(ndev))
+		return SCIF_NET_SHARED;
 	if (ndev->netdev_ops != &sn_netdev_ops)
 		return -ENODEV;
 	link = netdev_priv(ndev);

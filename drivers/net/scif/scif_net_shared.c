@@ -13,8 +13,10 @@
  * counted on sn.  Documentation/scif/net.rst has the design.
  */
 #include <linux/etherdevice.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/scif_net.h>
 #include <linux/skbuff.h>
 
 #include "scif_net.h"
@@ -261,6 +263,40 @@ struct sn_stats *sn_shared_stats(struct net_device *ndev)
 {
 	return &((struct sn_shared *)netdev_priv(ndev))->stats;
 }
+
+/**
+ * sn_shared_owns() - whether a net device is sn
+ * @ndev: any net device
+ *
+ * Context: any.
+ * Return: true for sn.
+ */
+bool sn_shared_owns(const struct net_device *ndev)
+{
+	return ndev->netdev_ops == &sn_shared_ops;
+}
+
+/**
+ * scif_net_node_of() - the node a neighbour's MAC on a scif_net interface is
+ * @ndev: any net device
+ * @mac: a neighbour's MAC on @ndev (from its neighbour table)
+ *
+ * Context: any; @ndev must be held by the caller.
+ * Return: for sn, the node @mac names (this node's own included), or
+ * -EHOSTUNREACH if it names none; for sn<peer>, the peer whatever @mac
+ * is; -ENODEV when @ndev is not one of scif_net's.
+ */
+int scif_net_node_of(const struct net_device *ndev, const u8 *mac)
+{
+	int peer = scif_net_peer(ndev);
+	u16 node;
+
+	if (peer != SCIF_NET_SHARED)
+		return peer;
+	node = sn_shared_node(mac);
+	return node < SCIF_MAX_NODES ? node : -EHOSTUNREACH;
+}
+EXPORT_SYMBOL_GPL(scif_net_node_of);
 
 static struct sn_shared *sn_shared_alloc(u16 self)
 {

@@ -13,6 +13,7 @@
 #include <linux/refcount.h>
 #include <linux/sizes.h>
 #include <linux/scif.h>
+#include <linux/scif_net.h>
 #include <linux/workqueue.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -147,7 +148,9 @@ enum srd_uobj {
  * struct srd_dev - one device, tied to one scif_net interface
  * @ibdev: the RDMA core's device; first, as ib_alloc_device() wants
  * @ndev: the scif_net interface (a reference held until dealloc_driver)
- * @peer: the SCIF node at the other end of @ndev
+ * @peer: the SCIF node at the other end of @ndev, or SCIF_NET_SHARED
+ *	when @ndev is scif_net's sn, which reaches every node: each
+ *	connection's node is then its destination's (srd_dev_shared())
  * @list: in the module's device list (srd_devs, under srd_devs_lock)
  * @qps: QP number -> struct srd_qp; xarray's own lock
  * @mrs: MR index (key >> 8) -> struct srd_mr; xarray's own lock
@@ -168,8 +171,8 @@ enum srd_uobj {
  * @map_mutex: protects every MR's and QP's @maps, the windows they list
  *	(opened and closed under it) and the endpoint of a QP that has
  *	windows; held across scif_register() and scif_unregister(), which
- *	wait for the peer node (whose slowness then holds only this device,
- *	which serves that node alone)
+ *	wait for the peer node (whose slowness then holds only this device:
+ *	the node it serves, or on sn every node's windows, rdma.rst)
  * @stats: the counters (enum srd_stat), atomics, only ever increased
  * @port_up: the port state last reported to the RDMA core (ACTIVE or
  *	ERR events); under RTNL, as the netdev notifier that sets it runs
@@ -202,6 +205,12 @@ struct srd_dev {
 	atomic64_t stats[SRD_STAT_NR];
 	bool port_up;
 };
+
+/* Whether @dev is on sn, reaching every node (struct srd_dev's @peer). */
+static inline bool srd_dev_shared(const struct srd_dev *dev)
+{
+	return dev->peer == SCIF_NET_SHARED;
+}
 
 /**
  * struct srd_listen - an iw_create_listen
@@ -466,11 +475,13 @@ struct srd_swqe {
  * The connection manager's SCIF port and message (scif_rdma_cm.c; also
  * the QPs connected without it, scif_rdma_direct.c).  A connector binds
  * a port of SRD_PORT_BOTTOM..SRD_PORT_TOP (privileged: a kernel client
- * or a peer's root), connects to SRD_CM_PORT and sends one message;
- * the answer comes back on the same endpoint, which becomes the QP's
- * connection.  Every exchange finishes within SRD_CM_WAIT_MS.
+ * or a peer's root), connects to SRD_CM_PORT (SRD_CM_SHARED_PORT from a
+ * device on sn, for the device on sn) and sends one message; the answer
+ * comes back on the same endpoint, which becomes the QP's connection.
+ * Every exchange finishes within SRD_CM_WAIT_MS.
  */
 #define SRD_CM_PORT		702
+#define SRD_CM_SHARED_PORT	703
 #define SRD_PORT_TOP		767
 #define SRD_PORT_BOTTOM		512
 #define SRD_CM_MAGIC		0x53524443	/* "SRDC" */
@@ -820,11 +831,13 @@ static inline void srd_stat_add(struct srd_dev *dev, enum srd_stat stat, u64 n)
 /* scif_rdma_cm.c: the connection manager */
 /*
  * The device a connection from SCIF node @node is for, with a reference
- * (ib_device_put), or NULL: the one whose netdev leads to @node; or, for
- * a connection from this node itself, the device of index @index (the
- * dialing device's, which srd_cm_dial() sends first).
+ * (ib_device_put), or NULL: the one whose netdev leads to @node, or with
+ * @shared the one on sn; for a connection from this node itself, the
+ * device of index @index (the dialing device's, which srd_cm_dial()
+ * sends first).
  */
-typedef struct srd_dev *(*srd_dev_of_peer_fn)(u16 node, u32 index);
+typedef struct srd_dev *(*srd_dev_of_peer_fn)(u16 node, u32 index,
+					      bool shared);
 int srd_cm_init(srd_dev_of_peer_fn dev_of_peer);
 void srd_cm_exit(void);
 int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p);
@@ -892,7 +905,7 @@ int srd_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 /* scif_rdma_direct.c: QPs connected without the CM, by modify_qp */
 void srd_direct_init(struct srd_qp *qp);
 void srd_direct_gid(struct srd_dev *dev, int index, union ib_gid *gid);
-u16 srd_direct_node(struct srd_dev *dev, const struct ib_qp_attr *attr,
+int srd_direct_node(struct srd_dev *dev, const struct ib_qp_attr *attr,
 		    int mask);
 int srd_direct_start(struct srd_qp *qp, u32 dest_qpn, u16 node);
 void srd_direct_reset(struct srd_qp *qp);

@@ -8,13 +8,19 @@
  * QP's connection.  A DIRECT, from a QP connected without the CM, goes
  * to scif_rdma_direct.c.  A connection to an address of this host is a
  * loopback one: it is made to this node's own listener, and the device
- * is the dialer's (srd_cm_dial() sends its index first).
+ * is the dialer's (srd_cm_dial() sends its index first).  The device on
+ * scif_net's sn reaches every node: a connection goes to the node its
+ * destination's neighbour entry names, at port 703, where the
+ * listener takes it for its own device on sn.
  */
 
+#include <linux/etherdevice.h>
 #include <linux/in.h>
 #include <linux/inetdevice.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
+#include <net/arp.h>
+#include <net/neighbour.h>
 #include <rdma/iw_cm.h>
 
 #include "scif_rdma.h"
@@ -23,7 +29,8 @@
 #define SRD_CM_PENDING_MAX	16
 
 static struct task_struct *srd_listener;
-static scif_epd_t srd_listen_epd;
+/* Listening on SRD_CM_PORT, and on SRD_CM_SHARED_PORT for sn's device. */
+static scif_epd_t srd_listen_epd, srd_shared_epd;
 /* The module's lookup of a node's device (srd_cm_init). */
 static srd_dev_of_peer_fn srd_cm_dev_of_peer;
 
@@ -122,18 +129,42 @@ static struct srd_qp *srd_cm_qp(struct iw_cm_id *cm_id, u32 qpn)
 }
 
 /*
- * The node a CONNECT to @dst goes to: this node when @dst is an address
- * of this host (in the device's netdev's namespace), else the peer.
+ * The node of @daddr on sn: the one its neighbour entry's MAC names
+ * (rdma_resolve_addr() resolved it), or -EHOSTUNREACH.
  */
-static u16 srd_cm_node_of(struct srd_dev *dev, const struct sockaddr_in *dst)
+static int srd_cm_neigh_node(struct srd_dev *dev, __be32 daddr)
+{
+	struct neighbour *n = neigh_lookup(&arp_tbl, &daddr, dev->ndev);
+	u8 mac[ETH_ALEN];
+	bool valid;
+	int node;
+
+	if (!n)
+		return -EHOSTUNREACH;
+	valid = READ_ONCE(n->nud_state) & NUD_VALID;
+	neigh_ha_snapshot(mac, n, dev->ndev);
+	neigh_release(n);
+	node = valid ? scif_net_node_of(dev->ndev, mac) : -EHOSTUNREACH;
+	return node < 0 ? -EHOSTUNREACH : node;
+}
+
+/*
+ * The node a CONNECT to @dst goes to: this node when @dst is an address
+ * of this host (in the device's netdev's namespace), else the peer (on
+ * sn, the node of @dst), or -EHOSTUNREACH.
+ */
+static int srd_cm_node_of(struct srd_dev *dev, const struct sockaddr_in *dst)
 {
 	u16 self;
 
-	if (inet_addr_type(dev_net(dev->ndev), dst->sin_addr.s_addr) !=
-	    RTN_LOCAL)
-		return dev->peer;
-	scif_get_node_ids(NULL, 0, &self);
-	return self;
+	if (inet_addr_type(dev_net(dev->ndev), dst->sin_addr.s_addr) ==
+	    RTN_LOCAL) {
+		scif_get_node_ids(NULL, 0, &self);
+		return self;
+	}
+	if (srd_dev_shared(dev))
+		return srd_cm_neigh_node(dev, dst->sin_addr.s_addr);
+	return dev->peer;
 }
 
 /**
@@ -156,15 +187,18 @@ int srd_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *p)
 	struct srd_qp *qp = srd_cm_qp(cm_id, p->qpn);
 	struct srd_cm_msg *m;
 	scif_epd_t epd;
-	int err;
+	int err, node;
 
 	if (!qp || src->sin_family != AF_INET || dst->sin_family != AF_INET ||
 	    p->private_data_len > SRD_CM_PDATA)
 		return -EINVAL;
+	node = srd_cm_node_of(dev, dst);
+	if (node < 0)
+		return node;
 	m = kmalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		return -ENOMEM;
-	epd = srd_cm_dial(dev, srd_cm_node_of(dev, dst));
+	epd = srd_cm_dial(dev, node);
 	if (IS_ERR(epd)) {
 		err = PTR_ERR(epd);
 		goto free;
@@ -381,10 +415,11 @@ static bool srd_cm_request(struct srd_dev *dev, struct srd_conn *conn,
 
 /*
  * The device an accepted endpoint of @node is for: the one that leads to
- * @node; for this node itself, the one whose index the dialer sent first.
- * With a reference, or NULL.
+ * @node (the one on sn if it came to SRD_CM_SHARED_PORT, @shared); for
+ * this node itself, the one whose index the dialer sent first.  With a
+ * reference, or NULL.
  */
-static struct srd_dev *srd_cm_dev_of(scif_epd_t epd, u16 node)
+static struct srd_dev *srd_cm_dev_of(scif_epd_t epd, u16 node, bool shared)
 {
 	__le32 index = 0;
 	u16 self;
@@ -393,7 +428,7 @@ static struct srd_dev *srd_cm_dev_of(scif_epd_t epd, u16 node)
 	if (node == self &&
 	    srd_xfer(NULL, epd, &index, sizeof(index), false, SRD_CM_WAIT_MS))
 		return NULL;
-	return srd_cm_dev_of_peer(node, le32_to_cpu(index));
+	return srd_cm_dev_of_peer(node, le32_to_cpu(index), shared);
 }
 
 /*
@@ -420,7 +455,7 @@ static int srd_cm_dispatch(struct srd_dev *dev, scif_epd_t epd, u16 node,
  * An accepted endpoint: its message, a CONNECT, goes to a listen of its
  * device, a DIRECT to the QP it names.
  */
-static void srd_cm_accepted(scif_epd_t epd, u16 node)
+static void srd_cm_accepted(scif_epd_t epd, u16 node, bool shared)
 {
 	struct srd_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	struct srd_cm_msg *m = kmalloc(sizeof(*m), GFP_KERNEL);
@@ -428,7 +463,7 @@ static void srd_cm_accepted(scif_epd_t epd, u16 node)
 	int ret = -EPROTO;
 
 	if (conn && m)
-		dev = srd_cm_dev_of(epd, node);
+		dev = srd_cm_dev_of(epd, node, shared);
 	if (dev) {
 		ret = srd_cm_dispatch(dev, epd, node, conn, m);
 		ib_device_put(&dev->ibdev);
@@ -451,28 +486,57 @@ static void srd_cm_accepted(scif_epd_t epd, u16 node)
 	scif_close(epd);
 }
 
-static int srd_listen_thread(void *arg)
+/* Accept what waits on @pe (the listen of sn's device if @shared). */
+static void srd_listen_accept(struct scif_pollepd *pe, bool shared)
 {
-	struct scif_pollepd pe = { .epd = srd_listen_epd, .events = EPOLLIN };
 	struct scif_port_id peer;
 	scif_epd_t epd;
 
+	if (!(pe->revents & EPOLLIN) || scif_accept(pe->epd, &peer, &epd, 0))
+		return;
+	if (peer.port && peer.port < SCIF_ADMIN_PORT_END)
+		srd_cm_accepted(epd, peer.node, shared);
+	else
+		scif_close(epd);
+}
+
+static int srd_listen_thread(void *arg)
+{
+	struct scif_pollepd pe[2] = {
+		{ .epd = srd_listen_epd, .events = EPOLLIN },
+		{ .epd = srd_shared_epd, .events = EPOLLIN },
+	};
+
 	while (!kthread_should_stop()) {
 		srd_pending_reap(false);
-		if (scif_poll(&pe, 1, 200) <= 0)
+		if (scif_poll(pe, ARRAY_SIZE(pe), 200) <= 0)
 			continue;
-		if (scif_accept(pe.epd, &peer, &epd, 0))
-			continue;
-		if (peer.port && peer.port < SCIF_ADMIN_PORT_END)
-			srd_cm_accepted(epd, peer.node);
-		else
-			scif_close(epd);
+		srd_listen_accept(&pe[0], false);
+		srd_listen_accept(&pe[1], true);
 	}
 	return 0;
 }
 
+/* An endpoint listening on @port, or an ERR_PTR. */
+static scif_epd_t srd_cm_listen(u16 port)
+{
+	scif_epd_t epd = scif_open();
+	int err;
+
+	if (!epd)
+		return ERR_PTR(-ENOMEM);
+	err = scif_bind(epd, port);
+	if (err >= 0)
+		err = scif_listen(epd, SCIF_MAX_NODES);
+	if (err < 0) {
+		scif_close(epd);
+		return ERR_PTR(err);
+	}
+	return epd;
+}
+
 /**
- * srd_cm_init() - start the CM's listener on SCIF port 702
+ * srd_cm_init() - start the CM's listener on SCIF ports 702 and 703
  * @dev_of_peer: how the CM finds the device that leads to a node (the
  *	module's, which owns the devices)
  *
@@ -485,20 +549,22 @@ int srd_cm_init(srd_dev_of_peer_fn dev_of_peer)
 
 	srd_cm_dev_of_peer = dev_of_peer;
 
-	srd_listen_epd = scif_open();
-	if (!srd_listen_epd)
-		return -ENOMEM;
-	err = scif_bind(srd_listen_epd, SRD_CM_PORT);
-	if (err >= 0)
-		err = scif_listen(srd_listen_epd, SCIF_MAX_NODES);
-	if (err < 0)
+	srd_listen_epd = srd_cm_listen(SRD_CM_PORT);
+	if (IS_ERR(srd_listen_epd))
+		return PTR_ERR(srd_listen_epd);
+	srd_shared_epd = srd_cm_listen(SRD_CM_SHARED_PORT);
+	if (IS_ERR(srd_shared_epd)) {
+		err = PTR_ERR(srd_shared_epd);
 		goto close;
+	}
 	srd_listener = kthread_run(srd_listen_thread, NULL, "srd_cm_listen");
 	if (IS_ERR(srd_listener)) {
 		err = PTR_ERR(srd_listener);
-		goto close;
+		goto close_shared;
 	}
 	return 0;
+close_shared:
+	scif_close(srd_shared_epd);
 close:
 	scif_close(srd_listen_epd);
 	return err;
@@ -512,6 +578,7 @@ close:
 void srd_cm_exit(void)
 {
 	kthread_stop(srd_listener);
+	scif_close(srd_shared_epd);
 	scif_close(srd_listen_epd);
 	srd_pending_reap(true);
 }

@@ -64,6 +64,32 @@ void srd_direct_gid(struct srd_dev *dev, int index, union ib_gid *gid)
 	addrconf_addr_eui48(&gid->raw[8], mac);
 }
 
+/*
+ * The MAC a GID of the form srd_direct_gid() makes names (of any node's
+ * port), or false: index 0's (the MAC, zero-padded) or index 1's
+ * (fe80::, the MAC's EUI-64).
+ */
+static bool srd_direct_gid_mac(const union ib_gid *gid, u8 *mac)
+{
+	static const u8 zero[10];
+	const u8 *r = gid->raw;
+
+	if (!memcmp(r + ETH_ALEN, zero, sizeof(zero))) {
+		ether_addr_copy(mac, r);
+		return true;
+	}
+	if (r[0] != 0xfe || r[1] != 0x80 || memcmp(r + 2, zero, 6) ||
+	    r[11] != 0xff || r[12] != 0xfe)
+		return false;
+	mac[0] = r[8] ^ 0x02;
+	mac[1] = r[9];
+	mac[2] = r[10];
+	mac[3] = r[13];
+	mac[4] = r[14];
+	mac[5] = r[15];
+	return true;
+}
+
 /**
  * srd_direct_node() - the node a QP moved to RTR is to be connected to
  * @dev: the QP's device
@@ -71,33 +97,39 @@ void srd_direct_gid(struct srd_dev *dev, int index, union ib_gid *gid)
  * @mask: which of them are given
  *
  * This node when an address handle with a GRH is given whose destination
- * GID is one of the port's (srd_direct_gid()); else the device's peer
- * node, whatever the address handle says (the peer is the only other
- * end the device has).
+ * GID is one of the port's (srd_direct_gid()).  Otherwise, on sn, the
+ * node whose port has that GID (the MAC it holds names the node); on
+ * sn<peer>, the device's peer node, whatever the address handle says
+ * (the peer is the only other end the device has).
  *
  * Context: process.
- * Return: the node.
+ * Return: the node, or -EINVAL on sn without a GRH naming a node.
  */
-u16 srd_direct_node(struct srd_dev *dev, const struct ib_qp_attr *attr,
+int srd_direct_node(struct srd_dev *dev, const struct ib_qp_attr *attr,
 		    int mask)
 {
-	const struct ib_global_route *grh;
+	const struct ib_global_route *grh = NULL;
 	union ib_gid gid;
+	u8 mac[ETH_ALEN];
 	u16 self;
 	int i;
 
-	if (!(mask & IB_QP_AV) ||
-	    !(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH))
-		return dev->peer;
-	grh = rdma_ah_read_grh(&attr->ah_attr);
-	for (i = 0; i < SRD_GIDS; i++) {
+	if ((mask & IB_QP_AV) &&
+	    (rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH))
+		grh = rdma_ah_read_grh(&attr->ah_attr);
+	for (i = 0; grh && i < SRD_GIDS; i++) {
 		srd_direct_gid(dev, i, &gid);
 		if (!memcmp(&gid, &grh->dgid, sizeof(gid))) {
 			scif_get_node_ids(NULL, 0, &self);
 			return self;
 		}
 	}
-	return dev->peer;
+	if (!srd_dev_shared(dev))
+		return dev->peer;
+	if (!grh || !srd_direct_gid_mac(&grh->dgid, mac))
+		return -EINVAL;
+	i = scif_net_node_of(dev->ndev, mac);
+	return i < 0 ? -EINVAL : i;
 }
 
 /*

@@ -255,7 +255,7 @@ static struct srd_dev *srd_dev_alloc(struct net_device *ndev, int peer)
 }
 
 /*
- * rdma link add NAME type scif netdev sn<peer>.  Once on the list the
+ * rdma link add NAME type scif netdev sn<peer> (or sn).  Once on the list the
  * device is undone by ib_dealloc_device (dealloc_driver), which takes
  * it off again and drops the netdev reference.
  */
@@ -296,11 +296,12 @@ dealloc:
 }
 
 /*
- * The device whose netdev leads to @node, or for this node itself the
- * device of index @index, with a reference (ib_device_put), or NULL: the
- * CM's srd_dev_of_peer_fn.
+ * The device whose netdev leads to @node (with @shared, the one on sn),
+ * or for this node itself the device of index @index (on sn with
+ * @shared), with a reference (ib_device_put), or NULL: the CM's
+ * srd_dev_of_peer_fn.
  */
-static struct srd_dev *srd_dev_of_peer(u16 node, u32 index)
+static struct srd_dev *srd_dev_of_peer(u16 node, u32 index, bool shared)
 {
 	struct srd_dev *dev, *found = NULL;
 	bool self_node;
@@ -310,7 +311,10 @@ static struct srd_dev *srd_dev_of_peer(u16 node, u32 index)
 	self_node = node == self;
 	mutex_lock(&srd_devs_lock);
 	list_for_each_entry(dev, &srd_devs, list) {
-		if ((self_node ? dev->ibdev.index == index : dev->peer == node) &&
+		if (srd_dev_shared(dev) != shared)
+			continue;
+		if ((self_node ? dev->ibdev.index == index :
+				 shared || dev->peer == node) &&
 		    ib_device_try_get(&dev->ibdev)) {
 			found = dev;
 			break;

@@ -149,8 +149,8 @@ int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_udata *udata)
 {
 	struct srd_qp *qp = to_srd_qp(ibqp);
-	int err;
-	u16 node;
+	int err, node = 0;
+	bool direct;
 
 	if (udata && (udata->inlen || udata->outlen))
 		return -EOPNOTSUPP;
@@ -172,16 +172,20 @@ int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (attr->qp_state == IB_QPS_SQD &&
 		    READ_ONCE(qp->state) == IB_QPS_ERR)
 			return 0;
+		/* Connected by its peer's QP number, without the CM. */
+		direct = attr->qp_state == IB_QPS_RTR && (mask & IB_QP_DEST_QPN);
+		if (direct) {
+			node = srd_direct_node(qp->dev, attr, mask);
+			if (node < 0)
+				return node;
+		}
 		if (attr->qp_state == IB_QPS_RESET)
 			srd_direct_reset(qp);
 		err = srd_set_state(qp, attr->qp_state);
 		if (err)
 			return err;
-		/* Connected by its peer's QP number, without the CM. */
-		if (attr->qp_state == IB_QPS_RTR && (mask & IB_QP_DEST_QPN)) {
-			node = srd_direct_node(qp->dev, attr, mask);
+		if (direct)
 			return srd_direct_start(qp, attr->dest_qp_num, node);
-		}
 	}
 	return 0;
 }

@@ -386,10 +386,12 @@ int srd_cm_msg_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx)
 /**
  * srd_cm_dial() - an endpoint connected to a node's CM listener
  * @dev: the dialing device
- * @node: the node: the device's peer, or this node (loopback)
+ * @node: the node: the device's peer (on sn, any node), or this node
+ *	(loopback)
  *
  * Binds a free privileged port (SRD_PORT_BOTTOM..SRD_PORT_TOP), which
- * the listener requires of a connector, then connects to SRD_CM_PORT.
+ * the listener requires of a connector, then connects to SRD_CM_PORT,
+ * or from a device on sn to SRD_CM_SHARED_PORT (the node's device on sn).
  * A connection to this node itself then sends @dev's index (le32): no
  * node names the device there (srd_dev_of_peer_fn).
  *
@@ -399,7 +401,10 @@ int srd_cm_msg_xfer(scif_epd_t epd, struct srd_cm_msg *m, bool tx)
  */
 scif_epd_t srd_cm_dial(struct srd_dev *dev, u16 node)
 {
-	struct scif_port_id to = { .node = node, .port = SRD_CM_PORT };
+	struct scif_port_id to = {
+		.node = node,
+		.port = srd_dev_shared(dev) ? SRD_CM_SHARED_PORT : SRD_CM_PORT,
+	};
 	scif_epd_t epd = scif_open();
 	__le32 index = cpu_to_le32(dev->ibdev.index);
 	int port, err;
