@@ -135,7 +135,7 @@ nvme_modules() { # kernel-name nodes kdir release
 }
 
 # What scif_verbs_test.sh runs over libscif_rdma, for 2-node clusters
-# (with more nodes, rping alone: scif_net_mesh.sh):
+# (with more nodes, rping and ibv_rc_pingpong: scif_net_mesh.sh):
 # ibverbs-utils', rdmacm-utils', perftest's and libfabric-bin's programs,
 # and libgcc_s, which glibc loads when a thread exits (rping's do; ldd
 # does not list it).
@@ -144,8 +144,8 @@ verbs_programs() { # kernel-name nodes
 	2) command -v ibv_devices ibv_devinfo ibv_rc_pingpong rping ib_write_bw \
 		ib_read_bw ib_send_bw ib_write_lat ib_send_lat ib_read_lat \
 		ucmatose fi_info fi_pingpong ;;
-	# rping for scif_net_mesh.sh's scif0 on sn
-	*) command -v rping ;;
+	# scif_net_mesh.sh's, for scif0 on sn
+	*) command -v rping ibv_rc_pingpong ;;
 	esac | tr '\n' ' '
 	/sbin/ldconfig -p | awk '$1 == "libgcc_s.so.1" && /x86-64/ { print $NF; exit }'
 }

@@ -141,7 +141,7 @@ rping_port=7174
 # What the RDMA part needs: this kernel's scif_rdma, rping, the provider.
 rdma_here() {
 	[ -e "$ex/scif_rdma.ko" ] && command -v rping > /dev/null &&
-		[ -e "$tests/$provider" ]
+		command -v ibv_rc_pingpong > /dev/null && [ -e "$tests/$provider" ]
 }
 
 rdma_sn_up() {
@@ -181,6 +181,49 @@ rping_higher() {
 	return $bad
 }
 
+# QPs connected by modify_qp (ibv_rc_pingpong, no CM): node 2 serves
+# with GID 1 (fe80:: and the MAC's EUI-64), 200 exchanges of 4 KiB, the
+# data checked (-c): the address handle's GID names the node.  Node 1
+# serves with GID 0 (the MAC, zero-padded), whose interface id is zero,
+# so that ibv_rc_pingpong gives no GRH: on sn no node is named, and the
+# server's move to RTR must be refused (then the client fails too).
+rc_pingpong="ibv_rc_pingpong -d scif0 -n 200 -c"
+rc_gid() { # node: the GID index it uses, or nothing
+	case $1 in 1) echo 0 ;; 2) echo 1 ;; esac
+}
+
+rc_serve() {
+	g=$(rc_gid "$self")
+	[ -n "$g" ] || return 0
+	# shellcheck disable=SC2086 # the arguments are words
+	timeout 120 $rc_pingpong -g "$g" > /tmp/rc-server.log 2>&1 &
+	rc_pid=$!
+}
+
+rc_client() { # peer
+	# shellcheck disable=SC2086 # the arguments are words
+	$rc_pingpong -g "$(rc_gid "$1")" "$(saddr "$1")" > "/tmp/rc-$1.log" 2>&1
+	rc=$?
+	sed 's/^/# /' "/tmp/rc-$1.log" | tail -n 3
+	[ "$1" = 1 ] && return $((rc == 0))
+	return $rc
+}
+
+rc_served() {
+	wait "$rc_pid"
+	rc=$?
+	sed 's/^/# /' /tmp/rc-server.log | tail -n 3
+	[ "$self" = 2 ] && return $rc
+	[ $rc -ne 0 ] && grep -q "Failed to modify QP to RTR" /tmp/rc-server.log
+}
+
+rc_name() { # node
+	case $1 in
+	1) echo ibv_rc_pingpong_without_grh_refused ;;
+	*) echo ibv_rc_pingpong_gid_1 ;;
+	esac
+}
+
 rdma_sn_down() {
 	[ -z "${rping_pid:-}" ] || { kill "$rping_pid"; wait "$rping_pid"; }
 	rdma link delete scif0 && rmmod scif_rdma && rmmod_loaded
@@ -205,6 +248,7 @@ rdma=
 if rdma_here; then
 	rdma=1
 	ok scif0_on_sn rdma_sn_up
+	rc_serve
 	rping_serve
 fi
 for p in $peers; do
@@ -221,6 +265,9 @@ for p in $peers; do
 	ok "neighbour_node_${p}_on_sn" neighbour_is "$p"
 	if [ -n "$rdma" ]; then
 		ok "node_${p}_serves_rping_on_scif0" wait_for 60 rping_answers "$p"
+		if [ "$self" = 0 ] && [ -n "$(rc_gid "$p")" ]; then
+			ok "$(rc_name "$p")_node_$p" rc_client "$p"
+		fi
 	fi
 	if [ "$self" = 0 ] && [ "$p" = 1 ] && [ -n "$forge" ]; then
 		# Node 1 must refuse frames from node 0 with node 2's source;
@@ -245,11 +292,14 @@ elif [ "$self" = 1 ]; then
 else
 	ok no_frame_refused refused 0
 fi
+if [ -n "$rdma" ] && [ -n "$(rc_gid "$self")" ]; then
+	ok "$(rc_name "$self")_served" rc_served
+fi
 if [ -n "$rdma" ]; then
 	ok scif0_deleted_rdma_unloaded rdma_sn_down
 else
 	n=$((n + 1))
-	echo "ok $n - scif0_on_sn # SKIP no scif_rdma.ko, rping or $provider here"
+	echo "ok $n - scif0_on_sn # SKIP no scif_rdma.ko, rping, ibv_rc_pingpong or $provider here"
 fi
 ok unload_scif_net rmmod_client scif_net
 ok shared_device_gone test ! -e /sys/class/net/sn
