@@ -183,6 +183,36 @@ pyverbs_tree() { # kernel-name nodes
 	echo "$t"
 }
 
+# What scif_net_mesh.sh's MPI job runs, for clusters of more than two
+# nodes: Open MPI's launcher, daemon, components, PMIx's components and
+# their data files (Debian's openmpi-bin), and scif_mpi_test, in a tree
+# for the guest's root (EXTRA_TREES; qemu/mkinitramfs.sh adds the
+# libraries they link), staged once in $BUILD/mpi-tree, echoed.
+# Nothing without Open MPI or the program (make selftests with mpicc).
+mpi_tree() { # kernel-name nodes
+	local t=$BUILD/mpi-tree prog=$BUILD/selftests/scif_mpi_test ma c p
+	[ "$2" -gt 2 ] || return 0
+	ma=$(gcc -print-multiarch)
+	c=/usr/lib/$ma/openmpi/lib/openmpi3 p=/usr/lib/$ma/pmix2
+	[ -x /usr/bin/orted ] && [ -d "$c" ] && [ -x "$prog" ] || return 0
+	if [ ! -e "$t/stamp" ] || [ "$prog" -nt "$t/stamp" ]; then
+		rm -rf "$t"
+		mkdir -p "$t/usr/bin" "$t$c" "$t$p/lib/pmix" "$t$p/share" \
+			"$t/etc/openmpi" "$t/usr/share/openmpi" "$t/usr/lib/scif-mpi"
+		cp /usr/bin/orterun /usr/bin/orted "$t/usr/bin/"
+		ln -s orterun "$t/usr/bin/mpirun"
+		cp "$c"/*.so "$t$c/"
+		cp "$p"/lib/pmix/*.so "$t$p/lib/pmix/"
+		cp "$p"/share/pmix-mca-params.conf "$t$p/share/"
+		cp /etc/openmpi/openmpi-mca-params.conf \
+			/etc/openmpi/openmpi-default-hostfile "$t/etc/openmpi/"
+		cp /usr/share/openmpi/help-*.txt "$t/usr/share/openmpi/"
+		cp "$prog" "$t/usr/lib/scif-mpi/"
+		touch "$t/stamp"
+	fi
+	echo "$t"
+}
+
 # nvme-cli and fio, for the same clusters.
 nvme_programs() { # kernel-name nodes
 	[ "$2" = 2 ] || return 0

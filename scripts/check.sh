@@ -168,7 +168,8 @@ cluster_run() { # kernel-name nodes
 	# rdmacm-utils' and perftest's programs and the provider
 	# libscif_rdma (in the selftests): scif_verbs_test.sh, with two
 	# nodes; Python and pyverbs with rdma-core's tests (pyverbs_tree):
-	# scif_pyverbs_test.sh, with two nodes.
+	# scif_pyverbs_test.sh, with two nodes; Open MPI and scif_mpi_test
+	# (mpi_tree): scif_net_mesh.sh's MPI job, with more nodes.
 	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
 		$moddir/net/scif/scif_peer_links.ko
 		$moddir/drivers/net/scif/scif_net.ko
@@ -178,7 +179,7 @@ cluster_run() { # kernel-name nodes
 	EXTRA_PROGRAMS="/usr/bin/rdma $(nvme_programs "$k" "$n")
 		$(nfs_programs "$k" "$n") $(verbs_programs "$k" "$n")" \
 	EXTRA_FILES="/etc/netconfig /etc/protocols" \
-	EXTRA_TREES="$(pyverbs_tree "$k" "$n")" \
+	EXTRA_TREES="$(pyverbs_tree "$k" "$n") $(mpi_tree "$k" "$n")" \
 	EXTRA_LISTS="$sd/cross-steps $sd/agent-steps" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" "$sd/cluster-steps" \
 		"$BUILD/selftests" "$moddir/drivers/misc/scif/scif.ko" \

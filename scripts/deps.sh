@@ -33,6 +33,7 @@ TOOLS="build-essential bc bison flex libelf-dev libssl-dev dwarves
 	linux-image-amd64 libvirt-clients iperf3 socat
 	iproute2 ibverbs-utils ibverbs-providers perftest nvme-cli fio
 	libibverbs-dev librdmacm-dev rdmacm-utils libfabric-bin
+	openmpi-bin libopenmpi-dev
 	libtirpc3 libwrap0 python3-sphinx python3.11 libpython3.11"
 # QEMU comes from bookworm-backports (10.0): Debian 12's own, 7.2, leaves
 # garbage in RFLAGS after a CMPXCHG16B under TCG, and the guests' SLUB
