@@ -366,7 +366,7 @@ done
 if [ -n "$rdma" ]; then
 	ok rping_every_higher_node_at_once rping_higher
 fi
-if [ -n "$rdma" ] && [ -x "$mpi" ]; then
+if [ -n "$rdma" ] && [ -x "$mpi" ] && [ -e /proc/net/unix ]; then
 	mpi_names
 	if [ "$self" = 0 ]; then
 		ok mpi_job_over_scif0 mpi_run
@@ -377,7 +377,7 @@ if [ -n "$rdma" ] && [ -x "$mpi" ]; then
 	fi
 else
 	n=$((n + 1))
-	echo "ok $n - mpi_job_over_scif0 # SKIP no scif0 or no $mpi (Open MPI) here"
+	echo "ok $n - mpi_job_over_scif0 # SKIP no scif0, no $mpi (Open MPI), or no AF_UNIX (libfabric's event queues need it; the debug kernel has none) here"
 fi
 for p in $peers; do
 	[ "$p" -lt "$self" ] || continue

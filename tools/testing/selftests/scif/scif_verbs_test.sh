@@ -43,6 +43,8 @@
 #   and 1 MiB messages, and ib_send_bw --use-srq (the server's receives
 #   from a shared receive queue) of 64 KiB: both ends must exit 0 and
 #   the client print its figures (TAP comments);
+#   scif1 on sn, scif_net's interface that reaches every node, beside
+#   scif0: rping -V over it (20 exchanges of 4 KiB, the data verified);
 #   a client killed (SIGKILL) in the middle of an rping run: the server
 #   must see its end within 30 s, and on both nodes "rdma resource"
 #   must then count no PD, CQ, QP, MR, context or cm_id left on scif0
@@ -205,6 +207,15 @@ rc_pingpong="ibv_rc_pingpong -d scif0 -n 200 -c"
 # 2 connections, 100 messages of 4 KiB each way on each.
 ucmatose="-c 2 -C 100 -S 4096"
 
+# scif1 on sn, scif_net's interface that reaches every node (rdma.rst,
+# "One device for every node"), beside scif0 on sn<peer>: sn gets
+# 10.81.0.<node + 1>/24 and scif1's port must be ACTIVE on it.
+sn_scif1_up() {
+	ip addr add "10.81.0.$((self + 1))/24" dev sn && ip link set sn up &&
+		rdma link add scif1 type scif netdev sn &&
+		wait_for 10 sh -c "rdma link show scif1/1 | grep -q 'state ACTIVE.*netdev sn '"
+}
+
 # Node 0: the servers, one after another.
 servers() {
 	for s in 4096 32768; do
@@ -257,6 +268,10 @@ servers() {
 	serve_step send-srq ib_send_bw -R -d scif0 -s 65536 -n "$iters" -F \
 		--use-srq
 	ok ib_send_bw_server_srq wait "$srv_pid"
+	ok scif1_on_sn sn_scif1_up
+	serve_step sn-rping rping -s -a 10.81.0.1 -p 7177 -C 20 -S 4096
+	ok rping_server_on_sn wait "$srv_pid"
+	ok scif1_deleted rdma link delete scif1
 	timeout 60 rping -s -a 10.77.0.1 -p 7175 -C 100000 -S 32768 \
 		> /tmp/verbs-kill.log 2>&1 &
 	srv_pid=$!
@@ -344,6 +359,10 @@ clients() {
 	ok ib_send_bw_client_srq client_step send-srq \
 		ib_send_bw -R -d scif0 -s 65536 -n "$iters" -F --use-srq "$peer_ip"
 	ok ib_send_bw_figures_srq bw_printed /tmp/verbs-send-srq.log 65536
+	ok scif1_on_sn sn_scif1_up
+	ok rping_client_verified_on_sn client_step sn-rping \
+		rping -c -V -a 10.81.0.1 -p 7177 -C 20 -S 4096
+	ok scif1_deleted rdma link delete scif1
 	ok killed_client_started wait_for 240 http_fetched "http://$peer_ip/kill"
 	rping -c -a 10.77.0.1 -p 7175 -C 100000 -S 32768 > /dev/null 2>&1 &
 	cli=$!
