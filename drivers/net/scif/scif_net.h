@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * scif_net.ko's own declarations, shared by its files:
+ * scif_net.ko's own declarations, shared by its files, from the top:
  *
- *   scif_net_main.c    the links (one per peer node), their devices
- *                      sn<peer>, the framing, sending and receiving
+ *   scif_net_main.c    the module: its start and end, and its API for
+ *                      other modules (<linux/scif_net.h>)
  *   scif_net_shared.c  the shared device "sn": one interface that
  *                      reaches every node, whose frames travel on the
  *                      links marked as its own
+ *   scif_net_link.c    the links (one per peer node), their devices
+ *                      sn<peer>, the framing, sending and receiving;
+ *                      it reaches sn only through struct sn_upper
+ *
+ * A file calls those below it; none calls one above it.
  *
  * Documentation/scif/net.rst has the design.
  */
@@ -93,8 +98,31 @@ struct sn_link {
 	struct device *parent;
 };
 
-/* scif_net_main.c */
+/**
+ * struct sn_upper - what the links hand the layer above (sn)
+ * @link_made: a link is being made, by the links' nodes work (process
+ *	context): sn is made with the first; 0 or a negative errno (the
+ *	link is made anyway)
+ * @rx: a frame for sn read by a link's thread, at least ETH_HLEN
+ *	bytes; consumed
+ * @carrier: a link's carrier changed (in its thread)
+ * @wake: a link's send queue has room (any context)
+ * @stats: the counters of a device that is not a link's, whose frame
+ *	was queued on a link (any context)
+ */
+struct sn_upper {
+	int (*link_made)(u16 self);
+	void (*rx)(struct sn_link *link, struct sk_buff *skb);
+	void (*carrier)(void);
+	void (*wake)(void);
+	struct sn_stats *(*stats)(struct net_device *ndev);
+};
+
+/* scif_net_link.c */
+int sn_links_start(const struct sn_upper *upper);
+void sn_links_stop(void);
 struct sn_link *sn_link_to(u64 node);
+int sn_link_peer(const struct net_device *ndev);
 void sn_link_xmit(struct sn_link *link, struct sk_buff *skb,
 		  struct net_device *from, u32 magic);
 int sn_napi_deliver(struct napi_struct *napi, struct sk_buff_head *rxq,
@@ -102,13 +130,10 @@ int sn_napi_deliver(struct napi_struct *napi, struct sk_buff_head *rxq,
 void sn_stats_fill(const struct sn_stats *s, struct rtnl_link_stats64 *st);
 
 /* scif_net_shared.c */
-int sn_shared_create(u16 self);
+extern const struct sn_upper sn_shared_upper;
 struct net_device *sn_shared_stop(void);
 void sn_shared_free(struct net_device *ndev);
-void sn_shared_carrier(void);
-void sn_shared_wake(void);
-void sn_shared_rx(struct sn_link *link, struct sk_buff *skb);
-struct sn_stats *sn_shared_stats(struct net_device *ndev);
 bool sn_shared_owns(const struct net_device *ndev);
+int sn_shared_node_of(const u8 *mac);
 
 #endif /* _SCIF_NET_H */

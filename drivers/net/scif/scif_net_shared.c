@@ -10,13 +10,13 @@
  * is sn's, and the peer hands it to its own sn.  A frame whose source
  * is not the MAC of the node it came from is refused.  sn has no queue
  * of its own on the links: its frames wait in the links' send queues,
- * counted on sn.  Documentation/scif/net.rst has the design.
+ * counted on sn.  This file is the layer above the links
+ * (scif_net_link.c), which reach it through sn_shared_upper only.
+ * Documentation/scif/net.rst has the design.
  */
 #include <linux/etherdevice.h>
-#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
-#include <linux/scif_net.h>
 #include <linux/skbuff.h>
 
 #include "scif_net.h"
@@ -120,16 +120,11 @@ drop:
 	return NETDEV_TX_OK;
 }
 
-/**
- * sn_shared_wake() - a link's send queue has room: wake sn's
- *
- * sn's queue is stopped when the queue of the link a frame went on is
- * full; any link's room wakes it (sn_link_xmit() bounds what one link
- * then takes).
- *
- * Context: any.
+/* A link's send queue has room: wake sn's.  sn's queue is stopped when
+ * the queue of the link a frame went on is full; any link's room wakes
+ * it (sn_link_xmit() bounds what one link then takes).
  */
-void sn_shared_wake(void)
+static void sn_shared_wake(void)
 {
 	struct sn_shared *sh = READ_ONCE(sn_shared);
 
@@ -139,17 +134,11 @@ void sn_shared_wake(void)
 
 /* ---- receive ---- */
 
-/**
- * sn_shared_rx() - a frame for sn, read from a link
- * @link: the link it came on
- * @skb: the frame, at least ETH_HLEN bytes; consumed
- *
- * Refused unless its source is the MAC of @link's node; dropped when sn
- * is down or SN_RXQ_MAX frames wait for its NAPI.
- *
- * Context: @link's thread.
+/* A frame for sn (at least ETH_HLEN bytes, consumed), read by @link's
+ * thread: refused unless its source is the MAC of @link's node; dropped
+ * when sn is down or SN_RXQ_MAX frames wait for its NAPI.
  */
-void sn_shared_rx(struct sn_link *link, struct sk_buff *skb)
+static void sn_shared_rx(struct sn_link *link, struct sk_buff *skb)
 {
 	struct sn_shared *sh = READ_ONCE(sn_shared);
 	u8 src[ETH_ALEN];
@@ -190,14 +179,10 @@ static int sn_shared_poll(struct napi_struct *napi, int budget)
 
 /* ---- the net device ---- */
 
-/**
- * sn_shared_carrier() - a link's carrier changed: sn's follows
- *
- * sn's carrier is on while any link's is.
- *
- * Context: process (a link thread); takes sn_shared_mutex.
+/* A link's carrier changed (in its thread): sn's follows, on while any
+ * link's is.  Takes sn_shared_mutex.
  */
-void sn_shared_carrier(void)
+static void sn_shared_carrier(void)
 {
 	struct sn_link *link;
 	bool any = false;
@@ -252,14 +237,8 @@ static const struct net_device_ops sn_shared_ops = {
 	.ndo_validate_addr = eth_validate_addr,
 };
 
-/**
- * sn_shared_stats() - the counters of a device that is not a link's
- * @ndev: sn
- *
- * Context: any; @ndev is held by the caller (an skb of it is queued).
- * Return: sn's counters.
- */
-struct sn_stats *sn_shared_stats(struct net_device *ndev)
+/* The counters of sn, a device that is not a link's (an skb of it). */
+static struct sn_stats *sn_shared_stats(struct net_device *ndev)
 {
 	return &((struct sn_shared *)netdev_priv(ndev))->stats;
 }
@@ -277,26 +256,18 @@ bool sn_shared_owns(const struct net_device *ndev)
 }
 
 /**
- * scif_net_node_of() - the node a neighbour's MAC on a scif_net interface is
- * @ndev: any net device
- * @mac: a neighbour's MAC on @ndev (from its neighbour table)
+ * sn_shared_node_of() - the node a MAC of sn names
+ * @mac: any MAC, a neighbour's on sn
  *
- * Context: any; @ndev must be held by the caller.
- * Return: for sn, the node @mac names (this node's own included), or
- * -EHOSTUNREACH if it names none; for sn<peer>, the peer whatever @mac
- * is; -ENODEV when @ndev is not one of scif_net's.
+ * Context: any.
+ * Return: the node (this node's own included), or -EHOSTUNREACH.
  */
-int scif_net_node_of(const struct net_device *ndev, const u8 *mac)
+int sn_shared_node_of(const u8 *mac)
 {
-	int peer = scif_net_peer(ndev);
-	u16 node;
+	u16 node = sn_shared_node(mac);
 
-	if (peer != SCIF_NET_SHARED)
-		return peer;
-	node = sn_shared_node(mac);
 	return node < SCIF_MAX_NODES ? node : -EHOSTUNREACH;
 }
-EXPORT_SYMBOL_GPL(scif_net_node_of);
 
 static struct sn_shared *sn_shared_alloc(u16 self)
 {
@@ -324,16 +295,12 @@ static struct sn_shared *sn_shared_alloc(u16 self)
 	return sh;
 }
 
-/**
- * sn_shared_create() - make sn, unless it is there
- * @self: this node's id
- *
- * Context: process (the links' nodes work, making a link); takes
- * sn_shared_mutex, then RTNL.
- * Return: 0, or a negative errno (sn is then tried again at the next
- * link; -ESHUTDOWN once the module unloads).
+/* A link is being made (by the links' nodes work): make sn, unless it
+ * is there.  0, or a negative errno (sn is then tried again at the next
+ * link; -ESHUTDOWN once the module unloads).  Takes sn_shared_mutex,
+ * then RTNL.
  */
-int sn_shared_create(u16 self)
+static int sn_shared_create(u16 self)
 {
 	struct device *parent;
 	struct sn_shared *sh;
@@ -370,6 +337,15 @@ out:
 	mutex_unlock(&sn_shared_mutex);
 	return err;
 }
+
+/* What the links hand sn (struct sn_upper). */
+const struct sn_upper sn_shared_upper = {
+	.link_made = sn_shared_create,
+	.rx = sn_shared_rx,
+	.carrier = sn_shared_carrier,
+	.wake = sn_shared_wake,
+	.stats = sn_shared_stats,
+};
 
 /**
  * sn_shared_stop() - the module unloads: unregister sn
