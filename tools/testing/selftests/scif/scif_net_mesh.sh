@@ -159,24 +159,48 @@ rdma_sn_up() {
 		provider_install
 }
 
-# rping's server, persistent (a thread per client), on this node's sn address.
+# rping: each node serves every lower node by a server of its own (a
+# port each: $rping_port + the client's node), and runs a client to
+# every higher node, all at once (one process each, all through scif0):
+# 50 exchanges of 32 KiB, the data validated by the client (-V).  Each
+# server serves one client (with one persistent server, -P, for all, a
+# client once waited for ever while another connected: rdma.rst); every
+# run is bounded by timeout.
+rping_args="-C 50 -S 32768"
+
 rping_serve() {
-	rping -s -P -a "$(saddr "$self")" -p $rping_port > /tmp/rping-server.log 2>&1 &
-	rping_pid=$!
+	rping_pids=
+	for c in $peers; do
+		[ "$c" -lt "$self" ] || continue
+		# shellcheck disable=SC2086 # the arguments are words
+		timeout 300 rping -s -a "$(saddr "$self")" -p $((rping_port + c)) \
+			$rping_args > "/tmp/rping-server-$c.log" 2>&1 &
+		rping_pids="$rping_pids $!:$c"
+	done
 }
 
-rping_answers() { # peer
-	rping -c -a "$(saddr "$1")" -p $rping_port -C 1 -S 64 > /dev/null 2>&1
+# A client to node $1, again while the server is not listening yet.
+rping_to() { # peer
+	limit=$(($(now_ms) + 60000))
+	while :; do
+		# shellcheck disable=SC2086 # the arguments are words
+		timeout 120 rping -c -V -a "$(saddr "$1")" -p $((rping_port + self)) \
+			$rping_args > "/tmp/rping-$1.log" 2>&1
+		rc=$?
+		if [ $rc -eq 0 ] || [ "$(now_ms)" -ge "$limit" ] ||
+			! grep -q "REJECTED" "/tmp/rping-$1.log"; then
+			break
+		fi
+		sleep 0.5
+	done
+	return "$rc"
 }
 
-# rping to every higher node at once (one process each, all through
-# scif0): 50 exchanges of 32 KiB each, the data validated (-V).
 rping_higher() {
 	pids=
 	for p in $peers; do
 		[ "$p" -gt "$self" ] || continue
-		rping -c -a "$(saddr "$p")" -p $rping_port -C 50 -S 32768 -V \
-			> "/tmp/rping-$p.log" 2>&1 &
+		rping_to "$p" &
 		pids="$pids $!:$p"
 	done
 	bad=0
@@ -184,6 +208,18 @@ rping_higher() {
 		wait "${pp%%:*}" && continue
 		echo "# rping to node ${pp#*:} failed:"
 		sed 's/^/#   /' "/tmp/rping-${pp#*:}.log" | tail -n 5
+		bad=1
+	done
+	return $bad
+}
+
+# Each of this node's servers ended well (its client is done by now).
+rping_served() {
+	bad=0
+	for pp in $rping_pids; do
+		wait "${pp%%:*}" && continue
+		echo "# rping server for node ${pp#*:} failed:"
+		sed 's/^/#   /' "/tmp/rping-server-${pp#*:}.log" | tail -n 5
 		bad=1
 	done
 	return $bad
@@ -213,7 +249,8 @@ rc_client() { # peer
 	# The server may not listen yet (its TCP port, after its verbs set-up).
 	while :; do
 		# shellcheck disable=SC2086 # the arguments are words
-		$rc_pingpong -g "$(rc_gid "$1")" "$(saddr "$1")" > "/tmp/rc-$1.log" 2>&1
+		timeout 120 $rc_pingpong -g "$(rc_gid "$1")" "$(saddr "$1")" \
+			> "/tmp/rc-$1.log" 2>&1
 		rc=$?
 		if [ $rc -eq 0 ] || [ "$(now_ms)" -ge "$limit" ] ||
 			! grep -q "^Couldn't connect to" "/tmp/rc-$1.log"; then
@@ -242,7 +279,6 @@ rc_name() { # node
 }
 
 rdma_sn_down() {
-	[ -z "${rping_pid:-}" ] || { kill "$rping_pid"; wait "$rping_pid"; }
 	rdma link delete scif0 && rmmod scif_rdma && rmmod_loaded
 }
 
@@ -286,7 +322,7 @@ mpi_run() {
 	OMPI_MCA_oob_tcp_if_include=10.81.0.0/24 \
 	SCIF_MPI_WWW=$mpi_www FI_PROVIDER=verbs FI_UNIVERSE_SIZE=$nodes \
 	SCIF_MPI_REQUIRE_UVERBS=1 \
-		timeout 300 mpirun --hostfile /tmp/mpi-hosts -np "$nodes" \
+		timeout 240 mpirun --hostfile /tmp/mpi-hosts -np "$nodes" \
 		-x FI_PROVIDER -x FI_UNIVERSE_SIZE -x SCIF_MPI_REQUIRE_UVERBS \
 		$mpi > /tmp/mpi.log 2>&1
 	rc=$?
@@ -351,7 +387,6 @@ for p in $peers; do
 	ok "ping_node_${p}_on_sn_8000_bytes" spings "$p" 3 -s 8000
 	ok "neighbour_node_${p}_on_sn" neighbour_is "$p"
 	if [ -n "$rdma" ]; then
-		ok "node_${p}_serves_rping_on_scif0" wait_for 60 rping_answers "$p"
 		if [ "$self" = 0 ] && [ -n "$(rc_gid "$p")" ]; then
 			ok "$(rc_name "$p")_node_$p" rc_client "$p"
 		fi
@@ -373,7 +408,7 @@ if [ -n "$rdma" ] && [ -x "$mpi" ] && [ -e /proc/net/unix ]; then
 		ok mpi_ranks_on_verbs_each_on_its_node mpi_verbs_everywhere
 	else
 		ok mpi_daemon_started mpi_daemon
-		ok mpi_daemon_done wait_for 300 sh -c '! grep -qx orted /proc/[0-9]*/comm'
+		ok mpi_daemon_done wait_for 270 sh -c '! grep -qx orted /proc/[0-9]*/comm'
 	fi
 else
 	n=$((n + 1))
@@ -396,6 +431,7 @@ if [ -n "$rdma" ] && [ -n "$(rc_gid "$self")" ]; then
 	ok "$(rc_name "$self")_served" rc_served
 fi
 if [ -n "$rdma" ]; then
+	ok rping_served_every_lower_node rping_served
 	ok scif0_deleted_rdma_unloaded rdma_sn_down
 else
 	n=$((n + 1))
