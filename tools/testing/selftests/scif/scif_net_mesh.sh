@@ -179,50 +179,61 @@ rping_serve() {
 	done
 }
 
-# A client to node $1, again while the server is not listening yet.
-rping_to() { # peer
+# retry_while LOG PATTERN COMMAND...: COMMAND (bounded by timeout, its
+# output in LOG) again, for at most 60 s, while it fails with PATTERN (an
+# extended regular expression) in LOG (its server is not listening yet);
+# its last status.
+retry_while() {
+	log=$1
+	pat=$2
+	shift 2
 	limit=$(($(now_ms) + 60000))
 	while :; do
-		# shellcheck disable=SC2086 # the arguments are words
-		timeout 120 rping -c -V -a "$(saddr "$1")" -p $((rping_port + self)) \
-			$rping_args > "/tmp/rping-$1.log" 2>&1
+		timeout 120 "$@" > "$log" 2>&1
 		rc=$?
 		if [ $rc -eq 0 ] || [ "$(now_ms)" -ge "$limit" ] ||
-			! grep -q "REJECTED" "/tmp/rping-$1.log"; then
-			break
+			! grep -Eq "$pat" "$log"; then
+			return "$rc"
 		fi
 		sleep 0.5
 	done
-	return "$rc"
+}
+
+# waited WHAT LOG_PREFIX PID:NODE...: each process ended well; else its
+# log's tail (LOG_PREFIX<node>.log) in the report.
+waited() {
+	what=$1
+	prefix=$2
+	shift 2
+	bad=0
+	for pp in "$@"; do
+		wait "${pp%%:*}" && continue
+		echo "# $what ${pp#*:} failed:"
+		sed 's/^/#   /' "$prefix${pp#*:}.log" | tail -n 5
+		bad=1
+	done
+	return $bad
 }
 
 rping_higher() {
 	pids=
 	for p in $peers; do
 		[ "$p" -gt "$self" ] || continue
-		rping_to "$p" &
+		# shellcheck disable=SC2086 # the arguments are words
+		# Refused: by the CM (REJECTED) or at once, by rdma_connect.
+		retry_while "/tmp/rping-$p.log" "REJECTED|Connection refused" \
+			rping -c -V -a "$(saddr "$p")" \
+			-p $((rping_port + self)) $rping_args &
 		pids="$pids $!:$p"
 	done
-	bad=0
-	for pp in $pids; do
-		wait "${pp%%:*}" && continue
-		echo "# rping to node ${pp#*:} failed:"
-		sed 's/^/#   /' "/tmp/rping-${pp#*:}.log" | tail -n 5
-		bad=1
-	done
-	return $bad
+	# shellcheck disable=SC2086 # PID:NODE words
+	waited "rping to node" /tmp/rping- $pids
 }
 
 # Each of this node's servers ended well (its client is done by now).
 rping_served() {
-	bad=0
-	for pp in $rping_pids; do
-		wait "${pp%%:*}" && continue
-		echo "# rping server for node ${pp#*:} failed:"
-		sed 's/^/#   /' "/tmp/rping-server-${pp#*:}.log" | tail -n 5
-		bad=1
-	done
-	return $bad
+	# shellcheck disable=SC2086 # PID:NODE words
+	waited "rping server for node" /tmp/rping-server- $rping_pids
 }
 
 # QPs connected by modify_qp (ibv_rc_pingpong, no CM): node 2 serves
@@ -245,19 +256,11 @@ rc_serve() {
 }
 
 rc_client() { # peer
-	limit=$(($(now_ms) + 60000))
 	# The server may not listen yet (its TCP port, after its verbs set-up).
-	while :; do
-		# shellcheck disable=SC2086 # the arguments are words
-		timeout 120 $rc_pingpong -g "$(rc_gid "$1")" "$(saddr "$1")" \
-			> "/tmp/rc-$1.log" 2>&1
-		rc=$?
-		if [ $rc -eq 0 ] || [ "$(now_ms)" -ge "$limit" ] ||
-			! grep -q "^Couldn't connect to" "/tmp/rc-$1.log"; then
-			break
-		fi
-		sleep 0.5
-	done
+	# shellcheck disable=SC2086 # the arguments are words
+	retry_while "/tmp/rc-$1.log" "^Couldn't connect to" \
+		$rc_pingpong -g "$(rc_gid "$1")" "$(saddr "$1")"
+	rc=$?
 	sed 's/^/# /' "/tmp/rc-$1.log" | tail -n 3
 	[ "$1" = 1 ] && return $((rc == 0))
 	return "$rc"
