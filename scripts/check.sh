@@ -636,15 +636,16 @@ failed=$(grep -c '^FAIL' "$results")
 skipped=$(grep -c '^SKIP' "$results")
 echo
 echo "check: finished in $(( $(date +%s) - start )) s; results in $results"
-# Each failure with the first lines its test printed, so that the end of
-# a CI log (often all of it that is shown) says why.
+# Each failure with the last lines its test printed (a guest's test:
+# those after the test before it, check-lib.sh's fail_logs), so that the
+# end of a CI log (often all of it that is shown) says why.
 n=0
 grep '^FAIL' "$results" | while read -r _ name; do
 	echo "check: FAIL $name"
 	n=$((n + 1))
 	log=$out/$(echo "$name" | tr '/ ' '__').log
 	{ [ "$n" -le 20 ] && [ -s "$log" ]; } || continue
-	head -n 3 "$log" | cut -c 1-200 | sed 's/^/check:     /'
+	tail -n 10 "$log" | cut -c 1-200 | sed 's/^/check:     /'
 done
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

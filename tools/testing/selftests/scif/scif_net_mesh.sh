@@ -165,29 +165,32 @@ rdma_sn_up() {
 # 50 exchanges of 32 KiB, the data validated by the client (-V).  Each
 # server serves one client (with one persistent server, -P, for all, a
 # client once waited for ever while another connected: rdma.rst); every
-# run is bounded by timeout.
+# run is bounded by timeout.  A server lives until its client's node is
+# done (not a fixed time: the nodes reach this step minutes apart).
 rping_args="-C 50 -S 32768"
+# Within the step's 600 s (qemu/init.sh); ended_or_killed ends them first.
+serve_limit=540
 
 rping_serve() {
 	rping_pids=
 	for c in $peers; do
 		[ "$c" -lt "$self" ] || continue
 		# shellcheck disable=SC2086 # the arguments are words
-		timeout 300 rping -s -a "$(saddr "$self")" -p $((rping_port + c)) \
+		timeout $serve_limit rping -s -a "$(saddr "$self")" -p $((rping_port + c)) \
 			$rping_args > "/tmp/rping-server-$c.log" 2>&1 &
 		rping_pids="$rping_pids $!:$c"
 	done
 }
 
 # retry_while LOG PATTERN COMMAND...: COMMAND (bounded by timeout, its
-# output in LOG) again, for at most 60 s, while it fails with PATTERN (an
+# output in LOG) again, for at most 180 s, while it fails with PATTERN (an
 # extended regular expression) in LOG (its server is not listening yet);
 # its last status.
 retry_while() {
 	log=$1
 	pat=$2
 	shift 2
-	limit=$(($(now_ms) + 60000))
+	limit=$(($(now_ms) + 180000))
 	while :; do
 		timeout 120 "$@" > "$log" 2>&1
 		rc=$?
@@ -230,8 +233,24 @@ rping_higher() {
 	waited "rping to node" /tmp/rping- $pids
 }
 
-# Each of this node's servers ended well (its client is done by now).
+# ended_or_killed PID[:NODE]...: each process waited for, 60 s at most
+# in all (what it serves is done by now), and killed if still running.
+ended_or_killed() {
+	limit=$(($(now_ms) + 60000))
+	for pp in "$@"; do
+		while kill -0 "${pp%%:*}" 2> /dev/null &&
+			[ "$(now_ms)" -lt "$limit" ]; do
+			sleep 0.2
+		done
+		kill "${pp%%:*}" 2> /dev/null
+	done
+	return 0
+}
+
+# Each of this node's servers ended well (its client's node is done).
 rping_served() {
+	# shellcheck disable=SC2086 # PID:NODE words
+	ended_or_killed $rping_pids
 	# shellcheck disable=SC2086 # PID:NODE words
 	waited "rping server for node" /tmp/rping-server- $rping_pids
 }
@@ -251,7 +270,7 @@ rc_serve() {
 	g=$(rc_gid "$self")
 	[ -n "$g" ] || return 0
 	# shellcheck disable=SC2086 # the arguments are words
-	timeout 120 $rc_pingpong -g "$g" > /tmp/rc-server.log 2>&1 &
+	timeout $serve_limit $rc_pingpong -g "$g" > /tmp/rc-server.log 2>&1 &
 	rc_pid=$!
 }
 
@@ -267,6 +286,7 @@ rc_client() { # peer
 }
 
 rc_served() {
+	ended_or_killed "$rc_pid"
 	wait "$rc_pid"
 	rc=$?
 	sed 's/^/# /' /tmp/rc-server.log | tail -n 3
