@@ -48,31 +48,8 @@ guest_results() { # results.log label
 	while read -r verdict name; do
 		record "$verdict" "$name"
 		[ "$verdict" = FAIL ] && bad=1
-	done < <(sh "$top/qemu/parse-results.sh" "$1" "$2")
-	[ "$bad" -eq 0 ] || { fail_context "$1"; fail_logs "$1" "$2"; }
-}
-
-# Each failing TAP test's own lines (what it printed after the test
-# before it) into $out/<name>.log, named as parse-results.sh names it,
-# so that the summary at the end of make check shows why it failed.
-fail_logs() { # results.log label
-	[ -e "$1" ] || return 0
-	tr -d '\r' < "$1" | awk -v label="$2" -v out="$out" '
-	/^scif-test-begin: / { step = $2; n = 0; next }
-	step != "" && /^(not )?ok [0-9]+/ {
-		desc = $0; sub(/^(not )?ok [0-9]+ (- )?/, "", desc)
-		sub(/ *#.*$/, "", desc); sub(/^global\./, "", desc)
-		if ($1 == "not") {
-			f = label "/" (desc == "" ? step : step "/" desc)
-			gsub(/[\/ ]/, "_", f)
-			f = out "/" f ".log"
-			for (i = (n > 40 ? n - 40 : 0); i < n; i++)
-				print buf[i % 40] > f
-			close(f)
-		}
-		n = 0; next
-	}
-	step != "" { buf[n++ % 40] = $0 }'
+	done < <(sh "$top/qemu/parse-results.sh" "$1" "$2" "$out")
+	[ "$bad" -eq 0 ] || fail_context "$1"
 }
 
 # A module of the debug kernel's build tree after the modules it depends

@@ -637,7 +637,7 @@ skipped=$(grep -c '^SKIP' "$results")
 echo
 echo "check: finished in $(( $(date +%s) - start )) s; results in $results"
 # Each failure with the last lines its test printed (a guest's test:
-# those after the test before it, check-lib.sh's fail_logs), so that the
+# those after the test before it, parse-results.sh's LOGDIR), so that the
 # end of a CI log (often all of it that is shown) says why.
 n=0
 grep '^FAIL' "$results" | while read -r _ name; do
