@@ -67,8 +67,11 @@ make -s -C "$work/tools/testing/vsock" vsock_test >&2 ||
 	die "vsock_test did not build"
 cp "$work/tools/testing/vsock/vsock_test" "$out/vsock_test"
 
-# The guest's modules: the Debian kernels' from /lib/modules, the debug
+# The guest's modules: a Debian kernel's from its lib/modules, under the
+# root scripts/kernels.sh modbase names (the cache deps.sh unpacked the
+# 6.12 guests' kernel into, or / for an installed kernel); the debug
 # kernel's (and its gcov twin's) from its build tree.
+modroot=$(sh "$top/scripts/kernels.sh" modbase "$rel")
 mods=$out/modules
 rm -rf "$mods"
 mkdir -p "$mods"
@@ -76,7 +79,7 @@ find_ko() { # name
 	if [ "$k" = debug ] || [ "$k" = gcov ]; then
 		find "$kdir" -name "$1.ko" | head -n 1
 	else
-		find "/lib/modules/$rel/kernel" -name "$1.ko*" | head -n 1
+		find "$modroot/lib/modules/$rel/kernel" -name "$1.ko*" | head -n 1
 	fi
 }
 add() { # list name...: copy each (uncompressed) and add it to modules/list
