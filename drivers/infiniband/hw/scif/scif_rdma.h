@@ -66,6 +66,12 @@ struct srd_map;		/* scif_rdma_map.c */
  */
 #define SRD_INLINE_MAX		SZ_16K
 /*
+ * A user QP's WRITE or READ of at most SRD_SQ_CALLER_MAX bytes whose key
+ * has a window known to the requester is moved by the thread that posts
+ * it, in ibv_post_send() (scif_rdma_sq.c), not handed to the send worker.
+ */
+#define SRD_SQ_CALLER_MAX	SZ_64K
+/*
  * The send queue (scif_rdma_sq.c): the most WRITEs and READs of a QP
  * whose answers are outstanding at once, and of them the most with a
  * window (each up to SRD_RMA_MAX_BOUNCE bounce pages).
@@ -131,6 +137,7 @@ enum srd_stat {
 	SRD_STAT_MAPS_OPENED,		/* windows opened over MRs for a peer */
 	SRD_STAT_INLINE_REQS,		/* WRITEs and READs done inline */
 	SRD_STAT_PIPELINED_REQS,	/* ... that left while one waited */
+	SRD_STAT_POSTER_REQS,		/* direct ones moved by their poster */
 	SRD_STAT_NR
 };
 
@@ -640,11 +647,20 @@ struct srd_rkey {
  * @sq_head: the oldest send work request not yet done
  * @sq_count: send work requests posted and not yet done
  * @sq_taken: of them, those the send worker has taken (from @sq_head:
- *	done, or waiting for their answers); owned by the send worker
+ *	done, or waiting for their answers); under @sq_mutex
  * @sq_hold: a taken work request must complete before the next is
  *	taken (it failed here, or it is an RDMA_READ_WITH_INV, whose
- *	invalidation may still fail); cleared when none is taken; owned by
- *	the send worker
+ *	invalidation may still fail); cleared when none is taken; under
+ *	@sq_mutex
+ * @sq_caller: @sq_mutex is held by a user thread posting (not the send
+ *	worker): a work request it cannot finish there is left for the
+ *	worker (@sq_defer)
+ * @sq_defer: the work request just tried is not taken: the worker does
+ *	it (set and cleared under @sq_mutex)
+ * @sq_mutex: held by whoever takes and completes @sq's work requests:
+ *	the send worker, or for a user QP the thread in post_send
+ *	(srd_sq_kick()); outside @tx_mutex and @resp_mutex.  The worker
+ *	waits for it, so flushing @tx_work also waits for a poster's run
  * @tx_work: the send worker: takes @sq in order (scif_rdma_sq.c)
  * @epd: the SCIF connection once connected (set before @rx starts,
  *	closed by the receive thread when it ends)
@@ -699,9 +715,13 @@ struct srd_rkey {
  * @nr_maps: entries in @maps (at most SRD_MAP_MAX)
  * @map_pages: their pages (at most SRD_MAP_PAGES)
  * @next_slot: the slot the next window goes in (map_mutex)
- * @rkeys: as a requester, what the peer's keys resolved to (owned by
- *	the send worker)
+ * @rkeys: as a requester, what the peer's keys resolved to (under
+ *	@sq_mutex)
  * @next_rkey: the entry of @rkeys the next key replaces
+ * @rkeys_seen: a user QP's keys of small WRITEs and READs that went
+ *	without asking for a window (under @sq_mutex): a key seen again
+ *	is asked about (scif_rdma_rma.c)
+ * @next_seen: the entry of @rkeys_seen the next key replaces
  * @iw_refs: references of the iWARP CM (iw_add_ref/iw_rem_ref) plus
  *	one of the QP's own, dropped by destroy_qp
  * @iw_done: completed when @iw_refs reaches zero; destroy_qp waits for
@@ -742,6 +762,9 @@ struct srd_qp {
 	u32 sq_count;
 	u32 sq_taken;
 	bool sq_hold;
+	bool sq_caller;
+	bool sq_defer;
+	struct mutex sq_mutex;		/* see above */
 	struct work_struct tx_work;
 	scif_epd_t epd;
 	struct iw_cm_id *cm_id;
@@ -772,6 +795,8 @@ struct srd_qp {
 	u64 next_slot;
 	struct srd_rkey rkeys[SRD_MAP_CACHE];
 	u32 next_rkey;
+	u32 rkeys_seen[SRD_MAP_CACHE];
+	u32 next_seen;
 	refcount_t iw_refs;
 	struct completion iw_done;
 	u32 dest_qpn;
@@ -919,6 +944,7 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 
 /* scif_rdma_sq.c: the send queue, in order, several answers awaited */
 void srd_sq_work(struct work_struct *work);
+void srd_sq_kick(struct srd_qp *qp);
 bool srd_sq_await(struct srd_qp *qp, struct srd_swqe *w, u8 type);
 bool srd_sq_answer(struct srd_qp *qp, const struct srd_hdr *h, u32 len);
 void srd_sq_stop(struct srd_qp *qp);
@@ -930,6 +956,7 @@ bool srd_rma_overtakes(struct srd_qp *qp, const struct srd_swqe *w,
 		       bool win_room);
 bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
 		    enum ib_wc_status *st);
+bool srd_rma_direct_known(struct srd_qp *qp, const struct srd_swqe *w);
 enum ib_wc_status srd_rma_window(struct srd_qp *qp, struct srd_swqe *w,
 				 struct srd_hdr *h, u64 len);
 enum ib_wc_status srd_rma_finish(struct srd_qp *qp, struct srd_swqe *w,

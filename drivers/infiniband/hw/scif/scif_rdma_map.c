@@ -335,7 +335,8 @@ static void srd_rkey_fill(struct srd_rkey *rk, u32 key,
  * @st: IB_WC_SUCCESS, or IB_WC_WR_FLUSH_ERR if the connection ended
  *	while asking
  *
- * Context: the send worker; sleeps.
+ * Context: the send worker; sleeps.  Also a user QP's poster, under the
+ * QP's sq_mutex, which never asks.
  * Return: the key's entry in @qp's cache, or NULL (not there and not to
  * be asked, direct_rma off, or the connection ended).
  */

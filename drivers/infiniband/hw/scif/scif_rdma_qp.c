@@ -92,6 +92,7 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	INIT_LIST_HEAD(&qp->maps);
 	mutex_init(&qp->resp_mutex);
 	mutex_init(&qp->tx_mutex);
+	mutex_init(&qp->sq_mutex);
 	qp->dev = dev;
 	spin_lock_init(&qp->lock);
 	/* As on every iWARP device, a new QP is idle: INIT (rdma-core's tests). */
@@ -338,13 +339,15 @@ static int srd_queue_send(struct srd_qp *qp, const struct ib_send_wr *wr)
  * @wr: the chain of work requests
  * @bad_wr: where the first refused one is reported
  *
- * The work requests are done in order by the QP's send worker.  One
+ * The work requests are done in order by the QP's send worker (a user
+ * QP's small direct WRITEs and READs by the caller: srd_sq_kick()).  One
  * that fails always completes with its error and moves the QP to ERROR;
  * a successful one completes if signalled.  In ERROR every one
  * completes with IB_WC_WR_FLUSH_ERR, after those posted before it (so a
  * drain's work request is the last to complete).
  *
- * Context: any; no sleeping.
+ * Context: any for a kernel QP (no sleeping); process context for a
+ * user QP (sleeps).
  * Return: 0, -EINVAL for a WR the QP's state or capacities refuse or an
  * opcode not supported, -ENOMEM if the send queue is full.
  */
@@ -361,7 +364,7 @@ int srd_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			break;
 		}
 	}
-	queue_work(system_unbound_wq, &qp->tx_work);
+	srd_sq_kick(qp);
 	return ret;
 }
 

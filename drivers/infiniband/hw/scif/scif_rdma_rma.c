@@ -475,6 +475,34 @@ enum ib_wc_status srd_rma_finish(struct srd_qp *qp, struct srd_swqe *w,
 	return st;
 }
 
+/*
+ * Is a WRITE or READ of @len bytes to @key, whose window is not known,
+ * to ask the peer for one?  Above SRD_INLINE_MAX bytes, yes; fewer
+ * travel in the frames, for a key a kernel consumer registers for one
+ * I/O.  A user program registers its buffers once and uses them again
+ * (perftest, MPI): a user QP asks for a key it has seen before.
+ */
+static bool srd_rma_ask(struct srd_qp *qp, u32 key, u64 len)
+{
+	u32 i;
+
+	if (len > SRD_INLINE_MAX)
+		return true;
+	for (i = 0; qp->uc && key && i < SRD_MAP_CACHE; i++)
+		if (qp->rkeys_seen[i] == key)
+			return true;
+	return false;
+}
+
+/* A user QP's @key went without a window: the next use asks for one. */
+static void srd_rma_seen(struct srd_qp *qp, u32 key)
+{
+	if (!qp->uc || !key)
+		return;
+	qp->rkeys_seen[qp->next_seen] = key;
+	qp->next_seen = (qp->next_seen + 1) % SRD_MAP_CACHE;
+}
+
 /**
  * srd_rma_overtakes() - may a WRITE or READ not leave while others wait
  * @qp: the QP
@@ -502,7 +530,7 @@ bool srd_rma_overtakes(struct srd_qp *qp, const struct srd_swqe *w,
 	len = srd_rma_len(w);
 	if (len && w->opcode != IB_WR_RDMA_WRITE_WITH_IMM) {
 		rk = srd_rkey_get(qp, w->rkey, false, &st);
-		if (rk ? rk->direct : len > SRD_INLINE_MAX)
+		if (rk ? rk->direct : srd_rma_ask(qp, w->rkey, len))
 			return true;
 	}
 	return len > SRD_INLINE_MAX && !win_room;
@@ -527,12 +555,14 @@ static int srd_rma_direct_copy(struct srd_qp *qp, const struct srd_swqe *w,
  * key the peer opened a window for (scif_rdma_map.c), within the MR and
  * its rights, is one synchronous SCIF RMA per physically contiguous run
  * (a key not asked about yet is asked about only for more than
- * SRD_INLINE_MAX bytes: fewer travel in the frames)
+ * SRD_INLINE_MAX bytes, fewer travelling in the frames, or by a user QP
+ * that used the key before: srd_rma_ask())
  * of the local SGEs, into or out of that window: the responder neither
  * sees nor answers it.  Anything else, and a window that has gone (its
  * MR invalidated), goes by frames, which get the responder's answer.
  *
- * Context: the send worker; sleeps.
+ * Context: the send worker, or a user QP's poster (srd_sq_kick()), which
+ * holds the QP's sq_mutex; sleeps.
  * Return: true if done (*@st set), false if the work request goes by
  * frames.
  */
@@ -547,9 +577,11 @@ bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
 
 	if (!len || (!write && w->opcode != IB_WR_RDMA_READ))
 		return false;
-	rk = srd_rkey_get(qp, w->rkey, len > SRD_INLINE_MAX, st);
+	rk = srd_rkey_get(qp, w->rkey, srd_rma_ask(qp, w->rkey, len), st);
 	if (*st != IB_WC_SUCCESS)
 		return true;
+	if (!rk)
+		srd_rma_seen(qp, w->rkey);
 	if (!rk || !rk->direct || !(rk->access & right) || raddr < rk->iova ||
 	    len > rk->len || raddr - rk->iova > rk->len - len)
 		return false;
@@ -570,6 +602,33 @@ bool srd_rma_direct(struct srd_qp *qp, struct srd_swqe *w, u64 len,
 		srd_rkey_forget(qp, w->rkey);	/* the window went */
 		return false;
 	}
+}
+
+/**
+ * srd_rma_direct_known() - may a poster move a WRITE or READ itself
+ * @qp: the QP
+ * @w: its next work request
+ *
+ * Context: a user QP's poster, under the QP's sq_mutex.
+ * Return: true for a plain WRITE or READ of 1 to SRD_SQ_CALLER_MAX bytes
+ * whose key has a window known to this side (srd_rma_direct() then
+ * moves it with no frame, or declines it, when the window has gone or
+ * does not hold the range).
+ */
+bool srd_rma_direct_known(struct srd_qp *qp, const struct srd_swqe *w)
+{
+	enum ib_wc_status st;
+	struct srd_rkey *rk;
+	u64 len;
+
+	lockdep_assert_held(&qp->sq_mutex);
+	if (w->opcode != IB_WR_RDMA_WRITE && w->opcode != IB_WR_RDMA_READ)
+		return false;
+	len = srd_rma_len(w);
+	if (!len || len > SRD_SQ_CALLER_MAX)
+		return false;
+	rk = srd_rkey_get(qp, w->rkey, false, &st);
+	return rk && rk->direct;
 }
 
 /* The answer for SCIF's error; *@lost when the connection is gone. */

@@ -431,6 +431,8 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 	/* Keys resolved on an earlier connection mean nothing on this one. */
 	memset(qp->rkeys, 0, sizeof(qp->rkeys));
 	qp->next_rkey = 0;
+	memset(qp->rkeys_seen, 0, sizeof(qp->rkeys_seen));
+	qp->next_seen = 0;
 	t = kthread_run(srd_rx_thread, qp, "srd_rx%u", qp->ibqp.qp_num);
 	if (IS_ERR(t)) {
 		WRITE_ONCE(qp->epd, NULL);

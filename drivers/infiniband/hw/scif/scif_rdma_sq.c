@@ -285,13 +285,22 @@ static enum ib_wc_status srd_sq_rma(struct srd_qp *qp, struct srd_swqe *w,
 {
 	enum ib_wc_status st;
 
-	srd_stat_add(qp->dev, h->type == SRD_F_WRITE ? SRD_STAT_WRITE_REQS :
-			      SRD_STAT_READ_REQS, 1);
+	enum srd_stat stat = h->type == SRD_F_WRITE ? SRD_STAT_WRITE_REQS :
+			     SRD_STAT_READ_REQS;
+
 	w->len = len;
 	if (srd_rma_direct(qp, w, len, &st)) {
+		srd_stat_add(qp->dev, stat, 1);
 		srd_stat_add(qp->dev, SRD_STAT_DIRECT_REQS, 1);
+		if (qp->sq_caller)
+			srd_stat_add(qp->dev, SRD_STAT_POSTER_REQS, 1);
 		return st;
 	}
+	if (qp->sq_caller) {	/* by frames: the send worker's */
+		qp->sq_defer = true;
+		return IB_WC_SUCCESS;
+	}
+	srd_stat_add(qp->dev, stat, 1);
 	if (len && len <= SRD_INLINE_MAX) {
 		srd_stat_add(qp->dev, SRD_STAT_INLINE_REQS, 1);
 		return srd_sq_inline(qp, w, h, len);
@@ -459,7 +468,10 @@ static void srd_sq_take(struct srd_qp *qp, struct srd_swqe *w, bool flush)
 {
 	enum ib_wc_status st;
 
+	lockdep_assert_held(&qp->sq_mutex);
 	st = flush ? IB_WC_WR_FLUSH_ERR : srd_sq_do_wr(qp, w);
+	if (qp->sq_defer)
+		return;		/* not taken: the send worker's */
 	qp->sq_taken++;
 	if (w->resp)
 		return;		/* srd_sq_answer() or srd_sq_stop() ends it */
@@ -471,6 +483,33 @@ static void srd_sq_take(struct srd_qp *qp, struct srd_swqe *w, bool flush)
 		qp->sq_hold = true;
 }
 
+/*
+ * Take and complete what can be, in order; a poster (@qp->sq_caller)
+ * takes only what moves straight to the peer's window without a frame
+ * (and flushed work requests).  Return: true if the send worker must go
+ * on from a work request the poster left.
+ */
+static bool srd_sq_run(struct srd_qp *qp)
+{
+	struct srd_swqe *w;
+	bool flush;
+
+	lockdep_assert_held(&qp->sq_mutex);
+	for (;;) {
+		srd_sq_retire(qp);
+		w = srd_sq_next(qp, &flush);
+		if (!w)
+			return false;
+		if (qp->sq_caller && !flush && !srd_rma_direct_known(qp, w))
+			return true;
+		srd_sq_take(qp, w, flush);
+		if (qp->sq_defer) {
+			qp->sq_defer = false;
+			return true;
+		}
+	}
+}
+
 /**
  * srd_sq_work() - the send worker: do the send ring's work requests
  * @work: the QP's tx_work
@@ -479,19 +518,45 @@ static void srd_sq_take(struct srd_qp *qp, struct srd_swqe *w, bool flush)
  * srd_sq_stop(); returns when nothing more can be done before an answer
  * comes.
  *
- * Context: a workqueue; sleeps.  Never runs twice at once for a QP.
+ * Context: a workqueue; sleeps; takes the QP's sq_mutex, so never runs
+ * at once with another run of the QP's send queue.
  */
 void srd_sq_work(struct work_struct *work)
 {
 	struct srd_qp *qp = container_of(work, struct srd_qp, tx_work);
-	struct srd_swqe *w;
-	bool flush;
 
-	for (;;) {
-		srd_sq_retire(qp);
-		w = srd_sq_next(qp, &flush);
-		if (!w)
-			return;
-		srd_sq_take(qp, w, flush);
+	mutex_lock(&qp->sq_mutex);
+	srd_sq_run(qp);
+	mutex_unlock(&qp->sq_mutex);
+}
+
+/**
+ * srd_sq_kick() - work requests were posted: have them done
+ * @qp: the QP
+ *
+ * For a user QP whose send queue no one is running, the posting thread
+ * does at once, before ibv_post_send() returns, the WRITEs and READs of
+ * at most SRD_SQ_CALLER_MAX bytes that go straight into a window the
+ * peer opened (scif_rdma_rma.c) and completes them: a hand-off to the
+ * send worker is a wake-up, and the worker may wait a whole time slice
+ * behind the poster, which polls its CQ meanwhile.  Its SCIF RMA waits
+ * only killably, so no signal to the poster fails the work request.
+ * Anything else, and all of a kernel consumer's work requests (posted
+ * in any context), go to the send worker.
+ *
+ * Context: any, for a kernel QP; process context for a user QP (the
+ * uverbs post_send command): sleeps then.
+ */
+void srd_sq_kick(struct srd_qp *qp)
+{
+	bool worker = true;
+
+	if (qp->uc && mutex_trylock(&qp->sq_mutex)) {
+		qp->sq_caller = true;
+		worker = srd_sq_run(qp);
+		qp->sq_caller = false;
+		mutex_unlock(&qp->sq_mutex);
 	}
+	if (worker)
+		queue_work(system_unbound_wq, &qp->tx_work);
 }
