@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=sh
 #
-# Sourced by scripts/bench.sh, scripts/bench-ntb.sh, scripts/bench-nvmeof.sh
-# and scripts/bench-verbs.sh.
+# Sourced by scripts/bench.sh, scripts/bench-ntb.sh, scripts/bench-nvmeof.sh,
+# scripts/bench-verbs.sh and scripts/bench-mpi.sh.
 
 # Every bench guest's kernel command line gets $BENCH_GUEST_ARGS (default
 # none), for experiments with the guests' configuration: nogbpages, say,
@@ -57,11 +57,12 @@ bench_rdma_build() {
 		{ echo "$1: no scif_rdma.ko for $rel (a kernel without RDMA)" >&2; return 1; }
 }
 
-# bench_nodes_ok NAME DIR: both nodes of the cluster in DIR passed their
-# checks and have clean kernel logs (else say which, as NAME).
+# bench_nodes_ok NAME DIR [NODES]: every node of the cluster in DIR (2
+# by default) passed its checks and has a clean kernel log (else say
+# which, as NAME).
 bench_nodes_ok() {
 	ok=0
-	for j in 0 1; do
+	for j in $(seq 0 $((${3:-2} - 1))); do
 		if sh "$top/qemu/parse-results.sh" "$2/node$j/results.log" \
 			"$1/node$j" | grep -q '^FAIL '; then
 			echo "$1: a check failed on node $j (see $2/node$j/results.log)" >&2

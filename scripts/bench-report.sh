@@ -217,6 +217,12 @@ ratio "ib_write_lat round trip over scif_rdma / SCIF message round trip, 8 B (go
 	"$(value 2vm lat srd-user-write 8 7)" "$(value 2vm lat scif 8 7)"
 ratio "RDMA read round trip, rxe / user verbs over scif_rdma, 8 B (goal 20)" \
 	"$(value 2vm lat rxe 8 7)" "$(value 2vm lat srd-user-read 8 7)"
+ratio "MPI ping-pong over scif_rdma / SCIF RMA writeto (CPU), 1 MiB (goal 0.7)" \
+	"$(value 3vm bw mpi-verbs 1048576 9)" "$(value 2vm writeto cpu 1048576 9)"
+ratio "MPI ping-pong over scif_rdma / over TCP on scif_net, 1 MiB" \
+	"$(value 3vm bw mpi-verbs 1048576 9)" "$(value 3vm bw mpi-tcp 1048576 9)"
+ratio "MPI round trip over TCP on scif_net / over scif_rdma, 8 B" \
+	"$(value 3vm lat mpi-tcp 8 7)" "$(value 3vm lat mpi-verbs 8 7)"
 ratio "TCP (iperf3) over scif_net / over virtio-net, 1 stream" \
 	"$(value 2vm bw iperf3-sn 131072 9)" "$(value 2vm bw iperf3 131072 9)"
 ratio "TCP (iperf3) over scif_net / over virtio-net, 4 streams" \

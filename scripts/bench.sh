@@ -18,6 +18,10 @@
 #   - user verbs (scripts/bench-verbs.sh; BENCH_VERBS=0 leaves it out):
 #     perftest over scif_rdma through libscif_rdma between two VMs
 #     (setup 2vm, via srd-user and srd-user-*), beside rxe's and SCIF's;
+#   - MPI (scripts/bench-mpi.sh; BENCH_MPI=0 leaves it out): Open MPI's
+#     ping-pong between two of three VMs over scif_rdma (libfabric's
+#     verbs;ofi_rxm through libscif_rdma) and over TCP on scif_net
+#     (setup 3vm, via mpi-verbs and mpi-tcp);
 #   - NVMe over Fabrics (scripts/bench-nvmeof.sh; BENCH_NVMEOF=0 leaves
 #     it out): fio reading a RAM namespace over scif_rdma, against
 #     NVMe/TCP over scif_net and over the virtio-net link (setup 2vm-nvme);
@@ -140,6 +144,10 @@ if [ "$ntb" != only ]; then
 		bash "$top/scripts/bench-verbs.sh" "$out" ||
 			{ say "the user verbs part is incomplete (see $out/verbs)"; status=1; }
 	fi
+	if [ "${BENCH_MPI:-1}" != 0 ]; then
+		bash "$top/scripts/bench-mpi.sh" "$out" ||
+			{ say "the MPI part is incomplete (see $out/mpi)"; status=1; }
+	fi
 	[ "$A2A_NODES" = 0 ] ||
 		say "$A2A_NODES VMs: SCIF all to all, 64 KiB messages"
 	[ "$A2A_NODES" = 0 ] ||
@@ -179,6 +187,8 @@ fi
 	cat "$out/nvmeof/results.rows" >> "$csv" 2> /dev/null || true
 [ "$ntb" = only ] || [ "${BENCH_VERBS:-1}" = 0 ] ||
 	cat "$out/verbs/results.rows" >> "$csv" 2> /dev/null || true
+[ "$ntb" = only ] || [ "${BENCH_MPI:-1}" = 0 ] ||
+	cat "$out/mpi/results.rows" >> "$csv" 2> /dev/null || true
 # Every setup must have measured every mode it runs (bench-ntb.sh checks
 # its own).
 [ "$ntb" = only ] ||

@@ -13,6 +13,12 @@
  *     holds open: with SCIF_MPI_REQUIRE_UVERBS=1 a rank that holds none
  *     (its transport is not verbs) counts an error.
  *
+ * With SCIF_MPI_BENCH=1 (scif_net_mesh.sh mpi-bench, for make bench)
+ * the ping-pong also runs 8 bytes (1000 round trips, before 4 KiB) and
+ * 64 KiB (50, before 1 MiB), and each size's line is printed as a
+ * figure too: "mpi-figures BYTES US-A-ROUND-TRIP MB/S" (both
+ * directions' bytes over the time).  The words are checked all the same.
+ *
  * Rank 0 prints "PASS: ..." and the job exits 0 when no rank found an
  * error, else "FAIL: ..." and 1.
  */
@@ -53,6 +59,9 @@ static int word_of(int iter, int i)
 	return iter * 7919 + i;
 }
 
+/* SCIF_MPI_BENCH=1: figures too, of more sizes. */
+static int bench;
+
 /* Ranks 0 and 1: @iters round trips of @bytes; 1 bounces the complement. */
 static int pingpong(int rank, int bytes, int iters)
 {
@@ -82,10 +91,15 @@ static int pingpong(int rank, int bytes, int iters)
 			MPI_Send(buf, n, MPI_INT, 0, it, MPI_COMM_WORLD);
 		}
 	}
-	if (rank == 0)
+	t0 = MPI_Wtime() - t0;
+	if (rank == 0) {
 		printf("pingpong %d bytes x %d: %.1f us a round trip, %.1f MB/s, %d bad words\n",
-		       bytes, iters, (MPI_Wtime() - t0) / iters * 1e6,
-		       2.0 * bytes * iters / (MPI_Wtime() - t0) / 1e6, err);
+		       bytes, iters, t0 / iters * 1e6,
+		       2.0 * bytes * iters / t0 / 1e6, err);
+		if (bench)
+			printf("mpi-figures %d %.1f %.1f\n", bytes,
+			       t0 / iters * 1e6, 2.0 * bytes * iters / t0 / 1e6);
+	}
 	free(buf);
 	return err;
 }
@@ -124,7 +138,10 @@ int main(int argc, char **argv)
 {
 	char host[MPI_MAX_PROCESSOR_NAME], lib[MPI_MAX_LIBRARY_VERSION_STRING];
 	const char *req = getenv("SCIF_MPI_REQUIRE_UVERBS");
+	const char *b = getenv("SCIF_MPI_BENCH");
 	int rank, size, len, err = 0, total = 0, uv;
+
+	bench = b && atoi(b);
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -135,7 +152,11 @@ int main(int argc, char **argv)
 		printf("library: %.*s\n", (int)strcspn(lib, "\n"), lib);
 	}
 	if (size >= 2 && rank < 2) {
+		if (bench)
+			err += pingpong(rank, 8, 1000);
 		err += pingpong(rank, 4096, 200);
+		if (bench)
+			err += pingpong(rank, 65536, 50);
 		err += pingpong(rank, 1 << 20, 20);
 	}
 	err += alltoall(rank, size);

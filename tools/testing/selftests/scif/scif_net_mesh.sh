@@ -18,7 +18,8 @@
 # packets from it, and then off), since a lower node pings this one
 # before it unloads, and unloads scif_net itself (sn goes with it).
 # With fewer than three nodes it skips (node-loss-steps runs
-# scif_net_test.sh between two).
+# scif_net_test.sh between two).  "scif_net_mesh.sh mpi-bench" is make
+# bench's MPI part instead (mpi_bench, below).
 set -u
 
 self=${SCIF_NODE:-}
@@ -324,61 +325,139 @@ mpi_names() {
 	hostname "scif-mesh$self"
 }
 
-# Node 0: mpirun, its daemons started on the other nodes through
-# scif_mpi_agent.sh and node 0's httpd; Open MPI pinned to libfabric's
-# "verbs;ofi_rxm" (pml cm, mtl ofi: no fall-back to TCP is possible),
-# each rank required to hold a uverbs file; the provider each rank uses
-# printed (mtl_ofi_verbose).
-mpi_run() {
-	mkdir -p $mpi_www
-	busybox httpd -f -p "$(saddr 0):$mpi_port" -h $mpi_www &
-	www_pid=$!
-	for i in $(seq 0 $((nodes - 1))); do
+# Node 0: mpirun of job JOB (a name: its log is /tmp/mpi-JOB.log, the
+# daemons' commands go in $mpi_www/JOB), one rank on each of the first
+# $mpi_np nodes, its daemons started on the other nodes through
+# scif_mpi_agent.sh and node 0's httpd; Open MPI's transport as the
+# OMPI_MCA_* words given say.
+mpi_np=$nodes
+mpi_job() { # job var=value...
+	job=$1
+	shift
+	mkdir -p "$mpi_www/$job"
+	for i in $(seq 0 $((mpi_np - 1))); do
 		echo "$(saddr "$i") slots=1"
 	done > /tmp/mpi-hosts
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-	OMPI_MCA_pml=cm OMPI_MCA_mtl=ofi OMPI_MCA_btl=self \
-	OMPI_MCA_mtl_ofi_provider_include="verbs;ofi_rxm" \
-	OMPI_MCA_mtl_ofi_verbose=1 \
+	env "$@" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 	OMPI_MCA_plm_rsh_agent="$PWD/scif_mpi_agent.sh" \
 	OMPI_MCA_plm_rsh_no_tree_spawn=1 \
 	OMPI_MCA_oob_tcp_if_include=10.81.0.0/24 \
-	SCIF_MPI_WWW=$mpi_www FI_PROVIDER=verbs FI_UNIVERSE_SIZE=$nodes \
-	SCIF_MPI_REQUIRE_UVERBS=1 \
-		timeout 240 mpirun --hostfile /tmp/mpi-hosts -np "$nodes" \
+	SCIF_MPI_WWW="$mpi_www/$job" FI_PROVIDER=verbs FI_UNIVERSE_SIZE="$mpi_np" \
+	SCIF_MPI_BENCH="${SCIF_MPI_BENCH:-0}" \
+		timeout 240 mpirun --hostfile /tmp/mpi-hosts -np "$mpi_np" \
 		-x FI_PROVIDER -x FI_UNIVERSE_SIZE -x SCIF_MPI_REQUIRE_UVERBS \
-		$mpi > /tmp/mpi.log 2>&1
+		-x SCIF_MPI_BENCH $mpi > "/tmp/mpi-$job.log" 2>&1
+	rc=$?
+	grep -E "^(library|pingpong|PASS|FAIL|rank)|mtl:ofi:prov" \
+		"/tmp/mpi-$job.log" | sed 's/^/# /'
+	[ $rc -eq 0 ] || { tail -n 20 "/tmp/mpi-$job.log" | sed 's/^/# /'; return 1; }
+	grep -q "^PASS: " "/tmp/mpi-$job.log"
+}
+
+# Open MPI pinned to libfabric's "verbs;ofi_rxm" (pml cm, mtl ofi: no
+# fall-back to TCP is possible), each rank required to hold a uverbs
+# file; the provider each rank uses printed (mtl_ofi_verbose).
+mpi_verbs="OMPI_MCA_pml=cm OMPI_MCA_mtl=ofi OMPI_MCA_btl=self
+	OMPI_MCA_mtl_ofi_provider_include=verbs;ofi_rxm
+	OMPI_MCA_mtl_ofi_verbose=1 SCIF_MPI_REQUIRE_UVERBS=1"
+# The same job over TCP on sn (scif_net), for make bench's comparison.
+# shellcheck disable=SC2034 # read by mpi_bench's eval
+mpi_tcp="OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp
+	OMPI_MCA_btl_tcp_if_include=10.81.0.0/24 SCIF_MPI_REQUIRE_UVERBS=0"
+
+mpi_www_start() {
+	mkdir -p $mpi_www
+	busybox httpd -f -p "$(saddr 0):$mpi_port" -h $mpi_www &
+	www_pid=$!
+}
+
+# Node 0, make check: the job over verbs.
+mpi_run() {
+	mpi_www_start
+	# shellcheck disable=SC2086 # the words are the variables
+	mpi_job verbs $mpi_verbs
 	rc=$?
 	kill "$www_pid"
-	grep -E "^(library|pingpong|PASS|FAIL|rank)|mtl:ofi:prov" /tmp/mpi.log |
-		sed 's/^/# /'
-	[ $rc -eq 0 ] || { tail -n 20 /tmp/mpi.log | sed 's/^/# /'; return 1; }
-	grep -q "^PASS: " /tmp/mpi.log
+	return $rc
 }
 
 # Node 0: every rank used libfabric's verbs;ofi_rxm and ran on its node.
 mpi_verbs_everywhere() {
-	[ "$(grep -c 'mtl:ofi:prov: verbs;ofi_rxm' /tmp/mpi.log)" = "$nodes" ] ||
+	log=/tmp/mpi-verbs.log
+	[ "$(grep -c 'mtl:ofi:prov: verbs;ofi_rxm' $log)" = "$nodes" ] ||
 		return 1
 	for i in $(seq 0 $((nodes - 1))); do
-		grep -q "^rank $i of $nodes on scif-mesh$i: [1-9]" /tmp/mpi.log ||
+		grep -q "^rank $i of $nodes on scif-mesh$i: [1-9]" $log ||
 			return 1
 	done
 }
 
-# Another node: fetch the daemon's command from node 0 and run it.
-mpi_daemon() {
-	wait_for 240 http_fetched \
-		"http://$(saddr 0):$mpi_port/launch-$(saddr "$self").sh" \
-		/tmp/mpi-launch.sh || return 1
+# Another node: fetch the daemon's command of job JOB from node 0 and
+# run it (within SECONDS of the call).
+mpi_daemon() { # job [seconds]
+	wait_for "${2:-240}" http_fetched \
+		"http://$(saddr 0):$mpi_port/$1/launch-$(saddr "$self").sh" \
+		"/tmp/mpi-launch-$1.sh" || return 1
 	(cd / && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-		sh /tmp/mpi-launch.sh) > /tmp/mpi-daemon.log 2>&1
+		sh "/tmp/mpi-launch-$1.sh") > "/tmp/mpi-daemon-$1.log" 2>&1
+}
+
+orted_gone() {
+	wait_for 270 sh -c '! grep -qx orted /proc/[0-9]*/comm'
+}
+
+# "scif_net_mesh.sh mpi-bench" (scripts/bench-mpi.sh, for make bench):
+# sn and scif0 on it, then the MPI job twice with SCIF_MPI_BENCH=1,
+# over verbs and over TCP on sn, with two ranks, on nodes 0 and 1 (the
+# ranks poll: with a rank on every node, more busy emulated CPUs than
+# the host's two would measure the host's scheduler); node
+# 0 prints each ping-pong figure as "# mpi-figures VIA BYTES US MB/S"
+# (VIA verbs or tcp); then scif0 and scif_net go.
+mpi_bench() {
+	if ! rdma_here || [ ! -x "$mpi" ]; then
+		skip_all "no scif_rdma.ko, rping, ibv_rc_pingpong, $provider or $mpi here"
+	fi
+	SCIF_MPI_BENCH=1
+	mpi_np=2
+	ok load_scif_net insmod_client scif_net
+	ok shared_device wait_for 30 test -e /sys/class/net/sn
+	ok shared_device_address shared_setup
+	ok scif0_on_sn rdma_sn_up
+	mpi_names
+	for p in $peers; do
+		# The other nodes (no rank) are gone soon.
+		[ "$self" -lt "$mpi_np" ] && [ "$p" -lt "$mpi_np" ] || continue
+		ok "node_${p}_answers_on_sn" wait_for 180 sanswers "$p"
+	done
+	if [ "$self" = 0 ]; then
+		mpi_www_start
+		for via in verbs tcp; do
+			eval "words=\$mpi_$via"
+			# shellcheck disable=SC2086,SC2154 # words: set by eval
+			ok "mpi_bench_$via" mpi_job "$via" $words
+			awk -v via="$via" '$1 == "mpi-figures" && NF == 4 {
+				print "# mpi-figures", via, $2, $3, $4 }' \
+				"/tmp/mpi-$via.log"
+		done
+		kill "$www_pid"
+	elif [ "$self" -lt "$mpi_np" ]; then
+		for via in verbs tcp; do
+			ok "mpi_daemon_$via" mpi_daemon "$via" 480
+			ok "mpi_daemon_${via}_done" orted_gone
+		done
+	fi
+	ok scif0_deleted_rdma_unloaded rdma_sn_down
+	ok unload_scif_net rmmod_client scif_net
+	echo "1..$n"
+	[ "$failed" -eq 0 ]
+	exit
 }
 
 peers=
 for p in $(seq 0 $((nodes - 1))); do
 	[ "$p" = "$self" ] || peers="$peers $p"
 done
+[ "${1:-}" != mpi-bench ] || mpi_bench
 
 ok load_scif_net insmod_client scif_net
 for p in $peers; do
@@ -430,8 +509,8 @@ if [ -n "$rdma" ] && [ -x "$mpi" ] && [ -e /proc/net/unix ]; then
 		ok mpi_job_over_scif0 mpi_run
 		ok mpi_ranks_on_verbs_each_on_its_node mpi_verbs_everywhere
 	else
-		ok mpi_daemon_started mpi_daemon
-		ok mpi_daemon_done wait_for 270 sh -c '! grep -qx orted /proc/[0-9]*/comm'
+		ok mpi_daemon_started mpi_daemon verbs
+		ok mpi_daemon_done orted_gone
 	fi
 else
 	n=$((n + 1))
