@@ -137,7 +137,7 @@ enum srd_stat {
 	SRD_STAT_MAPS_OPENED,		/* windows opened over MRs for a peer */
 	SRD_STAT_INLINE_REQS,		/* WRITEs and READs done inline */
 	SRD_STAT_PIPELINED_REQS,	/* ... that left while one waited */
-	SRD_STAT_POSTER_REQS,		/* direct ones moved by their poster */
+	SRD_STAT_POSTER_REQS,		/* SENDs and direct ones: by their poster */
 	SRD_STAT_NR
 };
 

@@ -344,9 +344,13 @@ static enum ib_wc_status srd_sq_data(struct srd_qp *qp, struct srd_swqe *w)
 	err = srd_xfer(qp, qp->epd, &h, sizeof(h), true, 0) ||
 	      srd_sges_xfer(qp, w->sge, w->num_sge, len, true);
 	mutex_unlock(&qp->tx_mutex);
-	if (err)
+	if (err) {
+		srd_qp_close(qp);	/* a frame cut short: the stream is lost */
 		return IB_WC_WR_FLUSH_ERR;
+	}
 	srd_stat_add(qp->dev, SRD_STAT_SENDS, 1);
+	if (qp->sq_caller)
+		srd_stat_add(qp->dev, SRD_STAT_POSTER_REQS, 1);
 	return IB_WC_SUCCESS;
 }
 
@@ -484,10 +488,31 @@ static void srd_sq_take(struct srd_qp *qp, struct srd_swqe *w, bool flush)
 }
 
 /*
+ * May a user QP's poster take @w itself: a SEND of at most
+ * SRD_INLINE_MAX bytes (its frame leaves at once when the ring has room),
+ * or a WRITE or READ that goes straight to a known window?
+ */
+static bool srd_sq_poster_may(struct srd_qp *qp, const struct srd_swqe *w)
+{
+	u64 len = 0;
+	u32 i;
+
+	switch (w->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		for (i = 0; i < w->num_sge; i++)
+			len += w->sge[i].length;
+		return len <= SRD_INLINE_MAX;
+	default:
+		return srd_rma_direct_known(qp, w);
+	}
+}
+
+/*
  * Take and complete what can be, in order; a poster (@qp->sq_caller)
- * takes only what moves straight to the peer's window without a frame
- * (and flushed work requests).  Return: true if the send worker must go
- * on from a work request the poster left.
+ * takes only small SENDs and what moves straight to the peer's window
+ * without a frame (and flushed work requests).  Return: true if the send
+ * worker must go on from a work request the poster left.
  */
 static bool srd_sq_run(struct srd_qp *qp)
 {
@@ -500,7 +525,7 @@ static bool srd_sq_run(struct srd_qp *qp)
 		w = srd_sq_next(qp, &flush);
 		if (!w)
 			return false;
-		if (qp->sq_caller && !flush && !srd_rma_direct_known(qp, w))
+		if (qp->sq_caller && !flush && !srd_sq_poster_may(qp, w))
 			return true;
 		srd_sq_take(qp, w, flush);
 		if (qp->sq_defer) {
@@ -535,14 +560,16 @@ void srd_sq_work(struct work_struct *work)
  * @qp: the QP
  *
  * For a user QP whose send queue no one is running, the posting thread
- * does at once, before ibv_post_send() returns, the WRITEs and READs of
- * at most SRD_SQ_CALLER_MAX bytes that go straight into a window the
- * peer opened (scif_rdma_rma.c) and completes them: a hand-off to the
- * send worker is a wake-up, and the worker may wait a whole time slice
- * behind the poster, which polls its CQ meanwhile.  Its SCIF RMA waits
- * only killably, so no signal to the poster fails the work request.
- * Anything else, and all of a kernel consumer's work requests (posted
- * in any context), go to the send worker.
+ * does at once, before ibv_post_send() returns, the SENDs of at most
+ * SRD_INLINE_MAX bytes and the WRITEs and READs of at most
+ * SRD_SQ_CALLER_MAX bytes that go straight into a window the peer
+ * opened (scif_rdma_rma.c), and completes them: a hand-off to the send
+ * worker is a wake-up, and the worker may wait a whole time slice
+ * behind the poster, which polls its CQ meanwhile.  SCIF's RMA waits
+ * only killably, and srd_xfer() waits for ring room killably, so no
+ * signal but a fatal one fails the work request.  Anything else, and
+ * all of a kernel consumer's work requests (posted in any context), go
+ * to the send worker.
  *
  * Context: any, for a kernel QP; process context for a user QP (the
  * uverbs post_send command): sleeps then.

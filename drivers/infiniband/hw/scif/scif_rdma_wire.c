@@ -8,6 +8,7 @@
 
 #include <linux/completion.h>
 #include <linux/lockdep.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -26,9 +27,12 @@
  * @timeout_ms: the longest the whole transfer may take, or 0: as long
  *	as the peer is there (a slow peer is not a broken one)
  *
+ * Waits for room or bytes killably: a process's pending signal (a user
+ * QP's poster, a CM call of rdma_ucm) does not cut a frame short.
+ *
  * Context: process; sleeps.
- * Return: 0, -ECONNABORTED if the QP closes first, -ETIMEDOUT, or
- * SCIF's error.
+ * Return: 0, -ECONNABORTED if the QP closes first, -ETIMEDOUT, -EINTR
+ * for a fatal signal, or SCIF's error.
  */
 int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
 	     unsigned int timeout_ms)
@@ -51,6 +55,11 @@ int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
 		if (timeout_ms && time_after(jiffies, end))
 			return -ETIMEDOUT;
 		n = scif_poll(&pe, 1, SRD_POLL_MS);
+		if (n == -EINTR && !fatal_signal_pending(current)) {
+			/* A poster's signal (srd_sq_kick()): wait killably. */
+			schedule_timeout_killable(1);
+			continue;
+		}
 		if (n < 0)
 			return n;
 		/* Bytes the peer sent before it closed are still read. */

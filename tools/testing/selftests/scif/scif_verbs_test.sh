@@ -39,9 +39,9 @@
 #   ib_write_lat, ib_read_lat and ib_send_lat with -R: both ends exit 0
 #   and the client prints its figures (perftest turns inline data off
 #   for a device it does not know: scif_verbs_inline tests it); at
-#   least half of the 8-byte WRITEs and READs were moved straight into
-#   the server's window by the thread that posted them (node 1's
-#   rdma_poster_reqs counter);
+#   least half of the 8-byte SENDs were sent, and of the WRITEs and
+#   READs moved straight into the server's window, by the thread that
+#   posted them (node 1's rdma_poster_reqs counter);
 #   ib_write_bw, ib_read_bw and ib_send_bw with -R (rdma_cm), 64 KiB
 #   and 1 MiB messages, and ib_send_bw --use-srq (the server's receives
 #   from a shared receive queue) of 64 KiB: both ends must exit 0 and
@@ -351,12 +351,11 @@ clients() {
 		ok "ib_${t}_lat_client" client_step "lat-$t" \
 			"ib_${t}_lat" -R -d scif0 -s 8 -n "$iters" -F "$peer_ip"
 		ok "ib_${t}_lat_figures" bw_printed "/tmp/verbs-lat-$t.log" 8
-		[ "$t" != send ] || continue
-		# Its 8-byte WRITEs or READs, from the third on (the
-		# first to a key goes in a frame, the second asks for
-		# the key's window), moved in ibv_post_send(): at least
-		# half of them (one posted while the worker still ends
-		# the one before goes to the worker).
+		# Its 8-byte SENDs, or its WRITEs or READs from the third
+		# on (the first to a key goes in a frame, the second asks
+		# for the key's window), done in ibv_post_send(): at
+		# least half of them (one posted while the worker still
+		# ends the one before goes to the worker).
 		ok "ib_${t}_lat_by_poster" counted_at_least \
 			rdma_poster_reqs $((iters / 2))
 	done
