@@ -175,11 +175,12 @@ enum srd_uobj {
  * @next_mr: where the cyclic MR index allocation goes on
  * @cm_lock: protects @listens
  * @listens: the iWARP CM's listens on this device (struct srd_listen)
- * @map_mutex: protects every MR's and QP's @maps, the windows they list
- *	(opened and closed under it) and the endpoint of a QP that has
- *	windows; held across scif_register() and scif_unregister(), which
- *	wait for the peer node (whose slowness then holds only this device:
- *	the node it serves, or on sn every node's windows, rdma.rst)
+ * @map_mutex: protects every MR's and QP's @maps and window counts
+ *	(@nr_maps); never held across scif_register() or scif_unregister(),
+ *	which wait for the peer node: a slow node holds up only what waits
+ *	for its own windows (scif_rdma_map.c)
+ * @map_wq: woken when a window is no longer counted (an invalidation,
+ *	dereg_mr and a QP's end wait there for their windows)
  * @stats: the counters (enum srd_stat), atomics, only ever increased
  * @port_up: the port state last reported to the RDMA core (ACTIVE or
  *	ERR events); under RTNL, as the netdev notifier that sets it runs
@@ -209,6 +210,7 @@ struct srd_dev {
 	struct mutex cm_lock;	/* @listens */
 	struct list_head listens;
 	struct mutex map_mutex;	/* see above */
+	wait_queue_head_t map_wq;
 	atomic64_t stats[SRD_STAT_NR];
 	bool port_up;
 };
@@ -347,6 +349,9 @@ struct srd_cq {
  *	holding a reference), under the device's map_mutex; closed before
  *	an invalidation or a re-registration completes and before dereg_mr
  *	waits for @gone
+ * @nr_maps: windows over it being opened, open or being closed (written
+ *	under the device's map_mutex, read with READ_ONCE): an
+ *	invalidation waits until it is 0
  * @dying: dereg_mr has begun: no window may be opened (map_mutex)
  * @uc: a user MR's user (struct srd_ucount), NULL for the kernel's
  * @kmap: a user MR's pages in one kernel range (srd_mr_vmap()), made
@@ -375,6 +380,7 @@ struct srd_mr {
 	refcount_t refs;
 	struct completion gone;
 	struct list_head maps;
+	u32 nr_maps;
 	bool dying;
 	struct srd_ucount *uc;
 	void *kmap;
@@ -712,7 +718,10 @@ struct srd_rkey {
  *	receive thread flushes before it closes)
  * @maps: as a responder, the windows opened over MRs for the peer
  *	(struct srd_map; the device's map_mutex)
- * @nr_maps: entries in @maps (at most SRD_MAP_MAX)
+ * @nr_maps: its windows being opened, open or being closed (at most
+ *	SRD_MAP_MAX; written under the device's map_mutex, read with
+ *	READ_ONCE: the receive thread waits until it is 0 before it closes
+ *	the endpoint)
  * @map_pages: their pages (at most SRD_MAP_PAGES)
  * @next_slot: the slot the next window goes in (map_mutex)
  * @rkeys: as a requester, what the peer's keys resolved to (under
@@ -1004,6 +1013,7 @@ int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
 int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h);
 int srd_answer(struct srd_qp *qp, const struct srd_hdr *h, void *data,
 	       u32 len);
+bool srd_tx_room(struct srd_qp *qp);
 void srd_tx_lock(struct srd_qp *qp);
 void srd_ans_work(struct work_struct *work);
 void srd_ans_stop(struct srd_qp *qp);

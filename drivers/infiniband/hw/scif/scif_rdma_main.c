@@ -228,6 +228,7 @@ static struct srd_dev *srd_dev_alloc(struct net_device *ndev, int peer)
 	INIT_LIST_HEAD(&dev->list);
 	mutex_init(&dev->cm_lock);
 	mutex_init(&dev->map_mutex);
+	init_waitqueue_head(&dev->map_wq);
 	INIT_LIST_HEAD(&dev->listens);
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1);

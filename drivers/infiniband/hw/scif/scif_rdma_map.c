@@ -45,7 +45,12 @@ MODULE_PARM_DESC(direct_rma,
  * @off: its offset in the endpoint's registered address space
  * @len: its bytes (the MR's)
  *
- * Locking: all of it under the device's map_mutex.
+ * Life: reserved (counted in the QP's and the MR's nr_maps, on no
+ * list), registered and listed by the receive thread, taken off both
+ * lists by whoever closes it, unregistered with no lock held, then no
+ * longer counted.  Locking: the lists and the counts under the device's
+ * map_mutex; the other fields are set before it is listed and read by
+ * whoever holds it listed or detached.
  */
 struct srd_map {
 	struct list_head mr_node;
@@ -87,58 +92,120 @@ static int srd_map_prot(int rights)
 	       (rights & IB_ACCESS_REMOTE_WRITE ? SCIF_PROT_WRITE : 0);
 }
 
-/* Open a window over @mr for @qp's peer, in the next slot. */
-static struct srd_map *srd_map_open(struct srd_qp *qp, struct srd_mr *mr,
-				    int rights)
+/*
+ * Reserve a window over @mr for @qp's peer, in the next slot: counted in
+ * the QP's limits and in @mr's windows (which an invalidation waits
+ * for), but on no list until srd_map_attach().
+ */
+static struct srd_map *srd_map_reserve(struct srd_qp *qp, struct srd_mr *mr,
+				       int rights)
 {
+	u64 n = mr->length >> PAGE_SHIFT;
 	struct srd_map *map;
-	off_t off;
 
 	lockdep_assert_held(&qp->dev->map_mutex);
 	if (qp->nr_maps >= SRD_MAP_MAX || !srd_map_fits(mr) ||
-	    qp->map_pages + (mr->length >> PAGE_SHIFT) > SRD_MAP_PAGES ||
+	    qp->map_pages + n > SRD_MAP_PAGES ||
 	    qp->next_slot >= (S64_MAX - SRD_MAP_BASE) / SRD_MAP_SLOT)
 		return NULL;
 	map = kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
 	if (!map)
 		return NULL;
-	map->len = mr->length;
-	map->va = srd_map_vmap(mr, map->len);
-	if (!map->va)
-		goto fail;
-	off = scif_register(qp->epd, map->va, map->len,
-			    SRD_MAP_BASE + qp->next_slot++ * SRD_MAP_SLOT,
-			    srd_map_prot(rights),
-			    SCIF_MAP_KERNEL | SCIF_MAP_FIXED);
-	if (off < 0)
-		goto fail;
 	refcount_inc(&mr->refs);	/* the caller's lookup holds one */
 	map->mr = mr;
 	map->qp = qp;
 	map->rights = rights;
-	map->off = off;
-	list_add_tail(&map->mr_node, &mr->maps);
-	list_add_tail(&map->qp_node, &qp->maps);
-	qp->nr_maps++;
-	qp->map_pages += map->len >> PAGE_SHIFT;
-	srd_stat_add(qp->dev, SRD_STAT_MAPS_OPENED, 1);
+	map->len = mr->length;
+	map->off = SRD_MAP_BASE + qp->next_slot++ * SRD_MAP_SLOT;
+	WRITE_ONCE(qp->nr_maps, qp->nr_maps + 1);
+	qp->map_pages += n;
+	WRITE_ONCE(mr->nr_maps, mr->nr_maps + 1);
 	return map;
-fail:
-	if (map->va && !mr->umem)
-		vunmap(map->va);
-	kfree(map);
-	return NULL;
 }
 
-/* @qp's window over @mr for key @key: the one open, or a new one. */
+/*
+ * A window is no longer counted: its registration failed, or it was
+ * unregistered.  An invalidation or the QP's end waiting for it goes on.
+ */
+static void srd_map_release(struct srd_map *map)
+{
+	struct srd_qp *qp = map->qp;
+	struct srd_mr *mr = map->mr;
+
+	if (map->va && !mr->umem)
+		vunmap(map->va);
+	mutex_lock(&qp->dev->map_mutex);
+	WRITE_ONCE(qp->nr_maps, qp->nr_maps - 1);
+	qp->map_pages -= map->len >> PAGE_SHIFT;
+	WRITE_ONCE(mr->nr_maps, mr->nr_maps - 1);
+	mutex_unlock(&qp->dev->map_mutex);
+	wake_up_all(&qp->dev->map_wq);
+	srd_mr_put(mr);
+	kfree(map);
+}
+
+/* MAP_RESP @a describes @map (its MR's iova is fixed while it is open). */
+static void srd_map_resp(struct srd_hdr *a, const struct srd_map *map)
+{
+	a->status = IB_WC_SUCCESS;
+	a->imm = cpu_to_be32(map->rights);
+	a->len = cpu_to_le32(map->len);
+	a->addr = cpu_to_le64(map->mr->iova);
+	a->woff = cpu_to_le64(map->off);
+}
+
+/*
+ * Register a reserved window (no lock held: SCIF waits for the peer
+ * node), then list it if its MR still holds the key, and describe it in
+ * @a while it cannot be closed; else it goes.  The MR's pages cannot
+ * change meanwhile: a new registration or an invalidation waits for the
+ * MR's counted windows.
+ */
+static void srd_map_attach(struct srd_map *map, u32 key, struct srd_hdr *a)
+{
+	struct srd_qp *qp = map->qp;
+	struct srd_mr *mr = map->mr;
+	bool ok = false;
+	off_t off = -ENOMEM;
+
+	map->va = srd_map_vmap(mr, map->len);
+	if (map->va)
+		off = scif_register(qp->epd, map->va, map->len, map->off,
+				    srd_map_prot(map->rights),
+				    SCIF_MAP_KERNEL | SCIF_MAP_FIXED);
+	if (off >= 0) {
+		mutex_lock(&qp->dev->map_mutex);
+		ok = READ_ONCE(mr->valid) && !mr->dying &&
+		     READ_ONCE(mr->key) == key;
+		if (ok) {
+			list_add_tail(&map->mr_node, &mr->maps);
+			list_add_tail(&map->qp_node, &qp->maps);
+			srd_map_resp(a, map);
+		}
+		mutex_unlock(&qp->dev->map_mutex);
+		if (ok) {
+			srd_stat_add(qp->dev, SRD_STAT_MAPS_OPENED, 1);
+			return;
+		}
+		if (scif_unregister(qp->epd, map->off, map->len) == -EINTR)
+			srd_qp_close(qp);
+	}
+	srd_map_release(map);
+}
+
+/*
+ * @qp's window over @mr for key @key: the one open, or NULL with *@new
+ * a reservation for a new one (srd_map_attach() next, unlocked).
+ */
 static struct srd_map *srd_map_get(struct srd_qp *qp, struct srd_mr *mr,
-				   u32 key)
+				   u32 key, struct srd_map **new)
 {
 	int rights = READ_ONCE(mr->access) & READ_ONCE(qp->access) &
 		     (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE);
 	struct srd_map *map;
 
 	lockdep_assert_held(&qp->dev->map_mutex);
+	*new = NULL;
 	/* An invalidation sets valid before it takes map_mutex. */
 	if (!READ_ONCE(mr->valid) || mr->dying || READ_ONCE(mr->key) != key ||
 	    !rights)
@@ -146,7 +213,8 @@ static struct srd_map *srd_map_get(struct srd_qp *qp, struct srd_mr *mr,
 	list_for_each_entry(map, &qp->maps, qp_node)
 		if (map->mr == mr)
 			return map->rights == rights ? map : NULL;
-	return srd_map_open(qp, mr, rights);
+	*new = srd_map_reserve(qp, mr, rights);
+	return NULL;
 }
 
 /**
@@ -170,7 +238,7 @@ int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	struct srd_hdr a = { .type = SRD_F_MAP_RESP,
 			     .status = IB_WC_REM_ACCESS_ERR, .rkey = h->rkey };
 	u32 key = le32_to_cpu(h->rkey);
-	struct srd_map *map;
+	struct srd_map *map, *new;
 	struct srd_mr *mr;
 
 	if (len || h->flags || h->status || h->imm || h->addr || h->woff)
@@ -179,40 +247,58 @@ int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	     srd_mr_lookup(qp->dev, key, qp->ibqp.pd) : NULL;
 	if (mr) {
 		mutex_lock(&qp->dev->map_mutex);
-		map = srd_map_get(qp, mr, key);
-		if (map) {
-			a.status = IB_WC_SUCCESS;
-			a.imm = cpu_to_be32(map->rights);
-			a.len = cpu_to_le32(map->len);
-			a.addr = cpu_to_le64(mr->iova);
-			a.woff = cpu_to_le64(map->off);
-		}
+		map = srd_map_get(qp, mr, key, &new);
+		if (map)
+			srd_map_resp(&a, map);
 		mutex_unlock(&qp->dev->map_mutex);
+		if (new)
+			srd_map_attach(new, key, &a);
 	}
 	srd_mr_put(mr);
 	return srd_answer(qp, &a, NULL, 0);
 }
 
 /*
- * Close a window: unregistered (when the connection is gone, SCIF has
- * closed it already), unmapped, its MR let go.  Only a fatal signal
- * leaves it registered: the connection then ends (rdma.rst).
+ * Take every window of @list (@mr's, linked by mr_node, or @qp's, by
+ * qp_node) off both lists, onto @out (by mr_node): closed next, with no
+ * lock held.
  */
-static void srd_map_close(struct srd_map *map)
+static void srd_map_detach(struct list_head *list, bool by_qp,
+			   struct list_head *out)
 {
-	struct srd_qp *qp = map->qp;
+	struct srd_map *map, *tmp;
 
-	lockdep_assert_held(&qp->dev->map_mutex);
-	if (scif_unregister(qp->epd, map->off, map->len) == -EINTR)
-		srd_qp_close(qp);
-	list_del(&map->mr_node);
-	list_del(&map->qp_node);
-	qp->nr_maps--;
-	qp->map_pages -= map->len >> PAGE_SHIFT;
-	if (!map->mr->umem)
-		vunmap(map->va);
-	srd_mr_put(map->mr);
-	kfree(map);
+	if (by_qp) {
+		list_for_each_entry_safe(map, tmp, list, qp_node) {
+			list_del(&map->qp_node);
+			list_move_tail(&map->mr_node, out);
+		}
+		return;
+	}
+	list_for_each_entry_safe(map, tmp, list, mr_node) {
+		list_del(&map->qp_node);
+		list_move_tail(&map->mr_node, out);
+	}
+}
+
+/*
+ * Close detached windows: each unregistered (when the connection is
+ * gone, SCIF has closed it already; SCIF waits for the peer's RMAs on
+ * it), then no longer counted.  Only a fatal signal leaves one
+ * registered: its connection then ends (rdma.rst).  Its QP's endpoint
+ * stays open meanwhile: srd_map_qp_close() waits for the QP's counted
+ * windows before the receive thread closes it.
+ */
+static void srd_map_close_list(struct list_head *list)
+{
+	struct srd_map *map, *tmp;
+
+	list_for_each_entry_safe(map, tmp, list, mr_node) {
+		list_del(&map->mr_node);
+		if (scif_unregister(map->qp->epd, map->off, map->len) == -EINTR)
+			srd_qp_close(map->qp);
+		srd_map_release(map);
+	}
 }
 
 /**
@@ -221,37 +307,45 @@ static void srd_map_close(struct srd_map *map)
  * @mr: the MR, invalid already (or being re-registered or deregistered)
  * @dying: dereg_mr: no window may be opened over it any more
  *
- * Returns once the peers' RMAs on those windows are done.
+ * Returns once the peers' RMAs on those windows are done, and once the
+ * windows other threads were opening or closing over it are gone too.
+ * No lock is held while SCIF waits for a peer node, so a slow node
+ * holds up only what waits for its own windows.
  *
  * Context: process; sleeps; takes the device's map_mutex.
  */
 void srd_map_mr_close(struct srd_dev *dev, struct srd_mr *mr, bool dying)
 {
-	struct srd_map *map, *tmp;
+	LIST_HEAD(closing);
 
 	mutex_lock(&dev->map_mutex);
 	if (dying)
 		mr->dying = true;
-	list_for_each_entry_safe(map, tmp, &mr->maps, mr_node)
-		srd_map_close(map);
+	srd_map_detach(&mr->maps, false, &closing);
 	mutex_unlock(&dev->map_mutex);
+	srd_map_close_list(&closing);
+	wait_event(dev->map_wq, !READ_ONCE(mr->nr_maps));
 }
 
 /**
  * srd_map_qp_close() - close the windows a QP opened for its peer
  * @qp: the QP, whose endpoint is still open
  *
+ * Returns once none of the QP's windows is registered, also those an
+ * invalidation on another thread is closing.
+ *
  * Context: the receive thread, before it closes the endpoint; sleeps;
  * takes the device's map_mutex.
  */
 void srd_map_qp_close(struct srd_qp *qp)
 {
-	struct srd_map *map, *tmp;
+	LIST_HEAD(closing);
 
 	mutex_lock(&qp->dev->map_mutex);
-	list_for_each_entry_safe(map, tmp, &qp->maps, qp_node)
-		srd_map_close(map);
+	srd_map_detach(&qp->maps, true, &closing);
 	mutex_unlock(&qp->dev->map_mutex);
+	srd_map_close_list(&closing);
+	wait_event(qp->dev->map_wq, !READ_ONCE(qp->nr_maps));
 }
 
 /*

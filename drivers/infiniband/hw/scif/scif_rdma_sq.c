@@ -339,6 +339,11 @@ static enum ib_wc_status srd_sq_data(struct srd_qp *qp, struct srd_swqe *w)
 	/* What the key resolved to goes with the MR: asked again. */
 	if (w->opcode == IB_WR_SEND_WITH_INV)
 		srd_rkey_forget(qp, w->rkey);
+	/* A poster never waits for the peer to make room: the worker may. */
+	if (qp->sq_caller && !srd_tx_room(qp)) {
+		qp->sq_defer = true;
+		return IB_WC_SUCCESS;
+	}
 	/* Header and payload at once: no answer may come between them. */
 	srd_tx_lock(qp);
 	err = srd_xfer(qp, qp->epd, &h, sizeof(h), true, 0) ||
@@ -565,9 +570,11 @@ void srd_sq_work(struct work_struct *work)
  * SRD_SQ_CALLER_MAX bytes that go straight into a window the peer
  * opened (scif_rdma_rma.c), and completes them: a hand-off to the send
  * worker is a wake-up, and the worker may wait a whole time slice
- * behind the poster, which polls its CQ meanwhile.  SCIF's RMA waits
- * only killably, and srd_xfer() waits for ring room killably, so no
- * signal but a fatal one fails the work request.  Anything else, and
+ * behind the poster, which polls its CQ meanwhile.  A SEND is left to
+ * the worker when the ring has no room (the poster then waits at most
+ * for the rest of a frame it began).  SCIF's RMA waits only killably,
+ * and srd_xfer() waits for ring room killably, so no signal but a fatal
+ * one fails the work request.  Anything else, and
  * all of a kernel consumer's work requests (posted in any context), go
  * to the send worker.
  *

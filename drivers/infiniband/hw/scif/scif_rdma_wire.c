@@ -274,6 +274,20 @@ static void srd_ans_send(struct srd_qp *qp)
 }
 
 /**
+ * srd_tx_room() - may a frame start on a QP's connection without waiting
+ * @qp: the connected QP
+ *
+ * Context: process; does not wait for the peer.
+ * Return: true if the ring to the peer has room for some bytes now.
+ */
+bool srd_tx_room(struct srd_qp *qp)
+{
+	struct scif_pollepd pe = { .epd = qp->epd, .events = EPOLLOUT };
+
+	return scif_poll(&pe, 1, 0) > 0 && (pe.revents & EPOLLOUT);
+}
+
+/**
  * srd_tx_lock() - take a QP's tx_mutex to send a frame, answers first
  * @qp: the connected QP
  *
