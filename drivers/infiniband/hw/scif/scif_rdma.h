@@ -841,6 +841,17 @@ static inline struct srd_srq *to_srd_srq(struct ib_srq *ibsrq)
 	return container_of(ibsrq, struct srd_srq, ibsrq);
 }
 
+/* The bytes of a send work request's SGEs. */
+static inline u64 srd_swqe_len(const struct srd_swqe *w)
+{
+	u64 len = 0;
+	u32 i;
+
+	for (i = 0; i < w->num_sge; i++)
+		len += w->sge[i].length;
+	return len;
+}
+
 /*
  * Is @mr a fast-registration MR: the only kind that IB_WR_REG_MR, a
  * LOCAL_INV, a SEND_WITH_INV or a READ_WITH_INV may change.

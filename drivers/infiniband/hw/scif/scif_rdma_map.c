@@ -258,27 +258,12 @@ int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len)
 	return srd_answer(qp, &a, NULL, 0);
 }
 
-/*
- * Take every window of @list (@mr's, linked by mr_node, or @qp's, by
- * qp_node) off both lists, onto @out (by mr_node): closed next, with no
- * lock held.
- */
-static void srd_map_detach(struct list_head *list, bool by_qp,
-			   struct list_head *out)
+/* Take @map off its MR's and QP's lists, onto @out (by mr_node). */
+static void srd_map_detach(struct srd_map *map, struct list_head *out)
 {
-	struct srd_map *map, *tmp;
-
-	if (by_qp) {
-		list_for_each_entry_safe(map, tmp, list, qp_node) {
-			list_del(&map->qp_node);
-			list_move_tail(&map->mr_node, out);
-		}
-		return;
-	}
-	list_for_each_entry_safe(map, tmp, list, mr_node) {
-		list_del(&map->qp_node);
-		list_move_tail(&map->mr_node, out);
-	}
+	lockdep_assert_held(&map->qp->dev->map_mutex);
+	list_del(&map->qp_node);
+	list_move_tail(&map->mr_node, out);
 }
 
 /*
@@ -316,12 +301,14 @@ static void srd_map_close_list(struct list_head *list)
  */
 void srd_map_mr_close(struct srd_dev *dev, struct srd_mr *mr, bool dying)
 {
+	struct srd_map *map, *tmp;
 	LIST_HEAD(closing);
 
 	mutex_lock(&dev->map_mutex);
 	if (dying)
 		mr->dying = true;
-	srd_map_detach(&mr->maps, false, &closing);
+	list_for_each_entry_safe(map, tmp, &mr->maps, mr_node)
+		srd_map_detach(map, &closing);
 	mutex_unlock(&dev->map_mutex);
 	srd_map_close_list(&closing);
 	wait_event(dev->map_wq, !READ_ONCE(mr->nr_maps));
@@ -339,10 +326,12 @@ void srd_map_mr_close(struct srd_dev *dev, struct srd_mr *mr, bool dying)
  */
 void srd_map_qp_close(struct srd_qp *qp)
 {
+	struct srd_map *map, *tmp;
 	LIST_HEAD(closing);
 
 	mutex_lock(&qp->dev->map_mutex);
-	srd_map_detach(&qp->maps, true, &closing);
+	list_for_each_entry_safe(map, tmp, &qp->maps, qp_node)
+		srd_map_detach(map, &closing);
 	mutex_unlock(&qp->dev->map_mutex);
 	srd_map_close_list(&closing);
 	wait_event(qp->dev->map_wq, !READ_ONCE(qp->nr_maps));

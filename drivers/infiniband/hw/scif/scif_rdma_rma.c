@@ -261,16 +261,6 @@ static int srd_rma_layout(struct srd_qp *qp, const struct srd_swqe *w,
 	return srd_rma_walk(qp, w, win, srd_rma_place);
 }
 
-static u64 srd_rma_len(const struct srd_swqe *w)
-{
-	u64 len = 0;
-	u32 i;
-
-	for (i = 0; i < w->num_sge; i++)
-		len += w->sge[i].length;
-	return len;
-}
-
 /**
  * srd_rma_check() - the local limits of an RDMA WRITE or READ
  * @qp: the QP it was posted on
@@ -291,7 +281,7 @@ enum ib_wc_status srd_rma_check(struct srd_qp *qp, const struct srd_swqe *w)
 
 	if (!srd_rma_op(w->opcode))
 		return IB_WC_SUCCESS;
-	if (srd_rma_len(w) > SRD_RMA_MAX_LEN)
+	if (srd_swqe_len(w) > SRD_RMA_MAX_LEN)
 		return IB_WC_LOC_LEN_ERR;
 	err = srd_rma_layout(qp, w, &dry);
 	if (err == -EMSGSIZE)
@@ -527,7 +517,7 @@ bool srd_rma_overtakes(struct srd_qp *qp, const struct srd_swqe *w,
 
 	if (!srd_rma_op(w->opcode))
 		return false;
-	len = srd_rma_len(w);
+	len = srd_swqe_len(w);
 	if (len && w->opcode != IB_WR_RDMA_WRITE_WITH_IMM) {
 		rk = srd_rkey_get(qp, w->rkey, false, &st);
 		if (rk ? rk->direct : srd_rma_ask(qp, w->rkey, len))
@@ -624,7 +614,7 @@ bool srd_rma_direct_known(struct srd_qp *qp, const struct srd_swqe *w)
 	lockdep_assert_held(&qp->sq_mutex);
 	if (w->opcode != IB_WR_RDMA_WRITE && w->opcode != IB_WR_RDMA_READ)
 		return false;
-	len = srd_rma_len(w);
+	len = srd_swqe_len(w);
 	if (!len || len > SRD_SQ_CALLER_MAX)
 		return false;
 	rk = srd_rkey_get(qp, w->rkey, false, &st);

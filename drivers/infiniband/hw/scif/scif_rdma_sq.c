@@ -283,10 +283,9 @@ static enum ib_wc_status srd_sq_frames(struct srd_qp *qp,
 static enum ib_wc_status srd_sq_rma(struct srd_qp *qp, struct srd_swqe *w,
 				    struct srd_hdr *h, u64 len)
 {
-	enum ib_wc_status st;
-
 	enum srd_stat stat = h->type == SRD_F_WRITE ? SRD_STAT_WRITE_REQS :
 			     SRD_STAT_READ_REQS;
+	enum ib_wc_status st;
 
 	w->len = len;
 	if (srd_rma_direct(qp, w, len, &st)) {
@@ -499,15 +498,10 @@ static void srd_sq_take(struct srd_qp *qp, struct srd_swqe *w, bool flush)
  */
 static bool srd_sq_poster_may(struct srd_qp *qp, const struct srd_swqe *w)
 {
-	u64 len = 0;
-	u32 i;
-
 	switch (w->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
-		for (i = 0; i < w->num_sge; i++)
-			len += w->sge[i].length;
-		return len <= SRD_INLINE_MAX;
+		return srd_swqe_len(w) <= SRD_INLINE_MAX;
 	default:
 		return srd_rma_direct_known(qp, w);
 	}
@@ -574,9 +568,9 @@ void srd_sq_work(struct work_struct *work)
  * the worker when the ring has no room (the poster then waits at most
  * for the rest of a frame it began).  SCIF's RMA waits only killably,
  * and srd_xfer() waits for ring room killably, so no signal but a fatal
- * one fails the work request.  Anything else, and
- * all of a kernel consumer's work requests (posted in any context), go
- * to the send worker.
+ * one fails the work request.  Anything else, and all of a kernel
+ * consumer's work requests (posted in any context), go to the send
+ * worker.
  *
  * Context: any, for a kernel QP; process context for a user QP (the
  * uverbs post_send command): sleeps then.
