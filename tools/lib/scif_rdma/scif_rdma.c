@@ -100,7 +100,10 @@ struct scif_rdma_wrs {
  * A CQ, with its ring if the kernel mapped it: @lock serialises polling,
  * @head counts the completions taken (the ring's head is its copy, for
  * the kernel), @entries and @ring_bytes are what create_cq answered;
- * @cur is the completion an extended CQ's poll is at.
+ * @cur is the completion an extended CQ's poll is at; @take_in: an empty
+ * ring is followed by one poll_cq command, which has the kernel take in
+ * what has arrived for the CQ's QPs (0 with SCIF_RDMA_BUSY_POLL=0 in the
+ * environment, or once a kernel that cannot has refused it).
  */
 struct scif_rdma_cq {
 	union {
@@ -113,6 +116,7 @@ struct scif_rdma_cq {
 	uint32_t head;
 	uint32_t entries;
 	size_t ring_bytes;
+	int take_in;
 };
 
 static struct scif_rdma_cq *to_scq(struct ibv_cq *ibcq)
@@ -230,6 +234,14 @@ static int scif_rdma_dereg_mr(struct verbs_mr *vmr)
 
 /* Completion queues */
 
+/* Whether an empty ring's poll asks the kernel to take frames in. */
+static int scif_rdma_busy_poll(void)
+{
+	const char *v = getenv("SCIF_RDMA_BUSY_POLL");
+
+	return !v || strcmp(v, "0");
+}
+
 /* create_cq, asking for a mapped CQ if @mapped: 0 or an errno value. */
 static int scif_rdma_cmd_create_cq(struct ibv_context *ibctx, int cqe,
 				   struct ibv_comp_channel *channel,
@@ -265,6 +277,7 @@ static int scif_rdma_cmd_create_cq(struct ibv_context *ibctx, int cqe,
 	scq->ring = ring;
 	scq->entries = resp.drv.entries;
 	scq->ring_bytes = resp.drv.ring_bytes;
+	scq->take_in = scif_rdma_busy_poll();
 	return 0;
 }
 
@@ -330,16 +343,13 @@ static void scif_rdma_wc(struct ibv_wc *wc, const struct scif_rdma_cqe *e)
  * read after the tail (acquire), given back by the head (release).  A
  * tail more than the ring ahead can only be this process's own doing.
  */
-static int scif_rdma_poll_cq(struct ibv_cq *cq, int num_entries,
-			     struct ibv_wc *wc)
+static int scif_rdma_poll_ring(struct scif_rdma_cq *scq, int num_entries,
+			       struct ibv_wc *wc)
 {
-	struct scif_rdma_cq *scq = to_scq(cq);
 	struct scif_rdma_cq_ring *ring = scq->ring;
 	uint32_t tail, head;
 	int n = 0;
 
-	if (!ring)
-		return ibv_cmd_poll_cq(cq, num_entries, wc);
 	pthread_spin_lock(&scq->lock);
 	head = scq->head;
 	tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
@@ -355,6 +365,29 @@ static int scif_rdma_poll_cq(struct ibv_cq *cq, int num_entries,
 	}
 	pthread_spin_unlock(&scq->lock);
 	return n;
+}
+
+/*
+ * An empty ring: one poll_cq command has the kernel take in what has come
+ * for the CQ's QPs (it returns no completion: they go to the ring), and
+ * the ring is read again.  A kernel that refuses it is not asked again.
+ */
+static int scif_rdma_poll_cq(struct ibv_cq *cq, int num_entries,
+			     struct ibv_wc *wc)
+{
+	struct scif_rdma_cq *scq = to_scq(cq);
+	struct ibv_wc none;
+	int n;
+
+	if (!scq->ring)
+		return ibv_cmd_poll_cq(cq, num_entries, wc);
+	n = scif_rdma_poll_ring(scq, num_entries, wc);
+	if (n || num_entries <= 0 || !__atomic_load_n(&scq->take_in,
+						      __ATOMIC_RELAXED))
+		return n;
+	if (ibv_cmd_poll_cq(cq, 1, &none))
+		__atomic_store_n(&scq->take_in, 0, __ATOMIC_RELAXED);
+	return scif_rdma_poll_ring(scq, num_entries, wc);
 }
 
 static int scif_rdma_req_notify_cq(struct ibv_cq *cq, int solicited_only)

@@ -24,6 +24,7 @@
 #include "scif_rdma_compat.h"
 
 struct srd_ucq_map;
+struct srd_rxp_stage;
 
 struct srd_rma_win;	/* scif_rdma_rma.c */
 struct srd_map;		/* scif_rdma_map.c */
@@ -71,6 +72,14 @@ struct srd_map;		/* scif_rdma_map.c */
  * it, in ibv_post_send() (scif_rdma_sq.c), not handed to the send worker.
  */
 #define SRD_SQ_CALLER_MAX	SZ_64K
+/*
+ * A user QP whose CQ is mapped has a stage of SRD_RXP_STAGE bytes: a
+ * poll of the CQ that finds it empty reads the QP's frames ahead into it
+ * and takes in up to SRD_RXP_BUDGET whole SENDs and answers of a QP
+ * itself (scif_rdma_rxpoll.c), so that no receive thread has to wake up.
+ */
+#define SRD_RXP_STAGE		(SZ_16K + sizeof(struct srd_hdr))
+#define SRD_RXP_BUDGET		64
 /*
  * The send queue (scif_rdma_sq.c): the most WRITEs and READs of a QP
  * whose answers are outstanding at once, and of them the most with a
@@ -138,6 +147,7 @@ enum srd_stat {
 	SRD_STAT_INLINE_REQS,		/* WRITEs and READs done inline */
 	SRD_STAT_PIPELINED_REQS,	/* ... that left while one waited */
 	SRD_STAT_POSTER_REQS,		/* SENDs and direct ones: by their poster */
+	SRD_STAT_POLLER_FRAMES,		/* frames taken in by a CQ's poller */
 	SRD_STAT_NR
 };
 
@@ -304,6 +314,11 @@ struct srd_pd {
  *	own count, which it copies into the ring and never reads back
  * @umap: a mapped CQ's ring, which the process polls, and its mmap entry
  *	(scif_rdma_ucq.c); NULL for a CQ that is not mapped
+ * @rxp_mutex: a mapped CQ's: held while its poller takes in frames for
+ *	@rxp_qps and while a QP joins or leaves it; taken before any QP's
+ *	@rx_mutex (which is only tried under it)
+ * @rxp_qps: a mapped CQ's user QPs that complete to it and have a stage
+ *	(struct srd_rxp_link; scif_rdma_rxpoll.c)
  */
 struct srd_cq {
 	struct ib_cq ibcq;
@@ -317,6 +332,8 @@ struct srd_cq {
 	struct srd_ucount *uc;
 	u32 tail;
 	struct srd_ucq_map *umap;
+	struct mutex rxp_mutex;	/* @rxp_qps */
+	struct list_head rxp_qps;
 };
 
 /**
@@ -621,6 +638,30 @@ struct srd_rkey {
 };
 
 /**
+ * struct srd_rxp_stage - bytes read ahead of a QP's frames
+ * @off: the first byte not taken yet
+ * @len: bytes held from @off
+ * @buf: the bytes
+ */
+struct srd_rxp_stage {
+	u32 off;
+	u32 len;
+	u8 buf[SRD_RXP_STAGE];
+};
+
+/**
+ * struct srd_rxp_link - a QP in the list of a CQ's poller
+ * @node: in the CQ's @rxp_qps, under its @rxp_mutex
+ * @qp: the QP
+ * @cq: the CQ, or NULL: not listed
+ */
+struct srd_rxp_link {
+	struct list_head node;
+	struct srd_qp *qp;
+	struct srd_cq *cq;
+};
+
+/**
  * struct srd_qp - a reliable-connected queue pair
  * @ibqp: ib_core's part; first (INIT_RDMA_OBJ_SIZE)
  * @dev: the device
@@ -746,6 +787,21 @@ struct srd_rkey {
  * @direct_work: the lower of two such QPs (by node, then QP number)
  *	dials the other with it, until @direct_until (jiffies)
  * @direct_until: when @direct_work gives up and moves the QP to ERROR
+ * @rx_mutex: held by whoever reads the connection's frames: the receive
+ *	thread (from a frame's first byte to its last), @rx_work, or a
+ *	poller of a mapped CQ (scif_rdma_rxpoll.c, which only tries it);
+ *	outside @resp_mutex, the device's map_mutex and the CQs' locks
+ * @stage: a user QP with a mapped CQ: the bytes a poller read ahead of
+ *	the frames (struct srd_rxp_stage), which every reader of the
+ *	connection takes before the endpoint's (srd_xfer()); under
+ *	@rx_mutex; NULL for other QPs
+ * @rxp_live: the connection may be read by a poller or @rx_work: set by
+ *	srd_qp_connected(), cleared by the receive thread when it ends;
+ *	under @rx_mutex
+ * @rx_work: takes in the frames a poller staged but left (a request of
+ *	the peer's, or one too big for @stage), under @rx_mutex
+ * @rxp: the QP's entries in the @rxp_qps of its send CQ and of its
+ *	receive CQ (one used when they are the same CQ)
  */
 struct srd_qp {
 	struct ib_qp ibqp;
@@ -814,6 +870,11 @@ struct srd_qp {
 	bool destroyed;
 	struct delayed_work direct_work;
 	unsigned long direct_until;
+	struct mutex rx_mutex;		/* see above */
+	struct srd_rxp_stage *stage;
+	bool rxp_live;
+	struct work_struct rx_work;
+	struct srd_rxp_link rxp[2];
 };
 
 static inline struct srd_dev *to_srd_dev(struct ib_device *ibdev)
@@ -958,9 +1019,16 @@ void srd_direct_stop(struct srd_qp *qp);
 bool srd_direct_accept(struct srd_dev *dev, scif_epd_t epd, u16 node,
 		       const struct srd_cm_msg *m);
 
+/* scif_rdma_rxpoll.c: frames taken in by a mapped CQ's poller */
+int srd_rxp_init(struct srd_qp *qp, const struct ib_qp_init_attr *attr,
+		 bool user);
+void srd_rxp_fini(struct srd_qp *qp);
+void srd_rxp_poll_cq(struct srd_cq *cq);
+
 /* scif_rdma_rx.c: a connected QP's receive thread */
 int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		     struct iw_cm_id *cm_id);
+bool srd_rx_frame(struct srd_qp *qp);
 
 /* scif_rdma_sq.c: the send queue, in order, several answers awaited */
 void srd_sq_work(struct work_struct *work);
@@ -1043,5 +1111,12 @@ void srd_mr_read(struct srd_mr *mr, u64 addr, void *buf, u64 len);
 struct page *srd_kva_page(void *kva);
 void *srd_mr_pages_vmap(struct srd_mr *mr, u32 n);
 void *srd_mr_vmap(struct srd_mr *mr);
+
+/* scif_rdma_stage.c: a QP's bytes read ahead of its frames */
+int srd_stage_fill(struct srd_qp *qp, u32 want);
+int srd_stage_take(struct srd_qp *qp, void *buf, int len);
+bool srd_stage_ready(struct srd_qp *qp);
+void srd_stage_start(struct srd_qp *qp);
+void srd_stage_stop(struct srd_qp *qp);
 
 #endif /* _SCIF_RDMA_H */

@@ -111,13 +111,18 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	refcount_set(&qp->iw_refs, 1);
 	init_completion(&qp->iw_done);
 	srd_direct_init(qp);
+	err = srd_rxp_init(qp, attr, !!udata);
+	if (err)
+		goto free_rxp;
 	/* QP numbers 0 and 1 are the special QPs' in verbs. */
 	err = xa_alloc_cyclic(&dev->qps, &qpn, qp, XA_LIMIT(2, 0xffffff),
 			      &dev->next_qpn, GFP_KERNEL_ACCOUNT);
 	if (err < 0)
-		goto free_rq;
+		goto free_rxp;
 	ibqp->qp_num = qpn;
 	return 0;
+free_rxp:
+	srd_rxp_fini(qp);
 free_rq:
 	kvfree(qp->sq);
 	kvfree(qp->rq);
@@ -254,6 +259,7 @@ int srd_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	srd_ans_stop(qp);
 	srd_iw_rem_ref(ibqp);
 	wait_for_completion(&qp->iw_done);
+	srd_rxp_fini(qp);
 	kvfree(qp->sq);
 	kvfree(qp->rq);
 	srd_user_put(dev, qp->uc, SRD_UOBJ_QP);

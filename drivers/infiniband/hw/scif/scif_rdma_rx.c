@@ -322,8 +322,19 @@ static bool srd_flags_ok(const struct srd_hdr *h)
 	       (h->type == SRD_F_SEND && !(h->flags & SRD_F_IMM));
 }
 
-/* One frame; false ends the connection. */
-static bool srd_rx_one(struct srd_qp *qp)
+/**
+ * srd_rx_frame() - read and take in the next frame of a QP's connection
+ * @qp: the connected QP, its @rx_mutex held
+ *
+ * Each field is checked before use; the frame's bytes are waited for
+ * (those staged first, srd_xfer()).
+ *
+ * Context: process: the receive thread, @rx_work, or a poller of a
+ * mapped CQ with the frame wholly staged; sleeps.
+ * Return: false if the connection is to end (an error of the peer's or
+ * of the connection's), else true.
+ */
+bool srd_rx_frame(struct srd_qp *qp)
 {
 	struct srd_hdr h;
 	u32 len;
@@ -353,6 +364,32 @@ static bool srd_rx_one(struct srd_qp *qp)
 }
 
 /*
+ * Wait for the connection's bytes (or its end, or @closing) without
+ * @rx_mutex, so that a poller may take them in meanwhile.
+ */
+static void srd_rx_wait(struct srd_qp *qp)
+{
+	struct scif_pollepd pe = { .epd = qp->epd, .events = EPOLLIN };
+
+	scif_poll(&pe, 1, SRD_POLL_MS);
+}
+
+/* The receive thread's turn: a frame if one is there; false ends it. */
+static bool srd_rx_turn(struct srd_qp *qp)
+{
+	bool ok = true, ready;
+
+	mutex_lock(&qp->rx_mutex);
+	ready = srd_stage_ready(qp);
+	if (ready)
+		ok = srd_rx_frame(qp);
+	mutex_unlock(&qp->rx_mutex);
+	if (ok && !ready)
+		srd_rx_wait(qp);
+	return ok;
+}
+
+/*
  * The receive thread: frames until the connection ends, then the end:
  * the QP to ERROR (flushing it), the asynchronous event of the peer's
  * error if it ended for one, the endpoint closed, the CM told.
@@ -364,11 +401,12 @@ static int srd_rx_thread(void *arg)
 	struct iw_cm_event ev = { .event = IW_CM_EVENT_CLOSE };
 	unsigned long flags;
 
-	while (!READ_ONCE(qp->closing) && srd_rx_one(qp))
+	while (!READ_ONCE(qp->closing) && srd_rx_turn(qp))
 		;
 	/* An error's answer leaves first, as long as the peer reads. */
 	flush_work(&qp->ans_work);
 	WRITE_ONCE(qp->closing, true);
+	srd_stage_stop(qp);	/* no poller reads from now on */
 	spin_lock_irqsave(&qp->lock, flags);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -433,8 +471,10 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 	qp->next_rkey = 0;
 	memset(qp->rkeys_seen, 0, sizeof(qp->rkeys_seen));
 	qp->next_seen = 0;
+	srd_stage_start(qp);
 	t = kthread_run(srd_rx_thread, qp, "srd_rx%u", qp->ibqp.qp_num);
 	if (IS_ERR(t)) {
+		srd_stage_stop(qp);
 		WRITE_ONCE(qp->epd, NULL);
 		qp->cm_id = NULL;
 		complete(&qp->rx_done);

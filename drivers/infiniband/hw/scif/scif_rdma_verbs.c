@@ -249,6 +249,8 @@ int srd_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (!srd_take(&dev->num_cq, SRD_MAX_CQ))
 		goto uncqes;
 	spin_lock_init(&cq->lock);
+	mutex_init(&cq->rxp_mutex);
+	INIT_LIST_HEAD(&cq->rxp_qps);
 	cq->size = attr->cqe;
 	cq->uc = uc;
 	err = srd_ucq_create(cq, ud);
@@ -299,10 +301,12 @@ int srd_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * @num_entries: room in @wc
  * @wc: where the completions go
  *
- * A mapped CQ is polled by its process, in its ring, not by this verb.
+ * A mapped CQ is polled by its process, in its ring, not by this verb:
+ * for it, the verb (uverbs' poll_cq) takes in what has arrived for the
+ * CQ's QPs, whose completions then are in the ring (scif_rdma_rxpoll.c).
  *
- * Context: any.
- * Return: the number of completions taken; -EOPNOTSUPP for a mapped CQ.
+ * Context: any; process for a mapped CQ.
+ * Return: the number of completions taken (always 0 for a mapped CQ).
  */
 int srd_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
@@ -310,8 +314,10 @@ int srd_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	unsigned long flags;
 	int n = 0;
 
-	if (cq->umap)
-		return -EOPNOTSUPP;
+	if (cq->umap) {
+		srd_rxp_poll_cq(cq);
+		return 0;
+	}
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num_entries && cq->count) {
 		wc[n++] = cq->wc[cq->head];

@@ -28,7 +28,9 @@
  *	as the peer is there (a slow peer is not a broken one)
  *
  * Waits for room or bytes killably: a process's pending signal (a user
- * QP's poster, a CM call of rdma_ucm) does not cut a frame short.
+ * QP's poster, a CM call of rdma_ucm) does not cut a frame short.  A
+ * QP's bytes read ahead into its stage are received first (@qp's
+ * @rx_mutex held).
  *
  * Context: process; sleeps.
  * Return: 0, -ECONNABORTED if the QP closes first, -ETIMEDOUT, -EINTR
@@ -42,6 +44,9 @@ int srd_xfer(struct srd_qp *qp, scif_epd_t epd, void *buf, int len, bool tx,
 				   .events = tx ? EPOLLOUT : EPOLLIN };
 	int done = 0, n;
 
+	/* A poller's read-ahead comes first (scif_rdma_rxpoll.c). */
+	if (!tx && qp)
+		done = srd_stage_take(qp, buf, len);
 	while (done < len) {
 		n = tx ? scif_send(epd, buf + done, len - done, 0) :
 			 scif_recv(epd, buf + done, len - done, 0);

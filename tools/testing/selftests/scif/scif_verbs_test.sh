@@ -41,7 +41,11 @@
 #   for a device it does not know: scif_verbs_inline tests it); at
 #   least half of the 8-byte SENDs were sent, and of the WRITEs and
 #   READs moved straight into the server's window, by the thread that
-#   posted them (node 1's rdma_poster_reqs counter);
+#   posted them (node 1's rdma_poster_reqs counter), and at least half
+#   of the SENDs node 1 received were taken in by its poll of an empty
+#   CQ (rdma_poller_frames); ib_send_lat again with
+#   SCIF_RDMA_BUSY_POLL=0 on both ends: it passes and no frame is
+#   counted to a poller;
 #   ib_write_bw, ib_read_bw and ib_send_bw with -R (rdma_cm), 64 KiB
 #   and 1 MiB messages, and ib_send_bw --use-srq (the server's receives
 #   from a shared receive queue) of 64 KiB: both ends must exit 0 and
@@ -261,6 +265,9 @@ servers() {
 		serve_step "lat-$t" "ib_${t}_lat" -R -d scif0 -s 8 -n "$iters" -F
 		ok "ib_${t}_lat_server" wait "$srv_pid"
 	done
+	serve_step lat-ring env SCIF_RDMA_BUSY_POLL=0 ib_send_lat -R -d scif0 \
+		-s 8 -n "$iters" -F
+	ok ib_send_lat_ring_only_server wait "$srv_pid"
 	for t in write read send; do
 		for s in 65536 1048576; do
 			serve_step "$t-$s" "ib_${t}_bw" -R -d scif0 -s "$s" -n "$iters" -F
@@ -309,13 +316,21 @@ limits_tests() {
 # rdma_direct_reqs, the WRITEs or READs of the last run that went
 # straight into the server's window over its MR (a perftest MR is
 # larger than 1 MiB); rdma_poster_reqs, those of them that the thread
-# posting them moved itself, in ibv_post_send().
-counted_at_least() { # counter count
+# posting them moved itself, in ibv_post_send(); rdma_poller_frames,
+# the SENDs and answers a poll of an empty mapped CQ took in itself.
+counted_since() { # counter
 	scif_rdma_counters > /tmp/verbs-after
 	n=$(($(counter_of "$1" /tmp/verbs-after) -
 		$(counter_of "$1" /tmp/verbs-before)))
 	echo "# $1: +$n"
+}
+counted_at_least() { # counter count
+	counted_since "$1"
 	[ "$n" -ge "$2" ]
+}
+counted_at_most() { # counter count
+	counted_since "$1"
+	[ "$n" -le "$2" ]
 }
 
 # Node 1: the clients, after the limits (no other user object there).
@@ -358,7 +373,19 @@ clients() {
 		# ends the one before goes to the worker).
 		ok "ib_${t}_lat_by_poster" counted_at_least \
 			rdma_poster_reqs $((iters / 2))
+		[ "$t" = send ] || continue
+		# Its SENDs taken in by the poll that found the CQ empty:
+		# at least half (one that comes during the call may be
+		# the receive thread's).
+		ok ib_send_lat_by_poller counted_at_least \
+			rdma_poller_frames $((iters / 2))
 	done
+	# The ring alone (SCIF_RDMA_BUSY_POLL=0): the receive threads
+	# take every SEND in, none is counted to a poller.
+	scif_rdma_counters > /tmp/verbs-before
+	ok ib_send_lat_ring_only client_step lat-ring env SCIF_RDMA_BUSY_POLL=0 \
+		ib_send_lat -R -d scif0 -s 8 -n "$iters" -F "$peer_ip"
+	ok ib_send_lat_ring_only_no_poller counted_at_most rdma_poller_frames 0
 	for t in write read send; do
 		for s in 65536 1048576; do
 			scif_rdma_counters > /tmp/verbs-before
