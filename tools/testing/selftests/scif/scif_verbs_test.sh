@@ -318,19 +318,20 @@ limits_tests() {
 # larger than 1 MiB); rdma_poster_reqs, those of them that the thread
 # posting them moved itself, in ibv_post_send(); rdma_poller_frames,
 # the SENDs and answers a poll of an empty mapped CQ took in itself.
+# (The growth goes to $grown: $n is the TAP lines' count.)
 counted_since() { # counter
 	scif_rdma_counters > /tmp/verbs-after
-	n=$(($(counter_of "$1" /tmp/verbs-after) -
+	grown=$(($(counter_of "$1" /tmp/verbs-after) -
 		$(counter_of "$1" /tmp/verbs-before)))
-	echo "# $1: +$n"
+	echo "# $1: +$grown"
 }
 counted_at_least() { # counter count
 	counted_since "$1"
-	[ "$n" -ge "$2" ]
+	[ "$grown" -ge "$2" ]
 }
 counted_at_most() { # counter count
 	counted_since "$1"
-	[ "$n" -le "$2" ]
+	[ "$grown" -le "$2" ]
 }
 
 # Node 1: the clients, after the limits (no other user object there).
