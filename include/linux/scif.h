@@ -116,4 +116,44 @@ int scif_put_pages(struct scif_range *pages);
 int scif_client_register(struct scif_client *client);
 void scif_client_unregister(struct scif_client *client);
 
+/**
+ * struct scif_dev_filter - which lent functions scif_dev_list() gives
+ * @class: (PCI class & @class_mask) == @class
+ * @class_mask: 0 for any class
+ * @vendor: PCI vendor id, PCI_ANY_ID (0xffff) for any
+ * @device: PCI device id, PCI_ANY_ID (0xffff) for any
+ * @flags: SCIF_DEV_FREE: only functions borrowable now
+ */
+struct scif_dev_filter {
+	u32 class;
+	u32 class_mask;
+	u16 vendor;
+	u16 device;
+	u32 flags;
+};
+
+struct scif_dev_borrow;
+
+/**
+ * struct scif_dev_borrow_ops - what a borrower is told
+ * @lost: the borrow ended without a return: @why is -ENODEV (the lender
+ *	was lost) or -EREMOTEIO (the lender withdrew the function).
+ *	Context: process context (a work item), no SCIF lock held, may
+ *	sleep; the borrower must stop using the function before it
+ *	returns.  The borrow must still be given back with
+ *	scif_dev_return(), which then sends nothing.
+ */
+struct scif_dev_borrow_ops {
+	void (*lost)(struct scif_dev_borrow *b, void *priv, int why);
+};
+
+int scif_dev_list(u16 node, const struct scif_dev_filter *filter,
+		  struct scif_dev_entry *info, int max);
+struct scif_dev_borrow *scif_dev_borrow(u64 fdid, int flags,
+					const struct scif_dev_borrow_ops *ops,
+					void *priv);
+int scif_dev_return(struct scif_dev_borrow *b);
+int scif_dev_borrow_info(struct scif_dev_borrow *b,
+			 struct scif_dev_entry *info);
+
 #endif /* _LINUX_SCIF_H */

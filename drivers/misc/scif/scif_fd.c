@@ -14,6 +14,7 @@
  * is in Documentation/scif/observability.rst); what it prints is the
  * endpoint's handle, ids and counts, never a kernel address.
  */
+#include <linux/anon_inodes.h>
 #include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -25,6 +26,7 @@
 #include <linux/uio.h>
 
 #include "scif_conn.h"
+#include "scif_devices.h"
 #include "scif_epd.h"
 #include "scif_fault.h"
 #include "scif_fd.h"
@@ -355,6 +357,120 @@ static long scif_fd_ioctl_fp_open(struct scif_endpt *ep,
 	return 0;
 }
 
+/* SCIF_DEV_LIST: up to req.max entries, counted before they are copied. */
+static long scif_fd_ioctl_dev_list(struct scifioctl_dev_list __user *uarg)
+{
+	struct scif_dev_entry *ents = NULL;
+	struct scifioctl_dev_list req;
+	struct scif_dev_filter f;
+	long n;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved0 || req.reserved1 || req.max > SCIF_DEV_LIST_MAX)
+		return -EINVAL;
+	f = (struct scif_dev_filter) {
+		.class = req.class, .class_mask = req.class_mask,
+		.vendor = req.vendor, .device = req.device, .flags = req.flags,
+	};
+	if (!scif_dev_filter_valid(&f))
+		return -EINVAL;
+	if (req.max) {
+		ents = kvcalloc(req.max, sizeof(*ents), GFP_KERNEL_ACCOUNT);
+		if (!ents)
+			return -ENOMEM;
+	}
+	n = scif_dev_list(req.node, &f, ents, req.max);
+	if (n >= 0 &&
+	    (copy_to_user(u64_to_user_ptr(req.entries), ents,
+			  n * sizeof(*ents)) ||
+	     put_user(n, &uarg->count)))
+		n = -EFAULT;
+	kvfree(ents);
+	return n < 0 ? n : 0;
+}
+
+static int scif_borrow_release(struct inode *inode, struct file *f)
+{
+	scif_dev_return(f->private_data);
+	return 0;
+}
+
+static __poll_t scif_borrow_poll(struct file *f, poll_table *wait)
+{
+	return scif_dev_borrow_poll(f->private_data, f, wait);
+}
+
+static long scif_borrow_ioctl(struct file *f, unsigned int cmd,
+			      unsigned long arg)
+{
+	struct scif_dev_entry e;
+	int err;
+
+	if (cmd != SCIF_DEV_INFO)
+		return -ENOTTY;
+	err = scif_dev_borrow_info(f->private_data, &e);
+	if (err)
+		return err;
+	if (copy_to_user((void __user *)arg, &e, sizeof(e)))
+		return -EFAULT;
+	return 0;
+}
+
+/* BARs are mapped on real NTB hardware only (devices.rst). */
+static int scif_borrow_mmap(struct file *f, struct vm_area_struct *vma)
+{
+	return -ENXIO;
+}
+
+static const struct file_operations scif_borrow_fops = {
+	.owner = THIS_MODULE,
+	.release = scif_borrow_release,
+	.poll = scif_borrow_poll,
+	.unlocked_ioctl = scif_borrow_ioctl,
+	.mmap = scif_borrow_mmap,
+	.llseek = noop_llseek,
+};
+
+/* SCIF_DEV_BORROW: the borrow file is installed once fd is written. */
+static long scif_fd_ioctl_dev_borrow(struct scifioctl_dev_borrow __user *uarg)
+{
+	struct scifioctl_dev_borrow req;
+	struct scif_dev_borrow *b;
+	struct file *fp;
+	int fd;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (!capable(CAP_SYS_RAWIO))
+		return -EPERM;
+	if (req.reserved || req.flags & ~SCIF_DEV_EXCLUSIVE)
+		return -EINVAL;
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	b = scif_dev_borrow(req.fdid, req.flags, NULL, NULL);
+	if (IS_ERR(b)) {
+		put_unused_fd(fd);
+		return PTR_ERR(b);
+	}
+	fp = anon_inode_getfile("[scif_borrow]", &scif_borrow_fops, b,
+				O_RDWR | O_CLOEXEC);
+	if (IS_ERR(fp)) {
+		scif_dev_return(b);
+		put_unused_fd(fd);
+		return PTR_ERR(fp);
+	}
+	req.fd = fd;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		fput(fp);
+		put_unused_fd(fd);
+		return -EFAULT;
+	}
+	fd_install(fd, fp);
+	return 0;
+}
+
 static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	struct scif_endpt *ep = f->private_data;
@@ -395,6 +511,10 @@ static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return scif_fd_ioctl_fence_signal(ep, uarg);
 	case SCIF_FP_OPEN:
 		return scif_fd_ioctl_fp_open(ep, uarg);
+	case SCIF_DEV_LIST:
+		return scif_fd_ioctl_dev_list(uarg);
+	case SCIF_DEV_BORROW:
+		return scif_fd_ioctl_dev_borrow(uarg);
 	case SCIF_FP_NOTIFY:
 		return scif_epd_fp_notify(ep, (int)arg);
 	}

@@ -8,6 +8,7 @@
 #include <linux/module.h>
 
 #include "scif_debugfs.h"
+#include "scif_devices.h"
 #include "scif_epd.h"
 #include "scif_fd.h"
 #include "scif_hw.h"
@@ -86,12 +87,19 @@ static int __init scif_check_params(void)
 	return 0;
 }
 
+/* A node is gone: its endpoints are reset, its device borrows end. */
+static void scif_main_node_lost(struct scif_node *node, bool hold)
+{
+	scif_epd_node_lost(node, hold);
+	scif_devices_node_lost(node);
+}
+
 /* The layers above the nodes hear of them through this (design.rst). */
 static const struct scif_node_events scif_main_node_events = {
 	.message = scif_nodemsg_dispatch,
 	.online = scif_sysfs_node_add,
 	.absent = scif_sysfs_node_absent,
-	.lost = scif_epd_node_lost,
+	.lost = scif_main_node_lost,
 };
 
 static int __init scif_init(void)
@@ -126,8 +134,13 @@ static int __init scif_init(void)
 	err = scif_sysfs_init();
 	if (err)
 		goto undo_fd;
+	err = scif_devices_init();
+	if (err)
+		goto undo_sysfs;
 	return 0;
 
+undo_sysfs:
+	scif_sysfs_exit();
 undo_fd:
 	scif_fd_exit();
 undo_mmap:
@@ -147,6 +160,8 @@ undo_wq:
 
 static void __exit scif_exit(void)
 {
+	/* Withdrawals are messages: before the nodes go. */
+	scif_devices_exit();
 	scif_sysfs_exit();
 	scif_fd_exit();
 	scif_mmap_exit();

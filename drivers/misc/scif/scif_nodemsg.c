@@ -9,6 +9,7 @@
  *   REGISTER ... UNREGISTER_ACK  scif_window.c  scif_window_handle_msg()
  *   FENCE_*                      scif_fence.c   scif_fence_handle_msg()
  *   STAGE_*                      scif_rma.c     scif_rma_stage_handle_msg()
+ *   DEV_*                        scif_devices.c scif_devices_handle_msg()
  *
  * A message names its endpoint by handle (dst); the router looks it up
  * and hands it over only if its peer is on the sending node.  A message
@@ -23,6 +24,7 @@
 #include <linux/nospec.h>
 
 #include "scif_conn.h"
+#include "scif_devices.h"
 #include "scif_epd.h"
 #include "scif_info.h"
 #include "scif_msg.h"
@@ -141,6 +143,42 @@ static const struct scif_nodemsg_route scif_nodemsg_routes[SCIF_MSG_NR] = {
 	},
 	[SCIF_MSG_STAGE_ACK] = {
 		.handle = scif_rma_stage_handle_msg,
+	},
+	/*
+	 * Devices: node-level, no endpoint; a requester waits at most
+	 * dev_msg_timeout_ms, so nothing needs an orphan answer.
+	 */
+	[SCIF_MSG_DEV_LIST] = {
+		.handle = scif_devices_handle_msg,
+		.flags = SCIF_NODEMSG_NO_EPD,
+	},
+	[SCIF_MSG_DEV_LIST_ACK] = {
+		.handle = scif_devices_handle_msg,
+		.flags = SCIF_NODEMSG_NO_EPD,
+	},
+	[SCIF_MSG_DEV_BORROW] = {
+		.handle = scif_devices_handle_msg,
+		.flags = SCIF_NODEMSG_NO_EPD,
+	},
+	[SCIF_MSG_DEV_BORROW_ACK] = {
+		.handle = scif_devices_handle_msg,
+		.flags = SCIF_NODEMSG_NO_EPD,
+	},
+	[SCIF_MSG_DEV_RETURN] = {
+		.handle = scif_devices_handle_msg,
+		.flags = SCIF_NODEMSG_NO_EPD,
+	},
+	[SCIF_MSG_DEV_RETURN_ACK] = {
+		.handle = scif_devices_handle_msg,
+		.flags = SCIF_NODEMSG_NO_EPD,
+	},
+	[SCIF_MSG_DEV_WITHDRAW] = {
+		.handle = scif_devices_handle_msg,
+		.flags = SCIF_NODEMSG_NO_EPD,
+	},
+	[SCIF_MSG_DEV_WITHDRAW_ACK] = {
+		.handle = scif_devices_handle_msg,
+		.flags = SCIF_NODEMSG_NO_EPD,
 	},
 };
 

@@ -111,6 +111,26 @@ static inline size_t scif_qp_len(u32 rx_size)
  *	arg[4]; arg[0] request id
  * @SCIF_MSG_STAGE_ACK: answer to a STAGE_* request, sent once the copy
  *	is done; arg[0] its id, arg[2] 0 or a positive errno
+ * @SCIF_MSG_DEV_LIST: src asks for the first function it lends at index
+ *	arg[3] or beyond that matches a filter; arg[0] request id, arg[1]
+ *	class (bits 0..23) and class mask (24..47), arg[2] vendor (0..15),
+ *	device (16..31), filter flags (32..63).  Names no endpoint.
+ * @SCIF_MSG_DEV_LIST_ACK: answer to DEV_LIST: arg[0] its id, arg[1] the
+ *	part: 0 to SCIF_DEV_LIST_PARTS - 1 carry bytes part * 24 onwards of
+ *	the entry (struct scif_dev_entry) in arg[2..4], the last part
+ *	carrying its last 8 bytes in arg[2] and the next cursor in arg[3];
+ *	or SCIF_DEV_LIST_END alone: no entry, arg[2] 0 or a positive errno
+ * @SCIF_MSG_DEV_BORROW: arg[0] request id, arg[1] fdid, arg[2] flags
+ *	(SCIF_DEV_EXCLUSIVE), arg[3] the borrower's token (non-zero)
+ * @SCIF_MSG_DEV_BORROW_ACK: arg[0] its id, arg[1] the borrow id (non-zero)
+ *	or 0, arg[2] 0 or a positive errno
+ * @SCIF_MSG_DEV_RETURN: arg[0] request id, arg[1] fdid, arg[2] borrow id,
+ *	or 0 with arg[3] the token of a borrow whose answer never came
+ * @SCIF_MSG_DEV_RETURN_ACK: arg[0] its id, arg[2] 0 or a positive errno
+ * @SCIF_MSG_DEV_WITHDRAW: the lender takes a function back: arg[0]
+ *	request id, arg[1] fdid, arg[2] borrow id, arg[3] why (positive errno)
+ * @SCIF_MSG_DEV_WITHDRAW_ACK: the borrower no longer uses it: arg[0]
+ *	id, arg[1] fdid, arg[2] borrow id
  * @SCIF_MSG_NR: number of message types
  */
 enum scif_msg_op {
@@ -132,6 +152,14 @@ enum scif_msg_op {
 	SCIF_MSG_STAGE_WRITE,
 	SCIF_MSG_STAGE_READ,
 	SCIF_MSG_STAGE_ACK,
+	SCIF_MSG_DEV_LIST,
+	SCIF_MSG_DEV_LIST_ACK,
+	SCIF_MSG_DEV_BORROW,
+	SCIF_MSG_DEV_BORROW_ACK,
+	SCIF_MSG_DEV_RETURN,
+	SCIF_MSG_DEV_RETURN_ACK,
+	SCIF_MSG_DEV_WITHDRAW,
+	SCIF_MSG_DEV_WITHDRAW_ACK,
 	SCIF_MSG_NR
 };
 
@@ -182,6 +210,10 @@ static inline void scif_nodemsg_init(struct scif_msg *msg, u32 op, u64 dst,
 
 /* STAGE_*: most bytes one request moves. */
 #define SCIF_STAGE_LEN		(256 * 1024)
+
+/* DEV_LIST_ACK: parts of 24 bytes that carry one 128-byte entry. */
+#define SCIF_DEV_LIST_PARTS	6
+#define SCIF_DEV_LIST_END	0xff
 
 /* Size of one page of a run list; the peer maps them one at a time. */
 #define SCIF_RUNLIST_PAGE	4096

@@ -284,6 +284,117 @@ struct scifioctl_fp {
 #define SCIF_FP_NOTIFY_SPACE	2
 
 /*
+ * Devices across the fabric: the device list and borrowing
+ * (Documentation/scif/devices.rst, "Borrowing a device").
+ */
+#define SCIF_DEV_ANY_NODE	0xffff	/* scifioctl_dev_list.node: all */
+#define SCIF_DEV_FREE		1	/* scifioctl_dev_list.flags */
+#define SCIF_DEV_EXCLUSIVE	1	/* scifioctl_dev_borrow.flags */
+#define SCIF_DEV_LIST_MAX	1024	/* most entries of one SCIF_DEV_LIST */
+
+/* scif_dev_entry.modes: what the lender offers */
+#define SCIF_DEV_MODE_EXCLUSIVE	1
+#define SCIF_DEV_MODE_SHARED	2
+
+/* scif_dev_entry.state */
+#define SCIF_DEV_STATE_FREE		0	/* no borrower */
+#define SCIF_DEV_STATE_SHARED		1	/* shared borrowers */
+#define SCIF_DEV_STATE_EXCLUSIVE	2	/* one exclusive borrower */
+#define SCIF_DEV_STATE_RESETTING	3	/* being reset after a return */
+#define SCIF_DEV_STATE_DIRTY		4	/* no reset method: not lent */
+#define SCIF_DEV_STATE_MAX		4
+
+/* scif_dev_entry.bar_flags[] */
+#define SCIF_DEV_BAR_MEM	1	/* memory (else I/O ports) */
+#define SCIF_DEV_BAR_64		2
+#define SCIF_DEV_BAR_PREFETCH	4
+
+/**
+ * struct scif_dev_entry - a lent PCI function, as listed (128 bytes)
+ * @fdid: fabric device id: lender node << 48 | epoch << 32 | index
+ * @class: PCI class code (24 bits)
+ * @borrowers: borrows it has now
+ * @node: the lender's node id
+ * @vendor: PCI vendor id
+ * @device: PCI device id
+ * @subsystem_vendor: PCI subsystem vendor id
+ * @subsystem_device: PCI subsystem device id
+ * @revision: PCI revision
+ * @nr_bars: BARs (0 to 6); @bar_size beyond them is 0
+ * @modes: SCIF_DEV_MODE_* the lender offers
+ * @state: SCIF_DEV_STATE_*
+ * @reserved0: 0
+ * @bar_size: size of each BAR, 0 for none
+ * @bar_flags: SCIF_DEV_BAR_* of each BAR
+ * @reserved1: 0
+ * @name: the lender's PCI name of the function, NUL-terminated
+ * @reserved2: 0
+ */
+struct scif_dev_entry {
+	__u64 fdid;
+	__u32 class;
+	__u32 borrowers;
+	__u16 node;
+	__u16 vendor;
+	__u16 device;
+	__u16 subsystem_vendor;
+	__u16 subsystem_device;
+	__u8 revision;
+	__u8 nr_bars;
+	__u8 modes;
+	__u8 state;
+	__u16 reserved0;
+	__u64 bar_size[6];
+	__u8 bar_flags[6];
+	__u8 reserved1[10];
+	char name[16];
+	__u8 reserved2[16];
+};
+
+/**
+ * struct scifioctl_dev_list - SCIF_DEV_LIST argument
+ * @class: in: (PCI class & @class_mask) == @class
+ * @class_mask: in: 0 for any class
+ * @vendor: in: PCI vendor id, 0xffff for any
+ * @device: in: PCI device id, 0xffff for any
+ * @flags: in: SCIF_DEV_FREE (only functions borrowable now), or 0
+ * @node: in: a node id, or SCIF_DEV_ANY_NODE for every node online
+ * @reserved0: 0
+ * @max: in: room at @entries, at most SCIF_DEV_LIST_MAX
+ * @entries: in: user address of @max struct scif_dev_entry
+ * @count: out: entries written
+ * @reserved1: 0
+ */
+struct scifioctl_dev_list {
+	__u32 class;
+	__u32 class_mask;
+	__u16 vendor;
+	__u16 device;
+	__u32 flags;
+	__u16 node;
+	__u16 reserved0;
+	__u32 max;
+	__u64 entries;
+	__u32 count;
+	__u32 reserved1;
+};
+
+/**
+ * struct scifioctl_dev_borrow - SCIF_DEV_BORROW argument
+ * @fdid: in: the function, from SCIF_DEV_LIST
+ * @flags: in: SCIF_DEV_EXCLUSIVE, or 0 for a shared borrow
+ * @fd: out: the borrow file (close-on-exec); closing it returns the
+ *	function
+ * @reserved: 0
+ */
+struct scifioctl_dev_borrow {
+	__u64 fdid;
+	__u32 flags;
+	__s32 fd;
+	__u64 reserved;
+};
+
+/*
  * SCIF_BIND takes the address of the port, of which exactly 16 bits are
  * read and written; SCIF_LISTEN and SCIF_FENCE_WAIT take their value
  * (backlog, mark) as the ioctl argument itself.
@@ -308,5 +419,10 @@ struct scifioctl_fp {
 /* Extensions: the user-space data path (not in the original driver). */
 #define SCIF_FP_OPEN		_IOWR('s', 32, struct scifioctl_fp)
 #define SCIF_FP_NOTIFY		_IOW('s', 33, __s32)
+/* Extensions: devices across the fabric (not in the original driver). */
+#define SCIF_DEV_LIST		_IOWR('s', 37, struct scifioctl_dev_list)
+#define SCIF_DEV_BORROW		_IOWR('s', 38, struct scifioctl_dev_borrow)
+/* On a borrow file: the borrowed function's entry. */
+#define SCIF_DEV_INFO		_IOR('s', 39, struct scif_dev_entry)
 
 #endif /* _UAPI_LINUX_SCIF_IOCTL_H */

@@ -295,3 +295,63 @@ SCIF_EXPORT int scif_poll(struct scif_pollepd *epds, unsigned int nepds,
 	return ppoll((struct pollfd *)epds, nepds, timeout < 0 ? NULL : &ts,
 		     NULL);
 }
+
+/* Every function when filter is NULL; node may be SCIF_DEV_ANY_NODE. */
+SCIF_EXPORT int scif_get_device_list(uint16_t node,
+				     const struct scif_dev_filter *filter,
+				     struct scif_dev_entry *entries, int max)
+{
+	struct scifioctl_dev_list req = {
+		.vendor = 0xffff,
+		.device = 0xffff,
+		.node = node,
+		.max = max < 0 ? 0 : max,
+		.entries = (uintptr_t)entries,
+	};
+	int fd, ret;
+
+	if (max < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (filter) {
+		req.class = filter->class;
+		req.class_mask = filter->class_mask;
+		req.vendor = filter->vendor;
+		req.device = filter->device;
+		req.flags = filter->flags;
+	}
+	fd = open(SCIF_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = scif_ioctl(fd, SCIF_DEV_LIST, &req);
+	close_keep_errno(fd);
+	return ret ? -1 : (int)req.count;
+}
+
+/* The borrow file's descriptor; closing it (scif_return_device) returns. */
+SCIF_EXPORT int scif_borrow_device(uint64_t fdid, int flags)
+{
+	struct scifioctl_dev_borrow req = {
+		.fdid = fdid,
+		.flags = flags,
+	};
+	int fd, ret;
+
+	fd = open(SCIF_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = scif_ioctl(fd, SCIF_DEV_BORROW, &req);
+	close_keep_errno(fd);
+	return ret ? -1 : req.fd;
+}
+
+SCIF_EXPORT int scif_get_device_info(int bfd, struct scif_dev_entry *entry)
+{
+	return scif_ioctl(bfd, SCIF_DEV_INFO, entry);
+}
+
+SCIF_EXPORT int scif_return_device(int bfd)
+{
+	return close(bfd);
+}

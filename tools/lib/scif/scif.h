@@ -200,6 +200,26 @@ int scif_get_nodeIDs(uint16_t *nodes, int len, uint16_t *self);
 int scif_get_fd(scif_epd_t epd);
 int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout);
 
+/*
+ * Devices across the fabric (Documentation/scif/devices.rst): which
+ * lent PCI functions scif_get_device_list() gives.  class and
+ * class_mask: (class code & class_mask) == class; vendor, device:
+ * 0xffff for any; flags: SCIF_DEV_FREE for those borrowable now.
+ */
+struct scif_dev_filter {
+	uint32_t class;
+	uint32_t class_mask;
+	uint16_t vendor;
+	uint16_t device;
+	uint32_t flags;
+};
+
+int scif_get_device_list(uint16_t node, const struct scif_dev_filter *filter,
+			 struct scif_dev_entry *entries, int max);
+int scif_borrow_device(uint64_t fdid, int flags);
+int scif_get_device_info(int bfd, struct scif_dev_entry *entry);
+int scif_return_device(int bfd);
+
 #ifdef __cplusplus
 }
 #endif

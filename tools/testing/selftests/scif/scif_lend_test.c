@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device list and borrow bookkeeping (Documentation/scif/devices.rst,
+ * "Borrowing a device"), on both nodes of a 2-node cluster at once, each
+ * lending one PCI function bound to scif_lend (scif_lend_test.sh binds
+ * it and gives its PCI name in SCIF_LEND_BDF, and in SCIF_LEND_RESET
+ * whether the kernel has a reset method for it).
+ *
+ * First each node alone, on its own function through the loopback
+ * node: the list and its filters, exclusive and shared borrows and
+ * their EBUSY rules, returns (the function reset, or dirty when it has
+ * no reset method), stale and unknown fdids, EINVAL, EFAULT, EPERM for
+ * uid 65534, the borrow file's poll and SCIF_DEV_INFO after the lender
+ * withdraws (unbind).  Then, in step with the other node (a SCIF
+ * connection as barrier), each borrows the other's function: listing
+ * every node, exclusivity seen on the lender, withdrawal across nodes
+ * and a return across nodes.
+ *
+ * One TAP line per check; a failed check says what it saw.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "scif.h"
+
+#define LEND_PORT	2360
+#define EDU_VENDOR	0x1234
+#define EDU_DEVICE	0x11e8
+#define EDU_CLASS	0x00ff00
+#define EDU_BAR0	(1024 * 1024)
+
+static const char *bdf;
+static bool has_reset;
+static uint16_t self, peer;
+static int barrier_epd = -1;
+static int nr_test, nr_fail;
+static char why[256];
+
+static void result(const char *name, bool ok)
+{
+	nr_test++;
+	if (ok) {
+		printf("ok %d %s\n", nr_test, name);
+	} else {
+		nr_fail++;
+		printf("not ok %d %s # %s\n", nr_test, name, why);
+	}
+	fflush(stdout);
+	why[0] = '\0';
+}
+
+/* Records the first failed expectation of a check in why. */
+static bool expect(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cond || why[0])
+		return cond;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return cond;
+}
+
+/* The call returned -1 with errno @want. */
+static bool expect_errno(long ret, int want, const char *what)
+{
+	int e = errno;
+
+	return expect(ret == -1 && e == want, "%s: ret %ld errno %d (%s), want %s",
+		      what, ret, ret == -1 ? e : 0, ret == -1 ? strerror(e) : "-",
+		      strerror(want));
+}
+
+static const struct scif_dev_filter any = {
+	.vendor = 0xffff, .device = 0xffff,
+};
+
+static int list(uint16_t node, const struct scif_dev_filter *f,
+		struct scif_dev_entry *e, int max)
+{
+	return scif_get_device_list(node, f ? f : &any, e, max);
+}
+
+/* This node's own lent function: 0, or -1 with why set. */
+static int own_entry(struct scif_dev_entry *e)
+{
+	int n = list(self, NULL, e, 1);
+
+	return expect(n == 1, "own list: %d (errno %d)", n, errno) ? 0 : -1;
+}
+
+static int rebind(void)
+{
+	char path[128];
+	int fd, ok;
+
+	fd = open("/sys/bus/pci/drivers_probe", O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, bdf, strlen(bdf)) == (ssize_t)strlen(bdf);
+	close(fd);
+	snprintf(path, sizeof(path), "/sys/bus/pci/drivers/scif_lend/%s", bdf);
+	return ok && access(path, F_OK) == 0 ? 0 : -1;
+}
+
+static int unbind(void)
+{
+	int fd, ok;
+
+	fd = open("/sys/bus/pci/drivers/scif_lend/unbind", O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, bdf, strlen(bdf)) == (ssize_t)strlen(bdf);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* The state of node @node's only function once it is not resetting. */
+static int settled_state(uint16_t node, struct scif_dev_entry *e)
+{
+	for (int i = 0; i < 50; i++) {
+		if (list(node, NULL, e, 1) != 1)
+			return -1;
+		if (e->state != SCIF_DEV_STATE_RESETTING)
+			return e->state;
+		usleep(20 * 1000);
+	}
+	return -1;
+}
+
+/* After a full return: the state the reset truth gives, then free again. */
+static bool check_returned(uint64_t fdid)
+{
+	struct scif_dev_entry e;
+	int st = settled_state(self, &e), want;
+
+	want = has_reset ? SCIF_DEV_STATE_FREE : SCIF_DEV_STATE_DIRTY;
+	if (!expect(st == want, "state after return %d, want %d", st, want))
+		return false;
+	if (has_reset)
+		return expect(e.borrowers == 0, "borrowers %u", e.borrowers);
+	/* Dirty: not lent until bound again; then a new fdid. */
+	if (!expect_errno(scif_borrow_device(fdid, 0), ENXIO, "borrow dirty"))
+		return false;
+	if (!expect(!unbind() && !rebind(), "rebind: %s", strerror(errno)) ||
+	    own_entry(&e))
+		return false;
+	return expect(e.state == SCIF_DEV_STATE_FREE && e.fdid != fdid,
+		      "after rebind: state %u fdid %#llx (old %#llx)", e.state,
+		      (unsigned long long)e.fdid, (unsigned long long)fdid);
+}
+
+static void t_list_self(struct scif_dev_entry *e)
+{
+	if (!own_entry(e)) {
+		expect(e->vendor == EDU_VENDOR && e->device == EDU_DEVICE,
+		       "ids %04x:%04x", e->vendor, e->device);
+		expect(e->class == EDU_CLASS, "class %06x", e->class);
+		expect(e->node == self && e->fdid >> 48 == self,
+		       "node %u fdid %#llx", e->node,
+		       (unsigned long long)e->fdid);
+		expect(!strcmp(e->name, bdf), "name '%s'", e->name);
+		expect(e->nr_bars >= 1 && e->bar_size[0] == EDU_BAR0 &&
+		       (e->bar_flags[0] & SCIF_DEV_BAR_MEM),
+		       "bars %u bar0 %llu flags %u", e->nr_bars,
+		       (unsigned long long)e->bar_size[0], e->bar_flags[0]);
+		expect(e->modes == (SCIF_DEV_MODE_EXCLUSIVE |
+				    SCIF_DEV_MODE_SHARED) &&
+		       e->state == SCIF_DEV_STATE_FREE && !e->borrowers,
+		       "modes %u state %u borrowers %u", e->modes, e->state,
+		       e->borrowers);
+	}
+	result("list_self_fields", !why[0]);
+}
+
+static void t_filters(void)
+{
+	struct scif_dev_filter f = any;
+	struct scif_dev_entry e[4];
+	int n;
+
+	f.class = EDU_CLASS;
+	f.class_mask = 0xffffff;
+	n = list(self, &f, e, 4);
+	expect(n == 1, "class match: %d", n);
+	f.class = 0x010802;
+	n = list(self, &f, e, 4);
+	expect(n == 0, "class 010802: %d", n);
+	f = any;
+	f.vendor = EDU_VENDOR;
+	f.device = EDU_DEVICE;
+	n = list(self, &f, e, 4);
+	expect(n == 1, "vendor/device match: %d", n);
+	f.vendor = 0x8086;
+	n = list(self, &f, e, 4);
+	expect(n == 0, "vendor 8086: %d", n);
+	f = any;
+	f.flags = SCIF_DEV_FREE;
+	n = list(self, &f, e, 4);
+	expect(n == 1, "free: %d", n);
+	n = list(self, NULL, e, 0);
+	expect(n == 0, "max 0: %d", n);
+	result("list_filters", !why[0]);
+}
+
+static void t_list_errors(void)
+{
+	struct scif_dev_entry e[2];
+	struct scifioctl_dev_list req;
+	int fd = open("/dev/scif", O_RDWR);
+
+	memset(&req, 0, sizeof(req));
+	req.vendor = req.device = 0xffff;
+	req.node = self;
+	req.max = 2;
+	req.entries = (uintptr_t)e;
+	req.reserved0 = 1;
+	expect_errno(ioctl(fd, SCIF_DEV_LIST, &req), EINVAL, "reserved0");
+	req.reserved0 = 0;
+	req.reserved1 = 1;
+	expect_errno(ioctl(fd, SCIF_DEV_LIST, &req), EINVAL, "reserved1");
+	req.reserved1 = 0;
+	req.max = SCIF_DEV_LIST_MAX + 1;
+	expect_errno(ioctl(fd, SCIF_DEV_LIST, &req), EINVAL, "max 1025");
+	req.max = 2;
+	req.flags = 2;
+	expect_errno(ioctl(fd, SCIF_DEV_LIST, &req), EINVAL, "flags 2");
+	req.flags = 0;
+	req.class = 0xff;
+	req.class_mask = 0xff00;
+	expect_errno(ioctl(fd, SCIF_DEV_LIST, &req), EINVAL, "class off mask");
+	req.class = req.class_mask = 0;
+	req.node = 63;
+	expect_errno(ioctl(fd, SCIF_DEV_LIST, &req), ENODEV, "node 63");
+	req.node = self;
+	req.entries = 8;
+	expect_errno(ioctl(fd, SCIF_DEV_LIST, &req), EFAULT, "entries 8");
+	expect_errno(ioctl(fd, SCIF_DEV_LIST, (void *)8), EFAULT, "arg 8");
+	req.entries = (uintptr_t)e;
+	expect(ioctl(fd, SCIF_DEV_LIST, &req) == 0 && req.count == 1,
+	       "valid after errors: count %u", req.count);
+	close(fd);
+	result("list_einval_enodev_efault", !why[0]);
+}
+
+static void t_exclusive(const struct scif_dev_entry *own)
+{
+	struct scif_dev_filter f = any;
+	struct scif_dev_entry e, l[2];
+	struct pollfd p;
+	void *m;
+	int b, n;
+
+	b = scif_borrow_device(own->fdid, SCIF_DEV_EXCLUSIVE);
+	if (!expect(b >= 0, "borrow exclusive: %s", strerror(errno))) {
+		result("borrow_exclusive", false);
+		return;
+	}
+	expect_errno(scif_borrow_device(own->fdid, SCIF_DEV_EXCLUSIVE), EBUSY,
+		     "second exclusive");
+	expect_errno(scif_borrow_device(own->fdid, 0), EBUSY, "shared");
+	expect(!scif_get_device_info(b, &e) && e.fdid == own->fdid &&
+	       e.state == SCIF_DEV_STATE_EXCLUSIVE && e.borrowers == 1,
+	       "info: fdid %#llx state %u borrowers %u",
+	       (unsigned long long)e.fdid, e.state, e.borrowers);
+	f.flags = SCIF_DEV_FREE;
+	n = list(self, &f, l, 2);
+	expect(n == 0, "free while borrowed: %d", n);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, b, 0);
+	expect(m == MAP_FAILED && errno == ENXIO, "mmap: %p errno %d", m,
+	       errno);
+	p = (struct pollfd){ .fd = b, .events = POLLIN };
+	n = poll(&p, 1, 0);
+	expect(n == 0, "poll while active: %d revents %#x", n, p.revents);
+	expect(fcntl(b, F_GETFD) == FD_CLOEXEC, "not close-on-exec");
+	result("borrow_exclusive", !why[0]);
+
+	expect(!scif_return_device(b), "close: %s", strerror(errno));
+	check_returned(own->fdid);
+	result("return_exclusive", !why[0]);
+}
+
+static void t_shared(void)
+{
+	struct scif_dev_entry own, e;
+	int b1, b2;
+
+	if (own_entry(&own)) {
+		result("borrow_shared", false);
+		return;
+	}
+	b1 = scif_borrow_device(own.fdid, 0);
+	b2 = scif_borrow_device(own.fdid, 0);
+	expect(b1 >= 0 && b2 >= 0, "shared borrows: %d %d (%s)", b1, b2,
+	       strerror(errno));
+	expect_errno(scif_borrow_device(own.fdid, SCIF_DEV_EXCLUSIVE), EBUSY,
+		     "exclusive over shared");
+	expect(!scif_get_device_info(b1, &e) &&
+	       e.state == SCIF_DEV_STATE_SHARED && e.borrowers == 2,
+	       "info: state %u borrowers %u", e.state, e.borrowers);
+	if (b1 >= 0)
+		scif_return_device(b1);
+	expect(!own_entry(&e) && e.state == SCIF_DEV_STATE_SHARED &&
+	       e.borrowers == 1, "after one return: state %u borrowers %u",
+	       e.state, e.borrowers);
+	if (b2 >= 0)
+		scif_return_device(b2);
+	check_returned(own.fdid);
+	result("borrow_shared", !why[0]);
+}
+
+static void t_borrow_errors(uint64_t stale)
+{
+	struct scifioctl_dev_borrow req;
+	struct scif_dev_entry own;
+	int fd = open("/dev/scif", O_RDWR);
+
+	if (own_entry(&own)) {
+		result("borrow_enoent_einval_efault", false);
+		close(fd);
+		return;
+	}
+	if (stale != own.fdid)
+		expect_errno(scif_borrow_device(stale, 0), ENOENT,
+			     "stale fdid");
+	expect_errno(scif_borrow_device(own.fdid | 0xffffffffULL, 0), ENOENT,
+		     "unknown index");
+	expect_errno(scif_borrow_device(own.fdid ^ (1ULL << 32), 0), ENOENT,
+		     "other epoch");
+	expect_errno(scif_borrow_device((uint64_t)63 << 48, 0), ENODEV,
+		     "node 63");
+	expect_errno(scif_borrow_device(own.fdid, 2), EINVAL, "flags 2");
+	memset(&req, 0, sizeof(req));
+	req.fdid = own.fdid;
+	req.reserved = 1;
+	expect_errno(ioctl(fd, SCIF_DEV_BORROW, &req), EINVAL, "reserved");
+	expect_errno(ioctl(fd, SCIF_DEV_BORROW, (void *)8), EFAULT, "arg 8");
+	close(fd);
+	expect(!own_entry(&own) && own.state == SCIF_DEV_STATE_FREE &&
+	       !own.borrowers, "after errors: state %u borrowers %u",
+	       own.state, own.borrowers);
+	result("borrow_enoent_einval_efault", !why[0]);
+}
+
+/* uid 65534: the list works, a borrow is EPERM. */
+static void t_unprivileged(void)
+{
+	struct scif_dev_entry own;
+	int status = -1;
+	pid_t pid;
+
+	if (own_entry(&own)) {
+		result("unprivileged_eperm", false);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct scif_dev_entry e;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		if (list(self, NULL, &e, 1) != 1 || e.fdid != own.fdid)
+			_exit(11);
+		if (scif_borrow_device(own.fdid, 0) != -1 || errno != EPERM)
+			_exit(12);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	expect(WIFEXITED(status) && !WEXITSTATUS(status),
+	       "child status %#x (10 setuid, 11 list, 12 not EPERM)", status);
+	result("unprivileged_eperm", !why[0]);
+}
+
+/* Unbind under a borrow: the borrow file reports the loss. */
+static bool lost_borrow(int b, const char *what)
+{
+	struct pollfd p = { .fd = b, .events = POLLIN };
+	struct scif_dev_entry e;
+	int n = poll(&p, 1, 10000);
+
+	expect(n == 1 && (p.revents & (POLLERR | POLLHUP)) ==
+	       (POLLERR | POLLHUP), "%s: poll %d revents %#x", what, n,
+	       p.revents);
+	return expect_errno(scif_get_device_info(b, &e), ENODEV, what);
+}
+
+static void t_withdraw_local(void)
+{
+	struct scif_dev_entry own;
+	int b;
+
+	if (own_entry(&own)) {
+		result("withdraw_local", false);
+		return;
+	}
+	b = scif_borrow_device(own.fdid, SCIF_DEV_EXCLUSIVE);
+	if (expect(b >= 0, "borrow: %s", strerror(errno))) {
+		expect(!unbind(), "unbind: %s", strerror(errno));
+		lost_borrow(b, "withdrawn");
+		scif_return_device(b);
+	}
+	expect(!rebind() && !own_entry(&own) &&
+	       own.state == SCIF_DEV_STATE_FREE, "rebound: state %u",
+	       own.state);
+	result("withdraw_local", !why[0]);
+}
+
+/* ---- Both nodes ---- */
+
+static int barrier(void)
+{
+	char c = 'b';
+
+	if (scif_send(barrier_epd, &c, 1, SCIF_SEND_BLOCK) != 1 ||
+	    scif_recv(barrier_epd, &c, 1, SCIF_RECV_BLOCK) != 1)
+		return -1;
+	return 0;
+}
+
+static int barrier_setup(void)
+{
+	struct scif_port_id dst = { .node = peer, .port = LEND_PORT }, from;
+	int lep, epd;
+
+	if (self < peer) {
+		lep = scif_open();
+		if (lep < 0 || scif_bind(lep, LEND_PORT) < 0 ||
+		    scif_listen(lep, 1) < 0)
+			return -1;
+		alarm(120);
+		if (scif_accept(lep, &from, &epd, SCIF_ACCEPT_SYNC) < 0)
+			return -1;
+		alarm(0);
+		scif_close(lep);
+		barrier_epd = epd;
+		return 0;
+	}
+	epd = scif_open();
+	for (int i = 0; i < 600 && epd >= 0; i++) {
+		if (scif_connect(epd, &dst) >= 0) {
+			barrier_epd = epd;
+			return 0;
+		}
+		usleep(100 * 1000);
+	}
+	return -1;
+}
+
+static int peer_entry(struct scif_dev_entry *e)
+{
+	int n = list(peer, NULL, e, 1);
+
+	return expect(n == 1 && e->node == peer, "peer list: %d (errno %d)",
+		      n, errno) ? 0 : -1;
+}
+
+static void t_cross(void)
+{
+	struct scif_dev_entry all[4], pe, own, e;
+	int n, b, seen = 0;
+
+	n = list(SCIF_DEV_ANY_NODE, NULL, all, 4);
+	for (int i = 0; i < n; i++)
+		seen |= (all[i].node == self ? 1 : 0) |
+			(all[i].node == peer ? 2 : 0);
+	expect(n == 2 && seen == 3, "any node: %d entries, seen %d", n, seen);
+	n = list(SCIF_DEV_ANY_NODE, NULL, all, 1);
+	expect(n == 1, "any node, max 1: %d", n);
+	result("list_any_node", !why[0]);
+
+	b = -1;
+	if (!peer_entry(&pe)) {
+		b = scif_borrow_device(pe.fdid, SCIF_DEV_EXCLUSIVE);
+		expect(b >= 0, "borrow peer's: %s", strerror(errno));
+		expect(!scif_get_device_info(b, &e) && e.node == peer &&
+		       e.fdid == pe.fdid && e.state == SCIF_DEV_STATE_EXCLUSIVE,
+		       "info: node %u state %u", e.node, e.state);
+		expect_errno(scif_borrow_device(pe.fdid, 0), EBUSY,
+			     "shared over remote exclusive");
+	}
+	barrier();
+	/* Both borrowed: the lender's view of our own function. */
+	expect(!own_entry(&own) && own.state == SCIF_DEV_STATE_EXCLUSIVE &&
+	       own.borrowers == 1, "own, borrowed by peer: state %u borrowers %u",
+	       own.state, own.borrowers);
+	expect_errno(scif_borrow_device(own.fdid, 0), EBUSY,
+		     "local shared over peer's exclusive");
+	result("borrow_remote_exclusive", !why[0]);
+	barrier();
+
+	/* Each lender withdraws: the other's borrow file reports it. */
+	expect(!unbind(), "unbind: %s", strerror(errno));
+	if (b >= 0) {
+		lost_borrow(b, "withdrawn by peer");
+		scif_return_device(b);
+	}
+	barrier();
+	expect(!rebind(), "rebind: %s", strerror(errno));
+	result("withdraw_remote", !why[0]);
+	barrier();
+
+	/* A return across nodes; the lender's state settles. */
+	if (!peer_entry(&pe)) {
+		b = scif_borrow_device(pe.fdid, 0);
+		expect(b >= 0, "borrow peer's shared: %s", strerror(errno));
+		if (b >= 0)
+			scif_return_device(b);
+		n = settled_state(peer, &e);
+		expect(n == (has_reset ? SCIF_DEV_STATE_FREE :
+			     SCIF_DEV_STATE_DIRTY) && !e.borrowers,
+		       "peer's state after return %d borrowers %u", n,
+		       e.borrowers);
+	}
+	barrier();
+	if (!has_reset)
+		expect(!unbind() && !rebind(), "rebind: %s", strerror(errno));
+	result("return_remote", !why[0]);
+}
+
+int main(void)
+{
+	struct scif_dev_entry own;
+	uint16_t nodes[4];
+	const char *r = getenv("SCIF_LEND_RESET");
+	int n;
+
+	bdf = getenv("SCIF_LEND_BDF");
+	has_reset = r && !strcmp(r, "1");
+	printf("TAP version 13\n");
+	n = scif_get_nodeIDs(nodes, 4, &self);
+	if (!bdf || n != 2) {
+		printf("1..0 # SKIP needs SCIF_LEND_BDF and 2 nodes (%d)\n", n);
+		return 4;
+	}
+	peer = nodes[0] == self ? nodes[1] : nodes[0];
+	printf("1..13\n# node %u, peer %u, lending %s, reset method: %s\n",
+	       self, peer, bdf, has_reset ? "yes" : "no (dirty)");
+
+	t_list_self(&own);
+	t_filters();
+	t_list_errors();
+	t_exclusive(&own);
+	t_shared();
+	t_unprivileged();
+	t_withdraw_local();
+	/* The function was bound again: own.fdid is stale now. */
+	t_borrow_errors(own.fdid);
+	if (barrier_setup() || barrier()) {
+		printf("# no barrier with node %u\n", peer);
+		return 1;
+	}
+	t_cross();
+	printf("# %d of %d failed\n", nr_fail, nr_test);
+	return nr_fail ? 1 : 0;
+}
