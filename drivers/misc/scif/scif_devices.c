@@ -521,24 +521,24 @@ end:
 	scif_node_reply(node, &reply);
 }
 
-/* Why @l cannot be borrowed by @node as @excl asks, or 0. */
+/* Why @l cannot be borrowed by @node as @excl asks (-errno), or 0. */
 static int scif_lend_refusal(struct scif_lent *l, u16 node, bool excl)
 {
 	lockdep_assert_held(&scif_devices_lock);
 	if (!l || l->withdrawing)
-		return ENOENT;
+		return -ENOENT;
 	if (l->dirty)
-		return ENXIO;
+		return -ENXIO;
 	if (l->resetting)
-		return EBUSY;
+		return -EBUSY;
 	if (!(l->modes & (excl ? SCIF_DEV_MODE_EXCLUSIVE :
 			  SCIF_DEV_MODE_SHARED)))
-		return EACCES;
+		return -EACCES;
 	if (excl ? l->nr_borrows : l->exclusive)
-		return EBUSY;
+		return -EBUSY;
 	if (scif_lend_node_borrows[node] >= READ_ONCE(max_borrows_per_node) ||
 	    l->nr_borrows >= READ_ONCE(max_dev_borrowers))
-		return EAGAIN;
+		return -EAGAIN;
 	return 0;
 }
 
@@ -568,11 +568,11 @@ static int scif_lend_grant(struct scif_node *node, const struct scif_msg *msg,
 	int err;
 
 	if (msg->arg[2] & ~(u64)SCIF_DEV_EXCLUSIVE || !msg->arg[3])
-		return EINVAL;
+		return -EINVAL;
 	/* Bounded: max_borrows_per_node per node, checked below. */
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
-		return EAGAIN;
+		return -EAGAIN;
 	mutex_lock(&scif_devices_lock);
 	l = scif_lent_find(msg->arg[1]);
 	err = scif_lend_refusal(l, node->id, excl);
@@ -601,7 +601,7 @@ static void scif_lend_handle_borrow(struct scif_node *node,
 
 	scif_nodemsg_init(&reply, SCIF_MSG_DEV_BORROW_ACK, 0, 0);
 	reply.arg[0] = msg->arg[0];
-	reply.arg[2] = scif_lend_grant(node, msg, &id);
+	reply.arg[2] = -scif_lend_grant(node, msg, &id);
 	reply.arg[1] = id;
 	scif_node_reply(node, &reply);
 }

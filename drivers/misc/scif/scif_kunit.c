@@ -18,6 +18,7 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 
+#include "scif_devices.h"
 #include "scif_epd.h"
 #include "scif_nodemsg.h"
 #include "scif_lmap.h"
@@ -728,9 +729,130 @@ static struct kunit_suite scif_qp_area_suite = {
 	.test_cases = scif_qp_area_cases,
 };
 
+/* ---- device-list entries and filters (scif_devices.c) ---- */
+
+/* A well-formed entry of node 3, as a lender sends it. */
+static void scif_dev_good_entry(struct scif_dev_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->fdid = 3ULL << 48 | 0x1234ULL << 32 | 7;
+	e->node = 3;
+	e->class = 0x010802;
+	e->vendor = 0x1b36;
+	e->device = 0x0010;
+	e->nr_bars = 3;
+	e->bar_size[0] = SZ_16K;
+	e->bar_flags[0] = SCIF_DEV_BAR_MEM | SCIF_DEV_BAR_64;
+	e->bar_size[2] = 8;
+	e->modes = SCIF_DEV_MODE_EXCLUSIVE | SCIF_DEV_MODE_SHARED;
+	e->state = SCIF_DEV_STATE_SHARED;
+	strscpy(e->name, "0000:00:04.0", sizeof(e->name));
+}
+
+static void scif_dev_wire_good(struct kunit *test)
+{
+	struct scif_dev_entry e;
+
+	scif_dev_good_entry(&e);
+	KUNIT_EXPECT_TRUE(test, scif_dev_entry_valid(&e, 3));
+	e.state = SCIF_DEV_STATE_DIRTY;
+	e.nr_bars = 6;
+	e.bar_size[5] = SZ_1G;
+	e.bar_flags[5] = SCIF_DEV_BAR_MEM | SCIF_DEV_BAR_PREFETCH;
+	memset(e.name, 'a', sizeof(e.name) - 1);
+	e.name[15] = 0;
+	KUNIT_EXPECT_TRUE(test, scif_dev_entry_valid(&e, 3));
+}
+
+static void scif_dev_wire_bad(struct kunit *test)
+{
+	struct scif_dev_entry e;
+
+	scif_dev_good_entry(&e);
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 4));	/* foreign */
+	e.fdid = 4ULL << 48;
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	scif_dev_good_entry(&e);
+	e.nr_bars = 7;
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	scif_dev_good_entry(&e);
+	e.bar_size[0] = 3 * SZ_4K;			/* not a power of 2 */
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	e.bar_size[0] = 8;				/* memory under 16 */
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	scif_dev_good_entry(&e);
+	e.bar_size[4] = SZ_4K;				/* beyond nr_bars */
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	scif_dev_good_entry(&e);
+	e.bar_flags[1] = SCIF_DEV_BAR_MEM;		/* flags, no size */
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	scif_dev_good_entry(&e);
+	memset(e.name, 'a', sizeof(e.name));		/* unterminated */
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	scif_dev_good_entry(&e);
+	e.modes = 0;
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	e.modes = 4;
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	scif_dev_good_entry(&e);
+	e.state = SCIF_DEV_STATE_MAX + 1;
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	scif_dev_good_entry(&e);
+	e.class = 0x1000000;
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+	scif_dev_good_entry(&e);
+	e.reserved2[15] = 1;
+	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
+}
+
+static void scif_dev_filter_checks(struct kunit *test)
+{
+	struct scif_dev_filter f = { .vendor = 0xffff, .device = 0xffff };
+	struct scif_dev_entry e;
+
+	scif_dev_good_entry(&e);
+	KUNIT_EXPECT_TRUE(test, scif_dev_filter_valid(&f));
+	KUNIT_EXPECT_TRUE(test, scif_dev_filter_match(&f, &e));
+	f.class = 0x010800;
+	f.class_mask = 0xffff00;
+	KUNIT_EXPECT_TRUE(test, scif_dev_filter_match(&f, &e));
+	f.class = 0x020000;
+	KUNIT_EXPECT_FALSE(test, scif_dev_filter_match(&f, &e));
+	f.class = 0x0200ff;				/* outside the mask */
+	KUNIT_EXPECT_FALSE(test, scif_dev_filter_valid(&f));
+	f.class = 0;
+	f.class_mask = 0x1000000;
+	KUNIT_EXPECT_FALSE(test, scif_dev_filter_valid(&f));
+	f.class_mask = 0;
+	f.vendor = 0x1b36;
+	f.device = 0x0011;
+	KUNIT_EXPECT_FALSE(test, scif_dev_filter_match(&f, &e));
+	f.device = 0x0010;
+	KUNIT_EXPECT_TRUE(test, scif_dev_filter_match(&f, &e));
+	f.flags = SCIF_DEV_FREE;			/* e is shared */
+	KUNIT_EXPECT_FALSE(test, scif_dev_filter_match(&f, &e));
+	e.state = SCIF_DEV_STATE_FREE;
+	KUNIT_EXPECT_TRUE(test, scif_dev_filter_match(&f, &e));
+	f.flags = 2;
+	KUNIT_EXPECT_FALSE(test, scif_dev_filter_valid(&f));
+}
+
+static struct kunit_case scif_dev_cases[] = {
+	KUNIT_CASE(scif_dev_wire_good),
+	KUNIT_CASE(scif_dev_wire_bad),
+	KUNIT_CASE(scif_dev_filter_checks),
+	{}
+};
+
+static struct kunit_suite scif_dev_suite = {
+	.name = "scif_dev",
+	.test_cases = scif_dev_cases,
+};
+
 kunit_test_suites(&scif_rb_suite, &scif_register_suite, &scif_runlist_suite,
 		  &scif_fence_suite, &scif_place_suite, &scif_orphan_suite,
-		  &scif_node_errno_suite, &scif_qp_area_suite);
+		  &scif_node_errno_suite, &scif_qp_area_suite,
+		  &scif_dev_suite);
 
 MODULE_DESCRIPTION("KUnit suites of the SCIF core (test build only)");
 MODULE_LICENSE("GPL");
