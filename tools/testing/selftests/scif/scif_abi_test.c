@@ -85,6 +85,35 @@ TEST(ioctl_numbers)
 	EXPECT_EQ(0xc0287311UL, (unsigned long)SCIF_FENCE_SIGNAL);
 }
 
+/*
+ * The device-list extensions (Documentation/scif/devices.rst): not in
+ * the original driver, so this pins the layout this driver chose.
+ */
+TEST(dev_extensions)
+{
+	EXPECT_EQ(128, sizeof(struct scif_dev_entry));
+	EXPECT_EQ(40, sizeof(struct scifioctl_dev_list));
+	EXPECT_EQ(24, sizeof(struct scifioctl_dev_borrow));
+	EXPECT_LAYOUT(scif_dev_entry, class, 8);
+	EXPECT_LAYOUT(scif_dev_entry, node, 16);
+	EXPECT_LAYOUT(scif_dev_entry, revision, 26);
+	EXPECT_LAYOUT(scif_dev_entry, state, 29);
+	EXPECT_LAYOUT(scif_dev_entry, bar_size, 32);
+	EXPECT_LAYOUT(scif_dev_entry, bar_flags, 80);
+	EXPECT_LAYOUT(scif_dev_entry, name, 96);
+	EXPECT_LAYOUT(scif_dev_entry, reserved2, 112);
+	EXPECT_LAYOUT(scifioctl_dev_list, node, 16);
+	EXPECT_LAYOUT(scifioctl_dev_list, max, 20);
+	EXPECT_LAYOUT(scifioctl_dev_list, entries, 24);
+	EXPECT_LAYOUT(scifioctl_dev_list, count, 32);
+	EXPECT_LAYOUT(scifioctl_dev_borrow, flags, 8);
+	EXPECT_LAYOUT(scifioctl_dev_borrow, fd, 12);
+	EXPECT_LAYOUT(scifioctl_dev_borrow, reserved, 16);
+	EXPECT_EQ(0xc0287325UL, (unsigned long)SCIF_DEV_LIST);
+	EXPECT_EQ(0xc0187326UL, (unsigned long)SCIF_DEV_BORROW);
+	EXPECT_EQ(0x80807327UL, (unsigned long)SCIF_DEV_INFO);
+}
+
 TEST(flag_values)
 {
 	EXPECT_EQ(1, SCIF_ACCEPT_SYNC);

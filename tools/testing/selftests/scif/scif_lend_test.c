@@ -416,6 +416,105 @@ static void t_withdraw_local(void)
 	result("withdraw_local", !why[0]);
 }
 
+/* ---- Forged DEV_* messages (the test build's forge hook) ---- */
+
+#define DBG		"/sys/kernel/debug/scif/"
+#define OP_LIST		19	/* SCIF_MSG_DEV_LIST, scif_proto.h */
+
+static int stat_of(const char *name)
+{
+	char buf[512], *p;
+	int fd = open(DBG "stats", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, name);
+	return p ? atoi(p + strlen(name) + 1) : -1;
+}
+
+/* Send this node a DEV_* message (op DEV_LIST + @k) as a peer could. */
+static int forge(int k, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	char buf[256];
+	int fd = open(DBG "forge", O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	snprintf(buf, sizeof(buf), "%u %u 0 0 %llx %llx %llx %llx 0", self,
+		 OP_LIST + k, (unsigned long long)a0, (unsigned long long)a1,
+		 (unsigned long long)a2, (unsigned long long)a3);
+	ok = write(fd, buf, strlen(buf)) == (ssize_t)strlen(buf);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* dropped_msgs reaches @want within 2 s and stays there. */
+static bool dropped_settles(int want)
+{
+	int n = -1;
+
+	for (int i = 0; i < 100; i++) {
+		n = stat_of("dropped_msgs");
+		if (n >= want)
+			break;
+		usleep(20 * 1000);
+	}
+	usleep(100 * 1000);
+	n = stat_of("dropped_msgs");
+	return expect(n == want, "dropped_msgs %d, want %d", n, want);
+}
+
+/*
+ * Answers with no request, a withdrawal and a return of borrows that do
+ * not exist, a bad borrow and a bad filter: each dropped and counted
+ * (the lender's answers to the last four too); nothing fails the node.
+ * Then a borrow whose answer never reached a request (as after a
+ * timeout) is given back by its token alone.
+ */
+static void t_forged(void)
+{
+	int d0 = stat_of("dropped_msgs"), f0 = stat_of("node_failures");
+	struct scif_dev_entry own;
+	bool sent;
+
+	if (own_entry(&own) || !expect(d0 >= 0, "no %sstats", DBG)) {
+		result("forged_messages_dropped", false);
+		result("forged_borrow_returned_by_token", false);
+		return;
+	}
+	sent = !forge(1, 999999, 0, 0, 0) &&		/* LIST_ACK */
+	       !forge(3, 999999, 5, 0, 0) &&		/* BORROW_ACK */
+	       !forge(6, 1, own.fdid, 777, 5) &&	/* WITHDRAW */
+	       !forge(4, 999998, own.fdid, 777, 0) &&	/* RETURN */
+	       !forge(2, 999997, own.fdid, 2, 0x1234) &&	/* flags 2 */
+	       !forge(0, 999996, 0xff | 0xff00ULL << 24, 0xffffffff, 0);
+	expect(sent, "forge: %s", strerror(errno));
+	dropped_settles(d0 + 8);
+	expect(stat_of("node_failures") == f0, "node_failures %d (was %d)",
+	       stat_of("node_failures"), f0);
+	expect(!own_entry(&own) && own.state == SCIF_DEV_STATE_FREE,
+	       "state %u", own.state);
+	result("forged_messages_dropped", !why[0]);
+
+	expect(!forge(2, 999995, own.fdid, SCIF_DEV_EXCLUSIVE, 0xabc),
+	       "forge borrow");
+	dropped_settles(d0 + 9);	/* its BORROW_ACK: no request */
+	expect(!own_entry(&own) && own.state == SCIF_DEV_STATE_EXCLUSIVE &&
+	       own.borrowers == 1, "granted: state %u borrowers %u",
+	       own.state, own.borrowers);
+	expect_errno(scif_borrow_device(own.fdid, 0), EBUSY, "over it");
+	expect(!forge(4, 999994, own.fdid, 0, 0xabc), "forge return");
+	dropped_settles(d0 + 10);	/* its RETURN_ACK */
+	check_returned(own.fdid);
+	result("forged_borrow_returned_by_token", !why[0]);
+}
+
 /* ---- Both nodes ---- */
 
 static int barrier(void)
@@ -544,7 +643,7 @@ int main(void)
 		return 4;
 	}
 	peer = nodes[0] == self ? nodes[1] : nodes[0];
-	printf("1..13\n# node %u, peer %u, lending %s, reset method: %s\n",
+	printf("1..15\n# node %u, peer %u, lending %s, reset method: %s\n",
 	       self, peer, bdf, has_reset ? "yes" : "no (dirty)");
 
 	t_list_self(&own);
@@ -556,6 +655,7 @@ int main(void)
 	t_withdraw_local();
 	/* The function was bound again: own.fdid is stale now. */
 	t_borrow_errors(own.fdid);
+	t_forged();
 	if (barrier_setup() || barrier()) {
 		printf("# no barrier with node %u\n", peer);
 		return 1;
