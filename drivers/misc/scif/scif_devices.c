@@ -873,6 +873,8 @@ static void scif_dev_handle_withdraw(struct scif_node *node,
  *
  * Context: the node's rx_work; takes scif_devices_lock, waits for
  * nothing remote (answers are queued with scif_node_reply()).
+ * Return: nothing; a message naming nothing known is counted in
+ * dropped_msgs (and a withdrawal answered).
  */
 void scif_devices_handle_msg(struct scif_node *node, const struct scif_msg *msg,
 			     struct scif_endpt *ep)
@@ -906,6 +908,7 @@ void scif_devices_handle_msg(struct scif_node *node, const struct scif_msg *msg,
  * fail with -ENODEV.
  *
  * Context: process context, may sleep; the node's rx_work stopped.
+ * Return: nothing; lost() callbacks and resets follow in work items.
  */
 void scif_devices_node_lost(struct scif_node *node)
 {
@@ -1383,6 +1386,7 @@ int scif_devices_init(void)
  *
  * Context: module unload, before the nodes go; borrows of this node are
  * gone (their holders keep the module).
+ * Return: nothing; every lent function is withdrawn and reset first.
  */
 void scif_devices_exit(void)
 {

@@ -383,16 +383,21 @@ static void t_unprivileged(void)
 }
 
 /* Unbind under a borrow: the borrow file reports the loss. */
-static bool lost_borrow(int b, const char *what)
+static bool lost_borrow_in(int b, const char *what, int ms)
 {
 	struct pollfd p = { .fd = b, .events = POLLIN };
 	struct scif_dev_entry e;
-	int n = poll(&p, 1, 10000);
+	int n = poll(&p, 1, ms);
 
 	expect(n == 1 && (p.revents & (POLLERR | POLLHUP)) ==
 	       (POLLERR | POLLHUP), "%s: poll %d revents %#x", what, n,
 	       p.revents);
 	return expect_errno(scif_get_device_info(b, &e), ENODEV, what);
+}
+
+static bool lost_borrow(int b, const char *what)
+{
+	return lost_borrow_in(b, what, 10000);
 }
 
 static void t_withdraw_local(void)
@@ -627,6 +632,77 @@ static void t_cross(void)
 	result("return_remote", !why[0]);
 }
 
+/* Nodes online, waiting up to @secs for @want. */
+static int nodes_online(int want, int secs)
+{
+	uint16_t nodes[4], me;
+	int n = 0;
+
+	for (int i = 0; i < secs * 10; i++) {
+		n = scif_get_nodeIDs(nodes, 4, &me);
+		if (n == want)
+			break;
+		usleep(100 * 1000);
+	}
+	return n;
+}
+
+#define IV_RELOAD "p=; for a in $(cat /proc/cmdline); do case $a in " \
+	"scif_ivshmem.*=*) p=\"$p ${a#scif_ivshmem.}\";; esac; done; " \
+	"insmod /modules/scif_ivshmem.ko $p"
+
+/*
+ * Node loss, both sides at once: each node borrows the other's function,
+ * then the higher node unloads its bus (scif_ivshmem), so each loses
+ * the other: its borrow file reports the loss, and the function the
+ * other borrowed is freed and reset (dirty here).  The bus comes back
+ * and the cluster forms again; the peer's function is listed again.
+ */
+static void t_node_loss(void)
+{
+	struct scif_dev_entry pe, own;
+	bool leaver = self > peer;
+	int b = -1, st, n;
+
+	barrier();	/* both functions bound again after return_remote */
+	if (!peer_entry(&pe)) {
+		b = scif_borrow_device(pe.fdid, SCIF_DEV_EXCLUSIVE);
+		expect(b >= 0, "borrow peer's: %s", strerror(errno));
+	}
+	barrier();
+	expect(!own_entry(&own) && own.state == SCIF_DEV_STATE_EXCLUSIVE &&
+	       own.borrowers == 1, "own before: state %u borrowers %u",
+	       own.state, own.borrowers);
+	barrier();
+	/* The connection's rings hold the bus module: closed first. */
+	scif_close(barrier_epd);
+	barrier_epd = -1;
+	if (leaver)
+		expect(system("rmmod scif_ivshmem") == 0, "rmmod scif_ivshmem");
+	if (b >= 0) {
+		lost_borrow_in(b, "lender lost", 20000);
+		scif_return_device(b);
+	}
+	st = settled_state(self, &own);
+	expect(st == (has_reset ? SCIF_DEV_STATE_FREE : SCIF_DEV_STATE_DIRTY) &&
+	       own.borrowers == 0, "own after loss: state %d borrowers %u",
+	       st, own.borrowers);
+	result("node_loss_both_sides", !why[0]);
+
+	if (leaver)
+		expect(system(IV_RELOAD) == 0, "insmod scif_ivshmem");
+	n = nodes_online(2, 60);
+	expect(n == 2, "nodes online again: %d", n);
+	n = -1;
+	for (int i = 0; i < 50 && n != 1; i++) {
+		n = list(peer, NULL, &pe, 1);
+		if (n != 1)
+			usleep(100 * 1000);
+	}
+	expect(n == 1 && pe.node == peer, "peer's list after: %d", n);
+	result("node_back_listed", !why[0]);
+}
+
 int main(void)
 {
 	struct scif_dev_entry own;
@@ -643,7 +719,7 @@ int main(void)
 		return 4;
 	}
 	peer = nodes[0] == self ? nodes[1] : nodes[0];
-	printf("1..15\n# node %u, peer %u, lending %s, reset method: %s\n",
+	printf("1..17\n# node %u, peer %u, lending %s, reset method: %s\n",
 	       self, peer, bdf, has_reset ? "yes" : "no (dirty)");
 
 	t_list_self(&own);
@@ -661,6 +737,7 @@ int main(void)
 		return 1;
 	}
 	t_cross();
+	t_node_loss();
 	printf("# %d of %d failed\n", nr_fail, nr_test);
 	return nr_fail ? 1 : 0;
 }
