@@ -693,13 +693,18 @@ static void t_node_loss(void)
 		expect(system(IV_RELOAD) == 0, "insmod scif_ivshmem");
 	n = nodes_online(2, 60);
 	expect(n == 2, "nodes online again: %d", n);
-	n = -1;
-	for (int i = 0; i < 50 && n != 1; i++) {
-		n = list(peer, NULL, &pe, 1);
-		if (n != 1)
-			usleep(100 * 1000);
+	/* Both nodes see each other before either lists, and both list. */
+	if (!expect(!barrier_setup() && !barrier(), "no barrier after")) {
+		result("node_back_listed", false);
+		return;
 	}
-	expect(n == 1 && pe.node == peer, "peer's list after: %d", n);
+	n = list(peer, NULL, &pe, 1);
+	expect(n == 1 && pe.node == peer && pe.fdid >> 48 == peer,
+	       "peer's list after: %d (errno %d)", n, errno);
+	if (!has_reset)		/* its borrower (us) was lost: dirty */
+		expect_errno(scif_borrow_device(pe.fdid, 0), ENXIO,
+			     "peer's function after the loss");
+	barrier();
 	result("node_back_listed", !why[0]);
 }
 
