@@ -321,6 +321,8 @@ bool scif_dev_filter_valid(const struct scif_dev_filter *f)
 	       !(f->flags & ~SCIF_DEV_FREE);
 }
 
+SCIF_EXPORT_IF_KUNIT(scif_dev_filter_valid);
+
 /* Whether @e passes @f; applied by the lender and again by the borrower. */
 SCIF_VISIBLE_IF_KUNIT
 bool scif_dev_filter_match(const struct scif_dev_filter *f,
