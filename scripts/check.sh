@@ -79,6 +79,10 @@ DEBS_NTB_KERNELS=${DEBS_NTB_KERNELS-6.1}
 # VFIO refuses what SCIF maps (vfio_run): Debian's two (the debug kernel
 # has neither VFIO nor an IOMMU driver).
 VFIO_KERNELS=${VFIO_KERNELS-6.1 6.12}
+# The kernels that run the device-borrowing test (scif_lend_test.sh) in a
+# cluster of their own (lend_run): the debug kernel, for KASAN and
+# lockdep; the kernels of VFIO_KERNELS run it in their VFIO cluster.
+LEND_KERNELS=${LEND_KERNELS-debug}
 out=$BUILD/check
 results=$out/results.txt
 
@@ -383,6 +387,33 @@ vfio_run() { # kernel-name
 	nodes_results "$cdir" "$k/vfio" 2
 }
 
+# Device borrowing (scif_lend_test.sh, lend-steps; devices.rst) in the
+# VFIO cluster's shape (cluster.sh -I: an edu device per node, which the
+# test lends; a kernel without an IOMMU driver ignores the emulated
+# IOMMU, which the test does not need), for the debug kernel.
+lend_run() { # kernel-name
+	local k=$1 kdir image rel moddir cdir
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+		return
+	moddir=$BUILD/modules/$k
+	[ -e "$moddir/drivers/misc/scif/scif_ivshmem.ko" ] || return
+	cdir=$out/lend-$k
+	rm -rf "$cdir"
+	mkdir -p "$cdir"
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
+		"$top/tools/testing/selftests/scif/lend-steps" "$BUILD/selftests" \
+		"$moddir/drivers/misc/scif/scif.ko" \
+		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
+	echo "check: device borrowing in a 2-node cluster of $k"
+	# The heartbeat as in node_loss_run for a loaded debug guest.
+	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
+		-I -t 600 -S "$BUILD/qemu/ivshmem-server" \
+		-a scif_ivshmem.hb_timeout_ms=3000 \
+		> "$cdir/launcher.log" 2>&1 ||
+		echo "check: lend cluster of $k: launcher reported failure"
+	nodes_results "$cdir" "$k/lend" 2
+}
+
 # The copy engine on DMA channels: the test build's software DMA provider
 # (scif_soft_dma.ko, loaded before scif.ko) in one VM, where the kernel's
 # own dmatest (built from the matching Debian source) runs on it first,
@@ -614,6 +645,11 @@ kernel_stages() {
 			stage vfio_run "$k"
 		elif [ -n "$CLUSTERS" ]; then
 			skip "$k/vfio (not in VFIO_KERNELS: see testing.rst)"
+		fi
+		if [ -n "$CLUSTERS" ] && [[ " $LEND_KERNELS " = *" $k "* ]]; then
+			stage lend_run "$k"
+		elif [ -n "$CLUSTERS" ] && ! [[ " $VFIO_KERNELS " = *" $k "* ]]; then
+			skip "$k/lend (not in LEND_KERNELS: see testing.rst)"
 		fi
 		if [[ " $DMA_KERNELS " = *" $k "* ]]; then
 			stage dma_run "$k"
