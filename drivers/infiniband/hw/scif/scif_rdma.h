@@ -67,11 +67,6 @@ struct srd_map;		/* scif_rdma_map.c */
  */
 #define SRD_INLINE_MAX		SZ_16K
 /*
- * A frame with at most SRD_FRAME_GATHER bytes of payload is written into
- * the ring at once, header and payload (srd_send_frame(), on the stack).
- */
-#define SRD_FRAME_GATHER	192
-/*
  * A user QP's WRITE or READ of at most SRD_SQ_CALLER_MAX bytes whose key
  * has a window known to the requester is moved by the thread that posts
  * it, in ibv_post_send() (scif_rdma_sq.c), not handed to the send worker.
@@ -1094,8 +1089,6 @@ int srd_sges_ok(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
 		int access, u64 *len);
 int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
 		  u64 len, bool tx);
-int srd_send_frame(struct srd_qp *qp, struct srd_hdr *h,
-		   const struct ib_sge *sge, u32 n, u64 len);
 int srd_send_hdr(struct srd_qp *qp, struct srd_hdr *h);
 int srd_answer(struct srd_qp *qp, const struct srd_hdr *h, void *data,
 	       u32 len);

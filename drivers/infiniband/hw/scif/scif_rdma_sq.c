@@ -246,7 +246,8 @@ static enum ib_wc_status srd_sq_inline(struct srd_qp *qp,
 	if (!srd_sq_await(qp, w, read ? SRD_F_READ_RESP : SRD_F_ACK))
 		return IB_WC_WR_FLUSH_ERR;
 	srd_tx_lock(qp);
-	err = srd_send_frame(qp, h, w->sge, w->num_sge, read ? 0 : len);
+	err = srd_xfer(qp, qp->epd, h, sizeof(*h), true, 0) ||
+	      (!read && srd_sges_xfer(qp, w->sge, w->num_sge, len, true));
 	mutex_unlock(&qp->tx_mutex);
 	if (err)
 		srd_qp_close(qp);	/* the connection's end flushes it */
@@ -344,7 +345,8 @@ static enum ib_wc_status srd_sq_data(struct srd_qp *qp, struct srd_swqe *w)
 	}
 	/* Header and payload at once: no answer may come between them. */
 	srd_tx_lock(qp);
-	err = srd_send_frame(qp, &h, w->sge, w->num_sge, len);
+	err = srd_xfer(qp, qp->epd, &h, sizeof(h), true, 0) ||
+	      srd_sges_xfer(qp, w->sge, w->num_sge, len, true);
 	mutex_unlock(&qp->tx_mutex);
 	if (err) {
 		srd_qp_close(qp);	/* a frame cut short: the stream is lost */

@@ -176,64 +176,6 @@ int srd_sges_xfer(struct srd_qp *qp, const struct ib_sge *sge, u32 n,
 	return 0;
 }
 
-/* Copy the first @len bytes of @sge into @buf: 0 or -EACCES. */
-static int srd_sges_gather(struct srd_qp *qp, const struct ib_sge *sge,
-			   u32 n, u32 len, u8 *buf)
-{
-	u64 part, addr, chunk;
-	struct srd_mr *mr;
-	u32 i;
-
-	for (i = 0; i < n && len; i++) {
-		part = min_t(u64, len, sge[i].length);
-		mr = srd_mr_lookup(qp->dev, sge[i].lkey, qp->ibqp.pd);
-		/* Checked when posted; gone since if the consumer broke the rules. */
-		if (!mr)
-			return -EACCES;
-		len -= part;
-		for (addr = sge[i].addr; part; addr += chunk, part -= chunk) {
-			chunk = part;
-			memcpy(buf, srd_mr_kva(mr, addr, &chunk), chunk);
-			buf += chunk;
-		}
-		srd_mr_put(mr);
-	}
-	return 0;
-}
-
-/**
- * srd_send_frame() - send a frame and the bytes of its work request
- * @qp: the connected QP, its tx_mutex held (srd_tx_lock())
- * @h: the header
- * @sge: the work request's SGEs (checked when it was posted)
- * @n: how many
- * @len: bytes that follow the header (at most the SGEs' total)
- *
- * A frame of at most SRD_FRAME_GATHER bytes of payload goes into the
- * ring in one write, header and payload: the peer's poller then finds
- * it whole whenever it looks, and a receive thread that sleeps is sent
- * one DATA message for it, not two (rdma.rst, "Small frames in one
- * write"); a longer one goes as the header, then the payload.
- *
- * Context: process; sleeps.
- * Return: 0, -EACCES (an MR gone) or srd_xfer()'s error.
- */
-int srd_send_frame(struct srd_qp *qp, struct srd_hdr *h,
-		   const struct ib_sge *sge, u32 n, u64 len)
-{
-	u8 buf[sizeof(*h) + SRD_FRAME_GATHER];
-	int err;
-
-	lockdep_assert_held(&qp->tx_mutex);
-	if (len > SRD_FRAME_GATHER) {
-		err = srd_xfer(qp, qp->epd, h, sizeof(*h), true, 0);
-		return err ?: srd_sges_xfer(qp, sge, n, len, true);
-	}
-	memcpy(buf, h, sizeof(*h));
-	err = srd_sges_gather(qp, sge, n, len, buf + sizeof(*h));
-	return err ?: srd_xfer(qp, qp->epd, buf, sizeof(*h) + len, true, 0);
-}
-
 /**
  * srd_send_hdr() - send a frame without payload
  * @qp: the connected QP
