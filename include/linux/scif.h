@@ -118,14 +118,14 @@ void scif_client_unregister(struct scif_client *client);
 
 /**
  * struct scif_dev_filter - which lent functions scif_dev_list() gives
- * @class: (PCI class & @class_mask) == @class
+ * @pci_class: (PCI class & @class_mask) == @pci_class
  * @class_mask: 0 for any class
  * @vendor: PCI vendor id, PCI_ANY_ID (0xffff) for any
  * @device: PCI device id, PCI_ANY_ID (0xffff) for any
  * @flags: SCIF_DEV_FREE: only functions borrowable now
  */
 struct scif_dev_filter {
-	u32 class;
+	u32 pci_class;
 	u32 class_mask;
 	u16 vendor;
 	u16 device;

@@ -286,7 +286,7 @@ static void scif_lent_entry(const struct scif_lent *l,
 	lockdep_assert_held(&scif_devices_lock);
 	memset(e, 0, sizeof(*e));
 	e->fdid = scif_lent_fdid(l);
-	e->class = pdev->class & 0xffffff;
+	e->pci_class = pdev->class & 0xffffff;
 	e->borrowers = l->nr_borrows;
 	e->node = scif_dev_self();
 	e->vendor = pdev->vendor;
@@ -317,7 +317,7 @@ static void scif_lent_entry(const struct scif_lent *l,
  */
 bool scif_dev_filter_valid(const struct scif_dev_filter *f)
 {
-	return f->class_mask <= 0xffffff && !(f->class & ~f->class_mask) &&
+	return f->class_mask <= 0xffffff && !(f->pci_class & ~f->class_mask) &&
 	       !(f->flags & ~SCIF_DEV_FREE);
 }
 
@@ -328,7 +328,7 @@ SCIF_VISIBLE_IF_KUNIT
 bool scif_dev_filter_match(const struct scif_dev_filter *f,
 			   const struct scif_dev_entry *e)
 {
-	if ((e->class & f->class_mask) != f->class)
+	if ((e->pci_class & f->class_mask) != f->pci_class)
 		return false;
 	if (f->vendor != SCIF_DEV_ANY_ID && e->vendor != f->vendor)
 		return false;
@@ -375,7 +375,7 @@ bool scif_dev_entry_valid(const struct scif_dev_entry *e, u16 node)
 {
 	if (e->fdid >> 48 != node || e->node != node)
 		return false;
-	if (e->class > 0xffffff || e->state > SCIF_DEV_STATE_MAX)
+	if (e->pci_class > 0xffffff || e->state > SCIF_DEV_STATE_MAX)
 		return false;
 	if (!e->modes ||
 	    e->modes & ~(SCIF_DEV_MODE_EXCLUSIVE | SCIF_DEV_MODE_SHARED))
@@ -472,7 +472,7 @@ static void scif_lend_handle_list(struct scif_node *node,
 				  const struct scif_msg *msg)
 {
 	struct scif_dev_filter f = {
-		.class = msg->arg[1] & 0xffffff,
+		.pci_class = msg->arg[1] & 0xffffff,
 		.class_mask = (msg->arg[1] >> 24) & 0xffffff,
 		.vendor = (u16)msg->arg[2],
 		.device = (u16)(msg->arg[2] >> 16),
@@ -943,7 +943,7 @@ static int scif_dev_list_one(u16 nid, const struct scif_dev_filter *f,
 	int err;
 
 	scif_nodemsg_init(&msg, SCIF_MSG_DEV_LIST, 0, 0);
-	msg.arg[1] = f->class | (u64)f->class_mask << 24;
+	msg.arg[1] = f->pci_class | (u64)f->class_mask << 24;
 	msg.arg[2] = f->vendor | (u32)f->device << 16 | (u64)f->flags << 32;
 	msg.arg[3] = cursor;
 	err = scif_dev_request(nid, &msg, req, SCIF_MSG_DEV_LIST_ACK);

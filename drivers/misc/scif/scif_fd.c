@@ -370,7 +370,7 @@ static long scif_fd_ioctl_dev_list(struct scifioctl_dev_list __user *uarg)
 	if (req.reserved0 || req.reserved1 || req.max > SCIF_DEV_LIST_MAX)
 		return -EINVAL;
 	f = (struct scif_dev_filter) {
-		.class = req.class, .class_mask = req.class_mask,
+		.pci_class = req.pci_class, .class_mask = req.class_mask,
 		.vendor = req.vendor, .device = req.device, .flags = req.flags,
 	};
 	if (!scif_dev_filter_valid(&f))

@@ -737,7 +737,7 @@ static void scif_dev_good_entry(struct scif_dev_entry *e)
 	memset(e, 0, sizeof(*e));
 	e->fdid = 3ULL << 48 | 0x1234ULL << 32 | 7;
 	e->node = 3;
-	e->class = 0x010802;
+	e->pci_class = 0x010802;
 	e->vendor = 0x1b36;
 	e->device = 0x0010;
 	e->nr_bars = 3;
@@ -798,7 +798,7 @@ static void scif_dev_wire_bad(struct kunit *test)
 	e.state = SCIF_DEV_STATE_MAX + 1;
 	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
 	scif_dev_good_entry(&e);
-	e.class = 0x1000000;
+	e.pci_class = 0x1000000;
 	KUNIT_EXPECT_FALSE(test, scif_dev_entry_valid(&e, 3));
 	scif_dev_good_entry(&e);
 	e.reserved2[15] = 1;
@@ -813,14 +813,14 @@ static void scif_dev_filter_checks(struct kunit *test)
 	scif_dev_good_entry(&e);
 	KUNIT_EXPECT_TRUE(test, scif_dev_filter_valid(&f));
 	KUNIT_EXPECT_TRUE(test, scif_dev_filter_match(&f, &e));
-	f.class = 0x010800;
+	f.pci_class = 0x010800;
 	f.class_mask = 0xffff00;
 	KUNIT_EXPECT_TRUE(test, scif_dev_filter_match(&f, &e));
-	f.class = 0x020000;
+	f.pci_class = 0x020000;
 	KUNIT_EXPECT_FALSE(test, scif_dev_filter_match(&f, &e));
-	f.class = 0x0200ff;				/* outside the mask */
+	f.pci_class = 0x0200ff;				/* outside the mask */
 	KUNIT_EXPECT_FALSE(test, scif_dev_filter_valid(&f));
-	f.class = 0;
+	f.pci_class = 0;
 	f.class_mask = 0x1000000;
 	KUNIT_EXPECT_FALSE(test, scif_dev_filter_valid(&f));
 	f.class_mask = 0;

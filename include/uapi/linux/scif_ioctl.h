@@ -312,7 +312,7 @@ struct scifioctl_fp {
 /**
  * struct scif_dev_entry - a lent PCI function, as listed (128 bytes)
  * @fdid: fabric device id: lender node << 48 | epoch << 32 | index
- * @class: PCI class code (24 bits)
+ * @pci_class: PCI class code (24 bits)
  * @borrowers: borrows it has now
  * @node: the lender's node id
  * @vendor: PCI vendor id
@@ -332,7 +332,7 @@ struct scifioctl_fp {
  */
 struct scif_dev_entry {
 	__u64 fdid;
-	__u32 class;
+	__u32 pci_class;
 	__u32 borrowers;
 	__u16 node;
 	__u16 vendor;
@@ -353,7 +353,7 @@ struct scif_dev_entry {
 
 /**
  * struct scifioctl_dev_list - SCIF_DEV_LIST argument
- * @class: in: (PCI class & @class_mask) == @class
+ * @pci_class: in: (PCI class & @class_mask) == @pci_class
  * @class_mask: in: 0 for any class
  * @vendor: in: PCI vendor id, 0xffff for any
  * @device: in: PCI device id, 0xffff for any
@@ -366,7 +366,7 @@ struct scif_dev_entry {
  * @reserved1: 0
  */
 struct scifioctl_dev_list {
-	__u32 class;
+	__u32 pci_class;
 	__u32 class_mask;
 	__u16 vendor;
 	__u16 device;

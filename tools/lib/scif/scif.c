@@ -315,7 +315,7 @@ SCIF_EXPORT int scif_get_device_list(uint16_t node,
 		return -1;
 	}
 	if (filter) {
-		req.class = filter->class;
+		req.pci_class = filter->pci_class;
 		req.class_mask = filter->class_mask;
 		req.vendor = filter->vendor;
 		req.device = filter->device;

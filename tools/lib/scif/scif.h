@@ -202,12 +202,12 @@ int scif_poll(struct scif_pollepd *epds, unsigned int nepds, long timeout);
 
 /*
  * Devices across the fabric (Documentation/scif/devices.rst): which
- * lent PCI functions scif_get_device_list() gives.  class and
- * class_mask: (class code & class_mask) == class; vendor, device:
+ * lent PCI functions scif_get_device_list() gives.  pci_class and
+ * class_mask: (class code & class_mask) == pci_class; vendor, device:
  * 0xffff for any; flags: SCIF_DEV_FREE for those borrowable now.
  */
 struct scif_dev_filter {
-	uint32_t class;
+	uint32_t pci_class;
 	uint32_t class_mask;
 	uint16_t vendor;
 	uint16_t device;

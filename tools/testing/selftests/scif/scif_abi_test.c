@@ -94,7 +94,7 @@ TEST(dev_extensions)
 	EXPECT_EQ(128, sizeof(struct scif_dev_entry));
 	EXPECT_EQ(40, sizeof(struct scifioctl_dev_list));
 	EXPECT_EQ(24, sizeof(struct scifioctl_dev_borrow));
-	EXPECT_LAYOUT(scif_dev_entry, class, 8);
+	EXPECT_LAYOUT(scif_dev_entry, pci_class, 8);
 	EXPECT_LAYOUT(scif_dev_entry, node, 16);
 	EXPECT_LAYOUT(scif_dev_entry, revision, 26);
 	EXPECT_LAYOUT(scif_dev_entry, state, 29);

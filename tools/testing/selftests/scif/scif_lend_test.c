@@ -166,7 +166,7 @@ static void t_list_self(struct scif_dev_entry *e)
 	if (!own_entry(e)) {
 		expect(e->vendor == EDU_VENDOR && e->device == EDU_DEVICE,
 		       "ids %04x:%04x", e->vendor, e->device);
-		expect(e->class == EDU_CLASS, "class %06x", e->class);
+		expect(e->pci_class == EDU_CLASS, "class %06x", e->pci_class);
 		expect(e->node == self && e->fdid >> 48 == self,
 		       "node %u fdid %#llx", e->node,
 		       (unsigned long long)e->fdid);
@@ -190,11 +190,11 @@ static void t_filters(void)
 	struct scif_dev_entry e[4];
 	int n;
 
-	f.class = EDU_CLASS;
+	f.pci_class = EDU_CLASS;
 	f.class_mask = 0xffffff;
 	n = list(self, &f, e, 4);
 	expect(n == 1, "class match: %d", n);
-	f.class = 0x010802;
+	f.pci_class = 0x010802;
 	n = list(self, &f, e, 4);
 	expect(n == 0, "class 010802: %d", n);
 	f = any;
@@ -237,10 +237,10 @@ static void t_list_errors(void)
 	req.flags = 2;
 	expect_errno(ioctl(fd, SCIF_DEV_LIST, &req), EINVAL, "flags 2");
 	req.flags = 0;
-	req.class = 0xff;
+	req.pci_class = 0xff;
 	req.class_mask = 0xff00;
 	expect_errno(ioctl(fd, SCIF_DEV_LIST, &req), EINVAL, "class off mask");
-	req.class = req.class_mask = 0;
+	req.pci_class = req.class_mask = 0;
 	req.node = 63;
 	expect_errno(ioctl(fd, SCIF_DEV_LIST, &req), ENODEV, "node 63");
 	req.node = self;
