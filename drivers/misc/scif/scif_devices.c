@@ -964,7 +964,7 @@ static int scif_dev_list_node(u16 nid, const struct scif_dev_filter *f,
 	u64 cursor = 0;
 	int n = 0, err = 0;
 
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	req = kzalloc(sizeof(*req), GFP_KERNEL_ACCOUNT);
 	if (!req)
 		return -ENOMEM;
 	while (n < max) {
@@ -1187,7 +1187,7 @@ int scif_dev_borrow_info(struct scif_dev_borrow *b,
 
 	if (READ_ONCE(b->state) != SCIF_BORROW_ACTIVE)
 		return -ENODEV;
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	req = kzalloc(sizeof(*req), GFP_KERNEL_ACCOUNT);
 	if (!req)
 		return -ENOMEM;
 	err = scif_dev_list_one(b->node, &any, (u32)b->fdid, req);
