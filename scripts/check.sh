@@ -366,15 +366,16 @@ corrupt_run() { # kernel-name
 # (cluster.sh -I): remote mmap, then VFIO_IOMMU_MAP_DMA of what SCIF
 # maps must fail (scif_vfio_test.sh), with the guest kernel's VFIO.
 vfio_run() { # kernel-name
-	local k=$1 kdir image rel moddir cdir
+	local k=$1 kdir image rel moddir cdir kapi
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
 	moddir=$BUILD/modules/$k
 	[ -e "$moddir/drivers/misc/scif/scif_ivshmem.ko" ] || return
+	kapi=$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
 	cdir=$out/vfio-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	EXTRA_MODULES="$(kernel_modules "$rel" vfio_iommu_type1 vfio-pci)" \
+	EXTRA_MODULES="$(kernel_modules "$rel" vfio_iommu_type1 vfio-pci) $kapi" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/vfio-steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" \
@@ -392,14 +393,16 @@ vfio_run() { # kernel-name
 # test lends; a kernel without an IOMMU driver ignores the emulated
 # IOMMU, which the test does not need), for the debug kernel.
 lend_run() { # kernel-name
-	local k=$1 kdir image rel moddir cdir
+	local k=$1 kdir image rel moddir cdir kapi
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
 	moddir=$BUILD/modules/$k
 	[ -e "$moddir/drivers/misc/scif/scif_ivshmem.ko" ] || return
+	kapi=$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
 	cdir=$out/lend-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
+	EXTRA_MODULES=$kapi \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/lend-steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" \

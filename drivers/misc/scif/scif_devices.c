@@ -19,6 +19,7 @@
  */
 #define pr_fmt(fmt) "scif: " fmt
 
+#include <linux/bitmap.h>
 #include <linux/kref.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -112,7 +113,9 @@ struct scif_lend_borrow {
  * @pdev: the function; set at probe, constant
  * @index: the low 32 bits of its fdid, never reused while scif.ko is
  *	loaded; constant
- * @modes: SCIF_DEV_MODE_* it is offered in
+ * @modes: SCIF_DEV_MODE_* it is offered in (attribute scif_modes)
+ * @nodes: the nodes it is offered to (attribute scif_nodes); the others
+ *	do not see it listed and are refused a borrow with -EACCES
  * @borrows: its borrows (struct scif_lend_borrow)
  * @nr_borrows: their number
  * @exclusive: the one borrow is exclusive
@@ -132,6 +135,7 @@ struct scif_lent {
 	struct pci_dev *pdev;
 	u32 index;
 	u8 modes;
+	DECLARE_BITMAP(nodes, SCIF_MAX_NODES);
 	struct list_head borrows;
 	unsigned int nr_borrows;
 	bool exclusive;
@@ -491,7 +495,7 @@ static void scif_lend_handle_list(struct scif_node *node,
 	}
 	mutex_lock(&scif_devices_lock);
 	list_for_each_entry(l, &scif_lent_list, link) {
-		if (l->index < cursor)
+		if (l->index < cursor || !test_bit(node->id, l->nodes))
 			continue;
 		scif_lent_entry(l, &e);
 		if (scif_dev_filter_match(&f, &e)) {
@@ -529,6 +533,8 @@ static int scif_lend_refusal(struct scif_lent *l, u16 node, bool excl)
 	lockdep_assert_held(&scif_devices_lock);
 	if (!l || l->withdrawing)
 		return -ENOENT;
+	if (!test_bit(node, l->nodes))
+		return -EACCES;
 	if (l->dirty)
 		return -ENXIO;
 	if (l->resetting)
@@ -1265,6 +1271,7 @@ static int scif_lend_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	l->pdev = pdev;
 	l->modes = SCIF_DEV_MODE_EXCLUSIVE | SCIF_DEV_MODE_SHARED;
+	bitmap_fill(l->nodes, SCIF_MAX_NODES);
 	INIT_LIST_HEAD(&l->borrows);
 	INIT_DELAYED_WORK(&l->reset_work, scif_lend_reset_work);
 	err = pci_enable_device(pdev);
@@ -1365,10 +1372,153 @@ static void scif_lend_remove(struct pci_dev *pdev)
 	kfree(l);
 }
 
+/*
+ * The attributes scif_modes and scif_nodes of a lent function (root,
+ * writable).  The driver core adds them after probe() and removes them,
+ * waiting for a running show or store, before remove(): drvdata is the
+ * function's struct scif_lent throughout.
+ */
+
+/* Whether a borrow of @l would lose its mode or node under @modes/@nodes. */
+static bool scif_lend_would_drop(struct scif_lent *l, u8 modes,
+				 const unsigned long *nodes)
+{
+	struct scif_lend_borrow *b;
+
+	lockdep_assert_held(&scif_devices_lock);
+	list_for_each_entry(b, &l->borrows, link) {
+		if (!test_bit(b->node, nodes) ||
+		    !(modes & (b->exclusive ? SCIF_DEV_MODE_EXCLUSIVE :
+			       SCIF_DEV_MODE_SHARED)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Set @l's modes (@modes non-zero) or nodes (@nodes non-NULL), unless a
+ * borrow would lose its grant: -EBUSY then.
+ */
+static int scif_lend_offer(struct scif_lent *l, u8 modes,
+			   const unsigned long *nodes)
+{
+	int err = 0;
+
+	mutex_lock(&scif_devices_lock);
+	if (scif_lend_would_drop(l, modes ?: l->modes, nodes ?: l->nodes))
+		err = -EBUSY;
+	else if (modes)
+		l->modes = modes;
+	else
+		bitmap_copy(l->nodes, nodes, SCIF_MAX_NODES);
+	mutex_unlock(&scif_devices_lock);
+	return err;
+}
+
+static ssize_t scif_modes_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	struct scif_lent *l = dev_get_drvdata(dev);
+	u8 modes;
+
+	mutex_lock(&scif_devices_lock);
+	modes = l->modes;
+	mutex_unlock(&scif_devices_lock);
+	return sysfs_emit(buf, "%s%s%s\n",
+			  modes & SCIF_DEV_MODE_EXCLUSIVE ? "exclusive" : "",
+			  modes == (SCIF_DEV_MODE_EXCLUSIVE |
+				    SCIF_DEV_MODE_SHARED) ? " " : "",
+			  modes & SCIF_DEV_MODE_SHARED ? "shared" : "");
+}
+
+/* "exclusive", "shared", or both separated by blanks or a comma. */
+static int scif_modes_parse(const char *buf, u8 *modes)
+{
+	char word[16];
+	size_t n;
+
+	*modes = 0;
+	for (;;) {
+		buf = skip_spaces(buf);
+		if (*buf == ',')
+			buf = skip_spaces(buf + 1);
+		if (!*buf)
+			break;
+		n = strcspn(buf, " \t\n,");
+		if (n >= sizeof(word))
+			return -EINVAL;
+		memcpy(word, buf, n);
+		word[n] = '\0';
+		buf += n;
+		if (!strcmp(word, "exclusive"))
+			*modes |= SCIF_DEV_MODE_EXCLUSIVE;
+		else if (!strcmp(word, "shared"))
+			*modes |= SCIF_DEV_MODE_SHARED;
+		else
+			return -EINVAL;
+	}
+	return *modes ? 0 : -EINVAL;
+}
+
+static ssize_t scif_modes_store(struct device *dev,
+				struct device_attribute *attr,
+				const char *buf, size_t count)
+{
+	struct scif_lent *l = dev_get_drvdata(dev);
+	u8 modes;
+	int err;
+
+	err = scif_modes_parse(buf, &modes);
+	if (!err)
+		err = scif_lend_offer(l, modes, NULL);
+	return err ? err : count;
+}
+static DEVICE_ATTR_RW(scif_modes);
+
+static ssize_t scif_nodes_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	struct scif_lent *l = dev_get_drvdata(dev);
+	ssize_t n;
+
+	mutex_lock(&scif_devices_lock);
+	n = sysfs_emit(buf, "%*pbl\n", SCIF_MAX_NODES, l->nodes);
+	mutex_unlock(&scif_devices_lock);
+	return n;
+}
+
+/* "all", "none", or a list of node ids and ranges ("0,2-3"). */
+static ssize_t scif_nodes_store(struct device *dev,
+				struct device_attribute *attr,
+				const char *buf, size_t count)
+{
+	struct scif_lent *l = dev_get_drvdata(dev);
+	DECLARE_BITMAP(nodes, SCIF_MAX_NODES);
+	int err;
+
+	if (sysfs_streq(buf, "all"))
+		bitmap_fill(nodes, SCIF_MAX_NODES);
+	else if (sysfs_streq(buf, "none"))
+		bitmap_zero(nodes, SCIF_MAX_NODES);
+	else if (bitmap_parselist(buf, nodes, SCIF_MAX_NODES))
+		return -EINVAL;
+	err = scif_lend_offer(l, 0, nodes);
+	return err ? err : count;
+}
+static DEVICE_ATTR_RW(scif_nodes);
+
+static struct attribute *scif_lend_attrs[] = {
+	&dev_attr_scif_modes.attr,
+	&dev_attr_scif_nodes.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(scif_lend);
+
 static struct pci_driver scif_lend_driver = {
 	.name = "scif_lend",
 	.probe = scif_lend_probe,
 	.remove = scif_lend_remove,
+	.dev_groups = scif_lend_groups,
 };
 
 /**

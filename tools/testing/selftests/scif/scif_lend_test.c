@@ -421,6 +421,173 @@ static void t_withdraw_local(void)
 	result("withdraw_local", !why[0]);
 }
 
+/* ---- Budgets (module parameters) ---- */
+
+static int param_write(const char *name, unsigned int v)
+{
+	char path[128], val[16];
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/sys/module/scif/parameters/%s", name);
+	snprintf(val, sizeof(val), "%u", v);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Each budget at 1, then a second shared borrow of the same function:
+ * EAGAIN from the lender's per-function and per-node budgets and from
+ * this node's own; the budgets back at their defaults afterwards.
+ */
+static void t_budgets(void)
+{
+	static const struct { const char *name; unsigned int def; } p[] = {
+		{ "max_dev_borrowers", 16 },
+		{ "max_borrows_per_node", 64 },
+		{ "max_dev_borrows", 256 },
+	};
+	struct scif_dev_entry own, e;
+	int b1, b2;
+
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
+		if (own_entry(&own))
+			break;
+		if (!expect(!param_write(p[i].name, 1), "%s=1: %s", p[i].name,
+			    strerror(errno)))
+			break;
+		b1 = scif_borrow_device(own.fdid, 0);
+		expect(b1 >= 0, "%s: first borrow: %s", p[i].name,
+		       strerror(errno));
+		b2 = scif_borrow_device(own.fdid, 0);
+		if (!expect_errno(b2, EAGAIN, p[i].name) && b2 >= 0)
+			scif_return_device(b2);
+		expect(!own_entry(&e) && e.borrowers == (b1 >= 0),
+		       "%s: borrowers %u", p[i].name, e.borrowers);
+		expect(!param_write(p[i].name, p[i].def), "%s back: %s",
+		       p[i].name, strerror(errno));
+		if (b1 >= 0)
+			scif_return_device(b1);
+		check_returned(own.fdid);
+	}
+	result("budgets_eagain", !why[0]);
+}
+
+/* ---- The attributes scif_modes and scif_nodes ---- */
+
+/* Writes @val to the function's attribute @name: 0, or -1 with errno. */
+static int attr_write(const char *name, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	if (n < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/* The attribute's value, without its newline, in @buf ("" if unread). */
+static const char *attr_read(const char *name, char *buf, size_t len)
+{
+	char path[128];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", bdf, name);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return buf;
+}
+
+/* Modes and nodes on this node's own function, through loopback. */
+static void t_attributes(void)
+{
+	struct scif_dev_entry own, e;
+	char v[64], only_peer[8];
+	int b, n;
+
+	if (own_entry(&own)) {
+		result("attr_modes_nodes", false);
+		return;
+	}
+	expect(!strcmp(attr_read("scif_modes", v, sizeof(v)),
+		       "exclusive shared"), "scif_modes '%s'", v);
+	expect(!strcmp(attr_read("scif_nodes", v, sizeof(v)), "0-63"),
+	       "scif_nodes '%s'", v);
+	expect(!attr_write("scif_modes", "shared\n"), "modes shared: %s",
+	       strerror(errno));
+	expect(!own_entry(&e) && e.modes == SCIF_DEV_MODE_SHARED,
+	       "listed modes %u", e.modes);
+	expect_errno(scif_borrow_device(own.fdid, SCIF_DEV_EXCLUSIVE), EACCES,
+		     "exclusive, shared only");
+	expect(!attr_write("scif_modes", "exclusive"), "modes exclusive: %s",
+	       strerror(errno));
+	expect_errno(scif_borrow_device(own.fdid, 0), EACCES,
+		     "shared, exclusive only");
+	expect_errno(attr_write("scif_modes", "both"), EINVAL, "modes both");
+	expect_errno(attr_write("scif_modes", "\n"), EINVAL, "modes empty");
+	expect_errno(attr_write("scif_nodes", "64"), EINVAL, "nodes 64");
+	expect_errno(attr_write("scif_nodes", "x"), EINVAL, "nodes x");
+	snprintf(only_peer, sizeof(only_peer), "%u", peer);
+	expect(!attr_write("scif_nodes", only_peer), "nodes %s: %s", only_peer,
+	       strerror(errno));
+	expect(!strcmp(attr_read("scif_nodes", v, sizeof(v)), only_peer),
+	       "scif_nodes '%s', want '%s'", v, only_peer);
+	n = list(self, NULL, &e, 1);
+	expect(n == 0, "listed to a node not offered it: %d", n);
+	expect_errno(scif_borrow_device(own.fdid, SCIF_DEV_EXCLUSIVE), EACCES,
+		     "borrow, node not offered it");
+	expect(!attr_write("scif_nodes", "all") &&
+	       !attr_write("scif_modes", "exclusive, shared"),
+	       "back to all, both: %s", strerror(errno));
+	result("attr_modes_nodes", !why[0]);
+
+	/* A write that would take a current borrow's grant away: EBUSY. */
+	b = scif_borrow_device(own.fdid, 0);
+	if (expect(b >= 0, "shared borrow: %s", strerror(errno))) {
+		expect_errno(attr_write("scif_modes", "exclusive"), EBUSY,
+			     "modes exclusive under a shared borrow");
+		expect_errno(attr_write("scif_nodes", only_peer), EBUSY,
+			     "nodes without the borrower");
+		expect(!attr_write("scif_modes", "shared") &&
+		       !attr_write("scif_nodes", "0-63"),
+		       "writes keeping the borrow: %s", strerror(errno));
+		expect(!own_entry(&e) && e.modes == SCIF_DEV_MODE_SHARED &&
+		       e.borrowers == 1, "modes %u borrowers %u", e.modes,
+		       e.borrowers);
+		scif_return_device(b);
+	}
+	check_returned(own.fdid);
+	/* Bound again (or reset): a new scif_lent, the defaults again. */
+	if (!has_reset)
+		expect(!strcmp(attr_read("scif_modes", v, sizeof(v)),
+			       "exclusive shared"), "rebound scif_modes '%s'", v);
+	else
+		attr_write("scif_modes", "exclusive shared");
+	result("attr_ebusy_under_borrow", !why[0]);
+}
+
 /* ---- Forged DEV_* messages (the test build's forge hook) ---- */
 
 #define DBG		"/sys/kernel/debug/scif/"
@@ -632,6 +799,37 @@ static void t_cross(void)
 	result("return_remote", !why[0]);
 }
 
+/* Each node offers its function to itself only: the other is refused. */
+static void t_cross_nodes(void)
+{
+	struct scif_dev_entry pe, e;
+	char me[8];
+	int n, got = -1;
+
+	barrier();	/* both functions bound again after return_remote */
+	got = peer_entry(&pe);
+	barrier();
+	snprintf(me, sizeof(me), "%u", self);
+	expect(!attr_write("scif_nodes", me), "nodes %s: %s", me,
+	       strerror(errno));
+	barrier();
+	n = list(peer, NULL, &e, 1);
+	expect(n == 0, "peer's list, not offered to us: %d", n);
+	if (!got)
+		expect_errno(scif_borrow_device(pe.fdid, 0), EACCES,
+			     "borrow of the peer's, not offered to us");
+	n = list(self, NULL, &e, 1);
+	expect(n == 1, "own list, offered to ourselves: %d", n);
+	barrier();
+	expect(!attr_write("scif_nodes", "all"), "nodes all: %s",
+	       strerror(errno));
+	barrier();
+	n = list(peer, NULL, &e, 1);
+	expect(n == 1 && (got || e.fdid == pe.fdid),
+	       "peer's list, offered again: %d", n);
+	result("attr_nodes_remote", !why[0]);
+}
+
 /* Nodes online, waiting up to @secs for @want. */
 static int nodes_online(int want, int secs)
 {
@@ -726,7 +924,7 @@ int main(void)
 		return 4;
 	}
 	peer = nodes[0] == self ? nodes[1] : nodes[0];
-	printf("1..17\n# node %u, peer %u, lending %s, reset method: %s\n",
+	printf("1..21\n# node %u, peer %u, lending %s, reset method: %s\n",
 	       self, peer, bdf, has_reset ? "yes" : "no (dirty)");
 
 	t_list_self(&own);
@@ -739,11 +937,14 @@ int main(void)
 	/* The function was bound again: own.fdid is stale now. */
 	t_borrow_errors(own.fdid);
 	t_forged();
+	t_attributes();
+	t_budgets();
 	if (barrier_setup() || barrier()) {
 		printf("# no barrier with node %u\n", peer);
 		return 1;
 	}
 	t_cross();
+	t_cross_nodes();
 	t_node_loss();
 	printf("# %d of %d failed\n", nr_fail, nr_test);
 	return nr_fail ? 1 : 0;

@@ -6,8 +6,11 @@
 # binds the edu device (1234:11e8) to scif_lend by driver_override,
 # tells the test whether the kernel has a reset method for it
 # (reset_method empty: none, so a returned function becomes dirty), runs
-# scif_lend_test on both nodes at once, and unbinds it again.  A node
-# without the device is a failed setup, not a skip.
+# scif_lend_test on both nodes at once, then the kernel calls from a
+# kernel client (scif_kapi_test.ko lend=1: list, borrow, info, return,
+# and a kept borrow whose lost() must be called with -EREMOTEIO when the
+# function is unbound), and unbinds it again.  A node without the device
+# or the module is a failed setup, not a skip.
 fail() {
 	echo "TAP version 13"
 	echo "1..1"
@@ -35,6 +38,36 @@ reset=0
 echo "# $bdf bound to scif_lend; reset_method: '${methods}'"
 SCIF_LEND_BDF=$bdf SCIF_LEND_RESET=$reset ./scif_lend_test
 rc=$?
+
+# bound again: a fresh function (the test may leave it dirty)
+rebind() {
+	[ -e "$dev/driver" ] && echo "$bdf" > "$dev/driver/unbind"
+	echo "$bdf" > /sys/bus/pci/drivers_probe
+}
+kapi=${SCIF_KAPI_MODULE:-/modules/extra/scif_kapi_test.ko}
+dbg=/sys/kernel/debug/scif_kapi_test
+rebind
+if ! insmod "$kapi" lend=1; then
+	echo "not ok 100 kapi_lend_load # insmod $kapi lend=1 failed"
+	rc=1
+else
+	grep -E "^(not )?ok " "$dbg/results"
+	grep -q "^not ok" "$dbg/results" && rc=1
+	rebind
+	lost=none
+	if echo 1 > "$dbg/borrow"; then
+		echo "$bdf" > "$dev/driver/unbind"
+		lost=$(cat "$dbg/lost")
+	fi
+	if [ "$lost" = "1 -121" ]; then
+		echo "ok 101 kapi_dev_lost_withdrawn"
+	else
+		echo "not ok 101 kapi_dev_lost_withdrawn # lost() calls and why: $lost, want '1 -121'"
+		rc=1
+	fi
+	rmmod scif_kapi_test
+	rebind
+fi
 [ -e "$dev/driver" ] && echo "$bdf" > "$dev/driver/unbind"
 echo > "$dev/driver_override"
 exit $rc

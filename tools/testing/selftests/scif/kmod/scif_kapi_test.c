@@ -36,6 +36,15 @@ module_param(withdrawn, bool, 0444);
 static bool close_waits;
 module_param(close_waits, bool, 0444);
 MODULE_PARM_DESC(cross_serve, "Serve one cross_peer instance: register a window of known bytes");
+/*
+ * Only the device calls (scif_lend_test.sh, this node's own function
+ * bound to scif_lend): the borrow is kept until unload, and its lost()
+ * calls are shown in <debugfs>/scif_kapi_test/lost for the script to
+ * read after it unbinds the function.
+ */
+static bool lend;
+module_param(lend, bool, 0444);
+MODULE_PARM_DESC(lend, "Test scif_dev_list/borrow/borrow_info/return on this node's lent function");
 
 static char results[8192];
 static struct seq_buf out;
@@ -711,6 +720,113 @@ out:
 	vfree(want);
 }
 
+/* The borrow test_lend() keeps, and what its lost() was told. */
+static struct scif_dev_borrow *lend_borrow;
+static atomic_t lend_lost_calls = ATOMIC_INIT(0);
+static int lend_lost_why;
+
+static void lend_lost(struct scif_dev_borrow *b, void *priv, int why)
+{
+	WRITE_ONCE(lend_lost_why, why);
+	atomic_inc(&lend_lost_calls);
+}
+
+static const struct scif_dev_borrow_ops lend_ops = { .lost = lend_lost };
+
+/*
+ * A kernel client's borrow of this node's own function (through the
+ * loopback node): listed, borrowed exclusively with ops, its info, a
+ * second borrow EBUSY, a return and a new borrow kept for the unbind.
+ */
+static void test_lend(void)
+{
+	struct scif_dev_filter any = { .vendor = 0xffff, .device = 0xffff };
+	struct scif_dev_borrow *b, *b2;
+	struct scif_dev_entry *e;
+	u16 self = 0;
+	int n, ret;
+
+	e = kcalloc(2, sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return;
+	scif_get_node_ids(NULL, 0, &self);
+	n = scif_dev_list(self, &any, e, 2);
+	CHECK("kapi_dev_list_own", n == 1 && e[0].node == self, n);
+	if (n != 1)
+		goto out;
+	b = scif_dev_borrow(e[0].fdid, SCIF_DEV_EXCLUSIVE, &lend_ops, NULL);
+	CHECK("kapi_dev_borrow", !IS_ERR(b), PTR_ERR_OR_ZERO(b));
+	if (IS_ERR(b))
+		goto out;
+	ret = scif_dev_borrow_info(b, &e[1]);
+	CHECK("kapi_dev_borrow_info", !ret && e[1].fdid == e[0].fdid &&
+	      e[1].state == SCIF_DEV_STATE_EXCLUSIVE && e[1].borrowers == 1,
+	      ret ?: e[1].state);
+	b2 = scif_dev_borrow(e[0].fdid, 0, NULL, NULL);
+	CHECK("kapi_dev_borrow_ebusy", PTR_ERR(b2) == -EBUSY,
+	      PTR_ERR_OR_ZERO(b2));
+	if (!IS_ERR(b2))
+		scif_dev_return(b2);
+	b2 = scif_dev_borrow(e[0].fdid, 0x100, NULL, NULL);
+	CHECK("kapi_dev_borrow_einval", PTR_ERR(b2) == -EINVAL,
+	      PTR_ERR_OR_ZERO(b2));
+	if (!IS_ERR(b2))
+		scif_dev_return(b2);
+	ret = scif_dev_return(b);
+	CHECK("kapi_dev_return", ret == 0, ret);
+	CHECK("kapi_dev_no_lost_on_return",
+	      atomic_read(&lend_lost_calls) == 0,
+	      atomic_read(&lend_lost_calls));
+out:
+	kfree(e);
+}
+
+/*
+ * The kept borrow: a write to <debugfs>/scif_kapi_test/borrow borrows
+ * this node's own lent function, exclusively, with lend_ops.
+ */
+static ssize_t borrow_write(struct file *f, const char __user *buf,
+			    size_t len, loff_t *pos)
+{
+	struct scif_dev_filter any = { .vendor = 0xffff, .device = 0xffff };
+	struct scif_dev_borrow *b;
+	struct scif_dev_entry *e;
+	u16 self = 0;
+	int n;
+
+	if (lend_borrow)
+		return -EBUSY;
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	scif_get_node_ids(NULL, 0, &self);
+	n = scif_dev_list(self, &any, e, 1);
+	if (n == 1) {
+		b = scif_dev_borrow(e->fdid, SCIF_DEV_EXCLUSIVE, &lend_ops,
+				    NULL);
+		n = IS_ERR(b) ? PTR_ERR(b) : 0;
+		if (!n)
+			lend_borrow = b;
+	} else if (n >= 0) {
+		n = -ENOENT;
+	}
+	kfree(e);
+	return n ? n : len;
+}
+
+static const struct file_operations borrow_fops = {
+	.owner = THIS_MODULE,
+	.write = borrow_write,
+};
+
+static int lost_show(struct seq_file *s, void *unused)
+{
+	seq_printf(s, "%d %d\n", atomic_read(&lend_lost_calls),
+		   READ_ONCE(lend_lost_why));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(lost);
+
 static int results_show(struct seq_file *s, void *unused)
 {
 	seq_printf(s, "TAP version 13\n1..%d\n%s", nr_tests, results);
@@ -721,7 +837,9 @@ DEFINE_SHOW_ATTRIBUTE(results);
 static int __init scif_kapi_test_init(void)
 {
 	seq_buf_init(&out, results, sizeof(results));
-	if (withdrawn) {
+	if (lend) {
+		test_lend();
+	} else if (withdrawn) {
 		test_withdrawn();
 	} else if (close_waits) {
 		test_close_waits();
@@ -738,12 +856,18 @@ static int __init scif_kapi_test_init(void)
 	}
 	dir = debugfs_create_dir("scif_kapi_test", NULL);
 	debugfs_create_file("results", 0400, dir, NULL, &results_fops);
+	if (lend) {
+		debugfs_create_file("borrow", 0200, dir, NULL, &borrow_fops);
+		debugfs_create_file("lost", 0400, dir, NULL, &lost_fops);
+	}
 	return 0;
 }
 
 static void __exit scif_kapi_test_exit(void)
 {
 	debugfs_remove_recursive(dir);
+	if (lend_borrow)
+		scif_dev_return(lend_borrow);
 }
 
 module_init(scif_kapi_test_init);
