@@ -31,6 +31,7 @@
 #include <linux/workqueue.h>
 
 #include "scif_devices.h"
+#include "scif_fault.h"
 #include "scif_info.h"
 #include "scif_nodes.h"
 #include "scif_proto.h"
@@ -506,6 +507,7 @@ static void scif_lend_handle_list(struct scif_node *node,
 	mutex_unlock(&scif_devices_lock);
 	if (!next)
 		goto end;
+	scif_dev_entry_maybe_corrupt(&e, &next);
 	for (part = 0; part < SCIF_DEV_LIST_PARTS; part++) {
 		size_t off = part * SCIF_DEV_PART_LEN;
 

@@ -22,6 +22,7 @@
 #include <linux/types.h>
 
 struct dentry;
+struct scif_dev_entry;
 struct scif_msg;
 struct scif_node;
 struct scif_runlist;
@@ -65,6 +66,8 @@ enum scif_node_delay {
  * @rma_defer: whether a caller leaves its RMA to the engine's work
  * @window_drop_msg: whether to drop a window message
  * @runlist_corrupt: corrupt a run list about to be sent, if asked to
+ * @dev_entry_corrupt: corrupt a device list entry (and the cursor after
+ *	it) about to be sent, if asked to
  */
 struct scif_test_hooks {
 	void (*node_delay)(enum scif_node_delay point);
@@ -75,6 +78,7 @@ struct scif_test_hooks {
 	bool (*rma_defer)(void);
 	bool (*window_drop_msg)(void);
 	void (*runlist_corrupt)(struct scif_runlist *rl, struct scif_msg *msg);
+	void (*dev_entry_corrupt)(struct scif_dev_entry *e, u64 *next);
 };
 
 #ifdef SCIF_TEST_HOOKS
@@ -142,6 +146,15 @@ static inline void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
 	if (h)
 		h->runlist_corrupt(rl, msg);
 }
+
+static inline void scif_dev_entry_maybe_corrupt(struct scif_dev_entry *e,
+						u64 *next)
+{
+	const struct scif_test_hooks *h = READ_ONCE(scif_test_hooks);
+
+	if (h)
+		h->dev_entry_corrupt(e, next);
+}
 #else
 static inline void scif_node_test_delay(enum scif_node_delay point)
 {
@@ -177,6 +190,11 @@ static inline bool scif_window_drop_msg(void)
 
 static inline void scif_window_runlist_maybe_corrupt(struct scif_runlist *rl,
 						     struct scif_msg *msg)
+{
+}
+
+static inline void scif_dev_entry_maybe_corrupt(struct scif_dev_entry *e,
+						u64 *next)
 {
 }
 #endif

@@ -59,7 +59,9 @@
 #include <linux/maple_tree.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/pci.h>
 #include <linux/random.h>
+#include <linux/scif.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -572,6 +574,66 @@ static void scif_testhooks_runlist_corrupt(struct scif_runlist *rl,
 		scif_window_runlist_corrupt(rl, msg);
 }
 
+/*
+ * "dev <k>" of <debugfs>/scif/corrupt: the next device list entry this
+ * node sends as a lender is damaged, as a broken or hostile lender
+ * could send it (1 fdid of another node, 2 entry's node another node,
+ * 3 name not terminated, 4 no mode, 5 unknown mode, 6 unknown state,
+ * 7 class beyond 24 bits, 8 reserved field set, 9 more than six BARs,
+ * 10 a BAR size not a power of two, 11 a cursor that does not advance).
+ * Reset after use.
+ */
+#define SCIF_CORRUPT_DEV_KINDS	11
+static u32 scif_corrupt_dev;
+
+static void scif_testhooks_dev_entry_corrupt(struct scif_dev_entry *e,
+					     u64 *next)
+{
+	if (likely(!READ_ONCE(scif_corrupt_dev)))
+		return;
+	switch (xchg(&scif_corrupt_dev, 0)) {
+	case 1:
+		e->fdid ^= 1ULL << 48;
+		break;
+	case 2:
+		e->node ^= 1;
+		break;
+	case 3:
+		memset(e->name, 'x', sizeof(e->name));
+		break;
+	case 4:
+		e->modes = 0;
+		break;
+	case 5:
+		e->modes |= 0x80;
+		break;
+	case 6:
+		e->state = SCIF_DEV_STATE_MAX + 1;
+		break;
+	case 7:
+		e->pci_class = 0x1000000;
+		break;
+	case 8:
+		e->reserved0 = 1;
+		break;
+	case 9:
+		e->nr_bars = PCI_STD_NUM_BARS + 1;
+		break;
+	case 10:
+		e->bar_size[0] = 3 * 4096;
+		break;
+	case 11:
+		*next = (u32)e->fdid;
+		break;
+	}
+}
+
+static int scif_corrupt_dev_set(u32 kind)
+{
+	WRITE_ONCE(scif_corrupt_dev, kind);
+	return 0;
+}
+
 /* A DATA or SPACE message to @ep's peer, as scif_msg.c sends them. */
 static void scif_test_notify(struct scif_endpt *ep, u32 op)
 {
@@ -771,6 +833,8 @@ static const struct file_operations scif_node_test_fops = {
  *   "count <node>"     a write count beyond the node ring
  *   "conn <port>"      bad counts in the rings of every connection bound
  *                      to local <port>
+ *   "dev <k>"          the next device list entry sent damaged, kind k
+ *                      1..11 (scif_testhooks_dev_entry_corrupt())
  *   "fence <k> <dst> <src> <a0> .. <a4>" (hex but <k>)
  *                      a forged fence message to this node itself
  *                      (loopback): FENCE_MARK + k, k 0..3, with the given
@@ -811,6 +875,9 @@ static ssize_t corrupt_write(struct file *file, const char __user *ubuf,
 		err = scif_node_corrupt(a, true, 0);
 	else if (sscanf(buf, "conn %u", &a) == 1 && a && a <= U16_MAX)
 		err = scif_msg_corrupt_rings(a) ? 0 : -ENOENT;
+	else if (sscanf(buf, "dev %u", &a) == 1 && a &&
+		 a <= SCIF_CORRUPT_DEV_KINDS)
+		err = scif_corrupt_dev_set(a);
 	else if (!strncmp(buf, "fence ", 6))
 		err = scif_debugfs_fence(buf);
 	else
@@ -834,6 +901,7 @@ static const struct scif_test_hooks scif_testhooks_ops = {
 	.rma_defer = scif_testhooks_rma_defer,
 	.window_drop_msg = scif_testhooks_window_drop_msg,
 	.runlist_corrupt = scif_testhooks_runlist_corrupt,
+	.dev_entry_corrupt = scif_testhooks_dev_entry_corrupt,
 };
 
 /**

@@ -687,6 +687,52 @@ static void t_forged(void)
 	result("forged_borrow_returned_by_token", !why[0]);
 }
 
+/*
+ * A lender's damaged entries (the test build's "dev <k>" of
+ * <debugfs>/scif/corrupt, on this node as lender, through loopback):
+ * each kind fails the listing with EPROTO, takes no node down, and the
+ * next listing is whole again.
+ */
+#define CORRUPT_DEV_KINDS	11
+
+static int corrupt_dev(int k)
+{
+	char buf[32];
+	int fd = open(DBG "corrupt", O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	snprintf(buf, sizeof(buf), "dev %d", k);
+	ok = write(fd, buf, strlen(buf)) == (ssize_t)strlen(buf);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static void t_corrupt_entries(void)
+{
+	int failures = stat_of("node_failures"), n;
+	struct scif_dev_entry e[2];
+
+	for (int k = 1; k <= CORRUPT_DEV_KINDS; k++) {
+		if (!expect(!corrupt_dev(k), "corrupt dev %d: %s", k,
+			    strerror(errno)))
+			break;
+		n = list(self, NULL, e, 2);
+		if (!expect(n == -1 && errno == EPROTO,
+			    "kind %d: list %d errno %d, want EPROTO", k, n,
+			    n == -1 ? errno : 0))
+			break;
+		n = list(self, NULL, e, 2);
+		expect(n == 1, "kind %d: list after %d (errno %d)", k, n,
+		       errno);
+	}
+	expect_errno(corrupt_dev(CORRUPT_DEV_KINDS + 1), EINVAL,
+		     "unknown kind");
+	n = stat_of("node_failures");
+	expect(n == failures, "node_failures %d, was %d", n, failures);
+	result("corrupt_entries_eproto", !why[0]);
+}
+
 /* ---- Both nodes ---- */
 
 static int barrier(void)
@@ -924,7 +970,7 @@ int main(void)
 		return 4;
 	}
 	peer = nodes[0] == self ? nodes[1] : nodes[0];
-	printf("1..21\n# node %u, peer %u, lending %s, reset method: %s\n",
+	printf("1..22\n# node %u, peer %u, lending %s, reset method: %s\n",
 	       self, peer, bdf, has_reset ? "yes" : "no (dirty)");
 
 	t_list_self(&own);
@@ -937,6 +983,7 @@ int main(void)
 	/* The function was bound again: own.fdid is stale now. */
 	t_borrow_errors(own.fdid);
 	t_forged();
+	t_corrupt_entries();
 	t_attributes();
 	t_budgets();
 	if (barrier_setup() || barrier()) {
