@@ -688,16 +688,30 @@ static bool scif_dev_req_done(struct scif_dev_req *req)
 	return READ_ONCE(req->done);
 }
 
+/* Wait for @req's answer: jiffies left, 0 (timed out), < 0 (signal). */
+static long scif_dev_wait(struct scif_dev_req *req, bool intr,
+			  unsigned long tmo)
+{
+	if (!intr)
+		return wait_event_timeout(scif_dev_wq, scif_dev_req_done(req),
+					  tmo);
+	return wait_event_interruptible_timeout(scif_dev_wq,
+						scif_dev_req_done(req), tmo);
+}
+
 /*
  * Send @msg (its arg[0] set here) to node @nid and wait for its answer
- * of type @answer, at most dev_msg_timeout_ms.  Return: 0 with the
- * answer in @req, or -ENODEV, -EINTR, -ETIMEDOUT, -EPROTO.
+ * of type @answer, at most dev_msg_timeout_ms; a signal ends the wait
+ * (-EINTR) but for a return's answer, which close() waits for too.
+ * Return: 0 with the answer in @req, or -ENODEV, -EINTR, -ETIMEDOUT,
+ * -EPROTO.
  */
 static int scif_dev_request(u16 nid, struct scif_msg *msg,
 			    struct scif_dev_req *req, u32 answer)
 {
 	struct scif_node *node = scif_node_get_online(nid);
 	unsigned long tmo = msecs_to_jiffies(READ_ONCE(dev_msg_timeout_ms));
+	long left;
 	int err;
 
 	if (!node)
@@ -715,9 +729,11 @@ static int scif_dev_request(u16 nid, struct scif_msg *msg,
 	mutex_unlock(&scif_devices_lock);
 
 	err = scif_node_send(node, msg);
-	if (!err && !wait_event_timeout(scif_dev_wq, scif_dev_req_done(req),
-					tmo))
-		err = -ETIMEDOUT;
+	if (!err) {
+		left = scif_dev_wait(req, answer != SCIF_MSG_DEV_RETURN_ACK,
+				     tmo);
+		err = left < 0 ? -EINTR : !left ? -ETIMEDOUT : 0;
+	}
 
 	mutex_lock(&scif_devices_lock);
 	list_del(&req->link);
@@ -1104,7 +1120,8 @@ static int scif_borrow_end(struct scif_dev_borrow *b)
  * in time is given back by its token.
  *
  * Context: process context; sleeps for the lender's answer, at most
- * dev_msg_timeout_ms (twice if it must give the borrow back).
+ * dev_msg_timeout_ms or until a signal (then, to give the borrow back,
+ * up to dev_msg_timeout_ms more, which no signal cuts).
  * Return: the borrow, or ERR_PTR() of -EINVAL (@flags), -ENOENT (no such
  * function, or one of a previous life of its lender), -EBUSY (the modes
  * conflict, or the function is being reset), -ENXIO (dirty: it could not
@@ -1165,8 +1182,8 @@ EXPORT_SYMBOL_GPL(scif_dev_borrow);
  * Context: process context; sleeps for the lender's answer, at most
  * dev_msg_timeout_ms, and for a running lost() callback.
  * Return: 0 (also for a borrow that was lost: nothing is sent), or the
- * error of the return message (-ETIMEDOUT, -ENODEV, -EPROTO, -EINTR);
- * @b is freed either way.
+ * error of the return message (-ETIMEDOUT, -ENODEV, -EPROTO); @b is
+ * freed either way.
  */
 int scif_dev_return(struct scif_dev_borrow *b)
 {

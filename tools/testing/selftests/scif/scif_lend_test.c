@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include "scif.h"
 
@@ -733,6 +735,107 @@ static void t_corrupt_entries(void)
 	result("corrupt_entries_eproto", !why[0]);
 }
 
+/*
+ * A lender that does not answer (the test build's "hold <self> 2" of
+ * <debugfs>/scif/node_test: this node's replies to itself are held):
+ * a listing and a borrow fail with ETIMEDOUT after dev_msg_timeout_ms,
+ * the borrow, granted meanwhile, is given back by its token; once the
+ * replies go, the eight late answers (six of the entry, the grant and
+ * the return's) are dropped and counted, and the function is free of
+ * borrowers again.
+ */
+static int node_test(const char *cmd)
+{
+	int fd = open(DBG "node_test", O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static void on_alarm(int sig)
+{
+}
+
+/* A SIGALRM in 50 ms, its handler installed without SA_RESTART. */
+static void alarm_soon(void)
+{
+	struct itimerval it = { .it_value = { .tv_usec = 50 * 1000 } };
+	struct sigaction sa = { .sa_handler = on_alarm };
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/*
+ * With the replies still held back and dev_msg_timeout_ms at 300, a
+ * signal ends a listing's and a borrow's wait first: EINTR.  The late
+ * answers (six, then the grant and the answer to the return by token)
+ * are dropped and counted, and the borrow is given back.
+ */
+static void t_signals(void)
+{
+	char hold[32], unhold[32];
+	struct scif_dev_entry own, e;
+	int d0, n, b;
+
+	snprintf(hold, sizeof(hold), "hold %u 2", self);
+	snprintf(unhold, sizeof(unhold), "hold %u 0", self);
+	if (own_entry(&own))
+		return;
+	d0 = stat_of("dropped_msgs");
+	if (!expect(!node_test(hold), "hold: %s", strerror(errno)))
+		return;
+	alarm_soon();
+	n = list(self, NULL, &e, 1);
+	expect(n == -1 && errno == EINTR, "list, signalled: %d errno %d", n,
+	       n == -1 ? errno : 0);
+	alarm_soon();
+	b = scif_borrow_device(own.fdid, 0);
+	if (!expect_errno(b, EINTR, "borrow, signalled") && b >= 0)
+		scif_return_device(b);
+	expect(!node_test(unhold), "unhold: %s", strerror(errno));
+	dropped_settles(d0 + 8);
+	check_returned(own.fdid);
+}
+
+static void t_timeouts(void)
+{
+	struct scif_dev_entry own, e;
+	char hold[32], unhold[32];
+	int d0, n, b;
+
+	snprintf(hold, sizeof(hold), "hold %u 2", self);
+	snprintf(unhold, sizeof(unhold), "hold %u 0", self);
+	if (own_entry(&own) ||
+	    !expect(!param_write("dev_msg_timeout_ms", 300),
+		    "dev_msg_timeout_ms: %s", strerror(errno))) {
+		result("timeout_late_answers_dropped", false);
+		result("signal_eintr", false);
+		return;
+	}
+	d0 = stat_of("dropped_msgs");
+	if (expect(!node_test(hold), "hold: %s", strerror(errno))) {
+		n = list(self, NULL, &e, 1);
+		expect(n == -1 && errno == ETIMEDOUT,
+		       "list, held: %d errno %d", n, n == -1 ? errno : 0);
+		b = scif_borrow_device(own.fdid, 0);
+		if (!expect_errno(b, ETIMEDOUT, "borrow, held") && b >= 0)
+			scif_return_device(b);
+		expect(!node_test(unhold), "unhold: %s", strerror(errno));
+	}
+	dropped_settles(d0 + 8);
+	check_returned(own.fdid);
+	result("timeout_late_answers_dropped", !why[0]);
+
+	t_signals();
+	expect(!param_write("dev_msg_timeout_ms", 5000),
+	       "dev_msg_timeout_ms back: %s", strerror(errno));
+	result("signal_eintr", !why[0]);
+}
+
 /* ---- Both nodes ---- */
 
 static int barrier(void)
@@ -970,7 +1073,7 @@ int main(void)
 		return 4;
 	}
 	peer = nodes[0] == self ? nodes[1] : nodes[0];
-	printf("1..22\n# node %u, peer %u, lending %s, reset method: %s\n",
+	printf("1..24\n# node %u, peer %u, lending %s, reset method: %s\n",
 	       self, peer, bdf, has_reset ? "yes" : "no (dirty)");
 
 	t_list_self(&own);
@@ -986,6 +1089,7 @@ int main(void)
 	t_corrupt_entries();
 	t_attributes();
 	t_budgets();
+	t_timeouts();
 	if (barrier_setup() || barrier()) {
 		printf("# no barrier with node %u\n", peer);
 		return 1;
