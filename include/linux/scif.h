@@ -23,6 +23,7 @@ typedef struct scif_endpt *scif_epd_t;
 
 /* Pages pinned by scif_pin_pages(), opaque to clients. */
 typedef struct scif_pinned_pages *scif_pinned_pages_t;
+struct pci_dev;
 
 /**
  * struct scif_range - pages of the peer's registered memory
@@ -97,6 +98,9 @@ off_t scif_register_pinned_pages(scif_epd_t epd,
 				 off_t offset, int map_flags);
 off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,
 		    int prot_flags, int map_flags);
+off_t scif_register_pci(scif_epd_t epd, struct pci_dev *pdev, int bar,
+			u64 bar_offset, size_t len, off_t offset,
+			int prot_flags, int map_flags);
 int scif_unregister(scif_epd_t epd, off_t offset, size_t len);
 int scif_readfrom(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
 		  int rma_flags);

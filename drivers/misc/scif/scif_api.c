@@ -373,6 +373,51 @@ off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,
 EXPORT_SYMBOL_GPL(scif_register);
 
 /**
+ * scif_register_pci() - open a window over a range of a PCI BAR
+ * @epd: a connected endpoint
+ * @pdev: the PCI function, whose driver (the caller) is bound
+ * @bar: a memory BAR of @pdev, 0..5
+ * @bar_offset: first byte of the range in the BAR, page aligned
+ * @len: bytes, a non-zero multiple of the page size, inside the BAR
+ * @offset: with SCIF_MAP_FIXED the window's offset, page aligned;
+ *	otherwise a hint, 0 for none
+ * @prot_flags: SCIF_PROT_READ and/or SCIF_PROT_WRITE
+ * @map_flags: 0 or SCIF_MAP_FIXED
+ *
+ * A device window: the range is mapped (write-combined for a
+ * prefetchable BAR), nothing is pinned or charged, and the peer reaches
+ * it through staging (STAGE_* messages); a remote mmap of it fails with
+ * -ENXIO.  The caller unregisters it with scif_unregister() before it
+ * unbinds its driver; should it not, the unbind unregisters it first.
+ * At most max_devmem_windows device windows exist on the node.
+ *
+ * Context: process context; sleeps until the peer answers.
+ * Return: the window's offset, or -EINVAL (not a memory BAR, a range
+ * outside it or not page aligned, bad flags), -EBUSY (no driver bound
+ * to @pdev), -EAGAIN (max_devmem_windows reached), -ENODEV (the driver
+ * unbound meanwhile, or the node went), or an error of scif_register().
+ */
+off_t scif_register_pci(scif_epd_t epd, struct pci_dev *pdev, int bar,
+			u64 bar_offset, size_t len, off_t offset,
+			int prot_flags, int map_flags)
+{
+	struct scif_pinned_pages *pp;
+	s64 ret;
+	int err;
+
+	if (!epd || (map_flags & ~SCIF_MAP_FIXED) || offset < 0)
+		return -EINVAL;
+	err = scif_window_conn_err(epd) ?:
+	      scif_devmem_pin(pdev, bar, bar_offset, len, prot_flags, &pp);
+	if (err)
+		return err;
+	ret = scif_epd_register_devmem(epd, pp, offset, map_flags);
+	scif_pin_put(pp);
+	return scif_api_err(ret);
+}
+EXPORT_SYMBOL_GPL(scif_register_pci);
+
+/**
  * scif_unregister() - close the windows inside a range
  * @epd: the endpoint
  * @offset: start of the range, page aligned

@@ -411,6 +411,34 @@ static unsigned int scif_epd_lost_collect(struct scif_node *node, bool hold,
 }
 
 /**
+ * scif_epd_devmem_gone() - unregister a window whose PCI function goes
+ * @owner: the handle of the window's endpoint
+ * @offset: the window's offset
+ * @len: its length in bytes
+ *
+ * Given to scif_devmem.c (scif_devmem_on_gone()): the driver of the
+ * function under the window unbinds, or the function is removed.  The
+ * window is unregistered as its owner would, waiting until the peer
+ * let go of it; an endpoint that is gone or has no such window any more
+ * (it was unregistered, or the connection ended) is left alone.
+ *
+ * Context: process context (the PCI bus notifier); sleeps.
+ */
+void scif_epd_devmem_gone(u64 owner, s64 offset, u64 len)
+{
+	struct scif_endpt *ep = scif_epd_lookup(owner);
+	int err;
+
+	if (!ep)
+		return;
+	err = scif_epd_unregister(ep, offset, len);
+	if (err && err != -ENXIO && err != -ENOTCONN && err != -ECONNRESET)
+		pr_warn("scif: window at %lld of endpoint %llx not unregistered (%d)\n",
+			offset, owner, err);
+	scif_epd_put(ep);
+}
+
+/**
  * scif_epd_node_lost() - reset every endpoint whose peer is on @node
  * @node: the node that is gone; no message from it is handled any more
  * @hold: the node broke the protocol and may still write into our

@@ -50,6 +50,7 @@ void scif_epd_uncount(struct scif_endpt *ep);
 struct scif_endpt *scif_epd_lookup(u64 handle);
 const char *scif_epd_state_name(enum scif_epd_state state);
 void scif_epd_node_lost(struct scif_node *node, bool hold);
+void scif_epd_devmem_gone(u64 owner, s64 offset, u64 len);
 void scif_epd_parts_teardown(struct scif_endpt *ep, bool local, int err);
 int scif_port_claim(u16 port);
 int scif_port_alloc(u16 *port);

@@ -276,6 +276,39 @@ static long scif_fd_ioctl_reg(struct scif_endpt *ep,
 	return 0;
 }
 
+static long scif_fd_ioctl_reg_pci(struct scif_endpt *ep,
+				  struct scifioctl_reg_pci __user *uarg)
+{
+	struct scifioctl_reg_pci reg;
+	struct scif_pinned_pages *pp;
+	s64 ret;
+
+	if (!capable(CAP_SYS_RAWIO))
+		return -EPERM;
+	if (copy_from_user(&reg, uarg, sizeof(reg)))
+		return -EFAULT;
+	if (reg.reserved0 || (reg.flags & ~SCIF_MAP_FIXED) || reg.offset < 0 ||
+	    ((reg.flags & SCIF_MAP_FIXED) && !PAGE_ALIGNED(reg.offset)))
+		return -EINVAL;
+	ret = scif_window_conn_err(ep);
+	if (ret)
+		return ret;
+	ret = scif_devmem_pin_user(reg.domain, reg.bus, reg.devfn, reg.bar,
+				   reg.bar_offset, reg.len, reg.prot, &pp);
+	if (ret)
+		return ret;
+	ret = scif_epd_register_devmem(ep, pp, reg.offset, reg.flags);
+	scif_pin_put(pp);
+	if (ret < 0)
+		return ret;
+	if (put_user(ret, &uarg->out_offset)) {
+		/* The caller cannot know the window: close it again. */
+		scif_epd_unregister(ep, ret, reg.len);
+		return -EFAULT;
+	}
+	return 0;
+}
+
 static long scif_fd_ioctl_unreg(struct scif_endpt *ep,
 				struct scifioctl_unreg __user *uarg)
 {
@@ -497,6 +530,8 @@ static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return scif_fd_ioctl_reg(ep, uarg);
 	case SCIF_UNREG:
 		return scif_fd_ioctl_unreg(ep, uarg);
+	case SCIF_REG_PCI:
+		return scif_fd_ioctl_reg_pci(ep, uarg);
 	case SCIF_READFROM:
 	case SCIF_WRITETO:
 	case SCIF_VREADFROM:

@@ -137,8 +137,14 @@ static int __init scif_init(void)
 	err = scif_devices_init();
 	if (err)
 		goto undo_sysfs;
+	scif_devmem_on_gone(scif_epd_devmem_gone);
+	err = scif_devmem_init();
+	if (err)
+		goto undo_devices;
 	return 0;
 
+undo_devices:
+	scif_devices_exit();
 undo_sysfs:
 	scif_sysfs_exit();
 undo_fd:
@@ -160,6 +166,7 @@ undo_wq:
 
 static void __exit scif_exit(void)
 {
+	scif_devmem_exit();
 	/* Withdrawals are messages: before the nodes go. */
 	scif_devices_exit();
 	scif_sysfs_exit();

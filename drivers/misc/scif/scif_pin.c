@@ -350,6 +350,10 @@ static void scif_pin_release(struct kref *ref)
 						    struct scif_pinned_pages,
 						    ref);
 
+	if (pp->kind == SCIF_PP_MMIO) {
+		scif_devmem_release(pp);
+		return;
+	}
 	if (pp->user) {
 		unpin_user_pages_dirty_lock(pp->pages, pp->nr_pages,
 					    pp->prot & SCIF_PROT_WRITE);
@@ -364,7 +368,8 @@ static void scif_pin_release(struct kref *ref)
 
 /**
  * scif_pin_put() - drop a reference to pinned pages
- * @pp: the pages; unpinned with the last reference
+ * @pp: the pages; unpinned with the last reference (a device memory set
+ *	is unmapped and lets go of its PCI function instead)
  *
  * Context: process context; may sleep.
  */

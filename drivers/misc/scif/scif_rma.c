@@ -36,6 +36,7 @@
 #include <linux/debugfs.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
@@ -245,7 +246,35 @@ static u64 scif_rma_side_win_end(const struct scif_rma_side *s)
 	       ((u64)s->rws[s->idx]->nr_pages << PAGE_SHIFT);
 }
 
-/* The CPU address of @s's position and how many bytes follow there. */
+/*
+ * The I/O address of @s's position and how many bytes follow there, if
+ * the position is in a window over device memory (SCIF_PP_MMIO); NULL
+ * otherwise.  The CPU reaches such a window only through the *_io
+ * accessors, never through scif_rma_side_va().
+ */
+static void __iomem *scif_rma_side_io(struct scif_rma_side *s, u64 *avail)
+{
+	const struct scif_pinned_pages *pp;
+	const struct scif_run *r;
+	u64 woff;
+
+	if (s->buf || s->pages || !s->lws)
+		return NULL;
+	while (s->off >= scif_rma_side_win_end(s))
+		s->idx++;
+	pp = s->lws[s->idx]->pinned;
+	if (pp->kind != SCIF_PP_MMIO)
+		return NULL;
+	woff = s->off - scif_rma_side_win_start(s);
+	r = scif_rma_run_find(pp->runs, pp->nr_runs, woff);
+	*avail = r->woff + r->len - woff;
+	return r->io + (woff - r->woff);
+}
+
+/*
+ * The CPU address of @s's position and how many bytes follow there; not
+ * for device memory (see scif_rma_side_io()).
+ */
 static void *scif_rma_side_va(struct scif_rma_side *s, u64 *avail)
 {
 	u64 woff;
@@ -335,6 +364,11 @@ static bool scif_rma_side_phys(struct scif_rma_side *s, u64 *avail,
 		pp = s->lws[s->idx]->pinned;
 		r = scif_rma_run_find(pp->runs, pp->nr_runs, woff);
 		*avail = r->woff + r->len - woff;
+		if (pp->kind == SCIF_PP_MMIO) {
+			*phys = r->addr + (woff - r->woff);
+			/* scif_dma.c maps it with dma_map_resource(). */
+			return !pfn_valid(PHYS_PFN(*phys));
+		}
 		*phys = virt_to_phys(r->va + (woff - r->woff));
 		return true;
 	}
@@ -400,6 +434,44 @@ static u64 scif_rma_dma_piece(struct scif_rma_dma *dma,
 	return err ? 0 : n;
 }
 
+/* Bytes of device memory copied to device memory per bounce. */
+#define SCIF_RMA_BOUNCE		256
+
+/*
+ * Copy by the CPU the next piece of at most @len bytes (as much as both
+ * sides hold contiguously) and return its length.  Device memory is
+ * read and written with memcpy_fromio()/memcpy_toio(); from device
+ * memory to device memory through a small bounce buffer.
+ */
+static u64 scif_rma_cpu_piece(struct scif_rma_side *dst,
+			      struct scif_rma_side *src, u64 len)
+{
+	u8 bounce[SCIF_RMA_BOUNCE];
+	void __iomem *sio, *dio;
+	void *s = NULL, *d = NULL;
+	u64 sa, da, n;
+
+	sio = scif_rma_side_io(src, &sa);
+	if (!sio)
+		s = scif_rma_side_va(src, &sa);
+	dio = scif_rma_side_io(dst, &da);
+	if (!dio)
+		d = scif_rma_side_va(dst, &da);
+	n = min3(len, sa, da);
+	if (sio && dio) {
+		n = min_t(u64, n, sizeof(bounce));
+		memcpy_fromio(bounce, sio, n);
+		memcpy_toio(dio, bounce, n);
+	} else if (sio) {
+		memcpy_fromio(d, sio, n);
+	} else if (dio) {
+		memcpy_toio(dio, s, n);
+	} else {
+		memcpy(d, s, n);
+	}
+	return n;
+}
+
 /*
  * Copy @len bytes from @src to @dst: by DMA where @dma (if not NULL)
  * takes a piece (complete once @dma is flushed), else by the CPU.
@@ -408,17 +480,12 @@ static void scif_rma_copy_span(struct scif_rma_side *dst,
 			       struct scif_rma_side *src, u64 len,
 			       struct scif_rma_dma *dma)
 {
-	u64 sa, da, n;
-	void *s, *d;
+	u64 n;
 
 	while (len) {
 		n = dma ? scif_rma_dma_piece(dma, dst, src, len) : 0;
-		if (!n) {
-			s = scif_rma_side_va(src, &sa);
-			d = scif_rma_side_va(dst, &da);
-			n = min3(len, sa, da);
-			memcpy(d, s, n);
-		}
+		if (!n)
+			n = scif_rma_cpu_piece(dst, src, len);
 		scif_rma_side_advance(src, n);
 		scif_rma_side_advance(dst, n);
 		len -= n;
@@ -643,11 +710,44 @@ struct scif_u64_packed {
 	u64 v;
 } __packed;
 
+/* Store 32 bits at @s's position, RAM or device memory. */
+static void scif_rma_store_u32(struct scif_rma_side *s, u32 val)
+{
+	void __iomem *io;
+	u64 avail;
+
+	io = scif_rma_side_io(s, &avail);
+	if (io)
+		writel(val, io);
+	else
+		WRITE_ONCE(*(u32 *)scif_rma_side_va(s, &avail), val);
+}
+
+/* The 64-bit store of a signal into device memory; false if split. */
+static bool scif_rma_store_io_u64(struct scif_rma_side *s, u64 val)
+{
+	void __iomem *io;
+	u64 avail;
+
+	io = scif_rma_side_io(s, &avail);
+	if (!io || avail < sizeof(u64))
+		return false;
+	if (IS_ALIGNED((unsigned long)io, sizeof(u64)))
+		writeq(val, io);
+	else
+		memcpy_toio(io, &val, sizeof(val));
+	return true;
+}
+
 static void scif_rma_signal_run(struct scif_rma_desc *d)
 {
 	u64 avail;
 	void *va;
 
+	if (scif_rma_store_io_u64(&d->dst, d->val))
+		return;
+	if (scif_rma_side_io(&d->dst, &avail))
+		goto split;
 	va = scif_rma_side_va(&d->dst, &avail);
 	if (avail >= sizeof(u64)) {
 		if (IS_ALIGNED((unsigned long)va, sizeof(u64)))
@@ -656,10 +756,10 @@ static void scif_rma_signal_run(struct scif_rma_desc *d)
 			((struct scif_u64_packed *)va)->v = d->val;
 		return;
 	}
-	WRITE_ONCE(*(u32 *)va, lower_32_bits(d->val));
+split:
+	scif_rma_store_u32(&d->dst, lower_32_bits(d->val));
 	scif_rma_side_advance(&d->dst, sizeof(u32));
-	va = scif_rma_side_va(&d->dst, &avail);
-	WRITE_ONCE(*(u32 *)va, upper_32_bits(d->val));
+	scif_rma_store_u32(&d->dst, upper_32_bits(d->val));
 }
 
 /*
@@ -1593,13 +1693,22 @@ int scif_rma_wait(struct scif_endpt *ep, u64 seq, bool intr)
  */
 static bool scif_stage_store_u64(struct scif_rma_side *win, const void *src)
 {
+	void __iomem *io;
 	u64 avail, val;
 	void *va;
 
+	memcpy(&val, src, sizeof(val));
+	io = scif_rma_side_io(win, &avail);
+	if (io) {
+		if (avail < sizeof(u64) ||
+		    !IS_ALIGNED((unsigned long)io, sizeof(u64)))
+			return false;
+		writeq(val, io);
+		return true;
+	}
 	va = scif_rma_side_va(win, &avail);
 	if (avail < sizeof(u64) || !IS_ALIGNED((unsigned long)va, sizeof(u64)))
 		return false;
-	memcpy(&val, src, sizeof(val));
 	WRITE_ONCE(*(u64 *)va, val);
 	return true;
 }

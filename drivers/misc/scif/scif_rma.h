@@ -59,6 +59,7 @@ struct scif_reply;
 struct scif_msg;
 struct mm_struct;
 struct page;
+struct pci_dev;
 struct seq_file;
 
 /* Highest page number of the registered address space (offsets are off_t). */
@@ -74,29 +75,54 @@ struct seq_file;
  *	the peer published for it
  * @len: bytes, a multiple of the page size
  * @va: where the CPU reaches it (linear map, or the peer mapping)
+ * @io: the run of a device window (SCIF_PP_MMIO): its ioremap(), which
+ *	only the *_io accessors may touch
  */
 struct scif_run {
 	u64 woff;
 	u64 addr;
 	u64 len;
-	void *va;
+	union {
+		void *va;
+		void __iomem *io;
+	};
+};
+
+/**
+ * enum scif_pp_kind - what a pinned set is made of
+ * @SCIF_PP_PAGES: pages of RAM (page pointers, runs of the linear map)
+ * @SCIF_PP_MMIO: a range of a PCI memory BAR (no struct page): one run,
+ *	reached through @io, nothing pinned or charged (scif_devmem.c)
+ */
+enum scif_pp_kind {
+	SCIF_PP_PAGES,
+	SCIF_PP_MMIO,
 };
 
 /**
  * struct scif_pinned_pages - pages pinned for registration
  * @ref: held by the creator (until scif_unpin_pages()) and by each window
- * @pages: the pages, one pointer each (kvmalloc'd)
+ * @kind: RAM or device memory
+ * @pages: the pages, one pointer each (kvmalloc'd); NULL for SCIF_PP_MMIO
  * @nr_pages: number of pages
  * @prot: SCIF_PROT_* the pages were pinned for
  * @user: pinned from user space (else kernel memory, not referenced)
  * @mm: the mm charged for @nr_pages pinned pages (user only)
  * @runs: the physically contiguous runs of @pages (kvmalloc'd)
  * @nr_runs: entries in @runs
+ * @pdev: SCIF_PP_MMIO: the PCI function, with a reference (pci_dev_get())
+ * @bar: SCIF_PP_MMIO: the BAR of @pdev the run is in
+ * @devmem: SCIF_PP_MMIO: on scif_devmem.c's list of device memory sets
+ * @gone: SCIF_PP_MMIO: @pdev's driver is unbinding, or @pdev is removed
+ * @owner: SCIF_PP_MMIO: handle of the endpoint whose window it is
+ * @offset: SCIF_PP_MMIO: that window's offset; -1 until it is registered
  *
- * Immutable once created.
+ * Immutable once created, but for @devmem, @gone, @owner and @offset,
+ * which scif_devmem.c's lock protects.
  */
 struct scif_pinned_pages {
 	struct kref ref;
+	enum scif_pp_kind kind;
 	struct page **pages;
 	unsigned long nr_pages;
 	int prot;
@@ -104,6 +130,12 @@ struct scif_pinned_pages {
 	struct mm_struct *mm;
 	struct scif_run *runs;
 	unsigned long nr_runs;
+	struct pci_dev *pdev;
+	int bar;
+	struct list_head devmem;
+	bool gone;
+	u64 owner;
+	s64 offset;
 };
 
 /**
@@ -224,6 +256,9 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags);
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
 			  size_t len, s64 offset, int prot, int map_flags);
+s64 scif_epd_register_devmem(struct scif_endpt *ep,
+			     struct scif_pinned_pages *pp, s64 offset,
+			     int map_flags);
 int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len);
 int scif_window_conn_err(struct scif_endpt *ep);
 struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
@@ -249,6 +284,20 @@ int scif_pin_range(unsigned long addr, size_t len, int prot, int map_flags,
 		   struct scif_pinned_pages **pinned);
 void scif_pin_put(struct scif_pinned_pages *pp);
 long scif_pin_nr_pages(void);
+
+/* scif_devmem.c: device memory as pinned sets (SCIF_PP_MMIO) */
+int scif_devmem_range_check(u64 start, u64 size, unsigned long flags,
+			    u64 bar_offset, u64 len);
+int scif_devmem_pin(struct pci_dev *pdev, int bar, u64 bar_offset, u64 len,
+		    int prot, struct scif_pinned_pages **pinned);
+int scif_devmem_pin_user(u32 domain, u8 bus, u8 devfn, int bar,
+			 u64 bar_offset, u64 len, int prot,
+			 struct scif_pinned_pages **pinned);
+int scif_devmem_opened(struct scif_pinned_pages *pp, u64 owner, s64 offset);
+void scif_devmem_release(struct scif_pinned_pages *pp);
+void scif_devmem_on_gone(void (*gone)(u64 owner, s64 offset, u64 len));
+int scif_devmem_init(void);
+void scif_devmem_exit(void);
 
 /* scif_rma.c */
 

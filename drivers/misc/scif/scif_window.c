@@ -346,6 +346,9 @@ static int scif_window_map_runs(struct scif_window *w, struct scif_node *node)
 	u64 addr;
 	int err;
 
+	/* No bus maps device memory for a peer yet: always staged. */
+	if (pp->kind == SCIF_PP_MMIO)
+		return -EOPNOTSUPP;
 	err = scif_lmap_init(&w->xfer_map, w->nr_xfer, GFP_KERNEL_ACCOUNT) ?:
 	      scif_lmap_init(&w->run_map, pp->nr_runs, GFP_KERNEL_ACCOUNT);
 	for (i = 0; !err && i < w->nr_xfer; i++)
@@ -1362,5 +1365,40 @@ s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
 		return err;
 	ret = scif_epd_register(ep, pp, offset, map_flags);
 	scif_pin_put(pp);
+	return ret;
+}
+
+/**
+ * scif_epd_register_devmem() - open a window over a device memory set
+ * @ep: a connected endpoint
+ * @pp: the set (SCIF_PP_MMIO, from scif_devmem_pin*()); the caller
+ *	keeps its reference
+ * @offset: the offset (SCIF_MAP_FIXED), or a hint (0: none)
+ * @map_flags: 0 or SCIF_MAP_FIXED
+ *
+ * The window is always staged: the peers reach it through STAGE_*
+ * messages.  Once it is registered, an unbind of the function
+ * unregisters it (scif_devmem.c); if the function went while it was
+ * being registered, it is unregistered here.
+ *
+ * Context: process context; sleeps until the peer answers.
+ * Return: the window's offset, or an error of scif_epd_register(), or
+ * -ENODEV (the function's driver unbound meanwhile).
+ */
+s64 scif_epd_register_devmem(struct scif_endpt *ep,
+			     struct scif_pinned_pages *pp, s64 offset,
+			     int map_flags)
+{
+	s64 ret;
+
+	if (pp->kind != SCIF_PP_MMIO || (map_flags & ~SCIF_MAP_FIXED))
+		return -EINVAL;
+	ret = scif_epd_register(ep, pp, offset, map_flags);
+	if (ret < 0)
+		return ret;
+	if (scif_devmem_opened(pp, ep->handle, ret)) {
+		scif_epd_unregister(ep, ret, (u64)pp->nr_pages << PAGE_SHIFT);
+		return -ENODEV;
+	}
 	return ret;
 }

@@ -394,6 +394,37 @@ struct scifioctl_dev_borrow {
 	__u64 reserved;
 };
 
+/**
+ * struct scifioctl_reg_pci - SCIF_REG_PCI argument
+ * @domain: in: the PCI function's domain
+ * @bus: in: its bus number
+ * @devfn: in: its device and function numbers
+ * @bar: in: a memory BAR of it, 0..5
+ * @reserved0: 0
+ * @bar_offset: in: first byte of the range in the BAR, page aligned
+ * @len: in: length in bytes, a non-zero multiple of the page size
+ * @offset: in: requested offset in the registered address space
+ * @prot: in: SCIF_PROT_READ and/or SCIF_PROT_WRITE
+ * @flags: in: 0 or SCIF_MAP_FIXED
+ * @out_offset: out: the offset the window was placed at
+ *
+ * Needs CAP_SYS_RAWIO; the function must be bound to vfio-pci or
+ * scif_lend.
+ */
+struct scifioctl_reg_pci {
+	__u32 domain;
+	__u8 bus;
+	__u8 devfn;
+	__u8 bar;
+	__u8 reserved0;
+	__u64 bar_offset;
+	__u64 len;
+	__s64 offset;
+	__s32 prot;
+	__s32 flags;
+	__s64 out_offset;
+};
+
 /*
  * SCIF_BIND takes the address of the port, of which exactly 16 bits are
  * read and written; SCIF_LISTEN and SCIF_FENCE_WAIT take their value
@@ -424,5 +455,7 @@ struct scifioctl_dev_borrow {
 #define SCIF_DEV_BORROW		_IOWR('s', 38, struct scifioctl_dev_borrow)
 /* On a borrow file: the borrowed function's entry. */
 #define SCIF_DEV_INFO		_IOR('s', 39, struct scif_dev_entry)
+/* A window over a range of a PCI BAR (device memory). */
+#define SCIF_REG_PCI		_IOWR('s', 40, struct scifioctl_reg_pci)
 
 #endif /* _UAPI_LINUX_SCIF_IOCTL_H */
