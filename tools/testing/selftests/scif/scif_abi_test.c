@@ -114,6 +114,24 @@ TEST(dev_extensions)
 	EXPECT_EQ(0x80807327UL, (unsigned long)SCIF_DEV_INFO);
 }
 
+/* Windows over device memory (devices.rst): the layout devices.rst gives. */
+TEST(reg_pci)
+{
+	EXPECT_EQ(48, sizeof(struct scifioctl_reg_pci));
+	EXPECT_LAYOUT(scifioctl_reg_pci, domain, 0);
+	EXPECT_LAYOUT(scifioctl_reg_pci, bus, 4);
+	EXPECT_LAYOUT(scifioctl_reg_pci, devfn, 5);
+	EXPECT_LAYOUT(scifioctl_reg_pci, bar, 6);
+	EXPECT_LAYOUT(scifioctl_reg_pci, reserved0, 7);
+	EXPECT_LAYOUT(scifioctl_reg_pci, bar_offset, 8);
+	EXPECT_LAYOUT(scifioctl_reg_pci, len, 16);
+	EXPECT_LAYOUT(scifioctl_reg_pci, offset, 24);
+	EXPECT_LAYOUT(scifioctl_reg_pci, prot, 32);
+	EXPECT_LAYOUT(scifioctl_reg_pci, flags, 36);
+	EXPECT_LAYOUT(scifioctl_reg_pci, out_offset, 40);
+	EXPECT_EQ(0xc0307328UL, (unsigned long)SCIF_REG_PCI);
+}
+
 TEST(flag_values)
 {
 	EXPECT_EQ(1, SCIF_ACCEPT_SYNC);
