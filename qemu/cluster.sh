@@ -59,7 +59,10 @@
 #               interrupt controller split, as that needs under KVM;
 #               intel_iommu=on iommu=pt on the kernel command line, so
 #               only a device given to VFIO is translated) and QEMU's "edu" PCI device
-#               (1234:11e8), for scif_vfio_test.sh to bind to vfio-pci
+#               (1234:11e8), for scif_vfio_test.sh to bind to vfio-pci,
+#               and an NVMe controller without namespaces (1b36:0010)
+#               whose BAR 2 is a 1 MiB controller memory buffer, the
+#               device memory of scif_devmem_test.sh
 #   -T ntb-full the same, plus the ivshmem-plain device on the other
 #               node's RAM (as without -T), which the emulated NTB's
 #               full-reach window goes through (ntb_ivshmem full_reach=1)
@@ -427,7 +430,8 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 		-m "${mib}M" -smp "$cpus" -nodefaults
 		-object "memory-backend-file,id=ram0,size=${mib}M,share=on,mem-path=$dir/node$k.ram")
 	# The IOMMU first: the devices after it are behind it.
-	[ "$iommu" = 0 ] || cmd+=(-device "intel-iommu,intremap=on" -device edu)
+	[ "$iommu" = 0 ] || cmd+=(-device "intel-iommu,intremap=on" -device edu
+		-device "nvme,serial=scif36,cmb_size_mb=1")
 	if [ "$topo" != ntb ]; then
 		for ((j = 0; j < nodes; j++)); do
 			[ "$j" -ne "$k" ] || continue
