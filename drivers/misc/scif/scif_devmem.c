@@ -32,6 +32,7 @@
 
 #include "scif_fault.h"
 #include "scif_rma.h"
+#include "scif_visibility.h"
 
 static unsigned int scif_devmem_max = 64;
 module_param_named(max_devmem_windows, scif_devmem_max, uint, 0644);
@@ -83,6 +84,8 @@ int scif_devmem_range_check(u64 start, u64 size, unsigned long flags,
 		return -EINVAL;
 	return 0;
 }
+
+SCIF_EXPORT_IF_KUNIT(scif_devmem_range_check);
 
 /* Make the set; the caller made sure the function's driver is bound. */
 static int scif_devmem_make(struct pci_dev *pdev, int bar, u64 bar_offset,

@@ -13,6 +13,7 @@
 #include <kunit/test.h>
 #include <linux/gfp.h>
 #include <linux/io.h>
+#include <linux/ioport.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sizes.h>
@@ -849,10 +850,69 @@ static struct kunit_suite scif_dev_suite = {
 	.test_cases = scif_dev_cases,
 };
 
+/*
+ * The BAR range checks of a device window (scif_devmem_range_check()):
+ * a memory BAR with a page aligned start, a page aligned, non-empty
+ * range inside it, whatever the caller asks.
+ */
+static void scif_devmem_ranges(struct kunit *test)
+{
+	const unsigned long mem = IORESOURCE_MEM, pf = mem | IORESOURCE_PREFETCH;
+	const u64 base = 0xfe000000ULL, size = SZ_1M;
+
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, size, mem, 0, size), 0);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, size, pf, size - PAGE_SIZE,
+						      PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, size, mem, PAGE_SIZE,
+						      2 * PAGE_SIZE), 0);
+	/* Not a memory BAR, none, or one not placed. */
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, size, IORESOURCE_IO, 0,
+						      PAGE_SIZE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(0, 0, 0, 0, PAGE_SIZE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, 0, mem, 0, PAGE_SIZE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, size,
+						      mem | IORESOURCE_UNSET, 0,
+						      PAGE_SIZE), -EINVAL);
+	/* A BAR smaller than a page, not page aligned. */
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base + 0x100, 0x100, mem, 0,
+						      PAGE_SIZE), -EINVAL);
+	/* Ranges: empty, unaligned, past the end, wrapping, too long. */
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, size, mem, 0, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, size, mem, 8,
+						      PAGE_SIZE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, size, mem, 0, 100),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, size, mem, size,
+						      PAGE_SIZE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, size, mem,
+						      size - PAGE_SIZE,
+						      2 * PAGE_SIZE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, U64_MAX & PAGE_MASK,
+						      mem, PAGE_MASK & U64_MAX,
+						      2 * PAGE_SIZE), -EINVAL);
+	KUNIT_EXPECT_EQ(test, scif_devmem_range_check(base, U64_MAX & PAGE_MASK,
+						      mem, 0,
+						      (SCIF_WINDOW_MAX_PAGES + 1) <<
+						      PAGE_SHIFT), -EINVAL);
+}
+
+static struct kunit_case scif_devmem_cases[] = {
+	KUNIT_CASE(scif_devmem_ranges),
+	{}
+};
+
+static struct kunit_suite scif_devmem_suite = {
+	.name = "scif_devmem",
+	.test_cases = scif_devmem_cases,
+};
+
 kunit_test_suites(&scif_rb_suite, &scif_register_suite, &scif_runlist_suite,
 		  &scif_fence_suite, &scif_place_suite, &scif_orphan_suite,
 		  &scif_node_errno_suite, &scif_qp_area_suite,
-		  &scif_dev_suite);
+		  &scif_dev_suite, &scif_devmem_suite);
 
 MODULE_DESCRIPTION("KUnit suites of the SCIF core (test build only)");
 MODULE_LICENSE("GPL");
