@@ -364,7 +364,9 @@ corrupt_run() { # kernel-name
 
 # A 2-node cluster whose nodes have QEMU's IOMMU and an edu device
 # (cluster.sh -I): remote mmap, then VFIO_IOMMU_MAP_DMA of what SCIF
-# maps must fail (scif_vfio_test.sh), with the guest kernel's VFIO.
+# maps must fail (scif_vfio_test.sh), with the guest kernel's VFIO;
+# device borrowing (scif_lend_test.sh) and device windows over the NVMe
+# controller's memory buffer on vfio-pci (scif_devmem_test.sh).
 vfio_run() { # kernel-name
 	local k=$1 kdir image rel moddir cdir kapi
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
@@ -391,7 +393,9 @@ vfio_run() { # kernel-name
 # Device borrowing (scif_lend_test.sh, lend-steps; devices.rst) in the
 # VFIO cluster's shape (cluster.sh -I: an edu device per node, which the
 # test lends; a kernel without an IOMMU driver ignores the emulated
-# IOMMU, which the test does not need), for the debug kernel.
+# IOMMU, which the test does not need), for the debug kernel; then
+# device windows (scif_devmem_test.sh) over the NVMe controller's
+# memory buffer, on scif_lend.
 lend_run() { # kernel-name
 	local k=$1 kdir image rel moddir cdir kapi
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||

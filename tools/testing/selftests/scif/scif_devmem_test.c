@@ -3,7 +3,8 @@
  * Windows over device memory (Documentation/scif/devices.rst, "Windows
  * over device memory"), devmem_loopback: on one node, through the
  * loopback node.  scif_devmem_test.sh binds QEMU's NVMe controller to
- * vfio-pci and gives its PCI name in SCIF_DEVMEM_BDF; its BAR 2 is the
+ * vfio-pci (scif_lend on a kernel without VFIO) and gives its PCI name
+ * in SCIF_DEVMEM_BDF; its BAR 2 is the
  * controller memory buffer (cmb_size_mb=1), which reads and writes as
  * memory.  SCIF_DEVMEM_OTHER names a function bound to another driver.
  *
@@ -15,7 +16,7 @@
  * Then the errors: EPERM for uid 65534, EBUSY for a function bound to
  * another driver or to none, ENODEV, EINVAL for bad BARs, ranges and
  * fields, EAGAIN over max_devmem_windows, ENXIO for a remote mmap.
- * Last, vfio-pci is unbound while the window exists: the unbind
+ * Last, the driver is unbound while the window exists: the unbind
  * unregisters it, and later RMA on it fails with ENXIO.
  *
  * One TAP line per check; a failed check says what it saw.
