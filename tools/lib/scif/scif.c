@@ -6,11 +6,13 @@
  * Policy (flag and range checks) is the kernel's; the library only turns
  * arguments into the ioctl structures and results back into return values.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -161,6 +163,68 @@ SCIF_EXPORT off_t scif_register(scif_epd_t epd, void *addr, size_t len,
 	};
 
 	if (scif_ioctl(epd, SCIF_REG, &reg))
+		return SCIF_REGISTER_FAILED;
+	return reg.out_offset;
+}
+
+/* A field of 1 to @max hex digits at *@p, which moves past it; -1 if none. */
+static long scif_hex_field(const char **p, int max)
+{
+	long v = 0;
+	int n = 0;
+
+	for (; n < max && isxdigit((unsigned char)**p); n++, (*p)++)
+		v = v * 16 + (isdigit((unsigned char)**p) ? **p - '0' :
+			      (tolower((unsigned char)**p) - 'a' + 10));
+	return n ? v : -1;
+}
+
+/*
+ * A PCI function's name as sysfs gives it, "dddd:bb:dd.f" or "bb:dd.f"
+ * (hex digits only; domain 0), into the fields of SCIF_REG_PCI: 0, or
+ * -1 if it is not such a name.
+ */
+static int scif_pci_name(const char *name, struct scifioctl_reg_pci *reg)
+{
+	long f[4] = { 0 };
+	const char *p = name;
+	int i, n;
+
+	if (!name)
+		return -1;
+	n = strchr(name, ':') != strrchr(name, ':') ? 4 : 3;
+	for (i = 4 - n; i < 4; i++) {
+		f[i] = scif_hex_field(&p, i == 0 ? 4 : 2);
+		if (f[i] < 0 || *p++ != (i == 3 ? '\0' : i == 2 ? '.' : ':'))
+			return -1;
+	}
+	if (f[2] > 0x1f || f[3] > 7)
+		return -1;
+	reg->domain = f[0];
+	reg->bus = f[1];
+	reg->devfn = f[2] << 3 | f[3];
+	return 0;
+}
+
+SCIF_EXPORT off_t scif_register_pci(scif_epd_t epd, const char *pci_name,
+				    int bar, off_t bar_offset, size_t len,
+				    off_t offset, int prot_flags, int map_flags)
+{
+	struct scifioctl_reg_pci reg = {
+		.bar_offset = bar_offset,
+		.len = len,
+		.offset = offset,
+		.prot = prot_flags,
+		.flags = map_flags,
+	};
+
+	if (scif_pci_name(pci_name, &reg) || bar < 0 || bar > 5 ||
+	    bar_offset < 0) {
+		errno = EINVAL;
+		return SCIF_REGISTER_FAILED;
+	}
+	reg.bar = bar;
+	if (scif_ioctl(epd, SCIF_REG_PCI, &reg))
 		return SCIF_REGISTER_FAILED;
 	return reg.out_offset;
 }

@@ -219,6 +219,9 @@ int scif_get_device_list(uint16_t node, const struct scif_dev_filter *filter,
 int scif_borrow_device(uint64_t fdid, int flags);
 int scif_get_device_info(int bfd, struct scif_dev_entry *entry);
 int scif_return_device(int bfd);
+off_t scif_register_pci(scif_epd_t epd, const char *pci_name, int bar,
+			off_t bar_offset, size_t len, off_t offset,
+			int prot_flags, int map_flags);
 
 #ifdef __cplusplus
 }

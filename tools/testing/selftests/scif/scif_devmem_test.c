@@ -293,6 +293,63 @@ static void t_errors(void)
 		      "errno %d", errno));
 }
 
+/*
+ * libscif's scif_register_pci(): the function by its sysfs name, a page
+ * of the CMB as a window that B writes into; names that are not a PCI
+ * function's, a BAR out of range, EINVAL before any ioctl.
+ */
+static void t_libscif(void)
+{
+	static const char *const bad[] = {
+		"", "zz", "0000:00:04", "00:20.0", "00:04.8", "0000:00:04.0x",
+		"10000:00:04.0", "0x0:00:04.0", " 00:04.0",
+	};
+	uint8_t want[PG], got[PG];
+	char shortname[16];
+	off_t off;
+	long d;
+
+	fill(want, PG, 9);
+	errno = 0;
+	off = scif_register_pci(a, bdf, CMB_BAR, PG, PG, 0,
+				SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	d = off >= 0 ? scif_vwriteto(b, want, PG, off, SCIF_RMA_SYNC) : -1;
+	bar_read(got, PG, PG);
+	expect(off >= 0, "register %s: errno %d", bdf, errno);
+	expect(d == 0, "vwriteto: errno %d", errno);
+	expect(differs(want, got, PG) < 0, "byte %ld differs",
+	       differs(want, got, PG));
+	if (off >= 0)
+		expect(!scif_unregister(a, off, PG), "unregister: errno %d",
+		       errno);
+	if (dom == 0) {
+		/* The short name of domain 0 names the same function. */
+		snprintf(shortname, sizeof(shortname), "%02x:%02x.%x", bus,
+			 dev, fn);
+		off = scif_register_pci(a, shortname, CMB_BAR, 0, PG, 0,
+					SCIF_PROT_READ, 0);
+		expect(off >= 0, "register %s: errno %d", shortname, errno);
+		if (off >= 0)
+			scif_unregister(a, off, PG);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		off = scif_register_pci(a, bad[i], CMB_BAR, 0, PG, 0,
+					SCIF_PROT_READ, 0);
+		expect(off == SCIF_REGISTER_FAILED && errno == EINVAL,
+		       "name '%s': %lld errno %d", bad[i], (long long)off,
+		       errno);
+	}
+	errno = 0;
+	off = scif_register_pci(a, NULL, CMB_BAR, 0, PG, 0, SCIF_PROT_READ, 0);
+	expect(off == SCIF_REGISTER_FAILED && errno == EINVAL,
+	       "NULL name: errno %d", errno);
+	off = scif_register_pci(a, bdf, 6, 0, PG, 0, SCIF_PROT_READ, 0);
+	expect(off == SCIF_REGISTER_FAILED && errno == EINVAL,
+	       "BAR 6: errno %d", errno);
+	result("libscif_register_pci", !why[0]);
+}
+
 static void t_rma(void)
 {
 	struct scifioctl_reg_pci r = cmb_req();
@@ -501,6 +558,7 @@ int main(void)
 		}
 	}
 	t_errors();
+	t_libscif();
 	t_rma();
 	scif_close(a);
 	scif_close(b);
