@@ -1055,6 +1055,38 @@ static void t_node_loss(void)
 	result("node_back_listed", !why[0]);
 }
 
+/*
+ * SCIF_LEND_RESET_ONLY: this node's only lent function has a reset
+ * method (scif_lend_test.sh lends QEMU's NVMe controller for it): a
+ * returned function is reset and lent again under the same fdid, free.
+ */
+static int reset_only(void)
+{
+	struct scif_dev_entry own, e;
+	int b, st;
+
+	printf("1..1\n");
+	if (!own_entry(&own)) {
+		for (int round = 0; round < 2; round++) {
+			b = scif_borrow_device(own.fdid, round ?
+					       0 : SCIF_DEV_EXCLUSIVE);
+			if (!expect(b >= 0, "round %d: borrow: %s", round,
+				    strerror(errno)))
+				break;
+			expect(!scif_return_device(b), "return: %s",
+			       strerror(errno));
+			st = settled_state(self, &e);
+			expect(st == SCIF_DEV_STATE_FREE && !e.borrowers &&
+			       e.fdid == own.fdid,
+			       "round %d: state %d borrowers %u fdid %#llx",
+			       round, st, e.borrowers,
+			       (unsigned long long)e.fdid);
+		}
+	}
+	result("return_reset_free", !why[0]);
+	return nr_fail ? 1 : 0;
+}
+
 int main(void)
 {
 	struct scif_dev_entry own;
@@ -1073,6 +1105,8 @@ int main(void)
 		return 4;
 	}
 	peer = nodes[0] == self ? nodes[1] : nodes[0];
+	if (getenv("SCIF_LEND_RESET_ONLY"))
+		return reset_only();
 	printf("1..24\n# node %u, peer %u, lending %s, reset method: %s\n",
 	       self, peer, bdf, has_reset ? "yes" : "no (dirty)");
 

@@ -70,4 +70,37 @@ else
 fi
 [ -e "$dev/driver" ] && echo "$bdf" > "$dev/driver/unbind"
 echo > "$dev/driver_override"
+
+# A function with a reset method: QEMU's NVMe controller (1b36:0010,
+# which cluster.sh -I gives each node), lent alone, borrowed and
+# returned twice: reset each time, lent again free under the same fdid.
+nvme=
+for d in /sys/bus/pci/devices/*; do
+	if [ "$(cat "$d/vendor")" = 0x1b36 ] && [ "$(cat "$d/device")" = 0x0010 ]; then
+		nvme=$d
+		break
+	fi
+done
+if [ -z "$nvme" ]; then
+	echo "not ok 102 return_reset_free # no NVMe controller (1b36:0010)"
+	exit 1
+fi
+nbdf=${nvme##*/}
+[ -e "$nvme/driver" ] && echo "$nbdf" > "$nvme/driver/unbind"
+echo scif_lend > "$nvme/driver_override"
+echo "$nbdf" > /sys/bus/pci/drivers_probe
+methods=$(cat "$nvme/reset_method" 2>/dev/null)
+echo "# $nbdf lent; reset_method: '${methods}'"
+if [ -z "$methods" ]; then
+	echo "not ok 102 return_reset_free # $nbdf has no reset method"
+	rc=1
+else
+	if ! out=$(SCIF_LEND_BDF=$nbdf SCIF_LEND_RESET=1 \
+		SCIF_LEND_RESET_ONLY=1 ./scif_lend_test); then
+		rc=1
+	fi
+	echo "$out" | grep -v '^TAP\|^1\.\.'
+fi
+[ -e "$nvme/driver" ] && echo "$nbdf" > "$nvme/driver/unbind"
+echo > "$nvme/driver_override"
 exit $rc
