@@ -253,6 +253,22 @@ static long scif_fd_ioctl_get_node_ids(struct scifioctl_node_ids __user *uarg)
 	return err;
 }
 
+/*
+ * Tell the caller of a registration ioctl where its window @off (@len
+ * bytes) is; one that cannot be told is closed again (-EFAULT).
+ */
+static long scif_fd_reg_out(struct scif_endpt *ep, s64 off, u64 len,
+			    __s64 __user *out)
+{
+	if (off < 0)
+		return off;
+	if (put_user(off, out)) {
+		scif_epd_unregister(ep, off, len);
+		return -EFAULT;
+	}
+	return 0;
+}
+
 /* Only out_offset is written back; SCIF_MAP_KERNEL is for the kernel API. */
 static long scif_fd_ioctl_reg(struct scif_endpt *ep,
 			      struct scifioctl_reg __user *uarg)
@@ -266,14 +282,7 @@ static long scif_fd_ioctl_reg(struct scif_endpt *ep,
 		return -EINVAL;
 	ret = scif_epd_register_mem(ep, reg.addr, reg.len, reg.offset,
 				    reg.prot, reg.flags);
-	if (ret < 0)
-		return ret;
-	if (put_user(ret, &uarg->out_offset)) {
-		/* The caller cannot know the window: close it again. */
-		scif_epd_unregister(ep, ret, reg.len);
-		return -EFAULT;
-	}
-	return 0;
+	return scif_fd_reg_out(ep, ret, reg.len, &uarg->out_offset);
 }
 
 static long scif_fd_ioctl_reg_pci(struct scif_endpt *ep,
@@ -299,14 +308,7 @@ static long scif_fd_ioctl_reg_pci(struct scif_endpt *ep,
 		return ret;
 	ret = scif_epd_register_devmem(ep, pp, reg.offset, reg.flags);
 	scif_pin_put(pp);
-	if (ret < 0)
-		return ret;
-	if (put_user(ret, &uarg->out_offset)) {
-		/* The caller cannot know the window: close it again. */
-		scif_epd_unregister(ep, ret, reg.len);
-		return -EFAULT;
-	}
-	return 0;
+	return scif_fd_reg_out(ep, ret, reg.len, &uarg->out_offset);
 }
 
 static long scif_fd_ioctl_unreg(struct scif_endpt *ep,
