@@ -368,16 +368,17 @@ corrupt_run() { # kernel-name
 # device borrowing (scif_lend_test.sh) and device windows over the NVMe
 # controller's memory buffer on vfio-pci (scif_devmem_test.sh).
 vfio_run() { # kernel-name
-	local k=$1 kdir image rel moddir cdir kapi
+	local k=$1 kdir image rel moddir cdir kapi soft
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
 	moddir=$BUILD/modules/$k
 	[ -e "$moddir/drivers/misc/scif/scif_ivshmem.ko" ] || return
 	kapi=$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
+	soft=$moddir/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
 	cdir=$out/vfio-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	EXTRA_MODULES="$(kernel_modules "$rel" vfio_iommu_type1 vfio-pci) $kapi" \
+	EXTRA_MODULES="$(kernel_modules "$rel" vfio_iommu_type1 vfio-pci) $kapi $soft" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/vfio-steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" \
@@ -397,16 +398,17 @@ vfio_run() { # kernel-name
 # device windows (scif_devmem_test.sh) over the NVMe controller's
 # memory buffer, on scif_lend.
 lend_run() { # kernel-name
-	local k=$1 kdir image rel moddir cdir kapi
+	local k=$1 kdir image rel moddir cdir kapi soft
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		return
 	moddir=$BUILD/modules/$k
 	[ -e "$moddir/drivers/misc/scif/scif_ivshmem.ko" ] || return
 	kapi=$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
+	soft=$moddir/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
 	cdir=$out/lend-$k
 	rm -rf "$cdir"
 	mkdir -p "$cdir"
-	EXTRA_MODULES=$kapi \
+	EXTRA_MODULES="$kapi $soft" \
 	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
 		"$top/tools/testing/selftests/scif/lend-steps" "$BUILD/selftests" \
 		"$moddir/drivers/misc/scif/scif.ko" \

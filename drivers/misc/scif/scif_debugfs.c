@@ -91,10 +91,14 @@ static int stats_show(struct seq_file *s, void *unused)
 	seq_printf(s, "node_stalls %d\n", atomic_read(&scif_info.node_stalls));
 	seq_printf(s, "local_maps %d\n", atomic_read(&scif_info.local_maps));
 	mutex_lock(&scif_info.node_lock);
-	for (id = 0; id < SCIF_MAX_NODES; id++)
+	for (id = 0; id < SCIF_MAX_NODES; id++) {
 		if (scif_info.nodes[id].max_replies)
 			seq_printf(s, "max_replies_%u %u\n", id,
 				   READ_ONCE(scif_info.nodes[id].max_replies));
+		if (scif_info.nodes[id].max_deferred)
+			seq_printf(s, "max_deferred_%u %u\n", id,
+				   READ_ONCE(scif_info.nodes[id].max_deferred));
+	}
 	mutex_unlock(&scif_info.node_lock);
 	return 0;
 }

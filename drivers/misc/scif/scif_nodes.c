@@ -49,6 +49,12 @@ struct scif_reply {
 #define SCIF_REPLY_HIGH		256
 #define SCIF_REPLY_MAX		4096
 /*
+ * Requests of one node that rx_work took and left for a work item to
+ * serve (scif_node_defer_get()): rx_work takes no new message from the
+ * node while this many are under way.
+ */
+#define SCIF_NODE_DEFER_MAX	8
+/*
  * Room in a node's queue that only replies may take: a request goes
  * while more than this is free.  Replies are what lets the peer take
  * more requests; stuck behind ours, both sides (or the loopback node,
@@ -350,13 +356,82 @@ static void scif_node_drop_replies(struct scif_node *node)
 	spin_unlock(&node->reply_lock);
 }
 
+/**
+ * scif_node_defer_get() - count a request whose answer rx_work leaves for later
+ * @node: the node that asked
+ *
+ * For a handler that takes a request in rx_work and serves it from a
+ * work item (a copy too slow for rx_work, see scif_rma.c).  rx_work takes
+ * no new message from a node with SCIF_NODE_DEFER_MAX such requests
+ * under way, so a peer cannot make this node queue more; and a node that
+ * goes offline waits for them before it drops its replies, so that no
+ * answer outlives the node's life.  The work item queues its answer
+ * (from a reply reserved in rx_work), then calls scif_node_defer_put().
+ *
+ * Context: the node's rx_work.
+ * Return: true if counted; false at the bound, when the caller must
+ * serve the request at once instead.
+ */
+bool scif_node_defer_get(struct scif_node *node)
+{
+	bool ok;
+
+	spin_lock(&node->reply_lock);
+	ok = node->nr_deferred < SCIF_NODE_DEFER_MAX;
+	if (ok) {
+		node->nr_deferred++;
+		node->max_deferred = max(node->max_deferred,
+					 node->nr_deferred);
+	}
+	spin_unlock(&node->reply_lock);
+	return ok;
+}
+
+/**
+ * scif_node_defer_put() - a deferred request is answered
+ * @node: the node that asked
+ *
+ * Lets rx_work take the node's messages again if it stopped for the
+ * bound.  The caller must not touch what the node's life owns (its
+ * endpoints, its bus) afterwards.
+ *
+ * Context: process context.
+ */
+void scif_node_defer_put(struct scif_node *node)
+{
+	bool resume, idle;
+
+	spin_lock(&node->reply_lock);
+	node->nr_deferred--;
+	idle = !node->nr_deferred;
+	resume = node->rx_throttled;
+	if (resume)
+		node->rx_throttled = false;
+	spin_unlock(&node->reply_lock);
+	if (resume)
+		queue_work(scif_info.wq, &node->rx_work);
+	if (idle)
+		wake_up_all(&node->defer_wq);
+}
+
+static bool scif_node_defer_idle(struct scif_node *node)
+{
+	bool idle;
+
+	spin_lock(&node->reply_lock);
+	idle = !node->nr_deferred;
+	spin_unlock(&node->reply_lock);
+	return idle;
+}
+
 /* Whether rx_work must leave the node's messages be for now. */
 static bool scif_node_rx_throttle(struct scif_node *node)
 {
 	bool stop;
 
 	spin_lock(&node->reply_lock);
-	stop = node->nr_replies >= SCIF_REPLY_HIGH && !node->reply_waiting;
+	stop = (node->nr_replies >= SCIF_REPLY_HIGH && !node->reply_waiting) ||
+	       node->nr_deferred >= SCIF_NODE_DEFER_MAX;
 	if (stop)
 		node->rx_throttled = true;
 	spin_unlock(&node->reply_lock);
@@ -958,6 +1033,7 @@ int scif_hw_node_up(struct scif_hw_dev *hw, u16 node, void *ctx)
 	n->stall_reported = false;
 	spin_lock(&n->reply_lock);
 	n->max_replies = 0;
+	n->max_deferred = 0;
 	spin_unlock(&n->reply_lock);
 	err = scif_node_connect_qp(n);
 	if (err) {
@@ -1074,6 +1150,8 @@ static void scif_node_offline(struct scif_node *n, bool hold)
 	if (!hold)	/* (not called from fail_work) */
 		cancel_work_sync(&n->fail_work);
 	scif_node_events->lost(n, hold);
+	/* Requests served later queue their answers first. */
+	wait_event(n->defer_wq, scif_node_defer_idle(n));
 	cancel_work_sync(&n->reply_work);
 
 	mutex_lock(&scif_info.node_lock);
@@ -1546,6 +1624,7 @@ int scif_nodes_init(const struct scif_node_events *events)
 		init_waitqueue_head(&n->tx_wq);
 		INIT_WORK(&n->rx_work, scif_node_rx_work);
 		spin_lock_init(&n->reply_lock);
+		init_waitqueue_head(&n->defer_wq);
 		INIT_LIST_HEAD(&n->replies);
 		INIT_WORK(&n->reply_work, scif_node_reply_work);
 		INIT_WORK(&n->fail_work, scif_node_fail_work);

@@ -13,10 +13,14 @@
  * it must send are queued to reply_work.  That queue is bounded
  * (rx_work pauses while it is long, unless reply_work itself waits for
  * room; a node that lets it overflow is failed), and rx_work requeues
- * itself after a budget of messages.  Senders in process context sleep
- * while the peer's queue is full; the last SCIF_REPLY_ROOM bytes of it
- * are for replies, so that requests never hold back the replies that
- * drain them.  A node that leaves its queue full for node_stall_ms is
+ * itself after a budget of messages.  A request too slow to serve in
+ * rx_work (a copy of device memory) may be served by a work item, which
+ * answers from a reply reserved in rx_work; rx_work pauses while
+ * SCIF_NODE_DEFER_MAX of a node's are under way, and the node going
+ * offline waits for them (scif_node_defer_get()).  Senders in process
+ * context sleep while the peer's queue is full; the last
+ * SCIF_REPLY_ROOM bytes of it are for replies, so that requests never
+ * hold back the replies that drain them.  A node that leaves its queue full for node_stall_ms is
  * failed (scif_nodes.c).
  *
  * The bus of a node (scif_node.hw) goes with the node: it is cleared on
@@ -144,7 +148,14 @@ struct scif_stats {
  * @nr_replies: length of @replies (bounded, see scif_node_reply())
  * @max_replies: most replies ever queued at once, for debugfs
  * @rx_throttled: @rx_work stopped taking messages because @replies is
- *	long; @reply_work requeues it
+ *	long or @nr_deferred is at its bound; @reply_work or the last
+ *	scif_node_defer_put() requeues it
+ * @nr_deferred: requests of the node taken by @rx_work and served later
+ *	in process context (scif_node_defer_get()), not yet answered;
+ *	bounded by SCIF_NODE_DEFER_MAX
+ * @max_deferred: most deferred requests ever under way at once, for
+ *	debugfs
+ * @defer_wq: woken when @nr_deferred drops to 0
  * @reply_waiting: @reply_work waits for room in the peer's queue; @rx_work
  *	does not pause meanwhile (the room may have to come from it)
  * @tx_full_since: jiffies (| 1) since senders found the peer's queue
@@ -198,8 +209,8 @@ struct scif_node {
 	struct work_struct rx_work;
 
 	/*
-	 * reply_lock protects replies, nr_replies, max_replies, rx_throttled
-	 * and reply_waiting
+	 * reply_lock protects replies, nr_replies, max_replies, rx_throttled,
+	 * reply_waiting, nr_deferred and max_deferred
 	 */
 	spinlock_t reply_lock;
 	struct list_head replies;
@@ -207,6 +218,9 @@ struct scif_node {
 	unsigned int max_replies;
 	bool rx_throttled;
 	bool reply_waiting;
+	unsigned int nr_deferred;
+	unsigned int max_deferred;
+	wait_queue_head_t defer_wq;
 	struct work_struct reply_work;
 
 	unsigned long tx_full_since;
@@ -271,6 +285,8 @@ struct scif_reply *scif_node_reply_reserve(void);
 void scif_node_reply_unreserve(struct scif_reply *r);
 void scif_node_reply_reserved(struct scif_node *node, struct scif_reply *r,
 			      const struct scif_msg *msg);
+bool scif_node_defer_get(struct scif_node *node);
+void scif_node_defer_put(struct scif_node *node);
 void *scif_node_map(struct scif_node *node, u64 addr, size_t len);
 void scif_node_unmap(struct scif_node *node, void *va, size_t len);
 int scif_node_peer_phys(struct scif_node *node, u64 addr, size_t len,

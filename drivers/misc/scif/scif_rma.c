@@ -132,6 +132,11 @@ MODULE_PARM_DESC(rma_stage_bufs,
 		 "Staging buffers of 256 KiB for RMAs to windows the link cannot reach, in use at once (default 4, 1..64)");
 static struct semaphore scif_stage_sem;
 static atomic_long_t scif_staged_bytes;
+/* Bytes this node served into or out of its device windows, each way. */
+static atomic_long_t scif_stage_served_dma;
+static atomic_long_t scif_stage_served_cpu;
+/* Serve items (STAGE_* into device windows, struct scif_stage_item). */
+static struct workqueue_struct *scif_stage_wq;
 #define SCIF_STAGE_TIMEOUT_MS	10000
 
 /**
@@ -142,6 +147,8 @@ static atomic_long_t scif_staged_bytes;
  * @idx: the window the position is in
  * @off: registered offset of the position (windows)
  * @buf: kernel buffer, at the position
+ * @buf_phys: where @buf's position is physically (memory a peer
+ *	published, for the DMA path), or 0 if it is in the linear map
  * @pages: user pages; the position is @pgoff bytes into @pages[0]
  * @pgoff: see @pages
  * @nr_pages: entries in @pages (of the descriptor's range)
@@ -156,6 +163,7 @@ struct scif_rma_side {
 	unsigned long idx;
 	u64 off;
 	u8 *buf;
+	phys_addr_t buf_phys;
 	struct page **pages;
 	size_t pgoff;
 	unsigned long nr_pages;
@@ -301,12 +309,15 @@ static void *scif_rma_side_va(struct scif_rma_side *s, u64 *avail)
 
 static void scif_rma_side_advance(struct scif_rma_side *s, u64 n)
 {
-	if (s->buf)
+	if (s->buf) {
 		s->buf += n;
-	else if (s->pages)
+		if (s->buf_phys)
+			s->buf_phys += n;
+	} else if (s->pages) {
 		s->pgoff += n;
-	else
+	} else {
 		s->off += n;
+	}
 }
 
 /*
@@ -341,6 +352,11 @@ static bool scif_rma_side_phys(struct scif_rma_side *s, u64 *avail,
 	unsigned long i;
 	u64 woff;
 
+	if (s->buf && s->buf_phys) {
+		*phys = s->buf_phys;
+		*avail = U64_MAX;
+		return true;
+	}
 	if (s->buf) {
 		if (!virt_addr_valid(s->buf))
 			return false;
@@ -384,11 +400,13 @@ static bool scif_rma_side_phys(struct scif_rma_side *s, u64 *avail,
  * @chan: the endpoint's channel
  * @batch: the pieces submitted and not yet waited for, or NULL
  * @err: the first error of a batch
+ * @bytes: bytes handed to the channel (complete or failed, see @err)
  */
 struct scif_rma_dma {
 	struct dma_chan *chan;
 	struct scif_dma_batch *batch;
 	int err;
+	u64 bytes;
 };
 
 /* Wait for the pieces in flight, if any, keeping the first error. */
@@ -431,7 +449,10 @@ static u64 scif_rma_dma_piece(struct scif_rma_dma *dma,
 		if (err == -ENOSPC)
 			scif_rma_dma_flush(dma);
 	} while (err == -ENOSPC);
-	return err ? 0 : n;
+	if (err)
+		return 0;
+	dma->bytes += n;
+	return n;
 }
 
 /* Bytes of device memory copied to device memory per bounce. */
@@ -1714,44 +1735,168 @@ static bool scif_stage_store_u64(struct scif_rma_side *win, const void *src)
 }
 
 /*
- * Serve the peer's STAGE_WRITE or STAGE_READ: every field is checked
- * (length, range, the windows and their protection, and the buffer's
- * address, which the bus refuses if it does not reach it).
- * Return: 0, -EINVAL (bad length or buffer), -ENXIO or -EACCES (range).
+ * Check the peer's STAGE_WRITE or STAGE_READ (its length and range, the
+ * windows and their protection) and hold the windows in @win.
+ * Return: 0, -EINVAL (bad length), -ENXIO or -EACCES (range).
  */
-static int scif_stage_serve(struct scif_node *node, struct scif_endpt *ep,
-			    const struct scif_msg *msg)
+static int scif_stage_hold(struct scif_endpt *ep, const struct scif_msg *msg,
+			   struct scif_rma_side *win)
 {
 	bool write = msg->op == SCIF_MSG_STAGE_WRITE;
 	u64 off = msg->arg[1], len = msg->arg[3], end;
-	struct scif_rma_side win = { }, peer = { };
-	void *va;
-	int err;
 
 	if (!len || len > SCIF_STAGE_LEN ||
 	    check_add_overflow(off, len, &end) || end - 1 > S64_MAX)
 		return -EINVAL;
-	err = __scif_rma_side_hold(ep, &win, off, len, false,
-				   write ? SCIF_PROT_WRITE : SCIF_PROT_READ,
-				   true);
-	if (err)
-		goto release;
+	return __scif_rma_side_hold(ep, win, off, len, false,
+				    write ? SCIF_PROT_WRITE : SCIF_PROT_READ,
+				    true);
+}
+
+/* Whether a window of @win is device memory. */
+static bool scif_stage_side_mmio(const struct scif_rma_side *win)
+{
+	unsigned long i;
+
+	for (i = 0; i < win->nr_wins; i++)
+		if (win->lws[i]->pinned->kind == SCIF_PP_MMIO)
+			return true;
+	return false;
+}
+
+/*
+ * Copy between the held windows @win and the peer's buffer the request
+ * names, whose address the bus refuses if it does not reach it; by DMA
+ * on @chan (if not NULL) where it takes the pieces, else by the CPU.
+ * Return: 0 or -EINVAL (bad buffer).
+ */
+static int scif_stage_copy(struct scif_node *node, const struct scif_msg *msg,
+			   struct scif_rma_side *win, struct dma_chan *chan)
+{
+	bool write = msg->op == SCIF_MSG_STAGE_WRITE;
+	struct scif_rma_dma dma = { .chan = chan };
+	struct scif_rma_side peer = { }, w0 = *win;
+	u64 len = msg->arg[3];
+	void *va;
+
 	va = scif_node_map(node, msg->arg[4], len);
-	if (IS_ERR(va)) {
-		err = -EINVAL;
-		goto release;
-	}
+	if (IS_ERR(va))
+		return -EINVAL;
 	peer.buf = va;
-	if (!write)
-		scif_rma_copy_span(&peer, &win, len, NULL);
-	else if (len != sizeof(u64) || !scif_stage_store_u64(&win, va))
-		scif_rma_copy_span(&win, &peer, len, NULL);
+	if (chan && scif_node_peer_phys(node, msg->arg[4], len,
+					&peer.buf_phys, NULL))
+		dma.chan = NULL;
+	if (write && len == sizeof(u64) && scif_stage_store_u64(win, va))
+		dma.chan = NULL;
+	else if (write)
+		scif_rma_copy_span(win, &peer, len, dma.chan ? &dma : NULL);
+	else
+		scif_rma_copy_span(&peer, win, len, dma.chan ? &dma : NULL);
+	scif_rma_dma_flush(&dma);
+	if (dma.err) {
+		/* Whatever the channel did, the CPU does it all again. */
+		*win = w0;
+		peer.buf = va;
+		dma.bytes = 0;
+		if (write)
+			scif_rma_copy_span(win, &peer, len, NULL);
+		else
+			scif_rma_copy_span(&peer, win, len, NULL);
+	}
 	/* The copy is visible before the answer says it is done. */
 	wmb();
 	scif_node_unmap(node, va, len);
-release:
-	scif_rma_side_release(&win, false);
-	return err;
+	if (scif_stage_side_mmio(&w0)) {
+		atomic_long_add(dma.bytes, &scif_stage_served_dma);
+		atomic_long_add(len - dma.bytes, &scif_stage_served_cpu);
+	}
+	return 0;
+}
+
+static void scif_stage_answer(struct scif_node *node, struct scif_endpt *ep,
+			      const struct scif_msg *msg, int err,
+			      struct scif_reply *reserved)
+{
+	struct scif_msg reply;
+
+	scif_nodemsg_init(&reply, SCIF_MSG_STAGE_ACK, msg->src, ep->handle);
+	reply.arg[0] = msg->arg[0];
+	reply.arg[2] = -err;
+	if (reserved)
+		scif_node_reply_reserved(node, reserved, &reply);
+	else
+		scif_node_reply(node, &reply);
+}
+
+/**
+ * struct scif_stage_item - a STAGE_* request into device memory, served
+ *	off rx_work (the window owner's side)
+ * @work: on scif_stage_wq
+ * @node: the node that asked; counted by scif_node_defer_get() until
+ *	the item is done
+ * @ep: the endpoint, with a reference
+ * @msg: the request, checked but for the buffer's address
+ * @win: the request's windows, held until the answer is queued, so an
+ *	unregister waits for the item as for an RMA
+ * @reply: reserved for the answer
+ */
+struct scif_stage_item {
+	struct work_struct work;
+	struct scif_node *node;
+	struct scif_endpt *ep;
+	struct scif_msg msg;
+	struct scif_rma_side win;
+	struct scif_reply *reply;
+};
+
+static void scif_stage_item_work(struct work_struct *work)
+{
+	struct scif_stage_item *it = container_of(work, struct scif_stage_item,
+						  work);
+	struct scif_node *node = it->node;
+	struct dma_chan *chan = NULL;
+	int err;
+
+	err = scif_window_conn_err(it->ep);
+	if (!err && it->msg.arg[3] >= scif_dma_min())
+		chan = scif_dma_pick(scif_node_numa(node), it->ep->rma.dma_idx);
+	if (!err)
+		err = scif_stage_copy(node, &it->msg, &it->win, chan);
+	scif_stage_answer(node, it->ep, &it->msg, err, it->reply);
+	scif_rma_side_release(&it->win, false);
+	scif_epd_put(it->ep);
+	kfree(it);
+	/* Last: the node's life may end once it is answered. */
+	scif_node_defer_put(node);
+}
+
+/*
+ * Leave the request, whose windows @win holds, to a serve item; false
+ * if it must be served at once (no memory, or the node's bound reached).
+ */
+static bool scif_stage_defer(struct scif_node *node, struct scif_endpt *ep,
+			     const struct scif_msg *msg,
+			     struct scif_rma_side *win)
+{
+	struct scif_stage_item *it;
+
+	it = kzalloc(sizeof(*it), GFP_KERNEL | __GFP_NOWARN);
+	if (!it)
+		return false;
+	it->reply = scif_node_reply_reserve();
+	if (!it->reply || !scif_node_defer_get(node)) {
+		scif_node_reply_unreserve(it->reply);
+		kfree(it);
+		return false;
+	}
+	INIT_WORK(&it->work, scif_stage_item_work);
+	it->node = node;
+	kref_get(&ep->ref);
+	it->ep = ep;
+	it->msg = *msg;
+	it->win = *win;
+	queue_work(scif_stage_wq, &it->work);
+	return true;
 }
 
 /**
@@ -1760,8 +1905,11 @@ release:
  * @msg: STAGE_WRITE, STAGE_READ or STAGE_ACK
  * @ep: the endpoint it names, whose peer is on @node
  *
- * A request is served at once (a bounded copy, SCIF_STAGE_LEN at most)
- * and answered; an answer wakes the request it names, if it still waits.
+ * A request into RAM windows is served at once (a bounded copy,
+ * SCIF_STAGE_LEN at most) and answered; one into a device window, whose
+ * uncached copy is slow, is checked here and left to a serve item
+ * (DMA or CPU), which answers it.  An answer wakes the request it
+ * names, if it still waits.
  *
  * Context: the node's rx_work; waits for nothing remote.
  */
@@ -1769,8 +1917,8 @@ void scif_rma_stage_handle_msg(struct scif_node *node,
 			       const struct scif_msg *msg,
 			       struct scif_endpt *ep)
 {
+	struct scif_rma_side win = { };
 	struct scif_stage_req *req;
-	struct scif_msg reply;
 	int err;
 
 	if (msg->src != READ_ONCE(ep->peer_handle))
@@ -1789,11 +1937,14 @@ void scif_rma_stage_handle_msg(struct scif_node *node,
 		wake_up_all(&ep->wq);
 		return;
 	}
-	err = scif_window_conn_err(ep) ?: scif_stage_serve(node, ep, msg);
-	scif_nodemsg_init(&reply, SCIF_MSG_STAGE_ACK, msg->src, ep->handle);
-	reply.arg[0] = msg->arg[0];
-	reply.arg[2] = -err;
-	scif_node_reply(node, &reply);
+	err = scif_window_conn_err(ep) ?: scif_stage_hold(ep, msg, &win);
+	if (!err && scif_stage_side_mmio(&win) &&
+	    scif_stage_defer(node, ep, msg, &win))
+		return;
+	if (!err)
+		err = scif_stage_copy(node, msg, &win, NULL);
+	scif_rma_side_release(&win, false);
+	scif_stage_answer(node, ep, msg, err, NULL);
 }
 
 /**
@@ -1965,6 +2116,9 @@ static int scif_rma_stats_show(struct seq_file *s, void *unused)
 		   scif_rma_transient_pinned(), scif_cache_pinned());
 	seq_printf(s, "queued %ld\nstaged_bytes %ld\n", scif_rma_nr_queued(),
 		   scif_rma_staged_bytes());
+	seq_printf(s, "stage_served_dma %ld\nstage_served_cpu %ld\n",
+		   atomic_long_read(&scif_stage_served_dma),
+		   atomic_long_read(&scif_stage_served_cpu));
 	scif_dma_show(s);
 	return 0;
 }
@@ -1992,6 +2146,11 @@ int scif_rma_init(void)
 	scif_rma_wq = alloc_workqueue("scif_rma", WQ_UNBOUND, 0);
 	if (!scif_rma_wq)
 		return -ENOMEM;
+	scif_stage_wq = alloc_workqueue("scif_stage", WQ_UNBOUND, 0);
+	if (!scif_stage_wq) {
+		destroy_workqueue(scif_rma_wq);
+		return -ENOMEM;
+	}
 	sema_init(&scif_stage_sem, clamp_val(scif_stage_bufs, 1, 64));
 	scif_dma_init();
 	return 0;
@@ -2004,6 +2163,7 @@ int scif_rma_init(void)
  */
 void scif_rma_exit(void)
 {
+	destroy_workqueue(scif_stage_wq);
 	destroy_workqueue(scif_rma_wq);
 	scif_dma_exit();
 }
