@@ -7,7 +7,8 @@
 # vfio-pci by driver_override, keeps it out of runtime suspend (vfio-pci
 # puts an idle function in D3hot, where QEMU stops decoding its BARs),
 # names a function bound to another driver for the EBUSY check, runs
-# scif_devmem_test and unbinds the controller again.  A kernel without
+# scif_devmem_test (or the program SCIF_DEVMEM_PROG names:
+# scif_stage_devmem.sh) and unbinds the controller again.  A kernel without
 # VFIO (the debug kernel, lend-steps) binds it to scif_lend instead, the
 # other driver SCIF_REG_PCI accepts.  A node without the controller is
 # a failed setup, not a skip.
@@ -51,7 +52,7 @@ drv=$(readlink "$dev/driver")
 echo on > "$dev/power/control"
 echo 1 > "$dev/enable"
 echo "# $bdf bound to $want, enabled: $(cat "$dev/enable"), power $(cat "$dev/power_state" 2>/dev/null); $other for EBUSY"
-SCIF_DEVMEM_BDF=$bdf SCIF_DEVMEM_OTHER=$other ./scif_devmem_test
+SCIF_DEVMEM_BDF=$bdf SCIF_DEVMEM_OTHER=$other "./${SCIF_DEVMEM_PROG:-scif_devmem_test}"
 rc=$?
 echo 0 > "$dev/enable"
 [ -e "$dev/driver" ] && echo "$bdf" > "$dev/driver/unbind"

@@ -15,6 +15,16 @@
  * ones) are served, which shows that the refused ones reached the
  * handler too.  The connection then still carries RMAs and bytes.
  * Skipped without the test build's hooks.
+ *
+ * hostile_stage_into_device_window does the same into device windows
+ * (devices.rst, "The owner's copy engine serves staged device
+ * windows"), whose requests serve items answer off rx_work: the server
+ * registers two slices of QEMU's NVMe controller memory buffer (BAR 2
+ * of the function SCIF_DEVMEM_BDF names, which scif_stage_devmem.sh
+ * binds to vfio-pci or scif_lend), one read-only; every byte is checked
+ * through the BAR mapped from sysfs, and the node's stage_served_*
+ * counters must move by exactly the two valid requests.  Skipped
+ * without SCIF_DEVMEM_BDF.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "scif.h"
@@ -224,6 +235,171 @@ TEST_F(stage, hostile_stage_messages)
 	c = 0;
 	EXPECT_EQ(1, scif_recv(self->cn.server, &c, 1, SCIF_RECV_BLOCK));
 	EXPECT_EQ('q', c);
+}
+
+#define DEV_OFF		0x200000L
+#define DEV_RO_OFF	0x300000L
+#define DEV_LEN		(64 * 1024L)
+
+/* <debugfs>/scif/rma's stage_served_dma + stage_served_cpu, or < 0. */
+static long served_bytes(void)
+{
+	long dma = -1, cpu = -1;
+	char buf[2048], *p;
+
+	if (read_file(DBG "rma", buf, sizeof(buf)))
+		return -1;
+	p = strstr(buf, "stage_served_dma ");
+	if (p)
+		dma = atol(p + strlen("stage_served_dma "));
+	p = strstr(buf, "stage_served_cpu ");
+	if (p)
+		cpu = atol(p + strlen("stage_served_cpu "));
+	return dma < 0 || cpu < 0 ? -1 : dma + cpu;
+}
+
+/* Two CMB slices: read-write at DEV_OFF, read-only at DEV_RO_OFF. */
+static int reg_cmb(int epd, const char *bdf)
+{
+	struct scifioctl_reg_pci r = {
+		.bar = 2, .len = DEV_LEN, .offset = DEV_OFF,
+		.prot = SCIF_PROT_READ | SCIF_PROT_WRITE,
+		.flags = SCIF_MAP_FIXED,
+	};
+	unsigned int d, b, v, f;
+
+	if (sscanf(bdf, "%x:%x:%x.%x", &d, &b, &v, &f) != 4)
+		return -1;
+	r.domain = d;
+	r.bus = b;
+	r.devfn = v << 3 | f;
+	if (ioctl(epd, SCIF_REG_PCI, &r) || r.out_offset != DEV_OFF)
+		return -1;
+	r.bar_offset = DEV_LEN;
+	r.offset = DEV_RO_OFF;
+	r.prot = SCIF_PROT_READ;
+	if (ioctl(epd, SCIF_REG_PCI, &r) || r.out_offset != DEV_RO_OFF)
+		return -1;
+	return 0;
+}
+
+/* The BAR through sysfs, 8 bytes at a time (an MMIO region). */
+static void bar_get(volatile uint8_t *bar, void *dst, long off, long len)
+{
+	for (long i = 0; i < len; i += 8) {
+		uint64_t v = *(volatile uint64_t *)(bar + off + i);
+
+		memcpy((uint8_t *)dst + i, &v, 8);
+	}
+}
+
+static void bar_put(volatile uint8_t *bar, long off, const void *src,
+		    long len)
+{
+	for (long i = 0; i < len; i += 8) {
+		uint64_t v;
+
+		memcpy(&v, (const uint8_t *)src + i, 8);
+		*(volatile uint64_t *)(bar + off + i) = v;
+	}
+}
+
+/* Wait (up to 5 s) for the BAR at @off to hold @want's @len bytes. */
+static int bar_soon(volatile uint8_t *bar, long off, const uint8_t *want,
+		    long len)
+{
+	uint8_t got[PG];
+
+	for (int i = 0; i < 500; i++) {
+		bar_get(bar, got, off & ~7L, PG);
+		if (!memcmp(got + (off & 7), want, len))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+TEST_F(stage, hostile_stage_into_device_window)
+{
+	const char *bdf = getenv("SCIF_DEVMEM_BDF");
+	uint64_t ch, sh, buf, far = FAR;
+	uint16_t me = self->self;
+	volatile uint8_t *bar;
+	long served;
+	char path[128];
+	uint8_t *got;
+	int fd;
+
+	if (!bdf)
+		SKIP(return, "no SCIF_DEVMEM_BDF (scif_stage_devmem.sh sets it)");
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource2", bdf);
+	fd = open(path, O_RDWR | O_SYNC);
+	ASSERT_LE(0, fd);
+	bar = mmap(NULL, 2 * DEV_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   0);
+	ASSERT_NE(MAP_FAILED, (void *)bar);
+	got = malloc(2 * DEV_LEN);
+	ASSERT_NE(NULL, got);
+	ASSERT_EQ(0, reg_cmb(self->cn.server, bdf));
+	ASSERT_EQ(0, find_handles(&self->cn, &ch, &sh));
+	pattern(self->want, DEV_LEN, 21);
+	bar_put(bar, 0, self->want, DEV_LEN);
+	pattern(self->want, DEV_LEN, 22);
+	bar_put(bar, DEV_LEN, self->want, DEV_LEN);
+	pattern(self->page, PG, 23);
+	buf = phys_of(self->page);
+	ASSERT_NE(0, buf);
+	served = served_bytes();
+	ASSERT_LE(0, served);
+
+	/* Lengths; the ranges past, across and around the device window. */
+	EXPECT_EQ(0, forge(me, MSG_STAGE_WRITE, sh, ch, 1, DEV_OFF, 0, buf));
+	EXPECT_EQ(0, forge(me, MSG_STAGE_WRITE, sh, ch, 2, DEV_OFF,
+			   STAGE_LEN + 1, buf));
+	EXPECT_EQ(0, forge(me, MSG_STAGE_WRITE, sh, ch, 3,
+			   DEV_OFF + DEV_LEN - 8, 64, buf));
+	EXPECT_EQ(0, forge(me, MSG_STAGE_READ, sh, ch, 4, DEV_OFF - 8, 64,
+			   buf));
+	EXPECT_EQ(0, forge(me, MSG_STAGE_WRITE, sh, ch, 5, DEV_RO_OFF, 64,
+			   buf));
+	/* Buffers no bus reaches: checked by the serve item. */
+	EXPECT_EQ(0, forge(me, MSG_STAGE_WRITE, sh, ch, 6, DEV_OFF, 64, far));
+	EXPECT_EQ(0, forge(me, MSG_STAGE_READ, sh, ch, 7, DEV_OFF, STAGE_LEN,
+			   far + buf));
+	/* Not from the peer. */
+	EXPECT_EQ(0, forge(me, MSG_STAGE_WRITE, sh, ch ^ 1, 8, DEV_OFF, 64,
+			   buf));
+
+	/* A valid write: page[16..116) at DEV_OFF + 8192 + 5. */
+	EXPECT_EQ(0, forge(me, MSG_STAGE_WRITE, sh, ch, 9, DEV_OFF + 8192 + 5,
+			   100, buf + 16));
+	EXPECT_TRUE(bar_soon(bar, 8192 + 5, self->page + 16, 100));
+	/* Nothing else was written, in either slice. */
+	pattern(self->want, DEV_LEN, 21);
+	memcpy(self->want + 8192 + 5, self->page + 16, 100);
+	bar_get(bar, got, 0, 2 * DEV_LEN);
+	EXPECT_EQ(0, memcmp(got, self->want, DEV_LEN));
+	pattern(self->want, DEV_LEN, 22);
+	EXPECT_EQ(0, memcmp(got + DEV_LEN, self->want, DEV_LEN));
+	/* A valid read: the read-only slice's bytes 64..164 into page. */
+	EXPECT_EQ(0, forge(me, MSG_STAGE_READ, sh, ch, 10, DEV_RO_OFF + 64,
+			   100, buf + 200));
+	EXPECT_TRUE(equal_soon(self->page + 200, got + DEV_LEN + 64, 100));
+	/* The serve items ran for the valid requests only. */
+	for (int i = 0; i < 500 && served_bytes() < served + 200; i++)
+		usleep(10000);
+	usleep(100000);
+	EXPECT_EQ(served + 200, served_bytes());
+
+	/* The connection still carries an RMA into the device window. */
+	pattern(self->want, PG, 24);
+	EXPECT_EQ(0, scif_vwriteto(self->cn.client, self->want, PG,
+				   DEV_OFF + 3 * PG, SCIF_RMA_SYNC));
+	bar_get(bar, got, 3 * PG, PG);
+	EXPECT_EQ(0, memcmp(got, self->want, PG));
+	munmap((void *)bar, 2 * DEV_LEN);
+	close(fd);
+	free(got);
 }
 
 TEST_HARNESS_MAIN
