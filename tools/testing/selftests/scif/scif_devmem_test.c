@@ -500,7 +500,7 @@ static void t_rma(void)
 	uint8_t *win = mmap(NULL, CMB_LEN, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	off_t dw, bw;
-	long d, staged, served;
+	long d, staged, served, dmab;
 	uint64_t v;
 	void *m;
 
@@ -577,6 +577,7 @@ static void t_rma(void)
 	/* A's device window as the local side, B's RAM window remote. */
 	fill(want, CMB_LEN, 6);
 	bar_write(0, want, CMB_LEN);
+	dmab = rma_stat("dma_bytes");
 	d = scif_writeto(a, dw, CMB_LEN, bw, SCIF_RMA_SYNC);
 	result("writeto_from_local_device_window",
 	       expect(d == 0, "errno %d", errno) &&
@@ -589,6 +590,12 @@ static void t_rma(void)
 	       expect(d == 0, "errno %d", errno) &&
 	       expect(differs(win, got, CMB_LEN) < 0, "byte %ld differs",
 		      differs(win, got, CMB_LEN)));
+	/* With a channel, the copy engine's MMIO DMA path did both. */
+	dmab = rma_stat("dma_bytes") - dmab;
+	if (getenv("SCIF_DEVMEM_DMA"))
+		result("local_device_window_by_dma",
+		       expect(dmab == 2 * CMB_LEN, "dma_bytes moved by %ld",
+			      dmab));
 
 	/* Fence signals into the device window, by the peer and locally. */
 	d = scif_fence_signal(b, 0, 0, dw + 64, 0x5c1f36a1b2c3d4e5ULL,
