@@ -60,9 +60,11 @@
 #               intel_iommu=on iommu=pt on the kernel command line, so
 #               only a device given to VFIO is translated) and QEMU's "edu" PCI device
 #               (1234:11e8), for scif_vfio_test.sh to bind to vfio-pci,
-#               and an NVMe controller without namespaces (1b36:0010)
-#               whose BAR 2 is a 1 MiB controller memory buffer, the
-#               device memory of scif_devmem_test.sh
+#               and an NVMe controller (1b36:0010) whose BAR 2 is a
+#               1 MiB controller memory buffer, the device memory of
+#               scif_devmem_test.sh, with a 16 MiB drive (node<k>.nvme in
+#               the cluster directory, a known pattern, which
+#               scif_nvme_test.c checks)
 #   -T ntb-full the same, plus the ivshmem-plain device on the other
 #               node's RAM (as without -T), which the emulated NTB's
 #               full-reach window goes through (ntb_ivshmem full_reach=1)
@@ -337,6 +339,13 @@ mkfifo "$dir/events" || die "mkfifo failed"
 for ((k = 0; k < nodes && disk > 0; k++)); do
 	truncate -s "${disk}M" "$dir/node$k.disk" || die "cannot create $dir/node$k.disk"
 done
+# -I: the NVMe drive's image, 16 MiB in 512-byte blocks whose 8-byte
+# words are 0x5c1f36 << 40 | block << 8 | word (scif_nvme_test.c).
+for ((k = 0; k < nodes && iommu > 0; k++)); do
+	perl -e 'for my $b (0 .. 32767) {
+		print pack("Q<*", map { 0x5c1f360000000000 | $b << 8 | $_ } 0 .. 63);
+	}' > "$dir/node$k.nvme" || die "cannot create $dir/node$k.nvme"
+done
 
 # ---- the ivshmem server: sockets node<k>.sock, peer id k on node<k>.sock ----
 log "starting $server -d $dir -n $nodes -v $nodes -s 1048576 -F"
@@ -431,7 +440,8 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 		-object "memory-backend-file,id=ram0,size=${mib}M,share=on,mem-path=$dir/node$k.ram")
 	# The IOMMU first: the devices after it are behind it.
 	[ "$iommu" = 0 ] || cmd+=(-device "intel-iommu,intremap=on" -device edu
-		-device "nvme,serial=scif36,cmb_size_mb=1")
+		-drive "file=$dir/node$k.nvme,if=none,id=nvme0,format=raw"
+		-device "nvme,serial=scif36,cmb_size_mb=1,drive=nvme0")
 	if [ "$topo" != ntb ]; then
 		for ((j = 0; j < nodes; j++)); do
 			[ "$j" -ne "$k" ] || continue

@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A drive's DMA into and out of a device window (Documentation/scif/
+ * devices.rst, "Judging it in emulation"), on one node through its
+ * loopback node: the project's own small user-space NVMe driver over
+ * VFIO (no interrupts, one I/O queue pair, PRP lists) drives QEMU's
+ * NVMe controller (1b36:0010; qemu/cluster.sh -I gives it a 16 MiB
+ * drive the host filled with a known pattern, and a 1 MiB controller
+ * memory buffer in BAR 2).  scif_nvme.sh binds the function to vfio-pci
+ * (through scif_devmem_test.sh) and names it in SCIF_DEVMEM_BDF.
+ *
+ * Endpoint A registers the whole CMB as a device window (SCIF_REG_PCI);
+ * endpoint B, its peer, reaches it by RMA (staged: the owner's serve
+ * items copy into and out of the BAR).  Rows:
+ *   nvme_setup             VFIO container, group, device; the controller
+ *                          reset and enabled with its CMB at a controller
+ *                          address of our choice (CMBMSC); namespace 1
+ *                          identified; an I/O queue pair;
+ *   read_local             1 MiB of blocks read into this process's
+ *                          memory (mapped for the drive by the IOMMU):
+ *                          the host's pattern, word for word;
+ *   write_local            1 MiB written from memory, read back: equal;
+ *   read_into_cmb          the drive reads 256 KiB of blocks into its own
+ *                          CMB (data pointers in the CMB); B reads the
+ *                          device window with scif_vreadfrom(): the host's
+ *                          pattern, and the node served exactly those
+ *                          bytes (stage_served_*);
+ *   rma_into_cmb           B writes 256 KiB into the device window with
+ *                          scif_vwriteto(); the drive writes them from the
+ *                          CMB to blocks; read back into memory: B's bytes.
+ * One TAP line per row; a failed row says what it saw.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <linux/vfio.h>
+#include "scif.h"
+
+#define NVME_PORT	2390
+#define PG		4096UL
+#define CMB_BAR		2
+#define CMB_LEN		(1024 * 1024UL)
+/* Where the controller sees its CMB (CMBMSC.CBA): far from our IOVAs. */
+#define CMB_CBA		(1ULL << 40)
+#define IOVA_BASE	0x10000000ULL
+#define QDEPTH		64
+#define XFER_MAX	(128 * 1024UL)	/* one PRP list page covers it */
+#define DATA_LEN	(2 * 1024 * 1024UL)
+/* Layout of the DMA area, from IOVA_BASE. */
+#define OFF_ASQ		0x0000
+#define OFF_ACQ		0x1000
+#define OFF_IOSQ	0x2000
+#define OFF_IOCQ	0x3000
+#define OFF_IDENT	0x4000
+#define OFF_PRP		0x5000
+#define OFF_DATA	0x10000
+#define AREA_LEN	(OFF_DATA + DATA_LEN)
+
+/* Controller registers (NVMe base specification). */
+#define REG_CAP		0x00
+#define REG_CC		0x14
+#define REG_CSTS	0x1c
+#define REG_AQA		0x24
+#define REG_ASQ		0x28
+#define REG_ACQ		0x30
+#define REG_CMBLOC	0x38
+#define REG_CMBSZ	0x3c
+#define REG_CMBMSC	0x50
+#define REG_DBS		0x1000
+
+struct nvme_sqe {
+	uint32_t cdw0, nsid, cdw2, cdw3;
+	uint64_t mptr, prp1, prp2;
+	uint32_t cdw10, cdw11, cdw12, cdw13, cdw14, cdw15;
+};
+
+struct nvme_cqe {
+	uint32_t dw0, dw1, dw2, dw3;
+};
+
+struct nvme_q {
+	volatile void *ring;
+	uint16_t qid, tail, head;
+	int phase;
+};
+
+struct nvme {
+	int container, dev;
+	uint64_t bar0;		/* BAR 0's offset in the device file */
+	unsigned int dstrd;
+	uint32_t to_ms;
+	uint8_t *area;		/* IOMMU-mapped at IOVA_BASE */
+	struct nvme_q aq, ioq;
+	uint16_t cid;
+	unsigned int lba_shift;
+	uint64_t nsze;
+};
+
+static int nr_test, nr_fail;
+static char why[256];
+
+static void result(const char *name, bool ok)
+{
+	nr_test++;
+	if (ok) {
+		printf("ok %d %s\n", nr_test, name);
+	} else {
+		nr_fail++;
+		printf("not ok %d %s # %s\n", nr_test, name, why);
+	}
+	fflush(stdout);
+	why[0] = '\0';
+}
+
+static bool expect(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	if (cond)
+		return true;
+	n = strlen(why);
+	if (n < sizeof(why) - 2) {
+		if (n)
+			strcat(why, "; ");
+		va_start(ap, fmt);
+		vsnprintf(why + strlen(why), sizeof(why) - strlen(why), fmt, ap);
+		va_end(ap);
+	}
+	return false;
+}
+
+/* The host's pattern (qemu/cluster.sh): word w of block b. */
+static uint64_t host_word(uint64_t b, unsigned int w)
+{
+	return 0x5c1f360000000000ULL | b << 8 | w;
+}
+
+/* First word of @len bytes at @p, blocks from @lba on, off the pattern. */
+static long off_pattern(const uint8_t *p, uint64_t lba, size_t len)
+{
+	uint64_t v;
+
+	for (size_t i = 0; i < len; i += 8) {
+		memcpy(&v, p + i, 8);
+		if (v != host_word(lba + i / 512, (i % 512) / 8))
+			return (long)i;
+	}
+	return -1;
+}
+
+static void fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245 + 12345;
+		p[i] = seed >> 16;
+	}
+}
+
+static long differs(const uint8_t *x, const uint8_t *y, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (x[i] != y[i])
+			return (long)i;
+	return -1;
+}
+
+/* ---- the NVMe driver: registers through the VFIO device file ---- */
+
+static uint32_t rd32(struct nvme *n, uint32_t reg)
+{
+	uint32_t v = ~0U;
+
+	if (pread(n->dev, &v, 4, n->bar0 + reg) != 4)
+		return ~0U;
+	return v;
+}
+
+static void wr32(struct nvme *n, uint32_t reg, uint32_t v)
+{
+	if (pwrite(n->dev, &v, 4, n->bar0 + reg) != 4)
+		expect(false, "register %#x: errno %d", reg, errno);
+}
+
+/* The high half first: the low half's write is what QEMU acts on. */
+static void wr64(struct nvme *n, uint32_t reg, uint64_t v)
+{
+	wr32(n, reg + 4, v >> 32);
+	wr32(n, reg, (uint32_t)v);
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+static bool wait_ready(struct nvme *n, bool ready)
+{
+	uint64_t end = ms_now() + n->to_ms;
+
+	while (((rd32(n, REG_CSTS) & 1) != 0) != ready) {
+		if (ms_now() > end)
+			return expect(false, "CSTS.RDY not %d after %u ms", ready,
+				      n->to_ms);
+		usleep(1000);
+	}
+	return true;
+}
+
+static uint32_t doorbell(struct nvme *n, uint16_t qid, bool cq)
+{
+	return REG_DBS + (2 * qid + cq) * (4U << n->dstrd);
+}
+
+/* Submit @sqe on @q and poll for its completion: 0 or the status. */
+static int submit(struct nvme *n, struct nvme_q *q, struct nvme_sqe *sqe)
+{
+	volatile struct nvme_sqe *sq = q->ring;
+	volatile struct nvme_cqe *cq;
+	uint64_t end = ms_now() + 5000;
+	uint32_t dw3;
+
+	/* Each completion queue is the page after its submission queue. */
+	cq = (volatile void *)((volatile uint8_t *)q->ring + PG);
+	sqe->cdw0 = (sqe->cdw0 & 0xffff) | (uint32_t)++n->cid << 16;
+	memcpy((void *)&sq[q->tail], sqe, sizeof(*sqe));
+	q->tail = (q->tail + 1) % QDEPTH;
+	__sync_synchronize();
+	wr32(n, doorbell(n, q->qid, false), q->tail);
+	for (;;) {
+		dw3 = cq[q->head].dw3;
+		if (((dw3 >> 16) & 1) == (uint32_t)q->phase)
+			break;
+		if (ms_now() > end) {
+			expect(false, "command %#x: no completion in 5 s",
+			       sqe->cdw0 & 0xff);
+			return -1;
+		}
+	}
+	__sync_synchronize();
+	q->head = (q->head + 1) % QDEPTH;
+	if (!q->head)
+		q->phase ^= 1;
+	wr32(n, doorbell(n, q->qid, true), q->head);
+	if ((dw3 & 0xffff) != n->cid)
+		return expect(false, "completion for cid %u, not %u",
+			      dw3 & 0xffff, n->cid), -1;
+	if (dw3 >> 17)
+		expect(false, "command %#x: status %#x", sqe->cdw0 & 0xff,
+		       dw3 >> 17);
+	return (int)(dw3 >> 17);
+}
+
+static int vfio_open(struct nvme *n, const char *bdf)
+{
+	struct vfio_group_status st = { .argsz = sizeof(st) };
+	struct vfio_region_info ri = { .argsz = sizeof(ri) };
+	struct vfio_iommu_type1_dma_map m = { .argsz = sizeof(m) };
+	char path[160], link[128], *grp;
+	ssize_t len;
+	uint16_t cmd;
+	int g;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group",
+		 bdf);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len < 0)
+		return expect(false, "%s: errno %d", path, errno), -1;
+	link[len] = '\0';
+	grp = strrchr(link, '/');
+	snprintf(path, sizeof(path), "/dev/vfio/%s", grp ? grp + 1 : link);
+	n->container = open("/dev/vfio/vfio", O_RDWR);
+	g = open(path, O_RDWR);
+	if (n->container < 0 || g < 0)
+		return expect(false, "open %s: errno %d", path, errno), -1;
+	if (ioctl(g, VFIO_GROUP_GET_STATUS, &st) < 0 ||
+	    !(st.flags & VFIO_GROUP_FLAGS_VIABLE) ||
+	    ioctl(g, VFIO_GROUP_SET_CONTAINER, &n->container) < 0 ||
+	    ioctl(n->container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU) < 0)
+		return expect(false, "group %s: errno %d", path, errno), -1;
+	n->dev = ioctl(g, VFIO_GROUP_GET_DEVICE_FD, bdf);
+	if (n->dev < 0)
+		return expect(false, "device %s: errno %d", bdf, errno), -1;
+	ri.index = VFIO_PCI_BAR0_REGION_INDEX;
+	if (ioctl(n->dev, VFIO_DEVICE_GET_REGION_INFO, &ri) < 0)
+		return expect(false, "BAR 0: errno %d", errno), -1;
+	n->bar0 = ri.offset;
+	/* Memory decoding and bus mastering: the command register. */
+	ri.index = VFIO_PCI_CONFIG_REGION_INDEX;
+	if (ioctl(n->dev, VFIO_DEVICE_GET_REGION_INFO, &ri) < 0 ||
+	    pread(n->dev, &cmd, 2, ri.offset + 4) != 2)
+		return expect(false, "config space: errno %d", errno), -1;
+	cmd |= 0x6;
+	if (pwrite(n->dev, &cmd, 2, ri.offset + 4) != 2)
+		return expect(false, "command register: errno %d", errno), -1;
+	n->area = mmap(NULL, AREA_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (n->area == MAP_FAILED)
+		return expect(false, "mmap: errno %d", errno), -1;
+	memset(n->area, 0, AREA_LEN);
+	m.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
+	m.vaddr = (uintptr_t)n->area;
+	m.iova = IOVA_BASE;
+	m.size = AREA_LEN;
+	if (ioctl(n->container, VFIO_IOMMU_MAP_DMA, &m) < 0)
+		return expect(false, "VFIO_IOMMU_MAP_DMA: errno %d", errno), -1;
+	return 0;
+}
+
+static int admin(struct nvme *n, uint8_t opc, uint32_t nsid, uint64_t prp1,
+		 uint32_t cdw10, uint32_t cdw11)
+{
+	struct nvme_sqe sqe = {
+		.cdw0 = opc, .nsid = nsid, .prp1 = prp1,
+		.cdw10 = cdw10, .cdw11 = cdw11,
+	};
+
+	return submit(n, &n->aq, &sqe);
+}
+
+static int nvme_init(struct nvme *n, const char *bdf)
+{
+	uint64_t cap;
+	uint8_t *id;
+
+	if (vfio_open(n, bdf))
+		return -1;
+	cap = rd32(n, REG_CAP) | (uint64_t)rd32(n, REG_CAP + 4) << 32;
+	n->dstrd = (cap >> 32) & 0xf;
+	n->to_ms = ((cap >> 24) & 0xff) * 500 + 1000;
+	if (!((cap >> 57) & 1))
+		return expect(false, "CAP %#llx: no CMBS",
+			      (unsigned long long)cap), -1;
+	wr32(n, REG_CC, 0);
+	if (!wait_ready(n, false))
+		return -1;
+	/* The CMB at CMB_CBA for the controller (CRE | CMSE). */
+	wr64(n, REG_CMBMSC, CMB_CBA | 3);
+	if (((rd32(n, REG_CMBSZ) >> 3) & 3) != 3 ||
+	    (rd32(n, REG_CMBLOC) & 7) != CMB_BAR)
+		return expect(false, "CMBSZ %#x CMBLOC %#x: no read and write data in BAR %d",
+			      rd32(n, REG_CMBSZ), rd32(n, REG_CMBLOC),
+			      CMB_BAR), -1;
+	wr32(n, REG_AQA, (QDEPTH - 1) << 16 | (QDEPTH - 1));
+	wr64(n, REG_ASQ, IOVA_BASE + OFF_ASQ);
+	wr64(n, REG_ACQ, IOVA_BASE + OFF_ACQ);
+	n->aq = (struct nvme_q){ .ring = n->area + OFF_ASQ, .phase = 1 };
+	/* IOCQES 4, IOSQES 6, 4 KiB pages, NVM command set, enabled. */
+	wr32(n, REG_CC, 4 << 20 | 6 << 16 | 1);
+	if (!wait_ready(n, true) || (rd32(n, REG_CSTS) & 2))
+		return expect(false, "CSTS %#x", rd32(n, REG_CSTS)), -1;
+	/* Identify namespace 1: its size and block size. */
+	if (admin(n, 0x06, 1, IOVA_BASE + OFF_IDENT, 0, 0))
+		return -1;
+	id = n->area + OFF_IDENT;
+	memcpy(&n->nsze, id, 8);
+	n->lba_shift = id[128 + 4 * (id[26] & 0xf) + 2];
+	if (!n->nsze || n->lba_shift != 9)
+		return expect(false, "namespace 1: %llu blocks, shift %u",
+			      (unsigned long long)n->nsze, n->lba_shift), -1;
+	/* An I/O completion queue and submission queue, 1, polled. */
+	if (admin(n, 0x05, 0, IOVA_BASE + OFF_IOCQ, (QDEPTH - 1) << 16 | 1,
+		  1) ||
+	    admin(n, 0x01, 0, IOVA_BASE + OFF_IOSQ, (QDEPTH - 1) << 16 | 1,
+		  1 << 16 | 1))
+		return -1;
+	n->ioq = (struct nvme_q){ .ring = n->area + OFF_IOSQ, .qid = 1,
+				  .phase = 1 };
+	return 0;
+}
+
+/*
+ * READ (0x02) or WRITE (0x01) @len bytes at block @lba, the data at the
+ * controller address @addr (page aligned: our IOVAs or the CMB's).
+ */
+static int nvme_rw(struct nvme *n, uint8_t opc, uint64_t lba, uint64_t addr,
+		   size_t len)
+{
+	uint64_t *prp = (uint64_t *)(n->area + OFF_PRP);
+	struct nvme_sqe sqe;
+	size_t chunk, i;
+
+	while (len) {
+		chunk = len < XFER_MAX ? len : XFER_MAX;
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.cdw0 = opc;
+		sqe.nsid = 1;
+		sqe.prp1 = addr;
+		if (chunk > 2 * PG) {
+			for (i = 1; i < chunk / PG; i++)
+				prp[i - 1] = addr + i * PG;
+			sqe.prp2 = IOVA_BASE + OFF_PRP;
+		} else if (chunk > PG) {
+			sqe.prp2 = addr + PG;
+		}
+		sqe.cdw10 = (uint32_t)lba;
+		sqe.cdw11 = lba >> 32;
+		sqe.cdw12 = (chunk >> n->lba_shift) - 1;
+		if (submit(n, &n->ioq, &sqe))
+			return -1;
+		lba += chunk >> n->lba_shift;
+		addr += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/* ---- SCIF: a pair through the loopback node, the CMB a window ---- */
+
+static long rma_stat(const char *key)
+{
+	char buf[4096], *p;
+	int fd = open("/sys/kernel/debug/scif/rma", O_RDONLY);
+	ssize_t len;
+
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	p = strstr(buf, key);
+	return p ? atol(p + strlen(key) + 1) : -1;
+}
+
+static long served_bytes(void)
+{
+	return rma_stat("stage_served_dma") + rma_stat("stage_served_cpu");
+}
+
+struct accept_arg {
+	int lep, epd;
+};
+
+static void *accept_one(void *arg)
+{
+	struct accept_arg *aa = arg;
+	struct scif_port_id from;
+
+	if (scif_accept(aa->lep, &from, &aa->epd, SCIF_ACCEPT_SYNC) < 0)
+		aa->epd = -1;
+	return NULL;
+}
+
+static int connect_pair(int *a, int *b)
+{
+	struct scif_port_id dst = { .port = NVME_PORT };
+	struct accept_arg aa = { .epd = -1 };
+	pthread_t t;
+	int err;
+
+	if (scif_get_nodeIDs(NULL, 0, &dst.node) < 0)
+		return -1;
+	aa.lep = scif_open();
+	if (aa.lep < 0 || scif_bind(aa.lep, NVME_PORT) < 0 ||
+	    scif_listen(aa.lep, 1) < 0 ||
+	    pthread_create(&t, NULL, accept_one, &aa))
+		return -1;
+	*a = scif_open();
+	err = *a < 0 || scif_connect(*a, &dst) < 0;
+	pthread_join(t, NULL);
+	scif_close(aa.lep);
+	*b = aa.epd;
+	return err || *b < 0 ? -1 : 0;
+}
+
+static off_t reg_cmb(int epd, const char *bdf)
+{
+	struct scifioctl_reg_pci r = {
+		.bar = CMB_BAR, .len = CMB_LEN,
+		.prot = SCIF_PROT_READ | SCIF_PROT_WRITE,
+	};
+	unsigned int d, b, v, f;
+
+	if (sscanf(bdf, "%x:%x:%x.%x", &d, &b, &v, &f) != 4)
+		return -1;
+	r.domain = d;
+	r.bus = b;
+	r.devfn = v << 3 | f;
+	if (ioctl(epd, SCIF_REG_PCI, &r) < 0)
+		return -1;
+	return r.out_offset;
+}
+
+#define LOCAL_LEN	(1024 * 1024UL)
+#define CMB_XFER	(256 * 1024UL)
+#define LBA_READ_CMB	2048
+#define LBA_WRITE	8192
+#define LBA_FROM_CMB	16384
+
+static void t_cmb(struct nvme *n, const char *bdf)
+{
+	uint8_t *data = n->area + OFF_DATA, *got = malloc(CMB_XFER);
+	uint8_t *want = malloc(CMB_XFER);
+	long served, bad;
+	int a = -1, b = -1;
+	off_t dw = -1;
+
+	if (!got || !want || connect_pair(&a, &b)) {
+		expect(false, "connect: errno %d", errno);
+	} else {
+		dw = reg_cmb(a, bdf);
+		expect(dw >= 0, "SCIF_REG_PCI: errno %d", errno);
+	}
+
+	/* The drive reads blocks into its CMB; B reads the window. */
+	served = served_bytes();
+	bad = -2;
+	if (dw >= 0 && !nvme_rw(n, 0x02, LBA_READ_CMB, CMB_CBA, CMB_XFER) &&
+	    expect(!scif_vreadfrom(b, got, CMB_XFER, dw, SCIF_RMA_SYNC),
+		   "scif_vreadfrom: errno %d", errno))
+		bad = off_pattern(got, LBA_READ_CMB, CMB_XFER);
+	served = served_bytes() - served;
+	result("read_into_cmb",
+	       expect(bad == -1, "word at byte %ld off the pattern", bad) &&
+	       expect(served == (long)CMB_XFER, "stage_served_* moved by %ld",
+		      served));
+
+	/* B writes into the window; the drive writes that to blocks. */
+	fill(want, CMB_XFER, 36);
+	bad = -2;
+	if (dw >= 0 &&
+	    expect(!scif_vwriteto(b, want, CMB_XFER, dw + CMB_XFER,
+				  SCIF_RMA_SYNC),
+		   "scif_vwriteto: errno %d", errno) &&
+	    !nvme_rw(n, 0x01, LBA_FROM_CMB, CMB_CBA + CMB_XFER, CMB_XFER)) {
+		memset(data, 0, CMB_XFER);
+		if (!nvme_rw(n, 0x02, LBA_FROM_CMB, IOVA_BASE + OFF_DATA,
+			     CMB_XFER))
+			bad = differs(want, data, CMB_XFER);
+	}
+	result("rma_into_cmb", expect(bad == -1, "byte %ld differs", bad));
+	if (a >= 0)
+		scif_close(a);
+	if (b >= 0)
+		scif_close(b);
+	free(got);
+	free(want);
+}
+
+int main(void)
+{
+	const char *bdf = getenv("SCIF_DEVMEM_BDF");
+	struct nvme n = { .container = -1, .dev = -1 };
+	uint8_t *data, *want;
+	long bad;
+
+	printf("TAP version 13\n");
+	alarm(120);	/* a hang is a failure, not the cluster's timeout */
+	if (!bdf) {
+		printf("1..1\nnot ok 1 nvme_setup # no SCIF_DEVMEM_BDF\n");
+		return 1;
+	}
+	result("nvme_setup", nvme_init(&n, bdf) == 0);
+	if (nr_fail) {
+		printf("1..%d\n", nr_test);
+		return 1;
+	}
+	printf("# namespace 1: %llu blocks of %u bytes\n",
+	       (unsigned long long)n.nsze, 1U << n.lba_shift);
+	data = n.area + OFF_DATA;
+
+	bad = -2;
+	if (!nvme_rw(&n, 0x02, 0, IOVA_BASE + OFF_DATA, LOCAL_LEN))
+		bad = off_pattern(data, 0, LOCAL_LEN);
+	result("read_local",
+	       expect(bad == -1, "word at byte %ld off the pattern", bad));
+
+	want = malloc(LOCAL_LEN);
+	bad = -2;
+	if (want) {
+		fill(want, LOCAL_LEN, 7);
+		memcpy(data, want, LOCAL_LEN);
+		if (!nvme_rw(&n, 0x01, LBA_WRITE, IOVA_BASE + OFF_DATA,
+			     LOCAL_LEN)) {
+			memset(data, 0, LOCAL_LEN);
+			if (!nvme_rw(&n, 0x02, LBA_WRITE, IOVA_BASE + OFF_DATA,
+				     LOCAL_LEN))
+				bad = differs(want, data, LOCAL_LEN);
+		}
+	}
+	result("write_local", expect(bad == -1, "byte %ld differs", bad));
+	free(want);
+
+	t_cmb(&n, bdf);
+	/* Disabled again: nothing of ours is DMA'd into after we exit. */
+	wr32(&n, REG_CC, 0);
+	wait_ready(&n, false);
+	printf("1..%d\n", nr_test);
+	return nr_fail ? 1 : 0;
+}
