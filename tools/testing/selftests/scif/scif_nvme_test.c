@@ -27,7 +27,11 @@
  *                          bytes (stage_served_*);
  *   rma_into_cmb           B writes 256 KiB into the device window with
  *                          scif_vwriteto(); the drive writes them from the
- *                          CMB to blocks; read back into memory: B's bytes.
+ *                          CMB to blocks; read back into memory: B's bytes;
+ *   cross_rma_into_cmb     the same with the other node of the cluster as
+ *                          the writer (staged across the link);
+ *   cross_read_from_peer_cmb  the other node's drive reads blocks into
+ *                          its CMB; read from here with scif_vreadfrom().
  * One TAP line per row; a failed row says what it saw.
  */
 #include <errno.h>
@@ -553,6 +557,163 @@ static void t_cmb(struct nvme *n, const char *bdf)
 	free(want);
 }
 
+/* ---- across nodes: the peer's RMA into this drive's CMB ---- */
+
+#define XPORT		2391
+#define LBA_X_WRITE	20480
+#define LBA_X_READ	4096
+#define X_WRITE_OFF	(512 * 1024UL)
+#define X_READ_OFF	(768 * 1024UL)
+
+struct cross {
+	struct nvme *n;
+	const char *bdf;
+	uint16_t self, peer;
+	bool owner_ok, peer_ok;
+	char owner_why[256], peer_why[256];
+};
+
+static bool xfer(int epd, void *p, int len, bool send)
+{
+	int r = send ? scif_send(epd, p, len, SCIF_SEND_BLOCK) :
+		       scif_recv(epd, p, len, SCIF_RECV_BLOCK);
+
+	return r == len;
+}
+
+/*
+ * The owner: the peer connects, is told the CMB window's offset, writes
+ * into it; the drive writes that to blocks, which read back must be
+ * the peer's bytes.  Then the drive reads blocks into the CMB for the
+ * peer to read.
+ */
+static void *cross_owner(void *arg)
+{
+	struct cross *x = arg;
+	uint8_t *data = x->n->area + OFF_DATA, *want = malloc(CMB_XFER);
+	struct scif_port_id from;
+	int lep = scif_open(), epd = -1;
+	off_t off = -1;
+	long bad = -2;
+	char c = 0;
+
+	if (!want || lep < 0 || scif_bind(lep, XPORT) < 0 ||
+	    scif_listen(lep, 1) < 0 ||
+	    scif_accept(lep, &from, &epd, SCIF_ACCEPT_SYNC) < 0) {
+		snprintf(x->owner_why, 256, "accept: errno %d", errno);
+		goto out;
+	}
+	off = reg_cmb(epd, x->bdf);
+	if (off < 0 || !xfer(epd, &off, sizeof(off), true) ||
+	    !xfer(epd, &c, 1, false) || c != 'w') {
+		snprintf(x->owner_why, 256, "window %lld: errno %d",
+			 (long long)off, errno);
+		goto out;
+	}
+	fill(want, CMB_XFER, 200 + from.node);
+	if (!nvme_rw(x->n, 0x01, LBA_X_WRITE, CMB_CBA + X_WRITE_OFF,
+		     CMB_XFER)) {
+		memset(data, 0, CMB_XFER);
+		if (!nvme_rw(x->n, 0x02, LBA_X_WRITE, IOVA_BASE + OFF_DATA,
+			     CMB_XFER))
+			bad = differs(want, data, CMB_XFER);
+	}
+	snprintf(x->owner_why, 256, "node %u's bytes: byte %ld differs",
+		 from.node, bad);
+	x->owner_ok = bad == -1;
+	c = 'r';
+	if (nvme_rw(x->n, 0x02, LBA_X_READ, CMB_CBA + X_READ_OFF, CMB_XFER) ||
+	    !xfer(epd, &c, 1, true) || !xfer(epd, &c, 1, false))
+		snprintf(x->owner_why + strlen(x->owner_why),
+			 256 - strlen(x->owner_why), "; read for the peer failed");
+out:
+	if (epd >= 0)
+		scif_close(epd);
+	if (lep >= 0)
+		scif_close(lep);
+	free(want);
+	return NULL;
+}
+
+/* The peer: into the other node's CMB window, and out of it. */
+static void *cross_peer(void *arg)
+{
+	struct scif_port_id dst = { .port = XPORT };
+	uint8_t *buf = malloc(CMB_XFER);
+	struct cross *x = arg;
+	int epd = scif_open(), tries;
+	off_t off = -1;
+	long bad = -2;
+	char c = 'w';
+
+	dst.node = x->peer;
+	for (tries = 0; epd >= 0 && tries < 300; tries++) {
+		if (scif_connect(epd, &dst) >= 0)
+			break;
+		usleep(100 * 1000);
+	}
+	if (!buf || epd < 0 || tries == 300 ||
+	    !xfer(epd, &off, sizeof(off), false)) {
+		snprintf(x->peer_why, 256, "connect to node %u: errno %d",
+			 x->peer, errno);
+		goto out;
+	}
+	fill(buf, CMB_XFER, 200 + x->self);
+	if (scif_vwriteto(epd, buf, CMB_XFER, off + X_WRITE_OFF,
+			  SCIF_RMA_SYNC) || !xfer(epd, &c, 1, true) ||
+	    !xfer(epd, &c, 1, false) || c != 'r') {
+		snprintf(x->peer_why, 256, "scif_vwriteto: errno %d", errno);
+		goto out;
+	}
+	memset(buf, 0, CMB_XFER);
+	if (!scif_vreadfrom(epd, buf, CMB_XFER, off + X_READ_OFF,
+			    SCIF_RMA_SYNC))
+		bad = off_pattern(buf, LBA_X_READ, CMB_XFER);
+	snprintf(x->peer_why, 256,
+		 "node %u's drive: word at byte %ld off the pattern (errno %d)",
+		 x->peer, bad, errno);
+	x->peer_ok = bad == -1;
+	xfer(epd, &c, 1, true);
+out:
+	if (epd >= 0)
+		scif_close(epd);
+	free(buf);
+	return NULL;
+}
+
+/*
+ * Each node of the cluster owns its drive and is the other's peer:
+ * cross_rma_into_cmb (the peer's scif_vwriteto() into this node's CMB
+ * window, then written to blocks by this node's drive) and
+ * cross_read_from_peer_cmb (the other node's drive read blocks into its
+ * CMB, read here with scif_vreadfrom()).  Both windows are staged
+ * across the link, so the owners' serve items copy.
+ */
+static void t_cross(struct nvme *n, const char *bdf)
+{
+	struct cross x = { .n = n, .bdf = bdf };
+	uint16_t nodes[8];
+	pthread_t to, tp;
+	int nr, i;
+
+	nr = scif_get_nodeIDs(nodes, 8, &x.self);
+	for (i = 0; i < nr && i < 8; i++)
+		if (nodes[i] != x.self)
+			x.peer = nodes[i];
+	if (nr != 2 || x.peer == x.self) {
+		expect(false, "%d nodes: not a 2-node cluster", nr);
+		result("cross_rma_into_cmb", false);
+		return;
+	}
+	if (pthread_create(&to, NULL, cross_owner, &x) ||
+	    pthread_create(&tp, NULL, cross_peer, &x))
+		exit(1);
+	pthread_join(to, NULL);
+	pthread_join(tp, NULL);
+	result("cross_rma_into_cmb", expect(x.owner_ok, "%s", x.owner_why));
+	result("cross_read_from_peer_cmb", expect(x.peer_ok, "%s", x.peer_why));
+}
+
 int main(void)
 {
 	const char *bdf = getenv("SCIF_DEVMEM_BDF");
@@ -598,6 +759,7 @@ int main(void)
 	free(want);
 
 	t_cmb(&n, bdf);
+	t_cross(&n, bdf);
 	/* Disabled again: nothing of ours is DMA'd into after we exit. */
 	wr32(&n, REG_CC, 0);
 	wait_ready(&n, false);
