@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include "scif.h"
+#include "scif_rows.h"
 
 #define DEVMEM_PORT	2370
 #define CMB_BAR		2
@@ -44,49 +45,8 @@
 
 static const char *bdf, *other;
 static unsigned int dom, bus, dev, fn;
-static int nr_test, nr_fail;
-static char why[256];
 static volatile uint8_t *bar;	/* the CMB through sysfs */
 static int a = -1, b = -1;	/* A owns the device window, B is its peer */
-
-static void result(const char *name, bool ok)
-{
-	nr_test++;
-	if (ok) {
-		printf("ok %d %s\n", nr_test, name);
-	} else {
-		nr_fail++;
-		printf("not ok %d %s # %s\n", nr_test, name, why);
-	}
-	fflush(stdout);
-	why[0] = '\0';
-}
-
-static bool expect(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-	size_t n;
-
-	if (cond)
-		return true;
-	n = strlen(why);
-	if (n < sizeof(why) - 2) {
-		if (n)
-			strcat(why, "; ");
-		va_start(ap, fmt);
-		vsnprintf(why + strlen(why), sizeof(why) - strlen(why), fmt, ap);
-		va_end(ap);
-	}
-	return false;
-}
-
-static void fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	for (size_t i = 0; i < len; i++) {
-		seed = seed * 1103515245 + 12345;
-		p[i] = seed >> 16;
-	}
-}
 
 /* The BAR through sysfs, 8 bytes at a time (an MMIO region). */
 static void bar_read(void *dst, size_t off, size_t len)
@@ -108,15 +68,6 @@ static void bar_write(size_t off, const void *src, size_t len)
 	}
 }
 
-/* First differing byte of two buffers, or -1. */
-static long differs(const uint8_t *x, const uint8_t *y, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (x[i] != y[i])
-			return (long)i;
-	return -1;
-}
-
 static int write_str(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY), ret;
@@ -126,38 +77,6 @@ static int write_str(const char *path, const char *s)
 	ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
 	close(fd);
 	return ret;
-}
-
-/* A field of <debugfs>/scif/@file, or -1. */
-static long debugfs_stat(const char *file, const char *key)
-{
-	char buf[4096], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(buf, sizeof(buf), "/sys/kernel/debug/scif/%s", file);
-	fd = open(buf, O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, key);
-	return p ? atol(p + strlen(key) + 1) : -1;
-}
-
-static long rma_stat(const char *key)
-{
-	return debugfs_stat("rma", key);
-}
-
-/* Bytes this node served into or out of device windows, both ways. */
-static long served_bytes(void)
-{
-	return rma_stat("stage_served_dma") + rma_stat("stage_served_cpu");
 }
 
 /* What scif_devmem_test.sh did after binding: awake, decoding. */

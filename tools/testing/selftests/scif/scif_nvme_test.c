@@ -50,6 +50,7 @@
 #include <sys/mman.h>
 #include <linux/vfio.h>
 #include "scif.h"
+#include "scif_rows.h"
 
 #define NVME_PORT	2390
 #define PG		4096UL
@@ -111,39 +112,6 @@ struct nvme {
 	uint64_t nsze;
 };
 
-static int nr_test, nr_fail;
-static char why[256];
-
-static void result(const char *name, bool ok)
-{
-	nr_test++;
-	if (ok) {
-		printf("ok %d %s\n", nr_test, name);
-	} else {
-		nr_fail++;
-		printf("not ok %d %s # %s\n", nr_test, name, why);
-	}
-	fflush(stdout);
-	why[0] = '\0';
-}
-
-static bool expect(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-	size_t n;
-
-	if (cond)
-		return true;
-	n = strlen(why);
-	if (n < sizeof(why) - 2) {
-		if (n)
-			strcat(why, "; ");
-		va_start(ap, fmt);
-		vsnprintf(why + strlen(why), sizeof(why) - strlen(why), fmt, ap);
-		va_end(ap);
-	}
-	return false;
-}
 
 /* The host's pattern (qemu/cluster.sh): word w of block b. */
 static uint64_t host_word(uint64_t b, unsigned int w)
@@ -161,22 +129,6 @@ static long off_pattern(const uint8_t *p, uint64_t lba, size_t len)
 		if (v != host_word(lba + i / 512, (i % 512) / 8))
 			return (long)i;
 	}
-	return -1;
-}
-
-static void fill(uint8_t *p, size_t len, uint32_t seed)
-{
-	for (size_t i = 0; i < len; i++) {
-		seed = seed * 1103515245 + 12345;
-		p[i] = seed >> 16;
-	}
-}
-
-static long differs(const uint8_t *x, const uint8_t *y, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (x[i] != y[i])
-			return (long)i;
 	return -1;
 }
 
@@ -424,28 +376,6 @@ static int nvme_rw(struct nvme *n, uint8_t opc, uint64_t lba, uint64_t addr,
 }
 
 /* ---- SCIF: a pair through the loopback node, the CMB a window ---- */
-
-static long rma_stat(const char *key)
-{
-	char buf[4096], *p;
-	int fd = open("/sys/kernel/debug/scif/rma", O_RDONLY);
-	ssize_t len;
-
-	if (fd < 0)
-		return -1;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	buf[len] = '\0';
-	p = strstr(buf, key);
-	return p ? atol(p + strlen(key) + 1) : -1;
-}
-
-static long served_bytes(void)
-{
-	return rma_stat("stage_served_dma") + rma_stat("stage_served_cpu");
-}
 
 struct accept_arg {
 	int lep, epd;

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * TAP rows for the device tests that are not kselftest-harness programs
+ * (scif_devmem_test, scif_nvme_test): one "ok"/"not ok" line per check,
+ * a failed one saying what its expectations saw; and what those tests
+ * compare and count.
+ */
+#ifndef SCIF_ROWS_H
+#define SCIF_ROWS_H
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int nr_test, nr_fail;
+static char why[256];
+
+/* One row: @ok, or not ok with what the failed expectations saw. */
+static void result(const char *name, bool ok)
+{
+	nr_test++;
+	if (ok) {
+		printf("ok %d %s\n", nr_test, name);
+	} else {
+		nr_fail++;
+		printf("not ok %d %s # %s\n", nr_test, name, why);
+	}
+	fflush(stdout);
+	why[0] = '\0';
+}
+
+/* @cond; if false, what @fmt says is added to the row's reason. */
+static bool expect(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	if (cond)
+		return true;
+	n = strlen(why);
+	if (n < sizeof(why) - 2) {
+		if (n)
+			strcat(why, "; ");
+		va_start(ap, fmt);
+		vsnprintf(why + strlen(why), sizeof(why) - strlen(why), fmt, ap);
+		va_end(ap);
+	}
+	return false;
+}
+
+static void fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245 + 12345;
+		p[i] = seed >> 16;
+	}
+}
+
+/* First differing byte of two buffers, or -1. */
+static long differs(const uint8_t *x, const uint8_t *y, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (x[i] != y[i])
+			return (long)i;
+	return -1;
+}
+
+/* A field of <debugfs>/scif/@file, or -1. */
+static long debugfs_stat(const char *file, const char *key)
+{
+	char buf[4096], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(buf, sizeof(buf), "/sys/kernel/debug/scif/%s", file);
+	fd = open(buf, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, key);
+	return p ? atol(p + strlen(key) + 1) : -1;
+}
+
+static inline long rma_stat(const char *key)
+{
+	return debugfs_stat("rma", key);
+}
+
+/* Bytes this node served into or out of device windows, both ways. */
+static inline long served_bytes(void)
+{
+	return rma_stat("stage_served_dma") + rma_stat("stage_served_cpu");
+}
+
+#endif /* SCIF_ROWS_H */
