@@ -13,6 +13,11 @@
 # (eng_piece_delay_ms): scif_close() of an endpoint with such a window
 # must wait for it too (nothing written into it after the call).
 mod=${SCIF_KAPI_MODULE:-/modules/extra/scif_kapi_test.ko}
+# scif_kapi_pci.sh: only scif_register_pci(), on the function
+# scif_devmem_test.sh bound to vfio-pci for us.
+if [ -n "${SCIF_KAPI_PCI:-}" ]; then
+	set -- pci="$SCIF_DEVMEM_BDF"
+fi
 params=/sys/module/scif/parameters
 if ! insmod "$mod" "$@"; then
 	echo "not ok 1 load scif_kapi_test.ko"

@@ -10,6 +10,8 @@
 #include <linux/io.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/random.h>
 #include <linux/scif.h>
 #include <linux/seq_buf.h>
 #include <linux/slab.h>
@@ -45,6 +47,14 @@ MODULE_PARM_DESC(cross_serve, "Serve one cross_peer instance: register a window 
 static bool lend;
 module_param(lend, bool, 0444);
 MODULE_PARM_DESC(lend, "Test scif_dev_list/borrow/borrow_info/return on this node's lent function");
+/*
+ * Only scif_register_pci() (scif_kapi_pci.sh): on the function named
+ * (dddd:bb:dd.f), bound to vfio-pci by scif_devmem_test.sh, whose BAR 2
+ * is QEMU's NVMe controller memory buffer.
+ */
+static char *pci;
+module_param(pci, charp, 0444);
+MODULE_PARM_DESC(pci, "Test scif_register_pci() on this PCI function's BAR 2");
 
 static char results[8192];
 static struct seq_buf out;
@@ -120,10 +130,13 @@ static void test_connect_errors(void)
 	scif_close(e);
 }
 
-/* Returns the accepted endpoint, with the connector's in *cepd. */
-static scif_epd_t make_pair(scif_epd_t lep, scif_epd_t *cepd)
+/*
+ * Connects to TEST_PORT of @node, where @lep listens; returns the
+ * accepted endpoint, with the connector's in *cepd.
+ */
+static scif_epd_t make_pair_on(scif_epd_t lep, u16 node, scif_epd_t *cepd)
 {
-	struct connector c = { .dst = { .node = 0, .port = TEST_PORT } };
+	struct connector c = { .dst = { .node = node, .port = TEST_PORT } };
 	struct scif_port_id peer;
 	struct task_struct *t;
 	scif_epd_t aep = NULL;
@@ -152,6 +165,11 @@ static scif_epd_t make_pair(scif_epd_t lep, scif_epd_t *cepd)
 	}
 	*cepd = c.epd;
 	return aep;
+}
+
+static scif_epd_t make_pair(scif_epd_t lep, scif_epd_t *cepd)
+{
+	return make_pair_on(lep, 0, cepd);
 }
 
 static void test_data(scif_epd_t a, scif_epd_t b)
@@ -720,6 +738,105 @@ out:
 	vfree(want);
 }
 
+#define PCI_BAR		2
+#define PCI_LEN		(4 * PAGE_SIZE)
+
+/* Bad BARs and ranges of scif_register_pci(): each -EINVAL. */
+static void test_register_pci_einval(scif_epd_t a, struct pci_dev *pdev)
+{
+	static const struct {
+		const char *name;
+		int bar;
+		u64 bar_offset;
+		size_t len;
+	} bad[] = {
+		{ "kapi_reg_pci_einval_bar6", 6, 0, PAGE_SIZE },
+		{ "kapi_reg_pci_einval_bar_upper_half", PCI_BAR + 1, 0,
+		  PAGE_SIZE },
+		{ "kapi_reg_pci_einval_unaligned", PCI_BAR, 100, PAGE_SIZE },
+		{ "kapi_reg_pci_einval_len0", PCI_BAR, 0, 0 },
+	};
+	u64 end = pci_resource_len(pdev, PCI_BAR);
+	unsigned int i;
+	off_t off;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		off = scif_register_pci(a, pdev, bad[i].bar, bad[i].bar_offset,
+					bad[i].len, 0,
+					SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+		CHECK(bad[i].name, off == -EINVAL, off);
+		if (off >= 0)
+			scif_unregister(a, off, bad[i].len);
+	}
+	off = scif_register_pci(a, pdev, PCI_BAR, end - PAGE_SIZE,
+				2 * PAGE_SIZE, 0, SCIF_PROT_READ, 0);
+	CHECK("kapi_reg_pci_einval_past_end", end && off == -EINVAL, off);
+	if (off >= 0)
+		scif_unregister(a, off, 2 * PAGE_SIZE);
+}
+
+/*
+ * A kernel client's device window (devices.rst, "Kernel API"): A
+ * registers two pages into BAR 2 of the function (the NVMe controller's
+ * memory buffer), B, its peer through the loopback node, writes and
+ * reads it back by RMA (staged: served by the owner's serve items);
+ * the bad arguments; the window unregistered.
+ */
+static void test_register_pci(void)
+{
+	unsigned int dom, bus, dev, fn;
+	scif_epd_t lep, a = NULL, b;
+	u8 *src = NULL, *dst = NULL;
+	struct pci_dev *pdev;
+	u16 self = 0;
+	off_t off;
+	int ret;
+
+	if (sscanf(pci, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4) {
+		CHECK("kapi_reg_pci_function_named", 0, -EINVAL);
+		return;
+	}
+	pdev = pci_get_domain_bus_and_slot(dom, bus, PCI_DEVFN(dev, fn));
+	CHECK("kapi_reg_pci_function_found", pdev, 0);
+	lep = scif_open();
+	if (!pdev || !lep || scif_bind(lep, TEST_PORT) < 0 ||
+	    scif_listen(lep, 1) < 0)
+		goto out;
+	scif_get_node_ids(NULL, 0, &self);
+	b = make_pair_on(lep, self, &a);
+	src = vmalloc(PCI_LEN);
+	dst = vzalloc(PCI_LEN);
+	if (!b || !src || !dst)
+		goto close;
+	test_register_pci_einval(a, pdev);
+	off = scif_register_pci(a, pdev, PCI_BAR, PAGE_SIZE, PCI_LEN, 0,
+				SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	CHECK("kapi_reg_pci", off >= 0, off);
+	if (off < 0)
+		goto close;
+	get_random_bytes(src, PCI_LEN);
+	ret = scif_vwriteto(b, src, PCI_LEN, off, SCIF_RMA_SYNC);
+	CHECK("kapi_reg_pci_vwriteto", ret == 0, ret);
+	ret = scif_vreadfrom(b, dst, PCI_LEN, off, SCIF_RMA_SYNC);
+	CHECK("kapi_reg_pci_vreadfrom_same_bytes",
+	      ret == 0 && !memcmp(src, dst, PCI_LEN), ret);
+	ret = scif_unregister(a, off, PCI_LEN);
+	CHECK("kapi_reg_pci_unregister", ret == 0, ret);
+	ret = scif_vreadfrom(b, dst, PAGE_SIZE, off, SCIF_RMA_SYNC);
+	CHECK("kapi_reg_pci_rma_after_unregister_enxio", ret == -ENXIO, ret);
+close:
+	vfree(src);
+	vfree(dst);
+	if (b)
+		scif_close(b);
+	if (a)
+		scif_close(a);
+out:
+	if (lep)
+		scif_close(lep);
+	pci_dev_put(pdev);
+}
+
 /* The borrow test_lend() keeps, and what its lost() was told. */
 static struct scif_dev_borrow *lend_borrow;
 static atomic_t lend_lost_calls = ATOMIC_INIT(0);
@@ -839,6 +956,8 @@ static int __init scif_kapi_test_init(void)
 	seq_buf_init(&out, results, sizeof(results));
 	if (lend) {
 		test_lend();
+	} else if (pci) {
+		test_register_pci();
 	} else if (withdrawn) {
 		test_withdrawn();
 	} else if (close_waits) {
