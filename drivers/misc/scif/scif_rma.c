@@ -1796,7 +1796,7 @@ static int scif_stage_copy(struct scif_node *node, const struct scif_msg *msg,
 	if (dma.err) {
 		/* Whatever the channel did, the CPU does it all again. */
 		*win = w0;
-		peer.buf = va;
+		peer = (struct scif_rma_side){ .buf = va };
 		dma.bytes = 0;
 		if (write)
 			scif_rma_copy_span(win, &peer, len, NULL);
