@@ -25,8 +25,10 @@
  *           loss does.  Node 1 learns it was dropped, drops node 0 in
  *           turn (so frees its function) and joins again by itself, the
  *           same life of its scif.ko: node 0 lists the function under the
- *           same fdid, freed.  A SCIF connection tells node 1 when node 0
- *           is done.
+ *           same fdid, freed.  Then node 1 borrows node 0's function
+ *           exclusively and fails the same way: node 0 frees it, node 1's
+ *           borrow file reports the loss of node 0 (dropped in turn).  A
+ *           SCIF connection tells node 1 when node 0 is done.
  *
  * What a user without privilege may do (list, poll a borrow file, ask
  * SCIF_DEV_INFO) runs as uid 65534, on the borrow file root opened
@@ -51,8 +53,8 @@
 #define HB_TIMEOUT	"/sys/module/scif_ivshmem/parameters/hb_timeout_ms"
 #define CORRUPT		"/sys/kernel/debug/scif/corrupt"
 #define NOBODY		65534
-#define NODE0_ROWS	23
-#define NODE1_ROWS	3
+#define NODE0_ROWS	25
+#define NODE1_ROWS	8
 
 static const char *bdf;
 static bool has_reset;
@@ -446,7 +448,7 @@ static void lender_failed(uint64_t before)
 	struct scif_dev_entry e = { 0 };
 	uint64_t fdid;
 	long t0;
-	int b = -1, epd, st;
+	int b = -1, st;
 
 	cluster("restart 1");
 	result("lender_restarted_again", !why[0]);
@@ -484,10 +486,40 @@ static void lender_failed(uint64_t before)
 				     "borrow of the dirty function");
 	}
 	result("failed_lender_back_function_freed", !why[0]);
+}
 
-	/* Done: node 1 may end. */
+/*
+ * Life 2 of node 1, as borrower: it borrows our function exclusively,
+ * then fails again (bad counts): the function is freed as for a killed
+ * borrower.
+ */
+static void borrower_failed(void)
+{
+	struct scif_dev_entry own = { 0 }, e = { 0 };
+	long t0;
+	int st, epd;
+
+	st = wait_own_state(SCIF_DEV_STATE_EXCLUSIVE, 1, 60000, &own);
+	expect(!st, "own function not borrowed by node 1: state %u "
+	       "borrowers %u", own.state, own.borrowers);
+	result("failed_borrower_holds_own_function", !why[0]);
+	t0 = now_ms();
+	st = wait_own_state(has_reset ? SCIF_DEV_STATE_FREE :
+			    SCIF_DEV_STATE_DIRTY, 0, 30000, &e);
+	expect(!st, "own: state %u borrowers %u", e.state, e.borrowers);
+	printf("# own function freed %ld ms after node 1's borrow was seen\n",
+	       now_ms() - t0);
+	if (!has_reset) {
+		expect_errno(scif_borrow_device(own.fdid, 0), ENXIO,
+			     "borrow of the dirty function");
+		expect(!rebind(), "rebind: %s", strerror(errno));
+	}
+	result("failed_borrower_function_freed", !why[0]);
+
+	/* Done: node 1 may end, once it is back. */
+	expect(wait_nodes(2, 60000) == 2, "node 1 did not come back");
 	epd = scif_open();
-	for (int i = 0; i < 100 && epd >= 0; i++) {
+	for (int i = 0; i < 300 && epd >= 0; i++) {
 		struct scif_port_id dst = { .node = 1, .port = DONE_PORT };
 
 		if (scif_connect(epd, &dst) >= 0) {
@@ -515,6 +547,7 @@ static int drive(void)
 	fdid = new_epoch(fdid);
 	borrower_killed();
 	lender_failed(fdid);
+	borrower_failed();
 	printf("# %d of %d failed\n", nr_fail, nr_test);
 	return nr_fail || nr_test != NODE0_ROWS ? 1 : 0;
 }
@@ -543,13 +576,60 @@ static int borrow_and_hold(void)
 	return b < 0 ? 1 : wait_for_kill();
 }
 
+/*
+ * As uid 65534, on the borrow file @b, lost since @t0: the poll bits
+ * within loss_bound_ms, SCIF_DEV_INFO ENODEV; then returned.  Three rows.
+ */
+static void lost_borrow_rows(int b, long t0)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = b >= 0 ? fork() : -1;
+	if (pid == 0) {
+		struct pollfd p = { .fd = b, .events = POLLIN };
+		struct scif_dev_entry e;
+		int bad = 0, n, ms;
+
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(64);
+		ms = loss_bound_ms - (now_ms() - t0);
+		n = poll(&p, 1, ms > 0 ? ms : 0);
+		printf("# borrow file after %ld ms: poll %d revents %#x\n",
+		       now_ms() - t0, n, p.revents);
+		if (n != 1 || (p.revents & (POLLERR | POLLHUP)) !=
+		    (POLLERR | POLLHUP))
+			bad |= 1;
+		n = scif_get_device_info(b, &e);
+		if (n != -1 || errno != ENODEV)
+			bad |= 2;
+		fflush(stdout);
+		_exit(bad);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	expect(WIFEXITED(status) && !(WEXITSTATUS(status) & ~3),
+	       "no borrow, or child status %#x", status);
+	expect(!(WEXITSTATUS(status) & 1), "no POLLERR|POLLHUP within %ld ms",
+	       loss_bound_ms);
+	result("dropped_lender_pollerr_pollhup", !why[0]);
+	expect(WIFEXITED(status) && !(WEXITSTATUS(status) & ~1),
+	       "SCIF_DEV_INFO not ENODEV (status %#x)", status);
+	result("dropped_lender_info_enodev", !why[0]);
+	expect(b >= 0 && !scif_return_device(b), "return: %s",
+	       strerror(errno));
+	result("lost_borrow_returned", !why[0]);
+}
+
 /* Life 2: fail under node 0's borrow, free our function, join again. */
 static int fail_and_return(void)
 {
 	struct scif_port_id from;
 	struct scif_dev_entry e = { 0 };
-	int lep, epd, st;
+	int lep, epd, st, b;
 	char c;
+	long t0;
 
 	printf("1..%d\n", NODE1_ROWS);
 	st = wait_own_state(SCIF_DEV_STATE_EXCLUSIVE, 1, 120000, &e);
@@ -567,6 +647,23 @@ static int fail_and_return(void)
 	expect(wait_nodes(2, 60000) == 2, "node 0 not online again");
 	result("failed_node_rejoins", !why[0]);
 
+	/* Now a borrower of node 0's function, failed the same way. */
+	b = -1;
+	if (!wait_listed(0, &e, 60000)) {
+		b = scif_borrow_device(e.fdid, SCIF_DEV_EXCLUSIVE);
+		expect(b >= 0, "borrow of node 0's: %s", strerror(errno));
+	}
+	result("borrow_node_0_function", !why[0]);
+	/* Node 0 looks every 100 ms: it sees the borrow before the end. */
+	sleep(2);
+	t0 = now_ms();
+	if (b >= 0)
+		expect(!sysfs_write(CORRUPT, "count 0"), "%s: %s", CORRUPT,
+		       strerror(errno));
+	lost_borrow_rows(b, t0);
+	expect(wait_nodes(2, 60000) == 2, "node 0 not online again");
+	result("failed_borrower_rejoins", !why[0]);
+
 	lep = scif_open();
 	if (expect(lep >= 0 && scif_bind(lep, DONE_PORT) >= 0 &&
 		   scif_listen(lep, 1) >= 0, "listen: %s", strerror(errno))) {
@@ -583,7 +680,7 @@ static int fail_and_return(void)
 		scif_close(lep);
 	result("node_0_done", !why[0]);
 	printf("# %d of %d failed\n", nr_fail, nr_test);
-	return nr_fail ? 1 : 0;
+	return nr_fail || nr_test != NODE1_ROWS ? 1 : 0;
 }
 
 int main(void)
