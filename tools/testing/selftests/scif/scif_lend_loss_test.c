@@ -27,8 +27,12 @@
  *           same life of its scif.ko: node 0 lists the function under the
  *           same fdid, freed.  Then node 1 borrows node 0's function
  *           exclusively and fails the same way: node 0 frees it, node 1's
- *           borrow file reports the loss of node 0 (dropped in turn).  A
- *           SCIF connection tells node 1 when node 0 is done.
+ *           borrow file reports the loss of node 0 (dropped in turn).
+ *           Last, node 0 borrows node 1's function, bound again, and
+ *           pauses node 1 (scif-cluster pause 1, a stalled machine) past
+ *           the heartbeat: a failure again, by the heartbeat this time;
+ *           resumed, node 1 joins again.  A SCIF connection tells node 1
+ *           when node 0 is done.
  *
  * What a user without privilege may do (list, poll a borrow file, ask
  * SCIF_DEV_INFO) runs as uid 65534, on the borrow file root opened
@@ -53,7 +57,7 @@
 #define HB_TIMEOUT	"/sys/module/scif_ivshmem/parameters/hb_timeout_ms"
 #define CORRUPT		"/sys/kernel/debug/scif/corrupt"
 #define NOBODY		65534
-#define NODE0_ROWS	25
+#define NODE0_ROWS	31
 #define NODE1_ROWS	8
 
 static const char *bdf;
@@ -497,7 +501,7 @@ static void borrower_failed(void)
 {
 	struct scif_dev_entry own = { 0 }, e = { 0 };
 	long t0;
-	int st, epd;
+	int st;
 
 	st = wait_own_state(SCIF_DEV_STATE_EXCLUSIVE, 1, 60000, &own);
 	expect(!st, "own function not borrowed by node 1: state %u "
@@ -516,8 +520,62 @@ static void borrower_failed(void)
 	}
 	result("failed_borrower_function_freed", !why[0]);
 
-	/* Done: node 1 may end, once it is back. */
 	expect(wait_nodes(2, 60000) == 2, "node 1 did not come back");
+}
+
+/*
+ * Node 1 stalls (its VM paused: scif-cluster pause 1) under our
+ * exclusive borrow of its function, bound again (free) once it came
+ * back: the heartbeat fails it, the borrow ends as for a killed
+ * lender.  Resumed, node 1 finds it was dropped, drops us in turn,
+ * which frees its function, and joins again, the same life.
+ */
+static void lender_stalled(void)
+{
+	struct scif_dev_entry e = { 0 };
+	uint64_t fdid = 0;
+	long t0, end = now_ms() + 60000;
+	int b = -1, st, epd;
+
+	do {
+		if (scif_get_device_list(1, &any, &e, 1) == 1 &&
+		    e.state == SCIF_DEV_STATE_FREE) {
+			fdid = e.fdid;
+			break;
+		}
+		usleep(200 * 1000);
+	} while (now_ms() < end);
+	if (expect(fdid, "node 1's function not free: state %u", e.state)) {
+		b = scif_borrow_device(fdid, SCIF_DEV_EXCLUSIVE);
+		expect(b >= 0, "borrow: %s", strerror(errno));
+	}
+	result("borrow_before_stall", !why[0]);
+	if (b < 0)
+		return;
+	t0 = now_ms();
+	cluster("pause 1");
+	result("lender_paused", !why[0]);
+	lost_lender_rows(b, 1, fdid, t0, "stalled");
+	expect(!scif_return_device(b), "return of the lost borrow: %s",
+	       strerror(errno));
+	cluster("resume 1");
+	expect(wait_nodes(2, 60000) == 2, "node 1 did not come back");
+	if (!wait_listed(1, &e, 60000)) {
+		st = settled_state(1, &e, 10000);
+		/* Node 1 may list before it learnt that we dropped it. */
+		for (int i = 0; i < 100 && e.borrowers; i++) {
+			usleep(100 * 1000);
+			st = settled_state(1, &e, 10000);
+		}
+		expect(e.fdid == fdid && st == (has_reset ? SCIF_DEV_STATE_FREE :
+						SCIF_DEV_STATE_DIRTY) &&
+		       !e.borrowers, "back: fdid %#llx (was %#llx) state %d "
+		       "borrowers %u", (unsigned long long)e.fdid,
+		       (unsigned long long)fdid, st, e.borrowers);
+	}
+	result("stalled_lender_back_function_freed", !why[0]);
+
+	/* Done: node 1 may end. */
 	epd = scif_open();
 	for (int i = 0; i < 300 && epd >= 0; i++) {
 		struct scif_port_id dst = { .node = 1, .port = DONE_PORT };
@@ -548,6 +606,7 @@ static int drive(void)
 	borrower_killed();
 	lender_failed(fdid);
 	borrower_failed();
+	lender_stalled();
 	printf("# %d of %d failed\n", nr_fail, nr_test);
 	return nr_fail || nr_test != NODE0_ROWS ? 1 : 0;
 }
@@ -662,6 +721,9 @@ static int fail_and_return(void)
 		       strerror(errno));
 	lost_borrow_rows(b, t0);
 	expect(wait_nodes(2, 60000) == 2, "node 0 not online again");
+	/* Our function, dirty since the failure, lent again for the stall. */
+	if (!has_reset)
+		expect(!rebind(), "rebind: %s", strerror(errno));
 	result("failed_borrower_rejoins", !why[0]);
 
 	lep = scif_open();
