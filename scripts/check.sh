@@ -85,9 +85,9 @@ VFIO_KERNELS=${VFIO_KERNELS-6.1 6.12}
 # lockdep; the kernels of VFIO_KERNELS run it in their VFIO cluster.
 LEND_KERNELS=${LEND_KERNELS-debug}
 # The kernels that run device borrowing across lost nodes (lend_loss_run:
-# a lender killed, restarted, a borrower killed, a lender failed): 6.12,
-# and the debug kernel for KASAN and lockdep; 6.1 is the debug kernel's
-# source.
+# a lender killed, restarted, a borrower killed, lenders and a borrower
+# failed): 6.12, and the debug kernel for KASAN and lockdep; 6.1 is the
+# debug kernel's source.  About 30 s and 80 to 150 s of cluster time.
 LEND_LOSS_KERNELS=${LEND_LOSS_KERNELS-6.12 debug}
 out=$BUILD/check
 results=$out/results.txt
@@ -433,8 +433,9 @@ lend_run() { # kernel-name
 # devices.rst) in a 2-node cluster of the lend cluster's shape
 # (cluster.sh -I, an edu device per node): node 0 drives, node 1 is
 # killed as a lender, restarted (a new epoch), killed as a borrower,
-# restarted, and fails as a lender (bad counts); node 1's earlier lives
-# end by design, so only its last counts.
+# restarted, fails as a lender and as a borrower (bad counts) and as a
+# lender again (paused); node 1's earlier lives end by design, so only
+# its last counts.
 lend_loss_run() { # kernel-name
 	local k=$1 kdir image rel moddir cdir
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
@@ -449,9 +450,10 @@ lend_loss_run() { # kernel-name
 		"$moddir/drivers/misc/scif/scif.ko" \
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
 	echo "check: device borrows across lost nodes in a 2-node cluster of $k"
-	# The heartbeat as in lend_run; the test's bounds follow it.
+	# The heartbeat as in lend_run; the test's bounds follow it.  At
+	# most about 150 s on the debug kernel (2026-12-03): 400 at most.
 	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
-		-I -t 600 -S "$BUILD/qemu/ivshmem-server" \
+		-I -t 400 -S "$BUILD/qemu/ivshmem-server" \
 		-a scif_ivshmem.hb_timeout_ms=3000 \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: lend-loss cluster of $k: launcher reported failure"

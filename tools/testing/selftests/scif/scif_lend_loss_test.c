@@ -616,8 +616,8 @@ static int drive(void)
 /* Lives 0 and 1: wait to be killed; ending is a failure of node 0's. */
 static int wait_for_kill(void)
 {
-	sleep(600);
-	printf("# node 1: not killed in 600 s\n");
+	sleep(300);
+	printf("# node 1: not killed in 300 s\n");
 	return 1;
 }
 
