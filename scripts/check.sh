@@ -11,7 +11,8 @@
 # on 6.1 those also in $CLUSTERS_6_1, on debug those also in
 # $DEBUG_CLUSTERS, default "2"), node loss (kernels of
 # $NODE_LOSS_KERNELS), the misbehaving peer (kernels of
-# $CORRUPT_KERNELS), the DMA runs (the copy engine on a software DMA
+# $CORRUPT_KERNELS), device borrows across lost nodes (kernels of
+# $LEND_LOSS_KERNELS), the DMA runs (the copy engine on a software DMA
 # provider; kernels of $DMA_KERNELS, the 2-node DMA cluster on those of
 # $DMA_CLUSTER_KERNELS), the emulated NTB's runs
 # (scripts/ntb-check.sh: the upstream ntb_test.sh in one VM,
@@ -83,6 +84,11 @@ VFIO_KERNELS=${VFIO_KERNELS-6.1 6.12}
 # cluster of their own (lend_run): the debug kernel, for KASAN and
 # lockdep; the kernels of VFIO_KERNELS run it in their VFIO cluster.
 LEND_KERNELS=${LEND_KERNELS-debug}
+# The kernels that run device borrowing across lost nodes (lend_loss_run:
+# a lender killed, restarted, a borrower killed, lenders and a borrower
+# failed): 6.12, and the debug kernel for KASAN and lockdep; 6.1 is the
+# debug kernel's source.  About 30 s and 80 to 150 s of cluster time.
+LEND_LOSS_KERNELS=${LEND_LOSS_KERNELS-6.12 debug}
 out=$BUILD/check
 results=$out/results.txt
 
@@ -423,6 +429,37 @@ lend_run() { # kernel-name
 	nodes_results "$cdir" "$k/lend" 2
 }
 
+# Borrows ended by lost nodes (scif_lend_loss_test.sh, lend-loss-steps;
+# devices.rst) in a 2-node cluster of the lend cluster's shape
+# (cluster.sh -I, an edu device per node): node 0 drives, node 1 is
+# killed as a lender, restarted (a new epoch), killed as a borrower,
+# restarted, fails as a lender and as a borrower (bad counts) and as a
+# lender again (paused); node 1's earlier lives end by design, so only
+# its last counts.
+lend_loss_run() { # kernel-name
+	local k=$1 kdir image rel moddir cdir
+	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
+		return
+	moddir=$BUILD/modules/$k
+	[ -e "$moddir/drivers/misc/scif/scif_ivshmem.ko" ] || return
+	cdir=$out/lend-loss-$k
+	rm -rf "$cdir"
+	mkdir -p "$cdir"
+	sh "$top/qemu/mkinitramfs.sh" "$cdir.cpio" \
+		"$top/tools/testing/selftests/scif/lend-loss-steps" "$BUILD/selftests" \
+		"$moddir/drivers/misc/scif/scif.ko" \
+		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
+	echo "check: device borrows across lost nodes in a 2-node cluster of $k"
+	# The heartbeat as in lend_run; the test's bounds follow it.  At
+	# most about 150 s on the debug kernel (2026-12-03): 400 at most.
+	bash "$top/qemu/cluster.sh" -n 2 -k "$image" -i "$cdir.cpio" -o "$cdir" \
+		-I -t 400 -S "$BUILD/qemu/ivshmem-server" \
+		-a scif_ivshmem.hb_timeout_ms=3000 \
+		> "$cdir/launcher.log" 2>&1 ||
+		echo "check: lend-loss cluster of $k: launcher reported failure"
+	restart_results "$cdir" "$k/lend-loss"
+}
+
 # The copy engine on DMA channels: the test build's software DMA provider
 # (scif_soft_dma.ko, loaded before scif.ko) in one VM, where the kernel's
 # own dmatest (built from the matching Debian source) runs on it first,
@@ -659,6 +696,11 @@ kernel_stages() {
 			stage lend_run "$k"
 		elif [ -n "$CLUSTERS" ] && ! [[ " $VFIO_KERNELS " = *" $k "* ]]; then
 			skip "$k/lend (not in LEND_KERNELS: see testing.rst)"
+		fi
+		if [ -n "$CLUSTERS" ] && [[ " $LEND_LOSS_KERNELS " = *" $k "* ]]; then
+			stage lend_loss_run "$k"
+		elif [ -n "$CLUSTERS" ]; then
+			skip "$k/lend-loss (not in LEND_LOSS_KERNELS: see testing.rst)"
 		fi
 		if [[ " $DMA_KERNELS " = *" $k "* ]]; then
 			stage dma_run "$k"
