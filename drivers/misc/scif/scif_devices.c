@@ -113,7 +113,7 @@ struct scif_lend_borrow {
  * @link: in scif_lent_list, in @index order
  * @pdev: the function; set at probe, constant
  * @index: the low 32 bits of its fdid, never reused while scif.ko is
- *	loaded; constant
+ *	loaded (counted up from a random start drawn at load); constant
  * @modes: SCIF_DEV_MODE_* it is offered in (attribute scif_modes)
  * @nodes: the nodes it is offered to (attribute scif_nodes); the others
  *	do not see it listed and are refused a borrow with -EACCES
@@ -149,7 +149,7 @@ struct scif_lent {
 /* The lent functions; their count; the next index (scif_devices_lock). */
 static LIST_HEAD(scif_lent_list);
 static unsigned int scif_nr_lent;
-static u32 scif_lent_next = 1;
+static u32 scif_lent_next;
 /* Borrows of each node on this lender (scif_devices_lock). */
 static u16 scif_lend_node_borrows[SCIF_MAX_NODES];
 /* This life's epoch, drawn at load; constant afterwards. */
@@ -1549,6 +1549,11 @@ static struct pci_driver scif_lend_driver = {
 int scif_devices_init(void)
 {
 	scif_dev_epoch = get_random_u32() & 0xffff;
+	/*
+	 * Indices start anywhere in the lower half: a new life whose epoch
+	 * happens to be the last one's still names its functions anew.
+	 */
+	scif_lent_next = (get_random_u32() >> 1) + 1;
 	return pci_register_driver(&scif_lend_driver);
 }
 
