@@ -2116,10 +2116,11 @@ static int scif_rma_stats_show(struct seq_file *s, void *unused)
 		   scif_rma_transient_pinned(), scif_cache_pinned());
 	seq_printf(s, "queued %ld\nstaged_bytes %ld\n", scif_rma_nr_queued(),
 		   scif_rma_staged_bytes());
+	scif_dma_show(s);
+	/* Last: readers that look for the first "dma" find the engine's. */
 	seq_printf(s, "stage_served_dma %ld\nstage_served_cpu %ld\n",
 		   atomic_long_read(&scif_stage_served_dma),
 		   atomic_long_read(&scif_stage_served_cpu));
-	scif_dma_show(s);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(scif_rma_stats);
