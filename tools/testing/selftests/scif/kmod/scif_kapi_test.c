@@ -33,6 +33,15 @@ MODULE_PARM_DESC(cross_peer, "Node whose cross_serve instance to test scif_get_p
 static bool cross_serve;
 module_param(cross_serve, bool, 0444);
 
+/*
+ * With cross_peer or cross_serve: the node loss variant (scif_kapi_dma_
+ * loss.sh): the client keeps its device mapping of the server's window
+ * live, and the script unloads the bus to lose the server's node; the
+ * server expects its connection to be lost rather than answered.
+ */
+static bool cross_loss;
+module_param(cross_loss, bool, 0444);
+MODULE_PARM_DESC(cross_loss, "cross_peer/cross_serve: the node is lost with a device mapping live");
 /* Only test_withdrawn(), with the copy engine held back (see there). */
 static bool withdrawn;
 module_param(withdrawn, bool, 0444);
@@ -1105,9 +1114,13 @@ static void cross_server(void)
 		goto out;
 	ret = scif_send(ep, &off, sizeof(off), SCIF_SEND_BLOCK);
 	CHECK("cross_serve_send_offset", ret == sizeof(off), ret);
-	/* The peer answers once it has looked. */
+	/* The peer answers once it has looked, or is lost (cross_loss). */
 	ret = scif_recv(ep, &byte, 1, SCIF_RECV_BLOCK);
-	CHECK("cross_serve_peer_done", ret == 1, ret);
+	if (cross_loss)
+		CHECK("cross_serve_peer_lost", ret == -ECONNRESET ||
+		      ret == -ENODEV, ret);
+	else
+		CHECK("cross_serve_peer_done", ret == 1, ret);
 	scif_unregister(ep, off, CROSS_LEN);
 out:
 	if (ep)
@@ -1187,11 +1200,24 @@ out:
  * each page, an address through which this node reaches it (the
  * aperture, on ivshmem), not the address the peer published.
  */
+/* cross_loss: the live mapping, its endpoint and what its revoke saw. */
+static scif_epd_t loss_ep;
+static struct scif_dma_map *loss_map;
+static struct dma_ctx loss_ctx;
+
+static int dma_lost_show(struct seq_file *sf, void *unused)
+{
+	seq_printf(sf, "%d %d\n", atomic_read(&loss_ctx.calls),
+		   READ_ONCE(loss_ctx.why));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dma_lost);
+
 static void cross_client(void)
 {
 	u8 *want = vmalloc(CROSS_LEN), byte = 'd';
 	struct scif_dma_map *dm = NULL;
-	struct dma_ctx c;
+	struct dma_ctx *c = &loss_ctx;
 	struct scif_range *r = NULL;
 	bool same = true;
 	scif_epd_t ep;
@@ -1216,17 +1242,24 @@ static void cross_client(void)
 		CHECK("cross_get_pages_va_shows_the_window", same, 0);
 		CHECK("cross_get_pages_phys_shows_the_window",
 		      phys_shows(r, want), 0);
-		dm = cross_dma(ep, off, r, want, &c);
+		dm = cross_dma(ep, off, r, want, c);
 		ret = scif_put_pages(r);
 		CHECK("cross_put_pages", ret == 0, ret);
+	}
+	if (cross_loss) {
+		/* Kept until the node is lost (scif_kapi_dma_loss.sh). */
+		loss_ep = ep;
+		loss_map = dm;
+		vfree(want);
+		return;
 	}
 	scif_send(ep, &byte, 1, SCIF_SEND_BLOCK);
 	if (dm) {
 		/* The server unregisters its window once told we are done. */
-		ret = wait_for_completion_timeout(&c.done, 60 * HZ);
+		ret = wait_for_completion_timeout(&c->done, 60 * HZ);
 		CHECK("cross_dma_revoke_peer_unregister_enxio", ret > 0 &&
-		      atomic_read(&c.calls) == 1 && READ_ONCE(c.why) == -ENXIO,
-		      READ_ONCE(c.why));
+		      atomic_read(&c->calls) == 1 &&
+		      READ_ONCE(c->why) == -ENXIO, READ_ONCE(c->why));
 		scif_dma_unmap(dm);
 	}
 	scif_close(ep);
@@ -1370,6 +1403,9 @@ static int __init scif_kapi_test_init(void)
 	}
 	dir = debugfs_create_dir("scif_kapi_test", NULL);
 	debugfs_create_file("results", 0400, dir, NULL, &results_fops);
+	if (cross_loss && cross_peer >= 0)
+		debugfs_create_file("dma_lost", 0400, dir, NULL,
+				    &dma_lost_fops);
 	if (lend) {
 		debugfs_create_file("borrow", 0200, dir, NULL, &borrow_fops);
 		debugfs_create_file("lost", 0400, dir, NULL, &lost_fops);
@@ -1380,6 +1416,9 @@ static int __init scif_kapi_test_init(void)
 static void __exit scif_kapi_test_exit(void)
 {
 	debugfs_remove_recursive(dir);
+	scif_dma_unmap(loss_map);
+	if (loss_ep)
+		scif_close(loss_ep);
 	if (dma_pdev)
 		platform_device_unregister(dma_pdev);
 	if (lend_borrow)
