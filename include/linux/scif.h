@@ -23,6 +23,7 @@ typedef struct scif_endpt *scif_epd_t;
 
 /* Pages pinned by scif_pin_pages(), opaque to clients. */
 typedef struct scif_pinned_pages *scif_pinned_pages_t;
+struct device;
 struct pci_dev;
 
 /**
@@ -117,6 +118,48 @@ int scif_fence_signal(scif_epd_t epd, off_t loff, u64 lval, off_t roff,
 int scif_get_pages(scif_epd_t epd, off_t offset, size_t len,
 		   struct scif_range **pages);
 int scif_put_pages(struct scif_range *pages);
+
+/* scif_dma_map() flags, with SCIF_PROT_READ and/or SCIF_PROT_WRITE */
+#define SCIF_DMA_LOCAL	0x100	/* a range of this endpoint's windows */
+#define SCIF_DMA_REMOTE	0x200	/* a range of the peer's windows */
+
+/**
+ * struct scif_dma_seg - a run of DMA addresses of a device mapping
+ * @addr: the first address, for the device the mapping was made for
+ * @len: bytes
+ */
+struct scif_dma_seg {
+	dma_addr_t addr;
+	u64 len;
+};
+
+/**
+ * struct scif_dma_map - a range of windows mapped for a device's DMA
+ * @nr_segs: entries in @segs
+ * @segs: the range's addresses, in order (physically contiguous runs,
+ *	merged where their DMA addresses follow each other)
+ * @cookie: private to the driver
+ *
+ * Made by scif_dma_map(); valid for the device until its revoke callback
+ * returns or scif_dma_unmap() is called; freed by scif_dma_unmap().
+ */
+struct scif_dma_map {
+	int nr_segs;
+	struct scif_dma_seg *segs;
+	void *cookie;
+};
+
+/*
+ * Why a device mapping was revoked: -ENXIO (a window was unregistered),
+ * -ECONNRESET (the connection ended), -ENODEV (the node is lost).
+ */
+typedef void (*scif_dma_revoke_t)(struct scif_dma_map *map, void *priv,
+				  int why);
+
+int scif_dma_map(scif_epd_t epd, struct device *dev, off_t offset, size_t len,
+		 int flags, scif_dma_revoke_t revoke, void *priv,
+		 struct scif_dma_map **map);
+void scif_dma_unmap(struct scif_dma_map *map);
 int scif_client_register(struct scif_client *client);
 void scif_client_unregister(struct scif_client *client);
 

@@ -76,6 +76,14 @@
  * under mmap.lock or rma.lock, and neither is held while taking
  * recv_mutex or send_mutex.
  *
+ * Device mappings (scif_devdma.c).  scif_endpt.devdma.lock nests inside
+ * rma.lock where scif_dma_map() lists a mapping of the windows it just
+ * took, and is taken alone everywhere else: by the window revoke hooks
+ * (which only mark mappings and queue their works), by the works (which
+ * call the client's revoke with no SCIF lock held, then take it to
+ * unlink, then unmap and drop window references outside it) and by
+ * scif_dma_unmap().  No SCIF lock is held while a client's revoke runs.
+ *
  * Lock order (outermost first):
  *   scif_endpt.ctl_mutex
  *   scif_endpt.recv_mutex
@@ -83,6 +91,7 @@
  *   mmap_lock (of a process faulting on a mapping, or in mmap())
  *   scif_endpt.mmap.lock
  *   scif_endpt.rma.lock (see above)
+ *     scif_endpt.devdma.lock (scif_dma_map() only; else taken alone)
  *   scif_node.tx_mutex
  *   scif_info.port_lock
  *   scif_info.eplock
@@ -253,6 +262,25 @@ struct scif_epd_mmap {
 };
 
 /**
+ * struct scif_epd_devdma - an endpoint's device mappings (scif_devdma.c)
+ * @lock: protects @maps and every mapping's state; taken by
+ *	scif_dma_map() under rma.lock (so that a mapping is listed before
+ *	the windows it holds can leave the trees), by the window revoke
+ *	hooks and the revocation works, and by scif_dma_unmap(), under no
+ *	other SCIF lock; only the workqueue's own lock nests in it
+ * @maps: struct scif_devdma_map, being made, live or being revoked; a
+ *	mapping leaves the list once revoked or unmapped (ep->wq is woken)
+ * @unlinked: mappings that left @maps, ever (under @lock; read with
+ *	READ_ONCE by waiters on ep->wq)
+ */
+struct scif_epd_devdma {
+	/* lock protects maps, unlinked and the mappings' states */
+	struct mutex lock;
+	struct list_head maps;
+	unsigned long unlinked;
+};
+
+/**
  * struct scif_fp_seen - one side of the fast path as scif_fp_fold() last
  *	saw it
  * @bytes: user space's byte count (scif_fp_ctl.tx_bytes or rx_bytes)
@@ -398,6 +426,7 @@ struct scif_user {
  * @count_until_free: closed, but counted until destroyed (see the notes)
  * @rma: registered memory: windows, ours and the peer's (own lock)
  * @mmap: mappings of the peer's windows into processes (own lock)
+ * @devdma: device mappings of windows, ours and the peer's (own lock)
  * @fp: the user-space data path (own lock)
  * @closed: completed by the endpoint's destruction, once its windows are
  *	gone; set by the kernel API's scif_close(), which waits for it, of
@@ -455,6 +484,7 @@ struct scif_endpt {
 
 	struct scif_epd_rma rma;
 	struct scif_epd_mmap mmap;
+	struct scif_epd_devdma devdma;
 	struct scif_epd_fp fp;
 	struct completion *closed;
 	struct scif_stats stats;

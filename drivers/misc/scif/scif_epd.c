@@ -10,6 +10,7 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
+#include "scif_devdma.h"
 #include "scif_epd.h"
 #include "scif_fault.h"
 #include "scif_fp.h"
@@ -165,6 +166,7 @@ void scif_epd_uncount(struct scif_endpt *ep)
  *                                                scif_cache_destroy()
  *   fences                     scif_fence.c      scif_fence_epd_*()
  *   mappings of peer windows   scif_mmap.c       scif_mmap_epd_init()
+ *   device mappings            scif_devdma.c     scif_devdma_epd_*()
  *   user-space data path       scif_fp.c         scif_fp_init(),
  *                                                scif_fp_revoke(),
  *                                                scif_fp_destroy()
@@ -178,6 +180,7 @@ static void scif_epd_parts_init(struct scif_endpt *ep)
 	scif_cache_epd_init(ep);
 	scif_fence_epd_init(ep);
 	scif_mmap_epd_init(ep);
+	scif_devdma_epd_init(ep);
 	scif_fp_init(ep);
 }
 
@@ -189,6 +192,7 @@ static void scif_epd_parts_init(struct scif_endpt *ep)
  * @err: what a registrant still waiting is told
  *
  * Forgets the peer's parked fence waits, which end with the connection,
+ * revokes the device mappings of windows and waits for their clients,
  * then drops the peer's windows (and with @local ours) and waits until
  * no RMA uses the peer's windows any more: after this, the endpoint does
  * not touch the peer's memory.
@@ -198,6 +202,7 @@ static void scif_epd_parts_init(struct scif_endpt *ep)
 void scif_epd_parts_teardown(struct scif_endpt *ep, bool local, int err)
 {
 	scif_fence_epd_teardown(ep);
+	scif_devdma_epd_teardown(ep, err);
 	scif_window_epd_teardown(ep, local, err);
 }
 

@@ -24,6 +24,7 @@
 #ifndef _SCIF_HW_H_
 #define _SCIF_HW_H_
 
+#include <linux/dma-direction.h>
 #include <linux/list.h>
 #include <linux/types.h>
 
@@ -89,6 +90,21 @@ struct scif_hw_dev;
  * @free_local: give back what @alloc_local gave.  May be called after
  *	scif_hw_unregister() (a ring outlives its node while an endpoint
  *	is open): see design.rst.  May sleep.
+ * @peer_dma_map: map the @len bytes of the node's memory at @addr (an
+ *	address the peer published) for DMA by the local device @dev in
+ *	direction @dir, and store in @dma the address @dev must use; 0, or
+ *	-EOPNOTSUPP (@dev cannot reach the node's memory peer to peer),
+ *	-EINVAL (the link does not reach the whole range) or -ENOMEM (the
+ *	DMA API failed).  Process context, may sleep; called under core
+ *	locks (the node's lmap_lock), so it must not call back into the
+ *	core.  Optional: without it, no device may be given the node's
+ *	memory (scif_dma_map() of a peer window fails with -EOPNOTSUPP).
+ * @peer_dma_unmap: undo one @peer_dma_map (same @dev, @addr, @len,
+ *	@dir and the @dma it gave).  It takes no context: it needs only
+ *	the device, so the core may call it after the node went down, and
+ *	each successful @peer_dma_map gets exactly one, at the latest from
+ *	scif_hw_node_down() for the node.  May sleep; must not call back
+ *	into the core.  Mandatory with @peer_dma_map.
  * @self_moved: mandatory for a bus registered with self
  *	SCIF_HW_SELF_ANY, unused otherwise: this node's id changed from @old
  *	to @self (once, when a bus that knows the id registers); the bus
@@ -113,6 +129,12 @@ struct scif_hw_ops {
 			     phys_addr_t *phys);
 	void (*free_local)(struct scif_hw_dev *hw, void *va, phys_addr_t phys,
 			   size_t len);
+	int (*peer_dma_map)(struct scif_hw_dev *hw, void *ctx,
+			    struct device *dev, u64 addr, size_t len,
+			    enum dma_data_direction dir, dma_addr_t *dma);
+	void (*peer_dma_unmap)(struct scif_hw_dev *hw, struct device *dev,
+			       u64 addr, dma_addr_t dma, size_t len,
+			       enum dma_data_direction dir);
 	int (*self_moved)(struct scif_hw_dev *hw, u16 old, u16 self);
 };
 

@@ -5,9 +5,11 @@
 #ifndef _SCIF_LMAP_H_
 #define _SCIF_LMAP_H_
 
+#include <linux/dma-direction.h>
 #include <linux/list.h>
 #include <linux/types.h>
 
+struct device;
 struct scif_node;
 
 /**
@@ -44,6 +46,32 @@ struct scif_lmap {
 	unsigned int max;
 	struct scif_lmap_ent *ent;
 	struct scif_lmap_ent one;
+};
+
+/**
+ * struct scif_pdmap - a peer's memory mapped for DMA by a local device
+ * @link: in @node's @pdmaps while @node is set
+ * @node: the node whose memory it is; NULL once unmapped (a zeroed
+ *	struct maps nothing)
+ * @dev: the device
+ * @addr: the address the peer published
+ * @dma: the address @dev uses (from the bus's peer_dma_map)
+ * @len: bytes
+ * @dir: the direction it was mapped for
+ *
+ * Mapped by scif_node_peer_dma_map() and unmapped by its owner
+ * (scif_node_peer_dma_unmap()) or, if the node goes first, by
+ * scif_hw_node_down(); @link and @node are under the node's lmap_lock,
+ * the rest is the owner's.
+ */
+struct scif_pdmap {
+	struct list_head link;
+	struct scif_node *node;
+	struct device *dev;
+	u64 addr;
+	dma_addr_t dma;
+	size_t len;
+	enum dma_data_direction dir;
 };
 
 #endif /* _SCIF_LMAP_H_ */

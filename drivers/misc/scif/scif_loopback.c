@@ -89,6 +89,46 @@ static void scif_loopback_unmap_local(struct scif_hw_dev *hw, void *ctx,
 {
 }
 
+/*
+ * A local device reaches the "peer's" memory as this node's: RAM by
+ * dma_map_page() (the DMA API refuses dma_map_resource() of RAM), any
+ * other physical range (a device window, once loopback maps them) by
+ * dma_map_resource().
+ */
+static int scif_loopback_peer_dma_map(struct scif_hw_dev *hw, void *ctx,
+				      struct device *dev, u64 addr, size_t len,
+				      enum dma_data_direction dir,
+				      dma_addr_t *dma)
+{
+	phys_addr_t end;
+	dma_addr_t d;
+
+	if (!len || check_add_overflow(addr, (u64)len, &end))
+		return -EINVAL;
+	if (scif_loopback_ram(addr, len))
+		d = dma_map_page(dev, pfn_to_page(PHYS_PFN(addr)),
+				 offset_in_page(addr), len, dir);
+	else if (!pfn_valid(PHYS_PFN(addr)) && !pfn_valid(PHYS_PFN(end - 1)))
+		d = dma_map_resource(dev, addr, len, dir, 0);
+	else
+		return -EINVAL;
+	if (dma_mapping_error(dev, d))
+		return -ENOMEM;
+	*dma = d;
+	return 0;
+}
+
+static void scif_loopback_peer_dma_unmap(struct scif_hw_dev *hw,
+					 struct device *dev, u64 addr,
+					 dma_addr_t dma, size_t len,
+					 enum dma_data_direction dir)
+{
+	if (scif_loopback_ram(addr, len))
+		dma_unmap_page(dev, dma, len, dir);
+	else
+		dma_unmap_resource(dev, dma, len, dir, 0);
+}
+
 static void scif_loopback_publish_qp(struct scif_hw_dev *hw, void *ctx,
 				     u64 addr)
 {
@@ -130,6 +170,8 @@ static const struct scif_hw_ops scif_loopback_ops = {
 	.publish_qp = scif_loopback_publish_qp,
 	.peer_qp = scif_loopback_peer_qp,
 	.ring = scif_loopback_ring,
+	.peer_dma_map = scif_loopback_peer_dma_map,
+	.peer_dma_unmap = scif_loopback_peer_dma_unmap,
 	.self_moved = scif_loopback_self_moved,
 };
 

@@ -8,6 +8,7 @@
 #include <linux/module.h>
 
 #include "scif_debugfs.h"
+#include "scif_devdma.h"
 #include "scif_devices.h"
 #include "scif_epd.h"
 #include "scif_fd.h"
@@ -102,6 +103,20 @@ static const struct scif_node_events scif_main_node_events = {
 	.lost = scif_main_node_lost,
 };
 
+/*
+ * What holds a window is revoked when it goes: the user mappings of a
+ * peer's window (scif_mmap.c), then the device mappings of any window
+ * (scif_devdma.c).
+ */
+static const struct scif_window_revoker scif_main_mmap_revoker = {
+	.remote = scif_mmap_revoke,
+};
+
+static const struct scif_window_revoker scif_main_devdma_revoker = {
+	.remote = scif_devdma_revoke_remote,
+	.local = scif_devdma_revoke_local,
+};
+
 static int __init scif_init(void)
 {
 	int err;
@@ -115,10 +130,15 @@ static int __init scif_init(void)
 	err = scif_rma_init();
 	if (err)
 		goto undo_wq;
+	err = scif_devdma_init();
+	if (err)
+		goto undo_rma_init;
+	scif_window_on_revoke(0, &scif_main_mmap_revoker);
+	scif_window_on_revoke(1, &scif_main_devdma_revoker);
 	scif_fence_init();
 	err = scif_nodes_init(&scif_main_node_events);
 	if (err)
-		goto undo_rma;
+		goto undo_devdma;
 	err = scif_loopback_init();
 	if (err)
 		goto undo_nodes;
@@ -156,7 +176,9 @@ undo_debugfs:
 	scif_loopback_exit();
 undo_nodes:
 	scif_nodes_exit();
-undo_rma:
+undo_devdma:
+	scif_devdma_exit();
+undo_rma_init:
 	scif_rma_exit();
 undo_wq:
 	destroy_workqueue(scif_info.wq);
@@ -174,6 +196,8 @@ static void __exit scif_exit(void)
 	scif_mmap_exit();
 	scif_debugfs_exit();
 	scif_loopback_exit();
+	/* Every device mapping was unmapped by its client module. */
+	scif_devdma_exit();
 	/* The copy engine's last puts may queue endpoint destructions. */
 	scif_rma_exit();
 	/* Endpoints still waiting for their destruction go now. */

@@ -595,16 +595,11 @@ static struct file_system_type scif_fs_type = {
  * scif_mmap_init() - mount the inodes of endpoint files
  * @dir: the driver's debugfs directory, for <debugfs>/scif/mmap
  *
- * Subscribes scif_mmap_revoke() to the going of peers' windows
- * (scif_window_on_revoke()), for the life of the module.
- *
  * Context: process context, at module load.
  * Return: 0 or a negative errno.
  */
 int scif_mmap_init(struct dentry *dir)
 {
-	/* Windows go in scif_window.c: it revokes their mappings here. */
-	scif_window_on_revoke(scif_mmap_revoke);
 	scif_mnt = kern_mount(&scif_fs_type);
 	if (IS_ERR(scif_mnt))
 		return PTR_ERR(scif_mnt);

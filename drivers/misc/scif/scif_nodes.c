@@ -760,18 +760,100 @@ void scif_lmap_free(struct scif_lmap *lm)
 
 SCIF_EXPORT_IF_KUNIT(scif_lmap_free);
 
+/**
+ * scif_node_peer_dma_map() - map a peer's memory for a local device
+ * @node: the peer
+ * @pd: the owner's record, zeroed or unmapped
+ * @dev: the device
+ * @addr: the address the peer published
+ * @len: bytes
+ * @dir: the direction of the device's accesses
+ *
+ * The range stays mapped, its DMA address in @pd->dma, until
+ * scif_node_peer_dma_unmap() of @pd or, if the node goes first, until
+ * scif_hw_node_down() for it.
+ *
+ * Context: process context; may sleep; takes @node->lmap_lock.
+ * Return: 0, -ENODEV if no bus reaches the node any more, -EOPNOTSUPP if
+ * its bus cannot map peer memory for devices, or the bus's error.
+ */
+int scif_node_peer_dma_map(struct scif_node *node, struct scif_pdmap *pd,
+			   struct device *dev, u64 addr, size_t len,
+			   enum dma_data_direction dir)
+{
+	struct scif_hw_dev *hw;
+	int err = -ENODEV;
+
+	mutex_lock(&node->lmap_lock);
+	hw = node->lmap_hw;
+	if (!hw)
+		goto out;
+	err = -EOPNOTSUPP;
+	if (!hw->ops->peer_dma_map || !hw->ops->peer_dma_unmap)
+		goto out;
+	err = hw->ops->peer_dma_map(hw, node->lmap_ctx, dev, addr, len, dir,
+				    &pd->dma);
+	if (err)
+		goto out;
+	pd->dev = dev;
+	pd->addr = addr;
+	pd->len = len;
+	pd->dir = dir;
+	pd->node = node;
+	list_add_tail(&pd->link, &node->pdmaps);
+out:
+	mutex_unlock(&node->lmap_lock);
+	return err;
+}
+
+/* Unmap @pd; under the node's lmap_lock. */
+static void scif_pdmap_drop(struct scif_node *node, struct scif_pdmap *pd)
+{
+	struct scif_hw_dev *hw = node->lmap_hw;
+
+	lockdep_assert_held(&node->lmap_lock);
+	hw->ops->peer_dma_unmap(hw, pd->dev, pd->addr, pd->dma, pd->len,
+				pd->dir);
+	list_del(&pd->link);
+	/* Read unlocked by scif_node_peer_dma_unmap(). */
+	WRITE_ONCE(pd->node, NULL);
+}
+
+/**
+ * scif_node_peer_dma_unmap() - undo scif_node_peer_dma_map()
+ * @pd: the record; may be unmapped already (by its node's going)
+ *
+ * Context: process context; may sleep.
+ */
+void scif_node_peer_dma_unmap(struct scif_pdmap *pd)
+{
+	struct scif_node *node = READ_ONCE(pd->node);
+
+	/* Only the owner maps @pd: a set node changes only to NULL. */
+	if (!node)
+		return;
+	mutex_lock(&node->lmap_lock);
+	if (pd->node)
+		scif_pdmap_drop(node, pd);
+	mutex_unlock(&node->lmap_lock);
+}
+
 /*
  * The node goes: unmap what is left mapped for it, and refuse mappings
  * from now on.  Its bus context stays valid until this returns.
  */
 static void scif_node_drop_lmaps(struct scif_node *n)
 {
+	struct scif_pdmap *pd, *ptmp;
 	struct scif_lmap *lm, *tmp;
 
 	mutex_lock(&n->lmap_lock);
-	if (n->lmap_hw)
+	if (n->lmap_hw) {
 		list_for_each_entry_safe(lm, tmp, &n->lmaps, link)
 			scif_lmap_drop(n, lm);
+		list_for_each_entry_safe(pd, ptmp, &n->pdmaps, link)
+			scif_pdmap_drop(n, pd);
+	}
 	n->lmap_hw = NULL;
 	n->lmap_ctx = NULL;
 	mutex_unlock(&n->lmap_lock);
@@ -1621,6 +1703,7 @@ int scif_nodes_init(const struct scif_node_events *events)
 		mutex_init(&n->tx_mutex);
 		mutex_init(&n->lmap_lock);
 		INIT_LIST_HEAD(&n->lmaps);
+		INIT_LIST_HEAD(&n->pdmaps);
 		init_waitqueue_head(&n->tx_wq);
 		INIT_WORK(&n->rx_work, scif_node_rx_work);
 		spin_lock_init(&n->reply_lock);

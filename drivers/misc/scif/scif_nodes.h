@@ -129,12 +129,16 @@ struct scif_stats {
  * @hw: the bus that reaches it; NULL while the node is absent
  * @hw_ctx: the bus's context for it (given to scif_hw_node_up()),
  *	handed back to every per-node operation; valid while @hw is set
- * @lmap_lock: protects @lmaps, @lmap_hw, @lmap_ctx and the struct
- *	scif_lmap on @lmaps; innermost (only the bus's map_local and
- *	unmap_local run under it)
+ * @lmap_lock: protects @lmaps, @pdmaps, @lmap_hw, @lmap_ctx and the
+ *	structs scif_lmap and scif_pdmap on @lmaps and @pdmaps; innermost
+ *	(only the bus's map_local, unmap_local, peer_dma_map and
+ *	peer_dma_unmap run under it)
  * @lmaps: local memory mapped for the node (struct scif_lmap)
+ * @pdmaps: the node's memory mapped for local devices (struct
+ *	scif_pdmap, scif_devdma.c's)
  * @lmap_hw: the bus while mappings for the node may be made: set by
- *	scif_hw_node_up(), cleared once @lmaps is emptied at node down
+ *	scif_hw_node_up(), cleared once @lmaps and @pdmaps are emptied at
+ *	node down
  * @lmap_ctx: the bus's context for the node, with @lmap_hw
  * @online: true while messages can be exchanged with it
  * @peer: what clients' probe/remove callbacks are given
@@ -196,9 +200,10 @@ struct scif_node {
 	bool online;
 	struct scif_peer_dev peer;
 
-	/* lmap_lock protects lmaps, lmap_hw, lmap_ctx */
+	/* lmap_lock protects lmaps, pdmaps, lmap_hw, lmap_ctx */
 	struct mutex lmap_lock;
 	struct list_head lmaps;
+	struct list_head pdmaps;
 	struct scif_hw_dev *lmap_hw;
 	void *lmap_ctx;
 
@@ -297,6 +302,10 @@ int scif_node_map_local(struct scif_node *node, struct scif_lmap *lm,
 			phys_addr_t phys, size_t len, u64 *addr);
 void scif_node_unmap_local(struct scif_lmap *lm);
 void scif_lmap_free(struct scif_lmap *lm);
+int scif_node_peer_dma_map(struct scif_node *node, struct scif_pdmap *pd,
+			   struct device *dev, u64 addr, size_t len,
+			   enum dma_data_direction dir);
+void scif_node_peer_dma_unmap(struct scif_pdmap *pd);
 int scif_node_map_area(struct scif_node *node, struct scif_rb *rb, u64 *addr);
 int scif_node_area_get(struct scif_node *node, struct scif_rb *rb,
 		       u32 rx_size, gfp_t gfp);

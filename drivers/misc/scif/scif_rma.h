@@ -250,8 +250,31 @@ void scif_window_stats_show(struct seq_file *s);
 void scif_window_counts(struct scif_endpt *ep, unsigned int *local,
 			unsigned int *remote);
 void scif_window_totals(long *local, long *remote);
-void scif_window_on_revoke(void (*revoke)(struct scif_endpt *ep,
-					  struct scif_rwindow *rw));
+
+/**
+ * struct scif_window_revoker - told of windows that go
+ * @remote: a peer's window was taken out of an endpoint's tree (the
+ *	peer unregistered it, or the connection ended), before the
+ *	window's reference is dropped: revoke the mappings holding it.
+ *	Process context, may sleep, with no SCIF lock held but the
+ *	endpoint's ctl_mutex (connection teardown) or none (the node's
+ *	rx_work, for the peer's UNREGISTER).  May be NULL.
+ * @local: one of the endpoint's own windows is being unregistered by it
+ *	(now SCIF_WIN_UNREGISTERING, so that nothing new takes it): revoke
+ *	what holds it and wait until that let go, before the peer is told.
+ *	Process context, may sleep, no SCIF lock held (scif_unregister()'s
+ *	caller).  May be NULL.
+ */
+struct scif_window_revoker {
+	void (*remote)(struct scif_endpt *ep, struct scif_rwindow *rw);
+	void (*local)(struct scif_endpt *ep, struct scif_window *w);
+};
+
+/* Slots of scif_window_on_revoke(): mmap's, then devdma's. */
+#define SCIF_WINDOW_REVOKERS	2
+
+void scif_window_on_revoke(unsigned int slot,
+			   const struct scif_window_revoker *revoker);
 s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags);
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,

@@ -62,14 +62,15 @@ static atomic_long_t scif_nr_windows;
 static atomic_long_t scif_nr_rwindows;
 
 /*
- * Revokes the user mappings of a peer's window that is going: the
- * mapping layer's scif_mmap_revoke(), given by scif_mmap_init() through
- * scif_window_on_revoke().  Lock rules: set once at module load, before
- * an endpoint can hold a peer's window, and kept until module unload
- * (windows still go while the buses go down); read without a lock.
+ * Revoke what holds a window that is going: for a peer's window the
+ * mapping layer's scif_mmap_revoke() (user mappings), then
+ * scif_devdma.c's (device mappings); for one of ours being unregistered,
+ * scif_devdma.c's.  scif_main.c fills them (scif_window_on_revoke()).
+ * Lock rules: set once at module load, before an endpoint can hold a
+ * window, and kept until module unload (windows still go while the
+ * buses go down); read without a lock.
  */
-static void (*scif_window_revoke)(struct scif_endpt *ep,
-				  struct scif_rwindow *rw);
+static struct scif_window_revoker scif_window_revokers[SCIF_WINDOW_REVOKERS];
 static atomic64_t scif_window_ids;
 
 /*
@@ -216,20 +217,38 @@ void scif_window_totals(long *local, long *remote)
 }
 
 /**
- * scif_window_on_revoke() - subscribe to the going of peers' windows
- * @revoke: called for each peer's window taken out of an endpoint's tree
- *	(the peer unregistered it, or the connection ended), before the
- *	window's reference is dropped, to revoke the mappings holding it.
- *	It is called in process context, may sleep, with no SCIF lock
- *	held but the endpoint's ctl_mutex (connection teardown) or none
- *	(the node's rx_work, for the peer's UNREGISTER).
+ * scif_window_on_revoke() - subscribe to the going of windows
+ * @slot: which of the SCIF_WINDOW_REVOKERS; called in slot order
+ * @revoker: its callbacks (see struct scif_window_revoker); copied
  *
  * Context: process context, at module load, before any endpoint exists.
  */
-void scif_window_on_revoke(void (*revoke)(struct scif_endpt *ep,
-					  struct scif_rwindow *rw))
+void scif_window_on_revoke(unsigned int slot,
+			   const struct scif_window_revoker *revoker)
 {
-	scif_window_revoke = revoke;
+	if (!WARN_ON(slot >= SCIF_WINDOW_REVOKERS))
+		scif_window_revokers[slot] = *revoker;
+}
+
+/* A peer's window left @ep's tree: revoke what holds it. */
+static void scif_window_revoke(struct scif_endpt *ep, struct scif_rwindow *rw)
+{
+	unsigned int i;
+
+	for (i = 0; i < SCIF_WINDOW_REVOKERS; i++)
+		if (scif_window_revokers[i].remote)
+			scif_window_revokers[i].remote(ep, rw);
+}
+
+/* @w, one of @ep's, is being unregistered: revoke what holds it. */
+static void scif_window_revoke_local(struct scif_endpt *ep,
+				     struct scif_window *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < SCIF_WINDOW_REVOKERS; i++)
+		if (scif_window_revokers[i].local)
+			scif_window_revokers[i].local(ep, w);
 }
 
 /**
@@ -759,6 +778,10 @@ static int scif_epd_do_unregister(struct scif_endpt *ep, s64 offset, u64 len)
 		list_add_tail(&w->unreg, &batch);
 	}
 	mutex_unlock(&ep->rma.lock);
+
+	/* No new mapping takes them now: revoke what holds them. */
+	list_for_each_entry(w, &batch, unreg)
+		scif_window_revoke_local(ep, w);
 
 	list_for_each_entry(w, &batch, unreg) {
 		scif_window_msg(&msg, SCIF_MSG_UNREGISTER, ep->peer_handle,

@@ -35,6 +35,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
 #include <linux/ioport.h>
 #include <linux/io.h>
@@ -407,6 +408,38 @@ static void scif_iv_unmap_peer(struct scif_hw_dev *hw, void *ctx, void *va,
 }
 
 /*
+ * A local device reaches the peer's memory through the aperture BAR, as
+ * the CPU does: the range translated as for peer_phys, then mapped for
+ * @dev as the MMIO it is (in QEMU's q35 every device sits on the root
+ * bus, and QEMU forwards a device's access to another device's
+ * RAM-backed BAR).
+ */
+static int scif_iv_peer_dma_map(struct scif_hw_dev *hw, void *ctx,
+				struct device *dev, u64 addr, size_t len,
+				enum dma_data_direction dir, dma_addr_t *dma)
+{
+	phys_addr_t phys;
+	dma_addr_t d;
+	int err;
+
+	err = scif_iv_peer_phys(hw, ctx, addr, len, &phys);
+	if (err)
+		return err;
+	d = dma_map_resource(dev, phys, len, dir, 0);
+	if (dma_mapping_error(dev, d))
+		return -ENOMEM;
+	*dma = d;
+	return 0;
+}
+
+static void scif_iv_peer_dma_unmap(struct scif_hw_dev *hw, struct device *dev,
+				   u64 addr, dma_addr_t dma, size_t len,
+				   enum dma_data_direction dir)
+{
+	dma_unmap_resource(dev, dma, len, dir, 0);
+}
+
+/*
  * A peer reaches this node's RAM through its aperture onto our memory
  * file, and translates the physical addresses we give it into offsets
  * in that file by the layout we publish (scif_iv_local_layout()).  So
@@ -467,6 +500,8 @@ static const struct scif_hw_ops scif_iv_ops = {
 	.map_peer = scif_iv_map_peer,
 	.unmap_peer = scif_iv_unmap_peer,
 	.peer_phys = scif_iv_peer_phys,
+	.peer_dma_map = scif_iv_peer_dma_map,
+	.peer_dma_unmap = scif_iv_peer_dma_unmap,
 	.map_local = scif_iv_map_local,
 	.unmap_local = scif_iv_unmap_local,
 	.publish_qp = scif_iv_publish_qp,

@@ -7,10 +7,14 @@
 #include <linux/completion.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/device.h>
+#include <linux/dma-mapping.h>
 #include <linux/io.h>
+#include <linux/iommu.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/platform_device.h>
 #include <linux/random.h>
 #include <linux/scif.h>
 #include <linux/seq_buf.h>
@@ -31,6 +35,15 @@ MODULE_PARM_DESC(cross_peer, "Node whose cross_serve instance to test scif_get_p
 static bool cross_serve;
 module_param(cross_serve, bool, 0444);
 
+/*
+ * With cross_peer or cross_serve: the node loss variant (scif_kapi_dma_
+ * loss.sh): the client keeps its device mapping of the server's window
+ * live, and the script unloads the bus to lose the server's node; the
+ * server expects its connection to be lost rather than answered.
+ */
+static bool cross_loss;
+module_param(cross_loss, bool, 0444);
+MODULE_PARM_DESC(cross_loss, "cross_peer/cross_serve: the node is lost with a device mapping live");
 /* Only test_withdrawn(), with the copy engine held back (see there). */
 static bool withdrawn;
 module_param(withdrawn, bool, 0444);
@@ -375,6 +388,462 @@ out:
 	vfree(dst);
 }
 
+/*
+ * Device mappings (scif_dma_map()) for a device of the test's own, a
+ * platform device with a 64-bit DMA mask and no IOMMU, as a "soft DMA"
+ * engine: the addresses it is given are checked against what the DMA
+ * API gives the same device for the same memory, and where the device
+ * has no IOMMU (dma-direct: a DMA address is the physical address) the
+ * "device" writes or reads through memremap() of each segment, and the
+ * bytes are compared on the windows' owner.
+ */
+static struct platform_device *dma_pdev;
+
+static struct device *dma_dev(void)
+{
+	struct platform_device *pdev;
+
+	if (dma_pdev)
+		return &dma_pdev->dev;
+	pdev = platform_device_register_simple("scif_kapi_dma",
+					       PLATFORM_DEVID_NONE, NULL, 0);
+	if (IS_ERR(pdev))
+		return NULL;
+	if (dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64))) {
+		platform_device_unregister(pdev);
+		return NULL;
+	}
+	dma_pdev = pdev;
+	return &pdev->dev;
+}
+
+/* What a revoke callback was told. */
+struct dma_ctx {
+	struct completion done;
+	atomic_t calls;
+	int why;
+	unsigned int sleep_ms;
+};
+
+static void dma_ctx_init(struct dma_ctx *c, unsigned int sleep_ms)
+{
+	init_completion(&c->done);
+	atomic_set(&c->calls, 0);
+	c->why = 0;
+	c->sleep_ms = sleep_ms;
+}
+
+static void dma_revoke(struct scif_dma_map *map, void *priv, int why)
+{
+	struct dma_ctx *c = priv;
+
+	might_sleep();
+	if (c->sleep_ms)
+		msleep(c->sleep_ms);
+	WRITE_ONCE(c->why, why);
+	atomic_inc(&c->calls);
+	complete(&c->done);
+}
+
+/* The DMA address of byte @off of @m, or 0 past its end. */
+static dma_addr_t dma_at(struct scif_dma_map *m, u64 off)
+{
+	int i;
+
+	for (i = 0; i < m->nr_segs; i++) {
+		if (off < m->segs[i].len)
+			return m->segs[i].addr + off;
+		off -= m->segs[i].len;
+	}
+	return 0;
+}
+
+static u64 dma_total(struct scif_dma_map *m)
+{
+	u64 n = 0;
+	int i;
+
+	for (i = 0; i < m->nr_segs; i++)
+		n += m->segs[i].len;
+	return n;
+}
+
+/*
+ * Whether each of the @nr pages of @m has the address the DMA API gives
+ * @dev for the page of @buf (vmalloc'd) or, with @buf NULL, for the
+ * physical address @phys[i] (a peer's aperture: dma_map_resource()).
+ */
+static bool dma_addrs_match(struct device *dev, struct scif_dma_map *m,
+			    const u8 *buf, const dma_addr_t *phys, int nr)
+{
+	dma_addr_t want;
+	bool same = true;
+	int i;
+
+	if (dma_total(m) != (u64)nr * PAGE_SIZE)
+		return false;
+	for (i = 0; i < nr && same; i++) {
+		if (buf)
+			want = dma_map_page(dev,
+					    vmalloc_to_page(buf + i * PAGE_SIZE),
+					    0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+		else
+			want = dma_map_resource(dev, phys[i], PAGE_SIZE,
+						DMA_TO_DEVICE, 0);
+		if (dma_mapping_error(dev, want))
+			return false;
+		same = dma_at(m, (u64)i * PAGE_SIZE) == want;
+		if (buf)
+			dma_unmap_page(dev, want, PAGE_SIZE, DMA_BIDIRECTIONAL);
+		else
+			dma_unmap_resource(dev, want, PAGE_SIZE, DMA_TO_DEVICE,
+					   0);
+	}
+	return same;
+}
+
+/* Whether the soft DMA can run: a DMA address is a physical one. */
+static bool soft_dma_ok(struct device *dev)
+{
+	return !device_iommu_mapped(dev);
+}
+
+/*
+ * The soft DMA: copy @len bytes between @buf and the segments of @m,
+ * into them (@wr: the device writes) or out of them (it reads).
+ */
+static bool soft_dma(struct scif_dma_map *m, u8 *buf, u64 len, bool wr)
+{
+	void *va;
+	int i;
+
+	for (i = 0; i < m->nr_segs && len; i++) {
+		u64 n = min(len, m->segs[i].len);
+
+		va = memremap(m->segs[i].addr, n,
+			      pfn_valid(PHYS_PFN(m->segs[i].addr)) ?
+			      MEMREMAP_WB : MEMREMAP_WC);
+		if (!va)
+			return false;
+		if (wr)
+			memcpy(va, buf, n);
+		else
+			memcpy(buf, va, n);
+		memunmap(va);
+		buf += n;
+		len -= n;
+	}
+	return !len;
+}
+
+/* A connected pair on @lep, quietly: the accepted end, the other in @c. */
+static scif_epd_t dma_pair(scif_epd_t lep, scif_epd_t *c)
+{
+	struct scif_port_id dst = { .node = 0, .port = TEST_PORT };
+	struct connector cn = { .dst = dst };
+	struct scif_port_id peer;
+	struct task_struct *t;
+	scif_epd_t aep = NULL;
+	int ret;
+
+	init_completion(&cn.done);
+	scif_get_node_ids(NULL, 0, &cn.dst.node);
+	cn.epd = scif_open();
+	if (!cn.epd)
+		return NULL;
+	t = kthread_run(connector_fn, &cn, "scif_kapi_dma");
+	if (IS_ERR(t)) {
+		scif_close(cn.epd);
+		return NULL;
+	}
+	ret = scif_accept(lep, &peer, &aep, SCIF_ACCEPT_SYNC);
+	wait_for_completion(&cn.done);
+	if (ret || cn.result < 0) {
+		if (!ret)
+			scif_close(aep);
+		scif_close(cn.epd);
+		return NULL;
+	}
+	*c = cn.epd;
+	return aep;
+}
+
+#define DMA_PAGES	4
+
+/*
+ * scif_dma_map()'s refusals, on @b's windows at @off and at @rooff (one
+ * read-only page, the last window of @b).
+ */
+static void test_dma_errors(struct device *dev, scif_epd_t a, scif_epd_t b,
+			    long off, long rooff)
+{
+	struct scif_dma_map *m = NULL;
+	struct dma_ctx c;
+	int ret;
+
+	dma_ctx_init(&c, 0);
+	ret = scif_dma_map(a, dev, off + 1, PAGE_SIZE, SCIF_DMA_REMOTE | RW,
+			   dma_revoke, &c, &m);
+	CHECK("kapi_dma_unaligned_offset_einval", ret == -EINVAL, ret);
+	ret = scif_dma_map(a, dev, off, PAGE_SIZE + 1, SCIF_DMA_REMOTE | RW,
+			   dma_revoke, &c, &m);
+	CHECK("kapi_dma_unaligned_len_einval", ret == -EINVAL, ret);
+	ret = scif_dma_map(a, dev, off, 0, SCIF_DMA_REMOTE | RW, dma_revoke,
+			   &c, &m);
+	CHECK("kapi_dma_len_0_einval", ret == -EINVAL, ret);
+	ret = scif_dma_map(a, dev, off, PAGE_SIZE,
+			   SCIF_DMA_REMOTE | SCIF_DMA_LOCAL | RW, dma_revoke,
+			   &c, &m);
+	CHECK("kapi_dma_both_flags_einval", ret == -EINVAL, ret);
+	ret = scif_dma_map(a, dev, off, PAGE_SIZE, RW, dma_revoke, &c, &m);
+	CHECK("kapi_dma_no_flag_einval", ret == -EINVAL, ret);
+	ret = scif_dma_map(a, dev, off, PAGE_SIZE, SCIF_DMA_REMOTE, dma_revoke,
+			   &c, &m);
+	CHECK("kapi_dma_no_prot_einval", ret == -EINVAL, ret);
+	ret = scif_dma_map(a, dev, off, PAGE_SIZE, SCIF_DMA_REMOTE | RW | 0x8,
+			   dma_revoke, &c, &m);
+	CHECK("kapi_dma_unknown_flag_einval", ret == -EINVAL, ret);
+	ret = scif_dma_map(a, dev, off, PAGE_SIZE, SCIF_DMA_REMOTE | RW, NULL,
+			   &c, &m);
+	CHECK("kapi_dma_no_revoke_einval", ret == -EINVAL, ret);
+	ret = scif_dma_map(a, NULL, off, PAGE_SIZE, SCIF_DMA_REMOTE | RW,
+			   dma_revoke, &c, &m);
+	CHECK("kapi_dma_no_device_einval", ret == -EINVAL, ret);
+	ret = scif_dma_map(a, dev, rooff, PAGE_SIZE,
+			   SCIF_DMA_REMOTE | SCIF_PROT_WRITE, dma_revoke, &c, &m);
+	CHECK("kapi_dma_remote_read_only_window_eacces", ret == -EACCES, ret);
+	ret = scif_dma_map(b, dev, rooff, PAGE_SIZE,
+			   SCIF_DMA_LOCAL | SCIF_PROT_WRITE, dma_revoke, &c, &m);
+	CHECK("kapi_dma_local_read_only_window_eacces", ret == -EACCES, ret);
+	ret = scif_dma_map(a, dev, rooff, 2 * PAGE_SIZE,
+			   SCIF_DMA_REMOTE | SCIF_PROT_READ, dma_revoke, &c, &m);
+	CHECK("kapi_dma_past_window_enxio", ret == -ENXIO, ret);
+	ret = scif_dma_map(a, dev, off, PAGE_SIZE, SCIF_DMA_LOCAL | RW,
+			   dma_revoke, &c, &m);
+	CHECK("kapi_dma_local_not_a_window_enxio", ret == -ENXIO, ret);
+	CHECK("kapi_dma_refused_no_revoke", atomic_read(&c.calls) == 0,
+	      atomic_read(&c.calls));
+}
+
+/*
+ * A live mapping's addresses, the soft DMA through them (remote: @a's
+ * device writes @b's window; local: @b's device writes its own window
+ * and @a reads it by RMA), and its unmapping (no revoke called).
+ */
+static void test_dma_live(struct device *dev, scif_epd_t a, scif_epd_t b,
+			  long off, u8 *bwin)
+{
+	u8 *pat = vmalloc(DMA_PAGES * PAGE_SIZE);
+	u8 *got = vzalloc(DMA_PAGES * PAGE_SIZE);
+	struct scif_dma_map *m = NULL;
+	struct dma_ctx c;
+	int ret, i;
+
+	if (!pat || !got)
+		goto out;
+	for (i = 0; i < DMA_PAGES * PAGE_SIZE; i++)
+		pat[i] = i * 11 + (i >> 10) + 1;
+	dma_ctx_init(&c, 0);
+	ret = scif_dma_map(a, dev, off + PAGE_SIZE, DMA_PAGES * PAGE_SIZE,
+			   SCIF_DMA_REMOTE | RW, dma_revoke, &c, &m);
+	CHECK("kapi_dma_map_remote", ret == 0 && m && m->nr_segs >= 1 &&
+	      m->nr_segs <= DMA_PAGES, ret);
+	if (ret)
+		goto out;
+	CHECK("kapi_dma_remote_addrs_are_the_dma_apis",
+	      dma_addrs_match(dev, m, bwin + PAGE_SIZE, NULL, DMA_PAGES), 0);
+	if (soft_dma_ok(dev)) {
+		memset(bwin, 0, WIN_LEN);
+		CHECK("kapi_dma_remote_soft_write_seen_by_owner",
+		      soft_dma(m, pat, DMA_PAGES * PAGE_SIZE, true) &&
+		      !memcmp(bwin + PAGE_SIZE, pat, DMA_PAGES * PAGE_SIZE) &&
+		      !bwin[0] && !bwin[(DMA_PAGES + 1) * PAGE_SIZE], 0);
+	}
+	scif_dma_unmap(m);
+	CHECK("kapi_dma_remote_unmap_no_revoke", atomic_read(&c.calls) == 0,
+	      atomic_read(&c.calls));
+	/* Unmapped: the window is nobody's but its owner's again. */
+	m = NULL;
+	ret = scif_dma_map(b, dev, off, DMA_PAGES * PAGE_SIZE,
+			   SCIF_DMA_LOCAL | RW, dma_revoke, &c, &m);
+	CHECK("kapi_dma_map_local", ret == 0 && m, ret);
+	if (ret)
+		goto out;
+	CHECK("kapi_dma_local_addrs_are_the_dma_apis",
+	      dma_addrs_match(dev, m, bwin, NULL, DMA_PAGES), 0);
+	if (soft_dma_ok(dev)) {
+		for (i = 0; i < DMA_PAGES * PAGE_SIZE; i++)
+			pat[i] ^= 0x5a;
+		ret = soft_dma(m, pat, DMA_PAGES * PAGE_SIZE, true) ? 0 : -EIO;
+		ret = ret ?: scif_vreadfrom(a, got, DMA_PAGES * PAGE_SIZE, off,
+					    SCIF_RMA_SYNC);
+		CHECK("kapi_dma_local_soft_write_read_by_peer",
+		      ret == 0 && !memcmp(got, pat, DMA_PAGES * PAGE_SIZE), ret);
+		memset(got, 0, DMA_PAGES * PAGE_SIZE);
+		CHECK("kapi_dma_local_soft_read",
+		      soft_dma(m, got, DMA_PAGES * PAGE_SIZE, false) &&
+		      !memcmp(got, bwin, DMA_PAGES * PAGE_SIZE), 0);
+	}
+	scif_dma_unmap(m);
+	CHECK("kapi_dma_local_unmap_no_revoke", atomic_read(&c.calls) == 0,
+	      atomic_read(&c.calls));
+	scif_dma_unmap(NULL);
+out:
+	vfree(pat);
+	vfree(got);
+}
+
+/*
+ * Revocation when a window goes: @b's own (a local range of @b's,
+ * revoked before scif_unregister() returns) and @b's seen by @a (the
+ * peer unregistered it: revoked before @b's scif_unregister() of kernel
+ * memory returns, since the window stays withdrawn until the mapping
+ * lets go).  A slow revoke callback is waited for.
+ */
+static void test_dma_revoke_unregister(struct device *dev, scif_epd_t a,
+				       scif_epd_t b)
+{
+	u8 *win = vzalloc(2 * PAGE_SIZE);
+	struct scif_dma_map *m = NULL;
+	struct dma_ctx c;
+	long off;
+	int ret;
+
+	if (!win)
+		return;
+	off = scif_register(b, win, 2 * PAGE_SIZE, 0, RW, SCIF_MAP_KERNEL);
+	CHECK("kapi_dma_revoke_setup_local", off >= 0, off);
+	if (off < 0)
+		goto out;
+	dma_ctx_init(&c, 300);
+	ret = scif_dma_map(b, dev, off, 2 * PAGE_SIZE, SCIF_DMA_LOCAL | RW,
+			   dma_revoke, &c, &m);
+	CHECK("kapi_dma_revoke_map_local", ret == 0, ret);
+	ret = scif_unregister(b, off, 2 * PAGE_SIZE);
+	CHECK("kapi_dma_revoke_own_unregister_enxio_before_return",
+	      ret == 0 && atomic_read(&c.calls) == (m ? 1 : 0) &&
+	      (!m || READ_ONCE(c.why) == -ENXIO), ret ?: READ_ONCE(c.why));
+	if (m)
+		scif_dma_unmap(m);
+	CHECK("kapi_dma_revoke_own_once", atomic_read(&c.calls) == 1,
+	      atomic_read(&c.calls));
+
+	m = NULL;
+	off = scif_register(b, win, 2 * PAGE_SIZE, 0, RW, SCIF_MAP_KERNEL);
+	CHECK("kapi_dma_revoke_setup_remote", off >= 0, off);
+	if (off < 0)
+		goto out;
+	dma_ctx_init(&c, 300);
+	ret = scif_dma_map(a, dev, off, 2 * PAGE_SIZE, SCIF_DMA_REMOTE | RW,
+			   dma_revoke, &c, &m);
+	CHECK("kapi_dma_revoke_map_remote", ret == 0, ret);
+	ret = scif_unregister(b, off, 2 * PAGE_SIZE);
+	CHECK("kapi_dma_revoke_peer_unregister_enxio_before_return",
+	      ret == 0 && atomic_read(&c.calls) == (m ? 1 : 0) &&
+	      (!m || READ_ONCE(c.why) == -ENXIO), ret ?: READ_ONCE(c.why));
+	if (m)
+		scif_dma_unmap(m);
+	CHECK("kapi_dma_revoke_peer_once", atomic_read(&c.calls) == 1,
+	      atomic_read(&c.calls));
+out:
+	vfree(win);
+}
+
+/*
+ * Revocation when the connection ends: this end's scif_close() revokes
+ * before it returns (and scif_dma_unmap() after it only frees, the
+ * endpoint gone); the peer's close revokes this end's mapping soon.
+ */
+static void test_dma_revoke_close(struct device *dev, scif_epd_t lep)
+{
+	u8 *win = vzalloc(2 * PAGE_SIZE);
+	struct scif_dma_map *m = NULL, *m2 = NULL;
+	scif_epd_t a = NULL, b;
+	struct dma_ctx c;
+	long off;
+	int ret;
+
+	if (!win)
+		return;
+	b = dma_pair(lep, &a);
+	CHECK("kapi_dma_close_pair", b != NULL, 0);
+	if (!b)
+		goto out;
+	off = scif_register(b, win, 2 * PAGE_SIZE, 0, RW, SCIF_MAP_KERNEL);
+	dma_ctx_init(&c, 100);
+	ret = off < 0 ? off : scif_dma_map(a, dev, off, 2 * PAGE_SIZE,
+					   SCIF_DMA_REMOTE | RW, dma_revoke,
+					   &c, &m);
+	CHECK("kapi_dma_close_map", ret == 0, ret);
+	scif_close(a);
+	CHECK("kapi_dma_revoke_own_close_econnreset_before_return",
+	      atomic_read(&c.calls) == (m ? 1 : 0) &&
+	      (!m || READ_ONCE(c.why) == -ECONNRESET), READ_ONCE(c.why));
+	if (m)
+		scif_dma_unmap(m);
+	scif_close(b);
+
+	m = NULL;
+	b = dma_pair(lep, &a);
+	CHECK("kapi_dma_peer_close_pair", b != NULL, 0);
+	if (!b)
+		goto out;
+	off = scif_register(b, win, 2 * PAGE_SIZE, 0, RW, SCIF_MAP_KERNEL);
+	dma_ctx_init(&c, 0);
+	ret = off < 0 ? off : scif_dma_map(a, dev, off, 2 * PAGE_SIZE,
+					   SCIF_DMA_REMOTE | SCIF_PROT_READ,
+					   dma_revoke, &c, &m);
+	CHECK("kapi_dma_peer_close_map", ret == 0, ret);
+	scif_close(b);
+	ret = m ? wait_for_completion_timeout(&c.done, 10 * HZ) : 0;
+	CHECK("kapi_dma_revoke_peer_close_econnreset", ret > 0 &&
+	      atomic_read(&c.calls) == 1 && READ_ONCE(c.why) == -ECONNRESET,
+	      READ_ONCE(c.why));
+	ret = m ? scif_dma_map(a, dev, off, 2 * PAGE_SIZE,
+			       SCIF_DMA_REMOTE | SCIF_PROT_READ, dma_revoke,
+			       &c, &m2) : 0;
+	CHECK("kapi_dma_map_after_reset_fails", ret == -ECONNRESET ||
+	      ret == -ENOTCONN, ret);
+	if (!ret && m2)
+		scif_dma_unmap(m2);
+	if (m)
+		scif_dma_unmap(m);
+	scif_close(a);
+out:
+	vfree(win);
+}
+
+/* kapi_dma: scif_dma_map() through the loopback node. */
+static void test_dma(scif_epd_t lep, scif_epd_t a, scif_epd_t b)
+{
+	u8 *bwin = vzalloc(WIN_LEN), *rowin = vzalloc(PAGE_SIZE);
+	struct device *dev = dma_dev();
+	long off = -1, rooff = -1;
+
+	CHECK("kapi_dma_device", dev != NULL, 0);
+	if (!bwin || !rowin || !dev)
+		goto out;
+	off = scif_register(b, bwin, WIN_LEN, 0, RW, SCIF_MAP_KERNEL);
+	rooff = scif_register(b, rowin, PAGE_SIZE, 0, SCIF_PROT_READ,
+			      SCIF_MAP_KERNEL);
+	CHECK("kapi_dma_register", off >= 0 && rooff >= 0,
+	      off < 0 ? off : rooff);
+	if (off < 0 || rooff < 0)
+		goto unreg;
+	test_dma_errors(dev, a, b, off, rooff);
+	test_dma_live(dev, a, b, off, bwin);
+	test_dma_revoke_unregister(dev, a, b);
+	test_dma_revoke_close(dev, lep);
+unreg:
+	if (off >= 0)
+		scif_unregister(b, off, WIN_LEN);
+	if (rooff >= 0)
+		scif_unregister(b, rooff, PAGE_SIZE);
+out:
+	vfree(bwin);
+	vfree(rowin);
+}
+
 /* NULL and out-of-range arguments, and calls made in the wrong state. */
 static void test_bad_args(void)
 {
@@ -454,6 +923,7 @@ static void test_connection(void)
 	if (b) {
 		test_data(a, b);
 		test_rma(a, b);
+		test_dma(lep, a, b);
 		ret = scif_send(a, &byte, 1, SCIF_SEND_BLOCK);
 		scif_close(a);
 		ret = scif_recv(b, &byte, 1, SCIF_RECV_BLOCK);
@@ -662,9 +1132,13 @@ static void cross_server(void)
 		goto out;
 	ret = scif_send(ep, &off, sizeof(off), SCIF_SEND_BLOCK);
 	CHECK("cross_serve_send_offset", ret == sizeof(off), ret);
-	/* The peer answers once it has looked. */
+	/* The peer answers once it has looked, or is lost (cross_loss). */
 	ret = scif_recv(ep, &byte, 1, SCIF_RECV_BLOCK);
-	CHECK("cross_serve_peer_done", ret == 1, ret);
+	if (cross_loss)
+		CHECK("cross_serve_peer_lost", ret == -ECONNRESET ||
+		      ret == -ENODEV, ret);
+	else
+		CHECK("cross_serve_peer_done", ret == 1, ret);
 	scif_unregister(ep, off, CROSS_LEN);
 out:
 	if (ep)
@@ -698,13 +1172,70 @@ static scif_epd_t cross_connect(void)
 }
 
 /*
+ * cross_peer, kapi_dma across nodes: the peer's read-only window at @off
+ * (whose pages @r, from scif_get_pages(), shows) mapped for the test's
+ * device gets the addresses the DMA API gives for the bus's physical
+ * addresses of the pages (the aperture, on ivshmem), and the soft DMA
+ * reads the window's bytes through them.  The mapping is returned live,
+ * to be revoked by the server's unregistration, or NULL.
+ */
+static struct scif_dma_map *cross_dma(scif_epd_t ep, long off,
+				      struct scif_range *r, const u8 *want,
+				      struct dma_ctx *c)
+{
+	struct device *dev = dma_dev();
+	struct scif_dma_map *m = NULL;
+	u8 *got = vzalloc(CROSS_LEN);
+	int ret;
+
+	dma_ctx_init(c, 0);
+	CHECK("cross_dma_device", dev && got, 0);
+	if (!dev || !got)
+		goto out;
+	ret = scif_dma_map(ep, dev, off, CROSS_LEN,
+			   SCIF_DMA_REMOTE | SCIF_PROT_WRITE, dma_revoke, c, &m);
+	CHECK("cross_dma_read_only_window_eacces", ret == -EACCES, ret);
+	ret = scif_dma_map(ep, dev, off, CROSS_LEN,
+			   SCIF_DMA_REMOTE | SCIF_PROT_READ, dma_revoke, c, &m);
+	CHECK("cross_dma_map_remote", ret == 0, ret);
+	if (ret) {
+		m = NULL;
+		goto out;
+	}
+	CHECK("cross_dma_addrs_are_the_dma_apis",
+	      dma_addrs_match(dev, m, NULL, r->phys_addr, CROSS_PAGES), 0);
+	if (soft_dma_ok(dev))
+		CHECK("cross_dma_soft_read_shows_the_window",
+		      soft_dma(m, got, CROSS_LEN, false) &&
+		      !memcmp(got, want, CROSS_LEN), 0);
+out:
+	vfree(got);
+	return m;
+}
+
+/*
  * cross_peer: scif_get_pages() of a window on another node gives, for
  * each page, an address through which this node reaches it (the
  * aperture, on ivshmem), not the address the peer published.
  */
+/* cross_loss: the live mapping, its endpoint and what its revoke saw. */
+static scif_epd_t loss_ep;
+static struct scif_dma_map *loss_map;
+static struct dma_ctx loss_ctx;
+
+static int dma_lost_show(struct seq_file *sf, void *unused)
+{
+	seq_printf(sf, "%d %d\n", atomic_read(&loss_ctx.calls),
+		   READ_ONCE(loss_ctx.why));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dma_lost);
+
 static void cross_client(void)
 {
 	u8 *want = vmalloc(CROSS_LEN), byte = 'd';
+	struct scif_dma_map *dm = NULL;
+	struct dma_ctx *c = &loss_ctx;
 	struct scif_range *r = NULL;
 	bool same = true;
 	scif_epd_t ep;
@@ -729,10 +1260,26 @@ static void cross_client(void)
 		CHECK("cross_get_pages_va_shows_the_window", same, 0);
 		CHECK("cross_get_pages_phys_shows_the_window",
 		      phys_shows(r, want), 0);
+		dm = cross_dma(ep, off, r, want, c);
 		ret = scif_put_pages(r);
 		CHECK("cross_put_pages", ret == 0, ret);
 	}
+	if (cross_loss) {
+		/* Kept until the node is lost (scif_kapi_dma_loss.sh). */
+		loss_ep = ep;
+		loss_map = dm;
+		vfree(want);
+		return;
+	}
 	scif_send(ep, &byte, 1, SCIF_SEND_BLOCK);
+	if (dm) {
+		/* The server unregisters its window once told we are done. */
+		ret = wait_for_completion_timeout(&c->done, 60 * HZ);
+		CHECK("cross_dma_revoke_peer_unregister_enxio", ret > 0 &&
+		      atomic_read(&c->calls) == 1 &&
+		      READ_ONCE(c->why) == -ENXIO, READ_ONCE(c->why));
+		scif_dma_unmap(dm);
+	}
 	scif_close(ep);
 out:
 	vfree(want);
@@ -975,6 +1522,9 @@ static int __init scif_kapi_test_init(void)
 	}
 	dir = debugfs_create_dir("scif_kapi_test", NULL);
 	debugfs_create_file("results", 0400, dir, NULL, &results_fops);
+	if (cross_loss && cross_peer >= 0)
+		debugfs_create_file("dma_lost", 0400, dir, NULL,
+				    &dma_lost_fops);
 	if (lend) {
 		debugfs_create_file("borrow", 0200, dir, NULL, &borrow_fops);
 		debugfs_create_file("lost", 0400, dir, NULL, &lost_fops);
@@ -985,6 +1535,11 @@ static int __init scif_kapi_test_init(void)
 static void __exit scif_kapi_test_exit(void)
 {
 	debugfs_remove_recursive(dir);
+	scif_dma_unmap(loss_map);
+	if (loss_ep)
+		scif_close(loss_ep);
+	if (dma_pdev)
+		platform_device_unregister(dma_pdev);
 	if (lend_borrow)
 		scif_dev_return(lend_borrow);
 }
