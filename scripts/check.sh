@@ -361,9 +361,9 @@ corrupt_run() { # kernel-name
 		"$moddir/drivers/misc/scif/scif.ko" \
 		"$moddir/drivers/misc/scif/scif_ivshmem.ko"
 	echo "check: a misbehaving peer in a 3-node cluster of $k"
-	# 384M: the debug kernel (KASAN's shadow) could not unpack the
+	# 512M: the debug kernel (KASAN's shadow) could not unpack the
 	# initramfs, all the selftests, into cluster.sh's 256M for 3 nodes.
-	bash "$top/qemu/cluster.sh" -n 3 -m 384M -k "$image" -i "$cdir.cpio" \
+	bash "$top/qemu/cluster.sh" -n 3 -m 512M -k "$image" -i "$cdir.cpio" \
 		-o "$cdir" -R -t 400 -S "$BUILD/qemu/ivshmem-server" \
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: corrupt cluster of $k: launcher reported failure"
