@@ -1,34 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SCIF core: device mappings of windows (scif_dma_map()).  A kernel
- * client asks for the DMA addresses through which a struct device of its
- * own reaches a range of this endpoint's windows (SCIF_DMA_LOCAL: RAM,
- * mapped with dma_map_page()) or of the peer's (SCIF_DMA_REMOTE: through
- * the bus, scif_node_peer_dma_map(), which the node layer unmaps when
- * the node goes if the mapping has not been unmapped before).
+ * SCIF core: device mappings of windows.  A device mapping (struct
+ * scif_devdma, embedded in what a kind of mapping keeps) holds every
+ * window of a range of this endpoint's windows or of the peer's, so
+ * that the pages stay the window's while a device may use them (the
+ * peer's window, unregistered meanwhile, stays withdrawn and pinned on
+ * the peer).  It is revoked when a window of the range is unregistered
+ * (by the peer, or by this endpoint for a local range), when the
+ * connection ends and when the node is lost: the window hooks of
+ * scif_window.c (filled by scif_main.c) and the endpoint's teardown mark
+ * it and queue its work; the work, with no SCIF lock held, has the kind
+ * revoke it (ops->revoke: after it the holder's device no longer uses
+ * the range, or is blocked from it), then unlinks it and drops its
+ * endpoint.  When the windows go is the kind's business
+ * (scif_devdma_drop()).
  *
- * Every window of the range is referenced until the mapping is revoked
- * or unmapped, so that the pages stay the window's (the peer's window,
- * unregistered meanwhile, stays withdrawn and pinned on the peer).  A
- * mapping is revoked when a window of the range is unregistered (by the
- * peer, or by this endpoint for a local range), when the connection
- * ends and when the node is lost: the window hooks of scif_window.c
- * (filled by scif_main.c) and the endpoint's teardown mark it and queue
- * its work; the work, with no SCIF lock held, calls the client's revoke
- * (after which the device must no longer use the addresses), unmaps,
- * drops the windows and the endpoint, and unlinks the mapping.
- * scif_dma_unmap() of a revoked mapping only frees it.
- *
- * The two calls of the kernel API live here rather than in scif_api.c:
- * struct scif_dma_map has the name of scif_dma_map(), so every file
- * naming the struct would seem to reference the function.
+ * Kinds: the kernel API's scif_dma_map() (here: a client's struct device,
+ * the DMA addresses of the range; its revoke calls the client, then
+ * unmaps and drops the windows).  The two calls of the kernel API live
+ * here rather than in scif_api.c: struct scif_dma_map has the name of
+ * scif_dma_map(), so every file naming the struct would seem to
+ * reference the function.
  *
  * States, under the endpoint's devdma.lock:
  *
- *   MAKING --(revoked)--> CANCELLED (scif_dma_map() fails with why)
+ *   MAKING --(revoked)--> CANCELLED (the maker fails with why)
  *     |
  *   LIVE --(revoked)--> REVOKING (work queued) --(work done)--> GONE
- *     \--(scif_dma_unmap())-------------------------------------^
+ *     \--(scif_devdma_end(): the holder let go)------------------^
  *
  * A mapping is on the endpoint's list from the moment it holds windows
  * (listed under rma.lock, with them) until it leaves MAKING for
@@ -54,67 +53,39 @@
 #include "scif_rma.h"
 
 #define SCIF_DEVDMA_MAGIC	0x5c1fd3aa
-/* A client's revoke still running after this long is logged (once). */
+/* A revocation still running after this long is logged (once). */
 #define SCIF_DEVDMA_SLOW	(10 * HZ)
 
-/* Works calling clients' revoke callbacks; set while the module is loaded. */
+/* Revocation works; set while the module is loaded. */
 static struct workqueue_struct *scif_devdma_wq;
 
-enum scif_devdma_state {
-	SCIF_DEVDMA_MAKING,
-	SCIF_DEVDMA_CANCELLED,
-	SCIF_DEVDMA_LIVE,
-	SCIF_DEVDMA_REVOKING,
-	SCIF_DEVDMA_GONE,
-};
-
 /**
- * struct scif_devdma_map - a device mapping
+ * struct scif_devdma_map - a kernel client's device mapping (scif_dma_map())
  * @pub: what the client sees; @pub.cookie points here
  * @magic: SCIF_DEVDMA_MAGIC while the mapping exists
- * @ep: the endpoint, with a reference, until the mapping leaves the
- *	endpoint's list (then NULL; read under RCU by scif_dma_unmap())
+ * @dd: the device mapping
  * @dev: the device, with a reference (get_device())
- * @link: in the endpoint's devdma.maps
- * @work: the revocation
  * @revoke: the client's callback
  * @priv: its argument
  * @dir: the direction the pieces are mapped for
- * @state: enum scif_devdma_state
- * @why: why it was revoked (-ENXIO, -ECONNRESET, -ENODEV)
- * @remote: a range of the peer's windows (@rws), else of ours (@lws)
- * @nr_wins: entries in @lws or @rws
- * @lws: this endpoint's windows of the range, one reference each
- * @rws: the peer's windows of the range, one reference each
  * @nr_pieces: entries in @pieces
  * @nr_mapped: the first @nr_mapped pieces are mapped
  * @pieces: each physically contiguous piece of the range, as mapped for
  *	@dev: by the node layer (remote; @node set while mapped) or by
  *	dma_map_page() (local; @node NULL)
  *
- * @state and @link are under the endpoint's devdma.lock; the rest is
- * set before the mapping is listed and belongs, after it, to whoever
- * takes it off the list (the work, scif_dma_unmap(), or scif_dma_map()
- * itself when cancelled).
+ * Set before @dd is listed; then whoever takes @dd off the list (the
+ * work, scif_dma_unmap(), or scif_dma_map() itself when cancelled)
+ * unmaps the pieces.
  */
 struct scif_devdma_map {
 	struct scif_dma_map pub;
 	u32 magic;
-	struct scif_endpt *ep;
+	struct scif_devdma dd;
 	struct device *dev;
-	struct list_head link;
-	struct work_struct work;
 	scif_dma_revoke_t revoke;
 	void *priv;
 	enum dma_data_direction dir;
-	enum scif_devdma_state state;
-	int why;
-	bool remote;
-	unsigned long nr_wins;
-	union {
-		struct scif_window **lws;
-		struct scif_rwindow **rws;
-	};
 	unsigned long nr_pieces;
 	unsigned long nr_mapped;
 	struct scif_pdmap *pieces;
@@ -135,97 +106,73 @@ void scif_devdma_epd_init(struct scif_endpt *ep)
 	ep->devdma.unlinked = 0;
 }
 
-/* Whether @m holds window @win (a struct scif_window or scif_rwindow). */
-static bool scif_devdma_holds(const struct scif_devdma_map *m, bool remote,
+/* Whether @d holds window @win (a struct scif_window or scif_rwindow). */
+static bool scif_devdma_holds(const struct scif_devdma *d, bool remote,
 			      const void *win)
 {
 	unsigned long i;
 
-	if (m->remote != remote)
+	if (d->remote != remote)
 		return false;
-	for (i = 0; i < m->nr_wins; i++)
-		if ((remote ? (const void *)m->rws[i] :
-			      (const void *)m->lws[i]) == win)
+	for (i = 0; i < d->wins.nr_wins; i++)
+		if ((remote ? (const void *)d->wins.rws[i] :
+			      (const void *)d->wins.lws[i]) == win)
 			return true;
 	return false;
 }
 
-/* Revoke @m for @why: cancel it if being made, else queue its work. */
-static void scif_devdma_mark(struct scif_devdma_map *m, int why)
+/* Revoke @d for @why: cancel it if being made, else queue its work. */
+static void scif_devdma_mark(struct scif_devdma *d, int why)
 {
-	lockdep_assert_held(&m->ep->devdma.lock);
-	if (m->state == SCIF_DEVDMA_MAKING) {
-		m->state = SCIF_DEVDMA_CANCELLED;
-		m->why = why;
-	} else if (m->state == SCIF_DEVDMA_LIVE) {
-		m->state = SCIF_DEVDMA_REVOKING;
-		m->why = why;
-		queue_work(scif_devdma_wq, &m->work);
+	lockdep_assert_held(&d->ep->devdma.lock);
+	if (d->state == SCIF_DEVDMA_MAKING) {
+		d->state = SCIF_DEVDMA_CANCELLED;
+		d->why = why;
+	} else if (d->state == SCIF_DEVDMA_LIVE) {
+		d->state = SCIF_DEVDMA_REVOKING;
+		d->why = why;
+		queue_work(scif_devdma_wq, &d->work);
 	}
 }
 
-/* Take @m off its endpoint's list and wake the waiters; under the lock. */
-static void scif_devdma_unlink(struct scif_devdma_map *m,
+/* Take @d off its endpoint's list and wake the waiters; under the lock. */
+static void scif_devdma_unlink(struct scif_devdma *d,
 			       enum scif_devdma_state state)
 {
-	struct scif_endpt *ep = m->ep;
+	struct scif_endpt *ep = d->ep;
 
 	lockdep_assert_held(&ep->devdma.lock);
-	list_del(&m->link);
-	m->state = state;
+	list_del(&d->link);
+	d->state = state;
 	WRITE_ONCE(ep->devdma.unlinked, ep->devdma.unlinked + 1);
-	/* From now on scif_dma_unmap() does not touch the endpoint. */
-	WRITE_ONCE(m->ep, NULL);
+	/* From now on scif_devdma_end() does not touch the endpoint. */
+	WRITE_ONCE(d->ep, NULL);
 	wake_up_all(&ep->wq);
 }
 
-/* Unmap what @m mapped and drop its windows; no lock held. */
-static void scif_devdma_release(struct scif_devdma_map *m)
-{
-	struct scif_pdmap *pd;
-	unsigned long i;
-
-	for (i = 0; i < m->nr_mapped; i++) {
-		pd = &m->pieces[i];
-		if (m->remote)
-			scif_node_peer_dma_unmap(pd);
-		else
-			dma_unmap_page(m->dev, pd->dma, pd->len, m->dir);
-	}
-	m->nr_mapped = 0;
-	for (i = 0; i < m->nr_wins; i++) {
-		if (m->remote)
-			scif_rwindow_put(m->rws[i]);
-		else
-			scif_window_put(m->lws[i]);
-	}
-	m->nr_wins = 0;
-}
-
-static void scif_devdma_free(struct scif_devdma_map *m)
-{
-	m->magic = 0;
-	kvfree(m->pub.segs);
-	kvfree(m->pieces);
-	kvfree(m->lws);		/* or m->rws: the same pointer */
-	put_device(m->dev);
-	kfree(m);
-}
-
-/*
- * The revocation: the client first, with no SCIF lock held; then the
- * addresses and the windows go, and the mapping leaves the list.
+/**
+ * scif_devdma_drop() - let go of a device mapping's windows
+ * @d: the mapping, off its endpoint's list or never on it
+ *
+ * The kind calls it once no device can use the range any more.
+ * Dropping twice does nothing.
+ *
+ * Context: process context; no SCIF lock held.
  */
+void scif_devdma_drop(struct scif_devdma *d)
+{
+	scif_window_range_put(&d->wins);
+}
+
+/* The revocation: the kind's, then the mapping leaves the list. */
 static void scif_devdma_work(struct work_struct *work)
 {
-	struct scif_devdma_map *m = container_of(work, struct scif_devdma_map,
-						 work);
-	struct scif_endpt *ep = m->ep;
+	struct scif_devdma *d = container_of(work, struct scif_devdma, work);
+	struct scif_endpt *ep = d->ep;
 
-	m->revoke(&m->pub, m->priv, m->why);
-	scif_devdma_release(m);
+	d->ops->revoke(d);
 	mutex_lock(&ep->devdma.lock);
-	scif_devdma_unlink(m, SCIF_DEVDMA_GONE);
+	scif_devdma_unlink(d, SCIF_DEVDMA_GONE);
 	mutex_unlock(&ep->devdma.lock);
 	scif_epd_put(ep);
 }
@@ -247,19 +194,19 @@ static int scif_devdma_conn_why(struct scif_endpt *ep)
  *
  * The window hook (struct scif_window_revoker): every mapping holding
  * @rw is revoked, with -ENXIO if the peer unregistered it, else with the
- * connection's end.  Only marks and queues: the works call the clients.
+ * connection's end.  Only marks and queues: the works revoke.
  *
  * Context: process context; takes devdma.lock.
  */
 void scif_devdma_revoke_remote(struct scif_endpt *ep, struct scif_rwindow *rw)
 {
-	struct scif_devdma_map *m;
+	struct scif_devdma *d;
 	int why = scif_devdma_conn_why(ep);
 
 	mutex_lock(&ep->devdma.lock);
-	list_for_each_entry(m, &ep->devdma.maps, link)
-		if (scif_devdma_holds(m, true, rw))
-			scif_devdma_mark(m, why);
+	list_for_each_entry(d, &ep->devdma.maps, link)
+		if (scif_devdma_holds(d, true, rw))
+			scif_devdma_mark(d, why);
 	mutex_unlock(&ep->devdma.lock);
 }
 
@@ -270,14 +217,14 @@ void scif_devdma_revoke_remote(struct scif_endpt *ep, struct scif_rwindow *rw)
 static void scif_devdma_wait(struct scif_endpt *ep, struct scif_window *w)
 {
 	unsigned long seen, start = jiffies;
-	struct scif_devdma_map *m;
+	struct scif_devdma *d;
 	bool busy;
 
 	for (;;) {
 		mutex_lock(&ep->devdma.lock);
 		busy = false;
-		list_for_each_entry(m, &ep->devdma.maps, link)
-			if (!w || scif_devdma_holds(m, false, w))
+		list_for_each_entry(d, &ep->devdma.maps, link)
+			if (!w || scif_devdma_holds(d, false, w))
 				busy = true;
 		seen = ep->devdma.unlinked;
 		mutex_unlock(&ep->devdma.lock);
@@ -287,7 +234,7 @@ static void scif_devdma_wait(struct scif_endpt *ep, struct scif_window *w)
 					READ_ONCE(ep->devdma.unlinked) != seen,
 					SCIF_DEVDMA_SLOW) &&
 		    !time_before(jiffies, start + SCIF_DEVDMA_SLOW))
-			pr_warn_once("a device mapping's revoke has run for over %d s; still waiting\n",
+			pr_warn_once("a device mapping's revocation has run for over %d s; still waiting\n",
 				     SCIF_DEVDMA_SLOW / HZ);
 	}
 }
@@ -299,21 +246,20 @@ static void scif_devdma_wait(struct scif_endpt *ep, struct scif_window *w)
  * @w: the window, SCIF_WIN_UNREGISTERING: no new mapping takes it
  *
  * The window hook (struct scif_window_revoker): every mapping holding
- * @w is revoked with -ENXIO, and this waits until their revoke callbacks
- * returned and their addresses were unmapped, so that the window's pages
- * (kernel memory its registrant frees once scif_unregister() returns) are
- * no device's any more.
+ * @w is revoked with -ENXIO, and this waits until their revocations
+ * ran, so that the window's pages (kernel memory its registrant frees
+ * once scif_unregister() returns) are no device's any more.
  *
  * Context: process context, no SCIF lock held; sleeps.
  */
 void scif_devdma_revoke_local(struct scif_endpt *ep, struct scif_window *w)
 {
-	struct scif_devdma_map *m;
+	struct scif_devdma *d;
 
 	mutex_lock(&ep->devdma.lock);
-	list_for_each_entry(m, &ep->devdma.maps, link)
-		if (scif_devdma_holds(m, false, w))
-			scif_devdma_mark(m, -ENXIO);
+	list_for_each_entry(d, &ep->devdma.maps, link)
+		if (scif_devdma_holds(d, false, w))
+			scif_devdma_mark(d, -ENXIO);
 	mutex_unlock(&ep->devdma.lock);
 	scif_devdma_wait(ep, w);
 }
@@ -325,56 +271,64 @@ void scif_devdma_revoke_local(struct scif_endpt *ep, struct scif_window *w)
  * @err: why the connection ended: -ENODEV (node lost), else reset
  *
  * Revokes them all (-ENODEV or -ECONNRESET) and waits until their
- * revoke callbacks returned and their addresses were unmapped.  Called
- * by scif_epd_parts_teardown() before the windows go.
+ * revocations ran.  Called by scif_epd_parts_teardown() before the
+ * windows go.
  *
  * Context: process context; not under any endpoint lock but ctl_mutex;
  * sleeps.
  */
 void scif_devdma_epd_teardown(struct scif_endpt *ep, int err)
 {
-	struct scif_devdma_map *m;
+	struct scif_devdma *d;
 	int why = err == -ENODEV ? -ENODEV : -ECONNRESET;
 
 	mutex_lock(&ep->devdma.lock);
-	list_for_each_entry(m, &ep->devdma.maps, link)
-		scif_devdma_mark(m, why);
+	list_for_each_entry(d, &ep->devdma.maps, link)
+		scif_devdma_mark(d, why);
 	mutex_unlock(&ep->devdma.lock);
 	scif_devdma_wait(ep, NULL);
 }
 
-/* The runs of window @i of @m, where the window starts and its length. */
-static const struct scif_run *scif_devdma_runs(const struct scif_devdma_map *m,
+/* The runs of window @i of @d, where the window starts and its length. */
+static const struct scif_run *scif_devdma_runs(const struct scif_devdma *d,
 					       unsigned long i,
 					       unsigned long *nr, u64 *start,
 					       u64 *len)
 {
-	if (m->remote) {
-		*nr = m->rws[i]->nr_runs;
-		*start = m->rws[i]->offset;
-		*len = (u64)m->rws[i]->nr_pages << PAGE_SHIFT;
-		return m->rws[i]->runs;
+	if (d->remote) {
+		*nr = d->wins.rws[i]->nr_runs;
+		*start = d->wins.rws[i]->offset;
+		*len = (u64)d->wins.rws[i]->nr_pages << PAGE_SHIFT;
+		return d->wins.rws[i]->runs;
 	}
-	*nr = m->lws[i]->pinned->nr_runs;
-	*start = m->lws[i]->offset;
-	*len = (u64)m->lws[i]->nr_pages << PAGE_SHIFT;
-	return m->lws[i]->pinned->runs;
+	*nr = d->wins.lws[i]->pinned->nr_runs;
+	*start = d->wins.lws[i]->offset;
+	*len = (u64)d->wins.lws[i]->nr_pages << PAGE_SHIFT;
+	return d->wins.lws[i]->pinned->runs;
 }
 
-/*
- * Walk the pieces of [@off, @off + @len) in @m's windows: with @fill,
- * record each one's window, address and length in @m->pieces.
+/**
+ * scif_devdma_walk() - the physically contiguous pieces of a held range
+ * @d: the mapping, holding the windows of the range
+ * @off: start of the range (as held)
+ * @len: its length
+ * @pieces: if not NULL, receives each piece's address (@addr: the run's,
+ *	a physical address for a local window, the address the peer
+ *	published for a remote one), @len, and in @dma the index of its
+ *	window in @d->wins
+ *
+ * Context: any context.
  * Return: the number of pieces.
  */
-static unsigned long scif_devdma_walk(struct scif_devdma_map *m, u64 off,
-				      u64 len, bool fill)
+unsigned long scif_devdma_walk(const struct scif_devdma *d, u64 off, u64 len,
+			       struct scif_pdmap *pieces)
 {
 	unsigned long i, j, nr, n = 0;
 	const struct scif_run *runs;
 	u64 wstart, wlen, lo, hi, s, e;
 
-	for (i = 0; i < m->nr_wins; i++) {
-		runs = scif_devdma_runs(m, i, &nr, &wstart, &wlen);
+	for (i = 0; i < d->wins.nr_wins; i++) {
+		runs = scif_devdma_runs(d, i, &nr, &wstart, &wlen);
 		lo = max(off, wstart) - wstart;
 		hi = min(off + len, wstart + wlen) - wstart;
 		for (j = 0; j < nr; j++) {
@@ -383,12 +337,11 @@ static unsigned long scif_devdma_walk(struct scif_devdma_map *m, u64 off,
 				continue;
 			s = max(lo, runs[j].woff);
 			e = min(hi, runs[j].woff + runs[j].len);
-			if (fill) {
-				m->pieces[n].addr = runs[j].addr +
-						    (s - runs[j].woff);
-				m->pieces[n].len = e - s;
-				/* Which window: kept in dma until mapped. */
-				m->pieces[n].dma = i;
+			if (pieces) {
+				pieces[n].addr = runs[j].addr +
+						 (s - runs[j].woff);
+				pieces[n].len = e - s;
+				pieces[n].dma = i;
 			}
 			n++;
 		}
@@ -396,79 +349,182 @@ static unsigned long scif_devdma_walk(struct scif_devdma_map *m, u64 off,
 	return n;
 }
 
-/*
- * Take a reference to every window of [@off, @off + @len), which must
- * be covered by contiguous windows allowing @prot, and list @m on the
- * endpoint, both under rma.lock: a window that leaves its tree after
- * this finds @m listed.
- */
-static int scif_devdma_hold(struct scif_endpt *ep, struct scif_devdma_map *m,
-			    u64 off, u64 len, int prot)
+/* List @arg (a struct scif_devdma) on its endpoint; under rma.lock. */
+static void scif_devdma_list(void *arg)
 {
-	struct maple_tree *mt = m->remote ? &ep->rma.remote : &ep->rma.local;
-	unsigned long first = off >> PAGE_SHIFT, pg, last, nr = 0, i;
-	struct scif_rwindow *rw;
-	struct scif_window *w;
-	void **arr;
+	struct scif_devdma *d = arg;
+
+	mutex_lock(&d->ep->devdma.lock);
+	d->state = SCIF_DEVDMA_MAKING;
+	list_add_tail(&d->link, &d->ep->devdma.maps);
+	mutex_unlock(&d->ep->devdma.lock);
+}
+
+/**
+ * scif_devdma_begin() - hold a range's windows for a new device mapping
+ * @d: the mapping, zeroed but for what its kind set
+ * @ep: the endpoint; referenced until the mapping leaves its list
+ * @ops: the kind's operations
+ * @off: start of the range, page aligned
+ * @len: its length, a page multiple, not 0, @off + @len not past S64_MAX
+ * @prot: SCIF_PROT_* every window must allow
+ * @remote: a range of the peer's windows, else of @ep's
+ *
+ * On success the windows are held (staged remote windows and local
+ * device memory refused) and @d is listed as being made: a revocation
+ * from now on cancels it, which scif_devdma_live() reports.  On failure
+ * nothing is held or listed.
+ *
+ * Context: process context; takes rma.lock and devdma.lock.
+ * Return: 0 or an error of scif_window_range_hold().
+ */
+int scif_devdma_begin(struct scif_devdma *d, struct scif_endpt *ep,
+		      const struct scif_devdma_ops *ops, u64 off, u64 len,
+		      int prot, bool remote)
+{
 	int err;
 
-	last = (off + len - 1) >> PAGE_SHIFT;
-	mutex_lock(&ep->rma.lock);
-	err = scif_window_conn_err(ep);
-	for (pg = first; !err && pg <= last; nr++) {
-		if (m->remote) {
-			rw = mtree_load(mt, pg);
-			if (!rw || rw->staged)
-				err = -ENXIO;
-			else if ((rw->prot & prot) != prot)
-				err = -EACCES;
-			else
-				pg = (rw->offset >> PAGE_SHIFT) + rw->nr_pages;
-		} else {
-			w = mtree_load(mt, pg);
-			if (!w || w->state != SCIF_WIN_REGISTERED)
-				err = -ENXIO;
-			else if ((w->prot & prot) != prot)
-				err = -EACCES;
-			else if (w->pinned->kind != SCIF_PP_PAGES)
-				err = -EOPNOTSUPP;	/* device memory */
-			else
-				pg = (w->offset >> PAGE_SHIFT) + w->nr_pages;
-		}
+	d->ops = ops;
+	d->remote = remote;
+	d->ep = ep;
+	INIT_WORK(&d->work, scif_devdma_work);
+	kref_get(&ep->ref);
+	err = scif_window_range_hold(ep, &d->wins, off, len, prot,
+				     SCIF_RANGE_MAPPED |
+				     (remote ? SCIF_RANGE_REMOTE : 0),
+				     scif_devdma_list, d);
+	if (err) {
+		d->ep = NULL;
+		scif_epd_put(ep);
 	}
-	if (err)
-		goto out;
-	arr = scif_kvmalloc_array(nr, sizeof(*arr), GFP_KERNEL_ACCOUNT);
-	if (!arr) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (pg = first, i = 0; i < nr; i++) {
-		if (m->remote) {
-			rw = mtree_load(mt, pg);
-			kref_get(&rw->ref);
-			arr[i] = rw;
-			pg = (rw->offset >> PAGE_SHIFT) + rw->nr_pages;
-		} else {
-			w = mtree_load(mt, pg);
-			kref_get(&w->ref);
-			arr[i] = w;
-			pg = (w->offset >> PAGE_SHIFT) + w->nr_pages;
-		}
-	}
-	if (m->remote)
-		m->rws = (struct scif_rwindow **)arr;
-	else
-		m->lws = (struct scif_window **)arr;
-	m->nr_wins = nr;
-	mutex_lock(&ep->devdma.lock);
-	m->state = SCIF_DEVDMA_MAKING;
-	list_add_tail(&m->link, &ep->devdma.maps);
-	mutex_unlock(&ep->devdma.lock);
-out:
-	mutex_unlock(&ep->rma.lock);
 	return err;
 }
+
+/**
+ * scif_devdma_live() - a device mapping being made is ready
+ * @d: the mapping, from scif_devdma_begin()
+ *
+ * Context: process context; takes devdma.lock.
+ * Return: 0 (now live: a revocation runs ops->revoke), or why it was
+ * revoked while being made (then it is off the list and its endpoint
+ * dropped; the caller undoes what it made and drops the windows).
+ */
+int scif_devdma_live(struct scif_devdma *d)
+{
+	struct scif_endpt *ep = d->ep;
+	int err = 0;
+
+	mutex_lock(&ep->devdma.lock);
+	if (d->state == SCIF_DEVDMA_MAKING)
+		d->state = SCIF_DEVDMA_LIVE;
+	else
+		err = d->why;
+	if (err)
+		scif_devdma_unlink(d, SCIF_DEVDMA_CANCELLED);
+	mutex_unlock(&ep->devdma.lock);
+	if (err)
+		scif_epd_put(ep);
+	return err;
+}
+
+/**
+ * scif_devdma_cancel() - give up a device mapping being made
+ * @d: the mapping, from scif_devdma_begin(), not live
+ *
+ * Takes it off the list and drops its endpoint; the caller undoes what
+ * it made and drops the windows.
+ *
+ * Context: process context; takes devdma.lock.
+ */
+void scif_devdma_cancel(struct scif_devdma *d)
+{
+	struct scif_endpt *ep = d->ep;
+
+	mutex_lock(&ep->devdma.lock);
+	scif_devdma_unlink(d, SCIF_DEVDMA_CANCELLED);
+	mutex_unlock(&ep->devdma.lock);
+	scif_epd_put(ep);
+}
+
+/**
+ * scif_devdma_end() - the holder lets go of a live device mapping
+ * @d: the mapping
+ *
+ * If it was not revoked, it leaves its list now and the caller undoes
+ * it (its device no longer uses the range) and drops its windows;
+ * otherwise the revocation under way is waited for.
+ *
+ * Context: process context; takes devdma.lock; not from ops->revoke.
+ * Return: true if the caller must undo it, false if it was revoked.
+ */
+bool scif_devdma_end(struct scif_devdma *d)
+{
+	struct scif_endpt *ep;
+	bool own = false;
+
+	/* The endpoint, if the mapping is still on its list. */
+	rcu_read_lock();
+	ep = READ_ONCE(d->ep);
+	if (ep && !kref_get_unless_zero(&ep->ref))
+		ep = NULL;
+	rcu_read_unlock();
+	if (ep) {
+		mutex_lock(&ep->devdma.lock);
+		if (d->state == SCIF_DEVDMA_LIVE) {
+			own = true;
+			scif_devdma_unlink(d, SCIF_DEVDMA_GONE);
+		}
+		mutex_unlock(&ep->devdma.lock);
+		if (own)
+			scif_epd_put(ep);	/* the mapping's */
+		scif_epd_put(ep);
+	}
+	if (!own)
+		flush_work(&d->work);
+	return own;
+}
+
+/* Kernel clients' mappings (scif_dma_map()) -------------------------- */
+
+/* Unmap what @m mapped and drop its windows; no lock held. */
+static void scif_devdma_map_release(struct scif_devdma_map *m)
+{
+	struct scif_pdmap *pd;
+	unsigned long i;
+
+	for (i = 0; i < m->nr_mapped; i++) {
+		pd = &m->pieces[i];
+		if (m->dd.remote)
+			scif_node_peer_dma_unmap(pd);
+		else
+			dma_unmap_page(m->dev, pd->dma, pd->len, m->dir);
+	}
+	m->nr_mapped = 0;
+	scif_devdma_drop(&m->dd);
+}
+
+static void scif_devdma_map_free(struct scif_devdma_map *m)
+{
+	m->magic = 0;
+	kvfree(m->pub.segs);
+	kvfree(m->pieces);
+	put_device(m->dev);
+	kfree(m);
+}
+
+/* The client first, with no SCIF lock held; then the addresses go. */
+static void scif_devdma_map_revoke(struct scif_devdma *d)
+{
+	struct scif_devdma_map *m = container_of(d, struct scif_devdma_map,
+						 dd);
+
+	m->revoke(&m->pub, m->priv, d->why);
+	scif_devdma_map_release(m);
+}
+
+static const struct scif_devdma_ops scif_devdma_map_ops = {
+	.revoke = scif_devdma_map_revoke,
+};
 
 /* Map piece @pd of @m for its device. */
 static int scif_devdma_map_piece(struct scif_devdma_map *m,
@@ -478,9 +534,9 @@ static int scif_devdma_map_piece(struct scif_devdma_map *m,
 	dma_addr_t dma;
 	int err;
 
-	if (m->remote) {
-		err = scif_node_peer_dma_map(m->rws[win]->node, pd, m->dev,
-					     pd->addr, pd->len, m->dir);
+	if (m->dd.remote) {
+		err = scif_node_peer_dma_map(m->dd.wins.rws[win]->node, pd,
+					     m->dev, pd->addr, pd->len, m->dir);
 		/* A range the link does not reach cannot be mapped. */
 		return err == -EINVAL ? -ENXIO : err;
 	}
@@ -519,6 +575,29 @@ static int scif_devdma_segs(struct scif_devdma_map *m)
 	return 0;
 }
 
+/* Map the pieces of @m's held range for its device. */
+static int scif_devdma_map_pieces(struct scif_devdma_map *m, u64 off,
+				  u64 len)
+{
+	unsigned long i;
+	int err;
+
+	m->nr_pieces = scif_devdma_walk(&m->dd, off, len, NULL);
+	m->pieces = scif_kvmalloc_array(m->nr_pieces, sizeof(*m->pieces),
+					GFP_KERNEL_ACCOUNT);
+	if (!m->pieces)
+		return -ENOMEM;
+	memset(m->pieces, 0, m->nr_pieces * sizeof(*m->pieces));
+	scif_devdma_walk(&m->dd, off, len, m->pieces);
+	for (i = 0; i < m->nr_pieces; i++) {
+		err = scif_devdma_map_piece(m, &m->pieces[i]);
+		if (err)
+			return err;
+		m->nr_mapped++;
+	}
+	return scif_devdma_segs(m);
+}
+
 /* scif_dma_map() on @ep; see there. */
 static int scif_devdma_map_range(struct scif_endpt *ep, struct device *dev,
 				 s64 offset, u64 len, int flags,
@@ -528,7 +607,6 @@ static int scif_devdma_map_range(struct scif_endpt *ep, struct device *dev,
 	int prot = flags & (SCIF_PROT_READ | SCIF_PROT_WRITE);
 	int where = flags & (SCIF_DMA_LOCAL | SCIF_DMA_REMOTE);
 	struct scif_devdma_map *m;
-	unsigned long i;
 	u64 end;
 	int err;
 
@@ -543,60 +621,33 @@ static int scif_devdma_map_range(struct scif_endpt *ep, struct device *dev,
 	m = scif_kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
 	if (!m)
 		return -ENOMEM;
-	m->remote = where == SCIF_DMA_REMOTE;
 	m->dir = prot == SCIF_PROT_READ ? DMA_TO_DEVICE :
 		 prot == SCIF_PROT_WRITE ? DMA_FROM_DEVICE : DMA_BIDIRECTIONAL;
 	m->revoke = revoke;
 	m->priv = priv;
 	m->dev = get_device(dev);
-	INIT_WORK(&m->work, scif_devdma_work);
-	kref_get(&ep->ref);
-	m->ep = ep;
-	err = scif_devdma_hold(ep, m, offset, len, prot);
+	err = scif_devdma_begin(&m->dd, ep, &scif_devdma_map_ops, offset, len,
+				prot, where == SCIF_DMA_REMOTE);
 	if (err)
-		goto put_ep;
+		goto free;
 	/* From here @m is listed: a revocation cancels it (see the notes). */
-	m->nr_pieces = scif_devdma_walk(m, offset, len, false);
-	m->pieces = scif_kvmalloc_array(m->nr_pieces, sizeof(*m->pieces),
-					GFP_KERNEL_ACCOUNT);
-	err = -ENOMEM;
-	if (!m->pieces)
-		goto unlist;
-	memset(m->pieces, 0, m->nr_pieces * sizeof(*m->pieces));
-	scif_devdma_walk(m, offset, len, true);
-	for (i = 0; i < m->nr_pieces; i++) {
-		err = scif_devdma_map_piece(m, &m->pieces[i]);
-		if (err)
-			goto unlist;
-		m->nr_mapped++;
+	err = scif_devdma_map_pieces(m, offset, len);
+	if (err) {
+		scif_devdma_cancel(&m->dd);
+		goto release;
 	}
-	err = scif_devdma_segs(m);
-	if (err)
-		goto unlist;
 	m->pub.cookie = m;
 	m->magic = SCIF_DEVDMA_MAGIC;
-	mutex_lock(&ep->devdma.lock);
-	if (m->state == SCIF_DEVDMA_MAKING) {
-		m->state = SCIF_DEVDMA_LIVE;
-		mutex_unlock(&ep->devdma.lock);
+	err = scif_devdma_live(&m->dd);
+	if (!err) {
 		*map = &m->pub;
 		return 0;
 	}
 	/* Revoked while being made: the window or the connection went. */
-	err = m->why;
-	scif_devdma_unlink(m, SCIF_DEVDMA_CANCELLED);
-	mutex_unlock(&ep->devdma.lock);
-	goto release;
-
-unlist:
-	mutex_lock(&ep->devdma.lock);
-	scif_devdma_unlink(m, SCIF_DEVDMA_CANCELLED);
-	mutex_unlock(&ep->devdma.lock);
 release:
-	scif_devdma_release(m);
-put_ep:
-	scif_epd_put(ep);
-	scif_devdma_free(m);
+	scif_devdma_map_release(m);
+free:
+	scif_devdma_map_free(m);
 	return err;
 }
 
@@ -661,8 +712,6 @@ EXPORT_SYMBOL_GPL(scif_dma_map);
 void scif_dma_unmap(struct scif_dma_map *map)
 {
 	struct scif_devdma_map *m;
-	struct scif_endpt *ep;
-	bool own = false;
 
 	if (!map)
 		return;
@@ -670,28 +719,9 @@ void scif_dma_unmap(struct scif_dma_map *map)
 	if (WARN_ON_ONCE(!m || &m->pub != map ||
 			 m->magic != SCIF_DEVDMA_MAGIC))
 		return;
-	/* The endpoint, if the mapping is still on its list. */
-	rcu_read_lock();
-	ep = READ_ONCE(m->ep);
-	if (ep && !kref_get_unless_zero(&ep->ref))
-		ep = NULL;
-	rcu_read_unlock();
-	if (ep) {
-		mutex_lock(&ep->devdma.lock);
-		if (m->state == SCIF_DEVDMA_LIVE) {
-			own = true;
-			scif_devdma_unlink(m, SCIF_DEVDMA_GONE);
-		}
-		mutex_unlock(&ep->devdma.lock);
-		if (own) {
-			scif_devdma_release(m);
-			scif_epd_put(ep);	/* the mapping's */
-		}
-		scif_epd_put(ep);
-	}
-	/* A revocation under way finishes first. */
-	flush_work(&m->work);
-	scif_devdma_free(m);
+	if (scif_devdma_end(&m->dd))
+		scif_devdma_map_release(m);
+	scif_devdma_map_free(m);
 }
 EXPORT_SYMBOL_GPL(scif_dma_unmap);
 

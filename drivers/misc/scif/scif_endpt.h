@@ -77,12 +77,12 @@
  * recv_mutex or send_mutex.
  *
  * Device mappings (scif_devdma.c).  scif_endpt.devdma.lock nests inside
- * rma.lock where scif_dma_map() lists a mapping of the windows it just
- * took, and is taken alone everywhere else: by the window revoke hooks
- * (which only mark mappings and queue their works), by the works (which
- * call the client's revoke with no SCIF lock held, then take it to
- * unlink, then unmap and drop window references outside it) and by
- * scif_dma_unmap().  No SCIF lock is held while a client's revoke runs.
+ * rma.lock where scif_devdma_begin() lists a mapping of the windows it
+ * just took, and is taken alone everywhere else: by the window revoke
+ * hooks (which only mark mappings and queue their works), by the works
+ * (which have the mapping's kind revoke it with no SCIF lock held, then
+ * take it to unlink) and by scif_devdma_live(), _cancel() and _end().
+ * No SCIF lock is held while a kind revokes or a client's revoke runs.
  *
  * Lock order (outermost first):
  *   scif_endpt.ctl_mutex
@@ -91,7 +91,7 @@
  *   mmap_lock (of a process faulting on a mapping, or in mmap())
  *   scif_endpt.mmap.lock
  *   scif_endpt.rma.lock (see above)
- *     scif_endpt.devdma.lock (scif_dma_map() only; else taken alone)
+ *     scif_endpt.devdma.lock (scif_devdma_begin() only; else alone)
  *   scif_node.tx_mutex
  *   scif_info.port_lock
  *   scif_info.eplock
@@ -264,11 +264,12 @@ struct scif_epd_mmap {
 /**
  * struct scif_epd_devdma - an endpoint's device mappings (scif_devdma.c)
  * @lock: protects @maps and every mapping's state; taken by
- *	scif_dma_map() under rma.lock (so that a mapping is listed before
- *	the windows it holds can leave the trees), by the window revoke
- *	hooks and the revocation works, and by scif_dma_unmap(), under no
- *	other SCIF lock; only the workqueue's own lock nests in it
- * @maps: struct scif_devdma_map, being made, live or being revoked; a
+ *	scif_devdma_begin() under rma.lock (so that a mapping is listed
+ *	before the windows it holds can leave the trees), by the window
+ *	revoke hooks, the revocation works and the makers and holders of
+ *	mappings, under no other SCIF lock; only the workqueue's own lock
+ *	nests in it
+ * @maps: struct scif_devdma, being made, live or being revoked; a
  *	mapping leaves the list once revoked or unmapped (ep->wq is woken)
  * @unlinked: mappings that left @maps, ever (under @lock; read with
  *	READ_ONCE by waiters on ep->wq)

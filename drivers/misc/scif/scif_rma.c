@@ -141,9 +141,7 @@ static struct workqueue_struct *scif_stage_wq;
 
 /**
  * struct scif_rma_side - one side of a descriptor's copy
- * @lws: local windows covering the range, in order, one reference each
- * @rws: remote windows covering the range, in order, one reference each
- * @nr_wins: entries in @lws or @rws
+ * @wins: the windows covering the range (local or remote)
  * @idx: the window the position is in
  * @off: registered offset of the position (windows)
  * @buf: kernel buffer, at the position
@@ -157,9 +155,7 @@ static struct workqueue_struct *scif_stage_wq;
  * @ce: the cache entry lending @pages, with a reference
  */
 struct scif_rma_side {
-	struct scif_window **lws;
-	struct scif_rwindow **rws;
-	unsigned long nr_wins;
+	struct scif_win_range wins;
 	unsigned long idx;
 	u64 off;
 	u8 *buf;
@@ -242,16 +238,18 @@ static void *scif_rma_run_va(const struct scif_run *runs, unsigned long nr,
 
 static u64 scif_rma_side_win_start(const struct scif_rma_side *s)
 {
-	return s->lws ? s->lws[s->idx]->offset : s->rws[s->idx]->offset;
+	if (s->wins.lws)
+		return s->wins.lws[s->idx]->offset;
+	return s->wins.rws[s->idx]->offset;
 }
 
 static u64 scif_rma_side_win_end(const struct scif_rma_side *s)
 {
-	if (s->lws)
-		return s->lws[s->idx]->offset +
-		       ((u64)s->lws[s->idx]->nr_pages << PAGE_SHIFT);
-	return s->rws[s->idx]->offset +
-	       ((u64)s->rws[s->idx]->nr_pages << PAGE_SHIFT);
+	if (s->wins.lws)
+		return s->wins.lws[s->idx]->offset +
+		       ((u64)s->wins.lws[s->idx]->nr_pages << PAGE_SHIFT);
+	return s->wins.rws[s->idx]->offset +
+	       ((u64)s->wins.rws[s->idx]->nr_pages << PAGE_SHIFT);
 }
 
 /*
@@ -266,11 +264,11 @@ static void __iomem *scif_rma_side_io(struct scif_rma_side *s, u64 *avail)
 	const struct scif_run *r;
 	u64 woff;
 
-	if (s->buf || s->pages || !s->lws)
+	if (s->buf || s->pages || !s->wins.lws)
 		return NULL;
 	while (s->off >= scif_rma_side_win_end(s))
 		s->idx++;
-	pp = s->lws[s->idx]->pinned;
+	pp = s->wins.lws[s->idx]->pinned;
 	if (pp->kind != SCIF_PP_MMIO)
 		return NULL;
 	woff = s->off - scif_rma_side_win_start(s);
@@ -299,12 +297,12 @@ static void *scif_rma_side_va(struct scif_rma_side *s, u64 *avail)
 	while (s->off >= scif_rma_side_win_end(s))
 		s->idx++;
 	woff = s->off - scif_rma_side_win_start(s);
-	if (s->lws)
-		return scif_rma_run_va(s->lws[s->idx]->pinned->runs,
-				   s->lws[s->idx]->pinned->nr_runs, woff,
-				   avail);
-	return scif_rma_run_va(s->rws[s->idx]->runs, s->rws[s->idx]->nr_runs, woff,
-			   avail);
+	if (s->wins.lws)
+		return scif_rma_run_va(s->wins.lws[s->idx]->pinned->runs,
+				       s->wins.lws[s->idx]->pinned->nr_runs,
+				       woff, avail);
+	return scif_rma_run_va(s->wins.rws[s->idx]->runs,
+			       s->wins.rws[s->idx]->nr_runs, woff, avail);
 }
 
 static void scif_rma_side_advance(struct scif_rma_side *s, u64 n)
@@ -376,8 +374,8 @@ static bool scif_rma_side_phys(struct scif_rma_side *s, u64 *avail,
 	while (s->off >= scif_rma_side_win_end(s))
 		s->idx++;
 	woff = s->off - scif_rma_side_win_start(s);
-	if (s->lws) {
-		pp = s->lws[s->idx]->pinned;
+	if (s->wins.lws) {
+		pp = s->wins.lws[s->idx]->pinned;
 		r = scif_rma_run_find(pp->runs, pp->nr_runs, woff);
 		*avail = r->woff + r->len - woff;
 		if (pp->kind == SCIF_PP_MMIO) {
@@ -388,7 +386,7 @@ static bool scif_rma_side_phys(struct scif_rma_side *s, u64 *avail,
 		*phys = virt_to_phys(r->va + (woff - r->woff));
 		return true;
 	}
-	rw = s->rws[s->idx];
+	rw = s->wins.rws[s->idx];
 	r = scif_rma_run_find(rw->runs, rw->nr_runs, woff);
 	*avail = r->woff + r->len - woff;
 	return !scif_node_peer_phys(rw->node, r->addr + (woff - r->woff),
@@ -644,8 +642,8 @@ static bool scif_rma_side_staged(const struct scif_rma_side *s)
 {
 	unsigned long i;
 
-	for (i = 0; s->rws && i < s->nr_wins; i++)
-		if (s->rws[i]->staged)
+	for (i = 0; s->wins.rws && i < s->wins.nr_wins; i++)
+		if (s->wins.rws[i]->staged)
 			return true;
 	return false;
 }
@@ -668,7 +666,7 @@ static u64 scif_stage_piece(struct scif_rma_desc *d, u64 left)
 /* Run a staged descriptor (not a signal): one request per piece. */
 static int scif_rma_stage_run(struct scif_rma_desc *d)
 {
-	bool to_remote = d->dst.rws;
+	bool to_remote = d->dst.wins.rws;
 	struct scif_rma_side *rs = to_remote ? &d->dst : &d->src;
 	struct scif_rma_side *ls = to_remote ? &d->src : &d->dst;
 	struct scif_rma_side sb = { };
@@ -842,14 +840,7 @@ static int scif_rma_desc_copy(struct scif_rma_desc *d, bool engine)
 
 static void scif_rma_side_release(struct scif_rma_side *s, bool dirty)
 {
-	unsigned long i;
-
-	for (i = 0; s->lws && i < s->nr_wins; i++)
-		scif_window_put(s->lws[i]);
-	for (i = 0; s->rws && i < s->nr_wins; i++)
-		scif_rwindow_put(s->rws[i]);
-	kvfree(s->lws);
-	kvfree(s->rws);
+	scif_window_range_put(&s->wins);
 	if (s->pinned) {
 		unpin_user_pages_dirty_lock(s->pages, s->nr_pages, dirty);
 		atomic_long_sub(s->nr_pages, &scif_rma_pinned);
@@ -875,83 +866,14 @@ static void scif_rma_desc_free(struct scif_rma_desc *d)
 	kfree(d);
 }
 
-/*
- * Take a reference to every window of [off, off + len), which must be
- * covered by contiguous windows allowing @prot.  @unreg: local windows
- * being unregistered count too (the peer may use them until it
- * acknowledges).
- */
-static int __scif_rma_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
-				u64 off, u64 len, bool remote, int prot,
-				bool unreg)
-{
-	struct maple_tree *mt = remote ? &ep->rma.remote : &ep->rma.local;
-	unsigned long first = off >> PAGE_SHIFT, pg, last, nr = 0, i;
-	struct scif_rwindow *rw;
-	struct scif_window *w;
-	void **arr;
-	int err;
-
-	last = (off + len - 1) >> PAGE_SHIFT;
-	mutex_lock(&ep->rma.lock);
-	err = scif_window_conn_err(ep);
-	/* Count the windows and check them. */
-	for (pg = first; !err && pg <= last; nr++) {
-		if (remote) {
-			rw = mtree_load(mt, pg);
-			if (!rw)
-				err = -ENXIO;
-			else if ((rw->prot & prot) != prot)
-				err = -EACCES;
-			else
-				pg = (rw->offset >> PAGE_SHIFT) + rw->nr_pages;
-		} else {
-			w = mtree_load(mt, pg);
-			if (!w || (w->state != SCIF_WIN_REGISTERED &&
-				   (!unreg ||
-				    w->state != SCIF_WIN_UNREGISTERING)))
-				err = -ENXIO;
-			else if ((w->prot & prot) != prot)
-				err = -EACCES;
-			else
-				pg = (w->offset >> PAGE_SHIFT) + w->nr_pages;
-		}
-	}
-	if (err)
-		goto out;
-	arr = scif_kvmalloc_array(nr, sizeof(*arr), GFP_KERNEL_ACCOUNT);
-	if (!arr) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (pg = first, i = 0; i < nr; i++) {
-		if (remote) {
-			rw = mtree_load(mt, pg);
-			kref_get(&rw->ref);
-			arr[i] = rw;
-			pg = (rw->offset >> PAGE_SHIFT) + rw->nr_pages;
-		} else {
-			w = mtree_load(mt, pg);
-			kref_get(&w->ref);
-			arr[i] = w;
-			pg = (w->offset >> PAGE_SHIFT) + w->nr_pages;
-		}
-	}
-	if (remote)
-		s->rws = (struct scif_rwindow **)arr;
-	else
-		s->lws = (struct scif_window **)arr;
-	s->nr_wins = nr;
-	s->off = off;
-out:
-	mutex_unlock(&ep->rma.lock);
-	return err;
-}
-
+/* Hold the windows of [@off, @off + @len) in @s; see scif_window_range_hold(). */
 static int scif_rma_side_hold(struct scif_endpt *ep, struct scif_rma_side *s,
 			      u64 off, u64 len, bool remote, int prot)
 {
-	return __scif_rma_side_hold(ep, s, off, len, remote, prot, false);
+	s->off = off;
+	return scif_window_range_hold(ep, &s->wins, off, len, prot,
+				      remote ? SCIF_RANGE_REMOTE : 0, NULL,
+				      NULL);
 }
 
 /* The pages of a piece of a user buffer: @ce's, or pinned now. */
@@ -1748,9 +1670,10 @@ static int scif_stage_hold(struct scif_endpt *ep, const struct scif_msg *msg,
 	if (!len || len > SCIF_STAGE_LEN ||
 	    check_add_overflow(off, len, &end) || end - 1 > S64_MAX)
 		return -EINVAL;
-	return __scif_rma_side_hold(ep, win, off, len, false,
-				    write ? SCIF_PROT_WRITE : SCIF_PROT_READ,
-				    true);
+	win->off = off;
+	return scif_window_range_hold(ep, &win->wins, off, len,
+				      write ? SCIF_PROT_WRITE : SCIF_PROT_READ,
+				      SCIF_RANGE_UNREG, NULL, NULL);
 }
 
 /* Whether a window of @win is device memory. */
@@ -1758,8 +1681,8 @@ static bool scif_stage_side_mmio(const struct scif_rma_side *win)
 {
 	unsigned long i;
 
-	for (i = 0; i < win->nr_wins; i++)
-		if (win->lws[i]->pinned->kind == SCIF_PP_MMIO)
+	for (i = 0; i < win->wins.nr_wins; i++)
+		if (win->wins.lws[i]->pinned->kind == SCIF_PP_MMIO)
 			return true;
 	return false;
 }
@@ -2017,12 +1940,12 @@ int scif_epd_get_pages(struct scif_endpt *ep, s64 offset, u64 len,
 	if (!rp->range.phys_addr || !rp->range.va)
 		goto release;
 	rp->range.prot_flags = SCIF_PROT_READ | SCIF_PROT_WRITE;
-	for (i = 0; i < rp->side.nr_wins; i++)
-		rp->range.prot_flags &= rp->side.rws[i]->prot;
+	for (i = 0; i < rp->side.wins.nr_wins; i++)
+		rp->range.prot_flags &= rp->side.wins.rws[i]->prot;
 	for (i = 0; i < nr; i++) {
 		rp->side.off = offset + (i << PAGE_SHIFT);
 		va = scif_rma_side_va(&rp->side, &avail);
-		rw = rp->side.rws[rp->side.idx];
+		rw = rp->side.wins.rws[rp->side.idx];
 		rp->range.va[i] = (void __force __iomem *)va;
 		run = scif_rma_run_find(rw->runs, rw->nr_runs,
 					rp->side.off - rw->offset);

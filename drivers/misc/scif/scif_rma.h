@@ -284,6 +284,30 @@ s64 scif_epd_register_devmem(struct scif_endpt *ep,
 			     int map_flags);
 int scif_epd_unregister(struct scif_endpt *ep, s64 offset, u64 len);
 int scif_window_conn_err(struct scif_endpt *ep);
+
+/**
+ * struct scif_win_range - the windows covering a range of a registered
+ *	address space, in order, one reference each
+ *	(scif_window_range_hold(), scif_window_range_put())
+ * @lws: this endpoint's windows, for a local range; else NULL
+ * @rws: the peer's windows, for a remote range; else NULL
+ * @nr_wins: entries in @lws or @rws
+ */
+struct scif_win_range {
+	struct scif_window **lws;
+	struct scif_rwindow **rws;
+	unsigned long nr_wins;
+};
+
+/* scif_window_range_hold() flags */
+#define SCIF_RANGE_REMOTE	0x1	/* the peer's windows */
+#define SCIF_RANGE_UNREG	0x2	/* local windows being unregistered too */
+#define SCIF_RANGE_MAPPED	0x4	/* no staged remote, no local device memory */
+
+int scif_window_range_hold(struct scif_endpt *ep, struct scif_win_range *r,
+			   u64 off, u64 len, int prot, unsigned int flags,
+			   void (*locked)(void *arg), void *arg);
+void scif_window_range_put(struct scif_win_range *r);
 struct scif_rwindow *scif_rwindow_get(struct scif_endpt *ep, u64 off,
 				      int prot, int *err);
 void scif_window_put(struct scif_window *w);

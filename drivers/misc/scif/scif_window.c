@@ -293,6 +293,128 @@ int scif_window_conn_err(struct scif_endpt *ep)
 	}
 }
 
+/* Ranges of windows ------------------------------------------------- */
+
+/*
+ * Whether the window of @ep's local or remote tree at page @pg may be
+ * held for @prot under @flags: 0 with it in *@win and the page after it
+ * in *@next, else the error.  Under rma.lock.
+ */
+static int scif_window_range_at(struct scif_endpt *ep, unsigned long pg,
+				int prot, unsigned int flags, void **win,
+				unsigned long *next)
+{
+	struct scif_rwindow *rw;
+	struct scif_window *w;
+
+	if (flags & SCIF_RANGE_REMOTE) {
+		rw = mtree_load(&ep->rma.remote, pg);
+		if (!rw || (rw->staged && (flags & SCIF_RANGE_MAPPED)))
+			return -ENXIO;
+		if ((rw->prot & prot) != prot)
+			return -EACCES;
+		*next = (rw->offset >> PAGE_SHIFT) + rw->nr_pages;
+		*win = rw;
+		return 0;
+	}
+	w = mtree_load(&ep->rma.local, pg);
+	if (!w || (w->state != SCIF_WIN_REGISTERED &&
+		   (!(flags & SCIF_RANGE_UNREG) ||
+		    w->state != SCIF_WIN_UNREGISTERING)))
+		return -ENXIO;
+	if ((w->prot & prot) != prot)
+		return -EACCES;
+	if ((flags & SCIF_RANGE_MAPPED) && w->pinned->kind != SCIF_PP_PAGES)
+		return -EOPNOTSUPP;	/* device memory */
+	*next = (w->offset >> PAGE_SHIFT) + w->nr_pages;
+	*win = w;
+	return 0;
+}
+
+/**
+ * scif_window_range_hold() - reference the windows of a registered range
+ * @ep: the endpoint
+ * @r: receives the windows, in order, one reference each
+ * @off: start of the range (in @ep's registered space, or with
+ *	SCIF_RANGE_REMOTE in the peer's)
+ * @len: its length, not 0, @off + @len not past S64_MAX
+ * @prot: SCIF_PROT_* every window must allow
+ * @flags: SCIF_RANGE_REMOTE; SCIF_RANGE_UNREG (local windows being
+ *	unregistered count: the peer may use them until it acknowledges);
+ *	SCIF_RANGE_MAPPED (the range is for a device or a mapping: a staged
+ *	remote window is -ENXIO, a local window over device memory
+ *	-EOPNOTSUPP)
+ * @locked: if not NULL, called with @arg under rma.lock once the
+ *	windows are held, so that a window leaving its tree afterwards
+ *	finds what the caller recorded there
+ * @arg: for @locked
+ *
+ * The range must be covered by windows contiguous in the registered
+ * space.  The array is %GFP_KERNEL_ACCOUNT, one entry per window.
+ *
+ * Context: process context; takes rma.lock.
+ * Return: 0; -ENXIO (a gap, or a window refused), -EACCES, -EOPNOTSUPP,
+ * -ENOMEM, or the connection's error (scif_window_conn_err()).
+ */
+int scif_window_range_hold(struct scif_endpt *ep, struct scif_win_range *r,
+			   u64 off, u64 len, int prot, unsigned int flags,
+			   void (*locked)(void *arg), void *arg)
+{
+	unsigned long pg, last = (off + len - 1) >> PAGE_SHIFT, nr = 0, i;
+	void **arr, *win;
+	int err;
+
+	mutex_lock(&ep->rma.lock);
+	err = scif_window_conn_err(ep);
+	/* Count the windows and check them. */
+	for (pg = off >> PAGE_SHIFT; !err && pg <= last; nr++)
+		err = scif_window_range_at(ep, pg, prot, flags, &win, &pg);
+	if (err)
+		goto out;
+	err = -ENOMEM;
+	arr = scif_kvmalloc_array(nr, sizeof(*arr), GFP_KERNEL_ACCOUNT);
+	if (!arr)
+		goto out;
+	for (pg = off >> PAGE_SHIFT, i = 0; i < nr; i++) {
+		scif_window_range_at(ep, pg, prot, flags, &arr[i], &pg);
+		if (flags & SCIF_RANGE_REMOTE)
+			kref_get(&((struct scif_rwindow *)arr[i])->ref);
+		else
+			kref_get(&((struct scif_window *)arr[i])->ref);
+	}
+	r->lws = flags & SCIF_RANGE_REMOTE ? NULL : (struct scif_window **)arr;
+	r->rws = flags & SCIF_RANGE_REMOTE ? (struct scif_rwindow **)arr : NULL;
+	r->nr_wins = nr;
+	err = 0;
+	if (locked)
+		locked(arg);
+out:
+	mutex_unlock(&ep->rma.lock);
+	return err;
+}
+
+/**
+ * scif_window_range_put() - drop what scif_window_range_hold() took
+ * @r: the range; emptied (putting an empty one does nothing)
+ *
+ * Context: process context (a window's last reference may send its
+ * final UNREGISTER_ACK).
+ */
+void scif_window_range_put(struct scif_win_range *r)
+{
+	unsigned long i;
+
+	for (i = 0; r->lws && i < r->nr_wins; i++)
+		scif_window_put(r->lws[i]);
+	for (i = 0; r->rws && i < r->nr_wins; i++)
+		scif_rwindow_put(r->rws[i]);
+	kvfree(r->lws);
+	kvfree(r->rws);
+	r->lws = NULL;
+	r->rws = NULL;
+	r->nr_wins = 0;
+}
+
 /* Local windows ------------------------------------------------------ */
 
 static void scif_window_free_xfer(struct scif_window *w)
