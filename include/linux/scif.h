@@ -160,6 +160,11 @@ int scif_dma_map(scif_epd_t epd, struct device *dev, off_t offset, size_t len,
 		 int flags, scif_dma_revoke_t revoke, void *priv,
 		 struct scif_dma_map **map);
 void scif_dma_unmap(struct scif_dma_map *map);
+
+struct dma_buf;
+struct dma_buf *scif_dmabuf_export(scif_epd_t epd, off_t offset, size_t len,
+				   int prot, int flags);
+bool scif_is_dmabuf(struct dma_buf *dmabuf);
 int scif_client_register(struct scif_client *client);
 void scif_client_unregister(struct scif_client *client);
 

@@ -104,6 +104,7 @@ void scif_devdma_epd_init(struct scif_endpt *ep)
 	mutex_init(&ep->devdma.lock);
 	INIT_LIST_HEAD(&ep->devdma.maps);
 	ep->devdma.unlinked = 0;
+	atomic_set(&ep->devdma.dmabufs, 0);
 }
 
 /* Whether @d holds window @win (a struct scif_window or scif_rwindow). */

@@ -273,12 +273,15 @@ struct scif_epd_mmap {
  *	mapping leaves the list once revoked or unmapped (ep->wq is woken)
  * @unlinked: mappings that left @maps, ever (under @lock; read with
  *	READ_ONCE by waiters on ep->wq)
+ * @dmabufs: dma-bufs exported over the endpoint's or its peer's windows
+ *	and not yet released (scif_dmabuf.c; atomic, no lock)
  */
 struct scif_epd_devdma {
 	/* lock protects maps, unlinked and the mappings' states */
 	struct mutex lock;
 	struct list_head maps;
 	unsigned long unlinked;
+	atomic_t dmabufs;
 };
 
 /**

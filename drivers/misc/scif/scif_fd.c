@@ -27,6 +27,7 @@
 
 #include "scif_conn.h"
 #include "scif_devices.h"
+#include "scif_dmabuf.h"
 #include "scif_epd.h"
 #include "scif_fault.h"
 #include "scif_fd.h"
@@ -548,6 +549,8 @@ static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return scif_fd_ioctl_fence_signal(ep, uarg);
 	case SCIF_FP_OPEN:
 		return scif_fd_ioctl_fp_open(ep, uarg);
+	case SCIF_DMABUF_EXPORT:
+		return scif_dmabuf_ioctl(ep, uarg);
 	case SCIF_DEV_LIST:
 		return scif_fd_ioctl_dev_list(uarg);
 	case SCIF_DEV_BORROW:

@@ -425,6 +425,31 @@ struct scifioctl_reg_pci {
 	__s64 out_offset;
 };
 
+/* scifioctl_dmabuf.flags */
+#define SCIF_DMABUF_REMOTE	1	/* a range of the peer's windows */
+
+/**
+ * struct scifioctl_dmabuf - SCIF_DMABUF_EXPORT: a dma-buf over a range of
+ *	windows
+ * @offset: in: start of the range, page aligned, in the endpoint's
+ *	registered address space (or the peer's, with SCIF_DMABUF_REMOTE)
+ * @len: in: length in bytes, a non-zero multiple of the page size
+ * @prot: in: SCIF_PROT_READ and/or SCIF_PROT_WRITE, which every window of
+ *	the range must allow
+ * @flags: in: 0 (a range of the endpoint's own windows) or
+ *	SCIF_DMABUF_REMOTE (of the peer's; needs CAP_SYS_RAWIO)
+ * @fd: out: the dma-buf's descriptor (O_CLOEXEC, read-write)
+ * @reserved: 0
+ */
+struct scifioctl_dmabuf {
+	__s64 offset;
+	__u64 len;
+	__s32 prot;
+	__u32 flags;
+	__s32 fd;
+	__u32 reserved;
+};
+
 /*
  * SCIF_BIND takes the address of the port, of which exactly 16 bits are
  * read and written; SCIF_LISTEN and SCIF_FENCE_WAIT take their value
@@ -451,6 +476,8 @@ struct scifioctl_reg_pci {
 #define SCIF_FP_OPEN		_IOWR('s', 32, struct scifioctl_fp)
 #define SCIF_FP_NOTIFY		_IOW('s', 33, __s32)
 /* Extensions: devices across the fabric (not in the original driver). */
+/* A dma-buf over a range of windows. */
+#define SCIF_DMABUF_EXPORT	_IOWR('s', 36, struct scifioctl_dmabuf)
 #define SCIF_DEV_LIST		_IOWR('s', 37, struct scifioctl_dev_list)
 #define SCIF_DEV_BORROW		_IOWR('s', 38, struct scifioctl_dev_borrow)
 /* On a borrow file: the borrowed function's entry. */

@@ -130,6 +130,15 @@ TEST(reg_pci)
 	EXPECT_LAYOUT(scifioctl_reg_pci, flags, 36);
 	EXPECT_LAYOUT(scifioctl_reg_pci, out_offset, 40);
 	EXPECT_EQ(0xc0307328UL, (unsigned long)SCIF_REG_PCI);
+	EXPECT_EQ(0xc0207324UL, (unsigned long)SCIF_DMABUF_EXPORT);
+	EXPECT_EQ(32, sizeof(struct scifioctl_dmabuf));
+	EXPECT_LAYOUT(scifioctl_dmabuf, offset, 0);
+	EXPECT_LAYOUT(scifioctl_dmabuf, len, 8);
+	EXPECT_LAYOUT(scifioctl_dmabuf, prot, 16);
+	EXPECT_LAYOUT(scifioctl_dmabuf, flags, 20);
+	EXPECT_LAYOUT(scifioctl_dmabuf, fd, 24);
+	EXPECT_LAYOUT(scifioctl_dmabuf, reserved, 28);
+	EXPECT_EQ(1, SCIF_DMABUF_REMOTE);
 }
 
 TEST(flag_values)
