@@ -122,7 +122,10 @@ vm_run() { # kernel-name
 		KDIR="$kdir" MODDIR="$moddir" || return
 	vmdir=$out/vm-$k
 	# scif_kunit.ko: built only for a kernel with KUnit (scif_kunit.sh).
-	extra="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko"
+	# scif_soft_dma.ko and scif_dmabuf_import.ko: scif_dmabuf_test.sh.
+	extra="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
+		$moddir/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
+		$moddir/tools/testing/selftests/scif/kmod/scif_dmabuf_import.ko"
 	[ -e "$moddir/drivers/misc/scif/scif_kunit.ko" ] &&
 		extra="$extra $moddir/drivers/misc/scif/scif_kunit.ko"
 	# ... and the ivshmem module's own suite, loaded by scif_kunit.sh.
@@ -179,8 +182,11 @@ cluster_run() { # kernel-name nodes
 	# libscif_rdma (in the selftests): scif_verbs_test.sh, with two
 	# nodes; Python and pyverbs with rdma-core's tests (pyverbs_tree):
 	# scif_pyverbs_test.sh, with two nodes; Open MPI and scif_mpi_test
-	# (mpi_tree): scif_net_mesh.sh's MPI job, with more nodes.
+	# (mpi_tree): scif_net_mesh.sh's MPI job, with more nodes;
+	# scif_soft_dma.ko and scif_dmabuf_import.ko: scif_dmabuf_test.sh.
 	EXTRA_MODULES="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
+		$moddir/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
+		$moddir/tools/testing/selftests/scif/kmod/scif_dmabuf_import.ko
 		$moddir/net/scif/scif_peer_links.ko
 		$moddir/drivers/net/scif/scif_net.ko
 		$(rdma_modules "$k" "$kdir" "$rel")
