@@ -27,6 +27,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/debugfs.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
@@ -187,21 +188,39 @@ static int imp_try_attach(int fd, bool dynamic)
 	return err;
 }
 
-/* Copy @len bytes from @src to @dst with the channel, and wait. */
+static void imp_dma_done(void *arg)
+{
+	complete(arg);
+}
+
+/*
+ * Copy @len bytes from @src to @dst with the channel, and wait, sleeping
+ * (the engine's CPU is a work item: dma_sync_wait()'s spin would starve
+ * it on a guest of one CPU).
+ */
 static int imp_dma(dma_addr_t dst, dma_addr_t src, size_t len)
 {
+	DECLARE_COMPLETION_ONSTACK(done);
 	struct dma_async_tx_descriptor *tx;
+	struct dma_tx_state state;
 	dma_cookie_t cookie;
 
 	tx = dmaengine_prep_dma_memcpy(imp.chan, dst, src, len,
 				       DMA_PREP_INTERRUPT | DMA_CTRL_ACK);
 	if (!tx)
 		return -ENOMEM;
+	tx->callback = imp_dma_done;
+	tx->callback_param = &done;
 	cookie = dmaengine_submit(tx);
 	if (dma_submit_error(cookie))
 		return -EIO;
 	dma_async_issue_pending(imp.chan);
-	return dma_sync_wait(imp.chan, cookie) == DMA_COMPLETE ? 0 : -EIO;
+	if (!wait_for_completion_timeout(&done, 10 * HZ)) {
+		dmaengine_terminate_sync(imp.chan);
+		return -ETIMEDOUT;
+	}
+	return dmaengine_tx_status(imp.chan, cookie, &state) == DMA_COMPLETE ?
+	       0 : -EIO;
 }
 
 /* The pattern into the mapping, through the channel; under cmd_lock. */
