@@ -263,7 +263,7 @@ static int scif_dmabuf_map_remote(struct scif_dmabuf *s,
 	int err;
 
 	m->pds = scif_kvcalloc(s->nr_segs, sizeof(*m->pds),
-			       GFP_KERNEL_ACCOUNT);
+			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!m->pds)
 		return -ENOMEM;
 	for_each_sgtable_sg(&m->sgt, sg, i) {
@@ -443,7 +443,7 @@ static struct page **scif_dmabuf_pages(struct scif_dmabuf *s)
 	struct page **pages;
 
 	pages = scif_kvmalloc_array(s->len >> PAGE_SHIFT, sizeof(*pages),
-				    GFP_KERNEL_ACCOUNT);
+				    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pages)
 		return NULL;
 	for (i = 0; i < s->nr_segs; i++)
@@ -554,13 +554,15 @@ static int scif_dmabuf_segs(struct scif_dmabuf *s, u64 off)
 	u64 done, cut;
 
 	n = scif_devdma_walk(&s->dd, off, s->len, NULL);
-	pieces = scif_kvcalloc(n, sizeof(*pieces), GFP_KERNEL_ACCOUNT);
+	pieces = scif_kvcalloc(n, sizeof(*pieces),
+			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pieces)
 		return -ENOMEM;
 	scif_devdma_walk(&s->dd, off, s->len, pieces);
 	for (i = 0; i < n; i++)
 		nr += DIV_ROUND_UP(pieces[i].len, SCIF_DMABUF_SEG_MAX);
-	s->segs = scif_kvcalloc(nr, sizeof(*s->segs), GFP_KERNEL_ACCOUNT);
+	s->segs = scif_kvcalloc(nr, sizeof(*s->segs),
+				GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!s->segs) {
 		kvfree(pieces);
 		return -ENOMEM;

@@ -238,6 +238,25 @@ static long imp_state(const char *key)
 	return p ? atol(p + strlen(key) + 1) : -1;
 }
 
+/* A 64-bit field of the importer's state, or 0. */
+static uint64_t imp_state_u64(const char *key)
+{
+	char buf[128], *p;
+	ssize_t n;
+	int fd;
+
+	fd = open(STATE, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, key);
+	return p ? strtoull(p + strlen(key) + 1, NULL, 10) : 0;
+}
+
 /* Wait up to 5 s for the importer's move_notify count to reach @n. */
 static bool moves_reach(long n)
 {
@@ -429,6 +448,18 @@ static void t_import(void)
 	       expect(r == 0, "copy %d", r) &&
 	       expect(ipat_differs(lmem, WLEN, 21) < 0, "differs at %ld",
 		      ipat_differs(lmem, WLEN, 21)));
+	r = imp("vmap");
+	{
+		uint64_t head;
+
+		memcpy(&head, lmem, sizeof(head));
+		result("vmap_local_bytes",
+		       expect(r == 0, "vmap %d", r) &&
+		       expect((uint64_t)imp_state_u64("vhead") == head,
+			      "vhead %llx, window %llx",
+			      (unsigned long long)imp_state_u64("vhead"),
+			      (unsigned long long)head));
+	}
 	imp("release");
 	r = imp("static %d", fd);
 	result("static_attach_local_allowed", expect(r == 0, "static %d", r));

@@ -21,8 +21,10 @@
  *   static FD         a static attachment of FD, detached at once
  *   nop2p FD          a dynamic attachment without allow_peer2peer,
  *                     detached at once
+ *   vmap              the imported dma-buf's kernel mapping: its first
+ *                     8 bytes are kept (state's vhead), then vunmap
  *
- * <debugfs>/scif_dmabuf_import/state: "moves N mapped M segs S".
+ * <debugfs>/scif_dmabuf_import/state: "moves N mapped M segs S vhead H".
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -33,6 +35,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/dmaengine.h>
+#include <linux/iosys-map.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -42,6 +45,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 
 MODULE_IMPORT_NS(DMA_BUF);
 
@@ -57,6 +61,7 @@ MODULE_IMPORT_NS(DMA_BUF);
  * @att: its attachment
  * @sgt: its mapping, or NULL; under @buf's reservation lock
  * @lazy: move_notify does not unmap
+ * @vhead: the first 8 bytes the last vmap command read
  * @moves: move_notify calls, ever
  */
 struct imp {
@@ -68,6 +73,7 @@ struct imp {
 	struct dma_buf_attachment *att;
 	struct sg_table *sgt;
 	bool lazy;
+	u64 vhead;
 	atomic_t moves;
 };
 
@@ -262,6 +268,31 @@ unlock:
 	return err;
 }
 
+/* The kernel mapping of the dma-buf; under cmd_lock. */
+static int imp_vmap(void)
+{
+	struct iosys_map map;
+	int err;
+
+	if (!imp.buf)
+		return -ENOENT;
+	/* 6.2 made dma_buf_vmap() the caller's to lock. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	err = dma_buf_vmap_unlocked(imp.buf, &map);
+#else
+	err = dma_buf_vmap(imp.buf, &map);
+#endif
+	if (err)
+		return err;
+	iosys_map_memcpy_from(&imp.vhead, &map, 0, sizeof(imp.vhead));
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	dma_buf_vunmap_unlocked(imp.buf, &map);
+#else
+	dma_buf_vunmap(imp.buf, &map);
+#endif
+	return 0;
+}
+
 static ssize_t imp_ctl_write(struct file *f, const char __user *ubuf,
 			     size_t len, loff_t *ppos)
 {
@@ -289,6 +320,8 @@ static ssize_t imp_ctl_write(struct file *f, const char __user *ubuf,
 		err = imp_try_attach(arg, false);
 	else if (!strcmp(cmd, "nop2p"))
 		err = imp_try_attach(arg, true);
+	else if (!strcmp(cmd, "vmap"))
+		err = imp_vmap();
 	else
 		err = -EINVAL;
 	mutex_unlock(&imp.cmd_lock);
@@ -304,8 +337,10 @@ static int imp_state_show(struct seq_file *s, void *unused)
 {
 	unsigned int segs = 0;
 	bool mapped = false;
+	u64 vhead;
 
 	mutex_lock(&imp.cmd_lock);
+	vhead = imp.vhead;
 	if (imp.buf) {
 		dma_resv_lock(imp.buf->resv, NULL);
 		mapped = imp.sgt;
@@ -313,8 +348,8 @@ static int imp_state_show(struct seq_file *s, void *unused)
 		dma_resv_unlock(imp.buf->resv);
 	}
 	mutex_unlock(&imp.cmd_lock);
-	seq_printf(s, "moves %d mapped %d segs %u\n", atomic_read(&imp.moves),
-		   mapped, segs);
+	seq_printf(s, "moves %d mapped %d segs %u vhead %llu\n",
+		   atomic_read(&imp.moves), mapped, segs, vhead);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(imp_state);
