@@ -104,6 +104,7 @@ void scif_devdma_epd_init(struct scif_endpt *ep)
 	mutex_init(&ep->devdma.lock);
 	INIT_LIST_HEAD(&ep->devdma.maps);
 	ep->devdma.unlinked = 0;
+	atomic_set(&ep->devdma.nr_files, 0);
 	atomic_set(&ep->devdma.dmabufs, 0);
 }
 
@@ -155,14 +156,19 @@ static void scif_devdma_unlink(struct scif_devdma *d,
  * scif_devdma_drop() - let go of a device mapping's windows
  * @d: the mapping, off its endpoint's list or never on it
  *
- * The kind calls it once no device can use the range any more.
- * Dropping twice does nothing.
+ * The kind calls it once no device can use the range any more; for a
+ * remote range the peer's node is no longer held for it (its aperture
+ * opens again, and its next life may come, once none is).  Dropping
+ * twice does nothing.
  *
  * Context: process context; no SCIF lock held.
  */
 void scif_devdma_drop(struct scif_devdma *d)
 {
 	scif_window_range_put(&d->wins);
+	if (d->node)
+		scif_node_hold_put(d->node);
+	d->node = NULL;
 }
 
 /* The revocation: the kind's, then the mapping leaves the list. */
@@ -350,10 +356,19 @@ unsigned long scif_devdma_walk(const struct scif_devdma *d, u64 off, u64 len,
 	return n;
 }
 
-/* List @arg (a struct scif_devdma) on its endpoint; under rma.lock. */
+/*
+ * List @arg (a struct scif_devdma) on its endpoint and count a remote
+ * range on the peer's node; under rma.lock, with the windows just held
+ * (so the node is in the life they belong to).
+ */
 static void scif_devdma_list(void *arg)
 {
 	struct scif_devdma *d = arg;
+
+	if (d->remote) {
+		d->node = d->ep->node;
+		scif_node_hold_get(d->node);
+	}
 
 	mutex_lock(&d->ep->devdma.lock);
 	d->state = SCIF_DEVDMA_MAKING;
@@ -725,6 +740,23 @@ void scif_dma_unmap(struct scif_dma_map *map)
 	scif_devdma_map_free(m);
 }
 EXPORT_SYMBOL_GPL(scif_dma_unmap);
+
+/**
+ * scif_devdma_queue_delayed() - run a device mapping's delayed work on
+ *	the revocation workqueue
+ * @dw: the work, embedded in an object that lives until it ran
+ * @delay: jiffies
+ *
+ * The module's exit destroys the workqueue, after the last such work
+ * ran: a work that drops the last reference to the module is done
+ * before the module goes.
+ *
+ * Context: any context.
+ */
+void scif_devdma_queue_delayed(struct delayed_work *dw, unsigned long delay)
+{
+	queue_delayed_work(scif_devdma_wq, dw, delay);
+}
 
 /**
  * scif_devdma_init() - start the revocation workqueue

@@ -16,6 +16,7 @@
 
 struct scif_devdma;
 struct scif_endpt;
+struct scif_node;
 struct scif_pdmap;
 
 enum scif_devdma_state {
@@ -48,6 +49,8 @@ struct scif_devdma_ops {
  * @why: why it was revoked (-ENXIO, -ECONNRESET, -ENODEV)
  * @remote: a range of the peer's windows, else of the endpoint's
  * @wins: the windows of the range, held until scif_devdma_drop()
+ * @node: for a remote range, the peer's node, counted
+ *	(scif_node_hold_get()) until scif_devdma_drop()
  *
  * @state and @link are under the endpoint's devdma.lock; @why is
  * written under it before the work is queued; the rest is set by
@@ -63,6 +66,7 @@ struct scif_devdma {
 	int why;
 	bool remote;
 	struct scif_win_range wins;
+	struct scif_node *node;
 };
 
 int scif_devdma_init(void);
@@ -78,6 +82,7 @@ int scif_devdma_live(struct scif_devdma *d);
 void scif_devdma_cancel(struct scif_devdma *d);
 bool scif_devdma_end(struct scif_devdma *d);
 void scif_devdma_drop(struct scif_devdma *d);
+void scif_devdma_queue_delayed(struct delayed_work *dw, unsigned long delay);
 unsigned long scif_devdma_walk(const struct scif_devdma *d, u64 off, u64 len,
 			       struct scif_pdmap *pieces);
 

@@ -160,7 +160,11 @@ enum scif_epd_state {
  * @remote: the peer's windows, by page number
  * @nr_windows: windows in @local (changed under @lock, read without it)
  * @nr_rwindows: remote windows not yet released (in the tree or held
- *	by an RMA); teardown waits for it to reach 0
+ *	by an RMA, a mapping or a device mapping)
+ * @nr_devheld: those of them held by device mappings (their dev_refs not
+ *	0); teardown waits until every window not yet released is one of
+ *	these, which their holders (device-map files, dma-bufs) release
+ *	later
  * @nr_rruns: runs of those windows (charged against max_remote_runs_per_ep
  *	before the REGISTER is read, uncharged as the window is released)
  * @kernel_windows: a window over kernel memory (SCIF_MAP_KERNEL) was
@@ -213,6 +217,7 @@ struct scif_epd_rma {
 	struct maple_tree remote;
 	atomic_t nr_windows;
 	atomic_t nr_rwindows;
+	atomic_t nr_devheld;
 	atomic_long_t nr_rruns;
 	bool kernel_windows;
 
@@ -273,6 +278,8 @@ struct scif_epd_mmap {
  *	mapping leaves the list once revoked or unmapped (ep->wq is woken)
  * @unlinked: mappings that left @maps, ever (under @lock; read with
  *	READ_ONCE by waiters on ep->wq)
+ * @nr_files: device-map files of the endpoint not yet done lingering
+ *	(scif_devmap.c; atomic, bounded by max_devmaps_per_ep)
  * @dmabufs: dma-bufs exported over the endpoint's or its peer's windows
  *	and not yet released (scif_dmabuf.c; atomic, no lock)
  */
@@ -281,6 +288,7 @@ struct scif_epd_devdma {
 	struct mutex lock;
 	struct list_head maps;
 	unsigned long unlinked;
+	atomic_t nr_files;
 	atomic_t dmabufs;
 };
 

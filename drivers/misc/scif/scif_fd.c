@@ -27,6 +27,7 @@
 
 #include "scif_conn.h"
 #include "scif_devices.h"
+#include "scif_devmap.h"
 #include "scif_dmabuf.h"
 #include "scif_epd.h"
 #include "scif_fault.h"
@@ -393,6 +394,27 @@ static long scif_fd_ioctl_fp_open(struct scif_endpt *ep,
 	return 0;
 }
 
+/* SCIF_DEVMAP_OPEN: a device-map file of a range of the peer's windows. */
+static long scif_fd_ioctl_devmap(struct file *epf, struct scif_endpt *ep,
+				 struct scifioctl_devmap __user *uarg)
+{
+	struct scifioctl_devmap req;
+	struct file *f;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	f = scif_devmap_open(epf, ep, &req);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	if (put_user(req.fd, &uarg->fd)) {
+		fput(f);
+		put_unused_fd(req.fd);
+		return -EFAULT;
+	}
+	fd_install(req.fd, f);
+	return 0;
+}
+
 /* SCIF_DEV_LIST: up to req.max entries, counted before they are copied. */
 static long scif_fd_ioctl_dev_list(struct scifioctl_dev_list __user *uarg)
 {
@@ -549,6 +571,8 @@ static long scif_fd_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return scif_fd_ioctl_fence_signal(ep, uarg);
 	case SCIF_FP_OPEN:
 		return scif_fd_ioctl_fp_open(ep, uarg);
+	case SCIF_DEVMAP_OPEN:
+		return scif_fd_ioctl_devmap(f, ep, uarg);
 	case SCIF_DMABUF_EXPORT:
 		return scif_dmabuf_ioctl(ep, uarg);
 	case SCIF_DEV_LIST:

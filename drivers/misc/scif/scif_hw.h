@@ -105,6 +105,16 @@ struct scif_hw_dev;
  *	each successful @peer_dma_map gets exactly one, at the latest from
  *	scif_hw_node_down() for the node.  May sleep; must not call back
  *	into the core.  Mandatory with @peer_dma_map.
+ * @close_aperture: make the node's memory unreachable to every local
+ *	device (@closed true), or reachable again (false): the core closes
+ *	it when a node goes down while devices may still hold addresses of
+ *	it (device-map files, dma-bufs, Documentation/scif/devices.rst "When
+ *	the peer goes"), and opens it once the last such mapping is
+ *	released; the bus need not look for the node's next life meanwhile.
+ *	Called after scif_hw_node_down() for the node began, under the
+ *	node's lmap_lock; must not call back into the core.  May sleep.
+ *	Optional: without it, processes may not map the node's memory for
+ *	devices (SCIF_DEVMAP_OPEN fails with -EOPNOTSUPP).
  * @self_moved: mandatory for a bus registered with self
  *	SCIF_HW_SELF_ANY, unused otherwise: this node's id changed from @old
  *	to @self (once, when a bus that knows the id registers); the bus
@@ -135,6 +145,7 @@ struct scif_hw_ops {
 	void (*peer_dma_unmap)(struct scif_hw_dev *hw, struct device *dev,
 			       u64 addr, dma_addr_t dma, size_t len,
 			       enum dma_data_direction dir);
+	void (*close_aperture)(struct scif_hw_dev *hw, u16 node, bool closed);
 	int (*self_moved)(struct scif_hw_dev *hw, u16 old, u16 self);
 };
 

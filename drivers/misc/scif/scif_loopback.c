@@ -151,6 +151,16 @@ static void scif_loopback_ring(struct scif_hw_dev *hw, void *ctx)
 	scif_hw_doorbell(hw, READ_ONCE(lb->node));
 }
 
+/*
+ * Nothing to close: the "peer" memory devices reach through loopback is
+ * this node's own, and its life is the module's, which device mappings
+ * (files holding /dev/scif) outlive never.
+ */
+static void scif_loopback_close_aperture(struct scif_hw_dev *hw, u16 node,
+					 bool closed)
+{
+}
+
 /* This node's id was fixed by another bus: the node moves with it. */
 static int scif_loopback_self_moved(struct scif_hw_dev *hw, u16 old, u16 self)
 {
@@ -172,6 +182,7 @@ static const struct scif_hw_ops scif_loopback_ops = {
 	.ring = scif_loopback_ring,
 	.peer_dma_map = scif_loopback_peer_dma_map,
 	.peer_dma_unmap = scif_loopback_peer_dma_unmap,
+	.close_aperture = scif_loopback_close_aperture,
 	.self_moved = scif_loopback_self_moved,
 };
 

@@ -842,6 +842,66 @@ void scif_node_peer_dma_unmap(struct scif_pdmap *pd)
  * The node goes: unmap what is left mapped for it, and refuse mappings
  * from now on.  Its bus context stays valid until this returns.
  */
+/**
+ * scif_node_hold_get() - count a device mapping of a node's windows
+ * @node: the node, online: the caller holds a window of its current
+ *	life, under the endpoint's rma.lock
+ *
+ * Until the matching scif_node_hold_put(), a going of the node closes its
+ * aperture and keeps its next life out (Documentation/scif/devices.rst,
+ * "When the peer goes").
+ *
+ * Context: process context; takes the node's lmap_lock.
+ */
+void scif_node_hold_get(struct scif_node *node)
+{
+	mutex_lock(&node->lmap_lock);
+	node->held_maps++;
+	mutex_unlock(&node->lmap_lock);
+}
+
+/**
+ * scif_node_hold_put() - a device mapping of a node's windows is released
+ * @node: the node
+ *
+ * The last one opens the aperture again if the node's going closed it.
+ *
+ * Context: process context; takes the node's lmap_lock.
+ */
+void scif_node_hold_put(struct scif_node *node)
+{
+	struct scif_hw_dev *hw;
+
+	mutex_lock(&node->lmap_lock);
+	if (!WARN_ON_ONCE(!node->held_maps) && !--node->held_maps) {
+		hw = node->ap_hw;
+		node->ap_hw = NULL;
+		if (hw) {
+			hw->ops->close_aperture(hw, node->id, false);
+			pr_info("node %u: aperture open again (device mappings released)\n",
+				node->id);
+		}
+	}
+	mutex_unlock(&node->lmap_lock);
+}
+
+/**
+ * scif_node_can_close() - whether a node's bus can close its aperture
+ * @node: the node
+ *
+ * Context: process context; takes the node's lmap_lock.
+ * Return: true if the bus that reaches it now has close_aperture.
+ */
+bool scif_node_can_close(struct scif_node *node)
+{
+	bool can;
+
+	mutex_lock(&node->lmap_lock);
+	can = node->lmap_hw && node->lmap_hw->ops->close_aperture;
+	mutex_unlock(&node->lmap_lock);
+	return can;
+}
+
 static void scif_node_drop_lmaps(struct scif_node *n)
 {
 	struct scif_pdmap *pd, *ptmp;
@@ -853,6 +913,14 @@ static void scif_node_drop_lmaps(struct scif_node *n)
 			scif_lmap_drop(n, lm);
 		list_for_each_entry_safe(pd, ptmp, &n->pdmaps, link)
 			scif_pdmap_drop(n, pd);
+		/* Devices may still hold addresses of this life: close. */
+		if (n->held_maps && n->lmap_hw->ops->close_aperture &&
+		    !n->ap_hw) {
+			n->ap_hw = n->lmap_hw;
+			n->ap_hw->ops->close_aperture(n->ap_hw, n->id, true);
+			pr_info("node %u: aperture closed while %u device mappings of it remain\n",
+				n->id, n->held_maps);
+		}
 	}
 	n->lmap_hw = NULL;
 	n->lmap_ctx = NULL;
@@ -1101,6 +1169,19 @@ int scif_hw_node_up(struct scif_hw_dev *hw, u16 node, void *ctx)
 		err = -EBUSY;
 		goto out;
 	}
+	/*
+	 * Devices may still hold addresses of its last life: it waits.  A
+	 * bus that came (back) since that life closes its aperture now.
+	 */
+	mutex_lock(&n->lmap_lock);
+	err = !n->hw && n->held_maps ? -EAGAIN : 0;
+	if (err && !n->ap_hw && hw->ops->close_aperture) {
+		n->ap_hw = hw;
+		hw->ops->close_aperture(hw, node, true);
+	}
+	mutex_unlock(&n->lmap_lock);
+	if (err)
+		goto out;
 	if (!n->hw) {
 		WRITE_ONCE(n->heartbeat, 0);
 		WRITE_ONCE(n->hw_ctx, ctx);
@@ -1171,15 +1252,23 @@ EXPORT_SYMBOL_GPL(scif_hw_node_heartbeat);
  * @node: the node
  *
  * Context: process context, with scif_info.node_lock held.
- * Return: "absent", "joining", "online" or "failed".
+ * Return: "absent", "joining", "online", "failed" or "held" (gone, but
+ * devices may still hold addresses of it: its next life waits).
  */
 const char *scif_node_state_name(struct scif_node *node)
 {
+	unsigned int held;
+
 	lockdep_assert_held(&scif_info.node_lock);
 	if (node->failed)
 		return "failed";
 	if (node->online)
 		return "online";
+	mutex_lock(&node->lmap_lock);
+	held = node->held_maps;
+	mutex_unlock(&node->lmap_lock);
+	if (!node->hw && held)
+		return "held";
 	return node->hw ? "joining" : "absent";
 }
 
@@ -1550,11 +1639,19 @@ EXPORT_SYMBOL_GPL(scif_hw_register);
  */
 void scif_hw_unregister(struct scif_hw_dev *hw)
 {
+	struct scif_node *n;
 	u16 id;
 
-	for (id = 0; id < SCIF_MAX_NODES; id++)
-		if (READ_ONCE(scif_info.nodes[id].hw) == hw)
+	for (id = 0; id < SCIF_MAX_NODES; id++) {
+		n = &scif_info.nodes[id];
+		if (READ_ONCE(n->hw) == hw)
 			scif_hw_node_down(hw, id);
+		/* An aperture it closed is its business once it goes. */
+		mutex_lock(&n->lmap_lock);
+		if (n->ap_hw == hw)
+			n->ap_hw = NULL;
+		mutex_unlock(&n->lmap_lock);
+	}
 	mutex_lock(&scif_bus_lock);
 	list_del_init(&hw->list);
 	mutex_unlock(&scif_bus_lock);

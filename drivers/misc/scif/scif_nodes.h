@@ -129,10 +129,10 @@ struct scif_stats {
  * @hw: the bus that reaches it; NULL while the node is absent
  * @hw_ctx: the bus's context for it (given to scif_hw_node_up()),
  *	handed back to every per-node operation; valid while @hw is set
- * @lmap_lock: protects @lmaps, @pdmaps, @lmap_hw, @lmap_ctx and the
- *	structs scif_lmap and scif_pdmap on @lmaps and @pdmaps; innermost
- *	(only the bus's map_local, unmap_local, peer_dma_map and
- *	peer_dma_unmap run under it)
+ * @lmap_lock: protects @lmaps, @pdmaps, @lmap_hw, @lmap_ctx, @held_maps,
+ *	@ap_hw and the structs scif_lmap and scif_pdmap on @lmaps and
+ *	@pdmaps; innermost (only the bus's map_local, unmap_local,
+ *	peer_dma_map, peer_dma_unmap and close_aperture run under it)
  * @lmaps: local memory mapped for the node (struct scif_lmap)
  * @pdmaps: the node's memory mapped for local devices (struct
  *	scif_pdmap, scif_devdma.c's)
@@ -140,6 +140,12 @@ struct scif_stats {
  *	scif_hw_node_up(), cleared once @lmaps and @pdmaps are emptied at
  *	node down
  * @lmap_ctx: the bus's context for the node, with @lmap_hw
+ * @held_maps: device mappings of the node's windows not yet released
+ *	(scif_node_hold_get()); while not 0 after the node went down, its
+ *	next life waits (scif_hw_node_up() answers -EAGAIN)
+ * @ap_hw: the bus that closed the node's aperture (close_aperture) at
+ *	node down because @held_maps was not 0; it is opened again when
+ *	@held_maps drops to 0, or forgotten if the bus unregisters first
  * @online: true while messages can be exchanged with it
  * @peer: what clients' probe/remove callbacks are given
  * @rb: the node queue pair
@@ -200,12 +206,14 @@ struct scif_node {
 	bool online;
 	struct scif_peer_dev peer;
 
-	/* lmap_lock protects lmaps, pdmaps, lmap_hw, lmap_ctx */
+	/* lmap_lock protects lmaps, pdmaps, lmap_hw, lmap_ctx, held_maps, ap_hw */
 	struct mutex lmap_lock;
 	struct list_head lmaps;
 	struct list_head pdmaps;
 	struct scif_hw_dev *lmap_hw;
 	void *lmap_ctx;
+	unsigned int held_maps;
+	struct scif_hw_dev *ap_hw;
 
 	struct scif_rb rb;
 	/* tx_mutex serialises writers of rb's transmit side */
@@ -306,6 +314,9 @@ int scif_node_peer_dma_map(struct scif_node *node, struct scif_pdmap *pd,
 			   struct device *dev, u64 addr, size_t len,
 			   enum dma_data_direction dir);
 void scif_node_peer_dma_unmap(struct scif_pdmap *pd);
+void scif_node_hold_get(struct scif_node *node);
+void scif_node_hold_put(struct scif_node *node);
+bool scif_node_can_close(struct scif_node *node);
 int scif_node_map_area(struct scif_node *node, struct scif_rb *rb, u64 *addr);
 int scif_node_area_get(struct scif_node *node, struct scif_rb *rb,
 		       u32 rx_size, gfp_t gfp);

@@ -204,7 +204,7 @@ struct scif_window {
 /**
  * struct scif_rwindow - a window of the peer's registered address space
  * @ref: see the notes at the top
- * @ep: the endpoint it belongs to (no reference: torn down before it goes)
+ * @ep: the endpoint it belongs to, with a reference
  * @node: the peer's node
  * @id: the peer's name for it
  * @offset: first byte in the peer's registered address space
@@ -218,8 +218,12 @@ struct scif_window {
  * @link: on a private list while being torn down
  * @nr_runs: entries in @runs
  * @runs: the runs, as the peer sent them, each mapped (kvmalloc'd)
+ * @dev_refs: references held by device mappings (scif_window_range_hold()
+ *	with SCIF_RANGE_MAPPED), atomic; while not 0 the window counts in
+ *	its endpoint's rma.nr_devheld
  *
- * Immutable once in the tree, but for @ack_on_release (rma.lock).
+ * Immutable once in the tree, but for @ack_on_release (rma.lock) and
+ * @dev_refs.
  */
 struct scif_rwindow {
 	struct kref ref;
@@ -235,6 +239,7 @@ struct scif_rwindow {
 	struct list_head link;
 	unsigned long nr_runs;
 	struct scif_run *runs;
+	atomic_t dev_refs;
 };
 
 struct scif_rma_cache;
@@ -292,11 +297,13 @@ int scif_window_conn_err(struct scif_endpt *ep);
  * @lws: this endpoint's windows, for a local range; else NULL
  * @rws: the peer's windows, for a remote range; else NULL
  * @nr_wins: entries in @lws or @rws
+ * @dev: held for a device (SCIF_RANGE_MAPPED): counted in @rws' dev_refs
  */
 struct scif_win_range {
 	struct scif_window **lws;
 	struct scif_rwindow **rws;
 	unsigned long nr_wins;
+	bool dev;
 };
 
 /* scif_window_range_hold() flags */

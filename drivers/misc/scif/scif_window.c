@@ -267,6 +267,7 @@ void scif_window_epd_init(struct scif_endpt *ep)
 	mt_init_flags(&ep->rma.remote, 0);
 	atomic_set(&ep->rma.nr_windows, 0);
 	atomic_set(&ep->rma.nr_rwindows, 0);
+	atomic_set(&ep->rma.nr_devheld, 0);
 	atomic_long_set(&ep->rma.nr_rruns, 0);
 }
 
@@ -331,6 +332,15 @@ static int scif_window_range_at(struct scif_endpt *ep, unsigned long pg,
 	return 0;
 }
 
+/* Reference @rw for a range (@dev: for a device); under rma.lock. */
+static void scif_window_range_get_remote(struct scif_endpt *ep,
+					 struct scif_rwindow *rw, bool dev)
+{
+	kref_get(&rw->ref);
+	if (dev && atomic_inc_return(&rw->dev_refs) == 1)
+		atomic_inc(&ep->rma.nr_devheld);
+}
+
 /**
  * scif_window_range_hold() - reference the windows of a registered range
  * @ep: the endpoint
@@ -375,10 +385,11 @@ int scif_window_range_hold(struct scif_endpt *ep, struct scif_win_range *r,
 	arr = scif_kvmalloc_array(nr, sizeof(*arr), GFP_KERNEL_ACCOUNT);
 	if (!arr)
 		goto out;
+	r->dev = (flags & SCIF_RANGE_MAPPED) && (flags & SCIF_RANGE_REMOTE);
 	for (pg = off >> PAGE_SHIFT, i = 0; i < nr; i++) {
 		scif_window_range_at(ep, pg, prot, flags, &arr[i], &pg);
 		if (flags & SCIF_RANGE_REMOTE)
-			kref_get(&((struct scif_rwindow *)arr[i])->ref);
+			scif_window_range_get_remote(ep, arr[i], r->dev);
 		else
 			kref_get(&((struct scif_window *)arr[i])->ref);
 	}
@@ -402,12 +413,20 @@ out:
  */
 void scif_window_range_put(struct scif_win_range *r)
 {
+	struct scif_rwindow *rw;
 	unsigned long i;
 
 	for (i = 0; r->lws && i < r->nr_wins; i++)
 		scif_window_put(r->lws[i]);
-	for (i = 0; r->rws && i < r->nr_wins; i++)
-		scif_rwindow_put(r->rws[i]);
+	for (i = 0; r->rws && i < r->nr_wins; i++) {
+		rw = r->rws[i];
+		/* The endpoint's teardown may wait for this. */
+		if (r->dev && atomic_dec_and_test(&rw->dev_refs)) {
+			atomic_dec(&rw->ep->rma.nr_devheld);
+			wake_up_all(&rw->ep->wq);
+		}
+		scif_rwindow_put(rw);
+	}
 	kvfree(r->lws);
 	kvfree(r->rws);
 	r->lws = NULL;
@@ -1427,8 +1446,11 @@ void scif_window_handle_msg(struct scif_node *node, const struct scif_msg *msg,
  *	longer touches them)
  * @err: what a registrant still waiting is told
  *
- * Waits until no RMA uses the peer's windows any more: after this, the
- * endpoint does not touch the peer's memory.
+ * Waits until no RMA or mapping uses the peer's windows any more: after
+ * this, the endpoint does not touch the peer's memory.  Windows held by
+ * device mappings (device-map files, dma-bufs: revoked by now) are not
+ * waited for: their holders let go of them later, and their pages stay
+ * the windows' meanwhile (scif_node_hold_get()).
  *
  * Context: process context; not under any endpoint lock but ctl_mutex.
  */
@@ -1460,7 +1482,9 @@ void scif_window_epd_teardown(struct scif_endpt *ep, bool local, int err)
 	}
 	list_for_each_entry_safe(w, wtmp, &wins, dead)
 		scif_window_put(w);
-	wait_event(ep->wq, !atomic_read(&ep->rma.nr_rwindows));
+	/* Device mappings keep theirs until their holders let go. */
+	wait_event(ep->wq, atomic_read(&ep->rma.nr_rwindows) ==
+		   atomic_read(&ep->rma.nr_devheld));
 }
 
 /**

@@ -425,6 +425,40 @@ struct scifioctl_reg_pci {
 	__s64 out_offset;
 };
 
+/**
+ * struct scifioctl_devmap - SCIF_DEVMAP_OPEN argument
+ * @offset: in: start of the range in the peer's registered address
+ *	space, page aligned
+ * @len: in: length, a non-zero multiple of the page size
+ * @prot: in: SCIF_PROT_READ and/or SCIF_PROT_WRITE
+ * @flags: in: 0
+ * @fd: out: the device-map file (close-on-exec)
+ * @reserved: 0
+ *
+ * Needs CAP_SYS_RAWIO.  See Documentation/scif/devices.rst.
+ */
+struct scifioctl_devmap {
+	__s64 offset;
+	__u64 len;
+	__s32 prot;
+	__u32 flags;
+	__s32 fd;
+	__u32 reserved;
+};
+
+/**
+ * struct scifioctl_devmap_status - SCIF_DEVMAP_STATUS argument (on a
+ *	device-map file)
+ * @state: out: 0 live, 1 revoked
+ * @why: out: once revoked, a positive errno: ENXIO (the peer unregistered
+ *	a window of the range), ECONNRESET (the connection ended) or ENODEV
+ *	(the node was lost); else 0
+ */
+struct scifioctl_devmap_status {
+	__s32 state;
+	__s32 why;
+};
+
 /* scifioctl_dmabuf.flags */
 #define SCIF_DMABUF_REMOTE	1	/* a range of the peer's windows */
 
@@ -476,6 +510,8 @@ struct scifioctl_dmabuf {
 #define SCIF_FP_OPEN		_IOWR('s', 32, struct scifioctl_fp)
 #define SCIF_FP_NOTIFY		_IOW('s', 33, __s32)
 /* Extensions: devices across the fabric (not in the original driver). */
+#define SCIF_DEVMAP_OPEN	_IOWR('s', 34, struct scifioctl_devmap)
+#define SCIF_DEVMAP_STATUS	_IOR('s', 35, struct scifioctl_devmap_status)
 /* A dma-buf over a range of windows. */
 #define SCIF_DMABUF_EXPORT	_IOWR('s', 36, struct scifioctl_dmabuf)
 #define SCIF_DEV_LIST		_IOWR('s', 37, struct scifioctl_dev_list)

@@ -213,6 +213,9 @@ struct scif_iv;
  *	(scif_iv_held_out()), so that it sees that 0 before our next queue
  * @held_armed: that 0 was seen, and @held_hb read after it
  * @held_hb: its heartbeat, read just after our queue for it read 0
+ * @closed: the core closed its aperture (close_aperture): devices may
+ *	still hold addresses of its last life; it is not looked for
+ *	through the aperture until the core opens it again
  * @generation: the generation it was brought up with
  * @sig_addr: the signature address it was brought up with
  * @sig_value: the signature it was brought up with
@@ -224,7 +227,8 @@ struct scif_iv;
  *	address it gives is translated with
  *
  * Used by the heartbeat work only (and @ap, @qp by the bus operations
- * while the node is up).  It is the node's context for the core
+ * while the node is up; @closed is written by close_aperture, read with
+ * READ_ONCE).  It is the node's context for the core
  * (scif_hw_node_up()): the bus operations get it back.
  */
 struct scif_iv_peer {
@@ -239,6 +243,7 @@ struct scif_iv_peer {
 	bool held;
 	bool held_armed;
 	u64 held_hb;
+	bool closed;
 	u32 generation;
 	u64 sig_addr;
 	u64 sig_value;
@@ -496,12 +501,42 @@ static void scif_iv_ring(struct scif_hw_dev *hw, void *ctx)
 	       iv->regs + IVSHMEM_REG_DOORBELL);
 }
 
+/*
+ * Clearing Memory Space in the aperture's command register unmaps its
+ * BAR: QEMU then drops every access to it, a device's DMA included (the
+ * guarantee the core wants for a node whose last life devices may
+ * still write into).  Meanwhile the heartbeat work does not read
+ * through the aperture.
+ */
+static void scif_iv_close_aperture(struct scif_hw_dev *hw, u16 node,
+				   bool closed)
+{
+	struct scif_iv_peer *peer;
+	struct scif_iv_aperture *ap;
+	u16 cmd;
+
+	if (node >= SCIF_IV_MAX_NODES)
+		return;
+	peer = &to_iv(hw)->peers[node];
+	WRITE_ONCE(peer->closed, closed);
+	ap = READ_ONCE(peer->ap);
+	if (!ap)
+		return;
+	pci_read_config_word(ap->pdev, PCI_COMMAND, &cmd);
+	if (closed)
+		cmd &= ~PCI_COMMAND_MEMORY;
+	else
+		cmd |= PCI_COMMAND_MEMORY;
+	pci_write_config_word(ap->pdev, PCI_COMMAND, cmd);
+}
+
 static const struct scif_hw_ops scif_iv_ops = {
 	.map_peer = scif_iv_map_peer,
 	.unmap_peer = scif_iv_unmap_peer,
 	.peer_phys = scif_iv_peer_phys,
 	.peer_dma_map = scif_iv_peer_dma_map,
 	.peer_dma_unmap = scif_iv_peer_dma_unmap,
+	.close_aperture = scif_iv_close_aperture,
 	.map_local = scif_iv_map_local,
 	.unmap_local = scif_iv_unmap_local,
 	.publish_qp = scif_iv_publish_qp,
@@ -848,8 +883,10 @@ static void scif_iv_watch_peer(struct scif_iv *iv, u16 node)
 	peer->stale = false;
 	if (peer->held && !scif_iv_held_out(iv, node))
 		return;
+	if (READ_ONCE(peer->closed))
+		return;
 	if (!peer->ap)
-		peer->ap = scif_iv_find_aperture(slot, node);
+		WRITE_ONCE(peer->ap, scif_iv_find_aperture(slot, node));
 	if (!scif_iv_sig_at(peer->ap, &v.layout, node, v.generation,
 			    v.sig_addr, v.sig_value)) {
 		scif_iv_want_apertures(iv);

@@ -52,7 +52,8 @@ drv=$(readlink "$dev/driver")
 echo on > "$dev/power/control"
 echo 1 > "$dev/enable"
 echo "# $bdf bound to $want, enabled: $(cat "$dev/enable"), power $(cat "$dev/power_state" 2>/dev/null); $other for EBUSY"
-SCIF_DEVMEM_BDF=$bdf SCIF_DEVMEM_OTHER=$other "./${SCIF_DEVMEM_PROG:-scif_devmem_test}"
+# shellcheck disable=SC2086 # the program's arguments, one word each
+SCIF_DEVMEM_BDF=$bdf SCIF_DEVMEM_OTHER=$other "./${SCIF_DEVMEM_PROG:-scif_devmem_test}" $SCIF_DEVMEM_ARGS
 rc=$?
 echo 0 > "$dev/enable"
 [ -e "$dev/driver" ] && echo "$bdf" > "$dev/driver/unbind"

@@ -31,7 +31,12 @@
  *   cross_rma_into_cmb     the same with the other node of the cluster as
  *                          the writer (staged across the link);
  *   cross_read_from_peer_cmb  the other node's drive reads blocks into
- *                          its CMB; read from here with scif_vreadfrom().
+ *                          its CMB; read from here with scif_vreadfrom();
+ *   devmap_refusals, devmap_vfio_map, read_into_remote,
+ *   write_from_remote, revoke_unregister, devmap_release_unpins,
+ *   devmap_owner           the drive's DMA into and out of a RAM window of
+ *                          the other node through a device-map file
+ *                          (t_remote() says what each checks).
  * One TAP line per row; a failed row says what it saw.
  */
 #include <errno.h>
@@ -47,7 +52,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <linux/vfio.h>
 #include "scif.h"
 #include "scif_rows.h"
@@ -487,6 +494,8 @@ static void t_cmb(struct nvme *n, const char *bdf)
 	free(want);
 }
 
+static void t_remote(struct nvme *n, uint16_t self, uint16_t peer);
+
 /* ---- across nodes: the peer's RMA into this drive's CMB ---- */
 
 #define XPORT		2391
@@ -642,9 +651,513 @@ static void t_cross(struct nvme *n, const char *bdf)
 	pthread_join(tp, NULL);
 	result("cross_rma_into_cmb", expect(x.owner_ok, "%s", x.owner_why));
 	result("cross_read_from_peer_cmb", expect(x.peer_ok, "%s", x.peer_why));
+	t_remote(n, x.self, x.peer);
 }
 
-int main(void)
+/* ---- across nodes: the drive's DMA into the peer's window ---- */
+
+#define RPORT		2392
+#define R_LEN		(1024 * 1024UL)
+#define R_XFER		(256 * 1024UL)
+#define IOVA_REMOTE	0x40000000ULL
+#define LBA_R_READ	6144
+#define LBA_R_WRITE	24576
+
+struct remote {
+	struct nvme *n;
+	uint16_t self, peer;
+	bool ok[8];
+	char why[8][400];
+};
+
+enum { R_REFUSE, R_VFIO, R_READ, R_WRITE, R_REVOKE, R_RELEASE, R_OWNER };
+
+static const char *const r_rows[] = {
+	"devmap_refusals", "devmap_vfio_map", "read_into_remote",
+	"write_from_remote", "revoke_unregister", "devmap_release_unpins",
+	"devmap_owner",
+};
+
+/* This process's pinned pages (VmPin, kB), or -1. */
+static long vm_pin_kb(void)
+{
+	char line[128];
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * The counters of every copy this node's driver makes (by the CPU or its
+ * DMA engine, for RMA or for serving staged requests), and its RMA
+ * bytes with @peer, as one line.
+ */
+static void copy_counts(char *buf, size_t len, uint16_t self, uint16_t peer)
+{
+	char path[96];
+	long rb[2] = { -1, -1 };
+	uint16_t ids[2] = { self, peer };
+	FILE *f;
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path),
+			 "/sys/class/misc/scif/nodes/%u/rma_bytes", ids[i]);
+		f = fopen(path, "r");
+		if (f && fscanf(f, "%ld", &rb[i]) != 1)
+			rb[i] = -1;
+		if (f)
+			fclose(f);
+	}
+	snprintf(buf, len, "staged %ld dma %ld served %ld/%ld rma %ld/%ld",
+		 rma_stat("staged_bytes"), rma_stat("dma_bytes"),
+		 rma_stat("stage_served_dma"), rma_stat("stage_served_cpu"),
+		 rb[0], rb[1]);
+}
+
+/* Say why row @row failed: @fmt with @v. */
+static long rwhy(struct remote *r, int row, const char *fmt, long v)
+{
+	snprintf(r->why[row], sizeof(r->why[row]), fmt, v);
+	return v;
+}
+
+/*
+ * The owner of a RAM window the other node's drive reads into and writes
+ * from, through a device-map file; commands from the peer: 'r' check
+ * the pattern, 'w' fill, 'u' unregister, 'c' wait for the pages to be
+ * let go of.
+ */
+static void *remote_owner(void *arg)
+{
+	struct remote *r = arg;
+	long pin0 = vm_pin_kb(), res[3], t;
+	struct scif_port_id from;
+	int lep = scif_open(), epd = -1;
+	uint8_t *buf = NULL;
+	off_t off = -1;
+	char c;
+
+	r->ok[R_OWNER] = false;
+	if (posix_memalign((void **)&buf, PG, R_LEN) || lep < 0 ||
+	    scif_bind(lep, RPORT) < 0 || scif_listen(lep, 1) < 0 ||
+	    scif_accept(lep, &from, &epd, SCIF_ACCEPT_SYNC) < 0) {
+		rwhy(r, R_OWNER, "accept: errno %ld", errno);
+		goto out;
+	}
+	memset(buf, 0, R_LEN);
+	off = scif_register(epd, buf, R_LEN, 0,
+			    SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	if (off < 0 || !xfer(epd, &off, sizeof(off), true)) {
+		rwhy(r, R_OWNER, "scif_register: errno %ld", errno);
+		goto out;
+	}
+	while (xfer(epd, &c, 1, false)) {
+		res[0] = res[1] = res[2] = 0;
+		if (c == 'r') {
+			res[0] = off_pattern(buf, LBA_R_READ, R_XFER);
+		} else if (c == 'w') {
+			fill(buf + R_XFER, R_XFER, 50 + r->self);
+		} else if (c == 'u') {
+			t = (long)ms_now();
+			res[0] = scif_unregister(epd, off, R_LEN) ? errno : 0;
+			res[1] = (long)ms_now() - t;
+			res[2] = vm_pin_kb() - pin0;
+		} else if (c == 'c') {
+			/* devmap_linger_ms (1 s) after the peer's close. */
+			for (t = 0; t < 50 && vm_pin_kb() != pin0; t++)
+				usleep(100 * 1000);
+			res[0] = vm_pin_kb() - pin0;
+		}
+		if (!xfer(epd, res, sizeof(res), true) || c == 'c')
+			break;
+	}
+	r->ok[R_OWNER] = c == 'c';
+	rwhy(r, R_OWNER, "the peer's commands stopped (errno %ld)", errno);
+out:
+	if (epd >= 0)
+		scif_close(epd);
+	if (lep >= 0)
+		scif_close(lep);
+	free(buf);
+	return NULL;
+}
+
+/* Ask the owner @c; its three answers in @res. */
+static bool ask(int epd, char c, long *res)
+{
+	return xfer(epd, &c, 1, true) && xfer(epd, res, 3 * sizeof(long), false);
+}
+
+/* SCIF_DEVMAP_OPEN of @off, @len, @prot (@flags): the fd, or -errno. */
+static int devmap(int epd, off_t off, uint64_t len, int prot, uint32_t flags)
+{
+	struct scifioctl_devmap d = {
+		.offset = off, .len = len, .prot = prot, .flags = flags,
+	};
+
+	return ioctl(epd, SCIF_DEVMAP_OPEN, &d) < 0 ? -errno : d.fd;
+}
+
+/* The refusals: every errno the design names for a bad request. */
+static bool devmap_refusals(struct remote *r, int epd, off_t off)
+{
+	int rw = SCIF_PROT_READ | SCIF_PROT_WRITE, e[5], st = -1;
+	pid_t pid;
+
+	e[0] = devmap(epd, off + 1, PG, rw, 0);
+	e[1] = devmap(epd, off, 0, rw, 0);
+	e[2] = devmap(epd, off, PG, rw, 1);
+	e[3] = devmap(epd, off + R_LEN, PG, rw, 0);
+	e[4] = devmap(epd, off, PG, 0, 0);
+	pid = fork();
+	if (!pid)
+		_exit(setuid(65534) ? 1 :
+		      devmap(epd, off, PG, rw, 0) == -EPERM ? 0 : 2);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	snprintf(r->why[R_REFUSE], sizeof(r->why[0]),
+		 "%d %d %d %d %d (want -22 -22 -22 -6 -22), unprivileged %d",
+		 e[0], e[1], e[2], e[3], e[4], st);
+	return e[0] == -EINVAL && e[1] == -EINVAL && e[2] == -EINVAL &&
+	       e[3] == -ENXIO && e[4] == -EINVAL && WIFEXITED(st) &&
+	       !WEXITSTATUS(st);
+}
+
+/* mmap the device-map file; refusals first.  The mapping, or NULL. */
+static uint8_t *devmap_mmap(struct remote *r, int fd)
+{
+	int rw = PROT_READ | PROT_WRITE;
+	void *p, *q;
+
+	q = mmap(NULL, R_LEN + PG, rw, MAP_SHARED, fd, 0);
+	if (q != MAP_FAILED || errno != ENXIO) {
+		rwhy(r, R_VFIO, "mmap past the end: errno %ld", errno);
+		return NULL;
+	}
+	q = mmap(NULL, PG, rw, MAP_PRIVATE, fd, 0);
+	if (q != MAP_FAILED || errno != EINVAL) {
+		rwhy(r, R_VFIO, "MAP_PRIVATE: errno %ld", errno);
+		return NULL;
+	}
+	p = mmap(NULL, R_LEN, rw, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		rwhy(r, R_VFIO, "mmap: errno %ld", errno);
+		return NULL;
+	}
+	return p;
+}
+
+/* The drive reads blocks into the peer's window, then writes from it. */
+static void remote_rw(struct remote *r, int epd, uint8_t *p)
+{
+	char before[160], after[160] = "";
+	uint8_t *data = r->n->area + OFF_DATA, *want = malloc(R_XFER);
+	long res[3] = { -2 }, bad = -2, cpu;
+
+	copy_counts(before, sizeof(before), r->self, r->peer);
+	if (!nvme_rw(r->n, 0x02, LBA_R_READ, IOVA_REMOTE, R_XFER))
+		copy_counts(after, sizeof(after), r->self, r->peer);
+	if (ask(epd, 'r', res)) {
+		cpu = off_pattern(p, LBA_R_READ, R_XFER);
+		r->ok[R_READ] = res[0] == -1 && cpu == -1 &&
+				!strcmp(before, after);
+		snprintf(r->why[R_READ], sizeof(r->why[0]),
+			 "at the owner: word %ld off; through the mapping: %ld; copies %s -> %s",
+			 res[0], cpu, before, after);
+	}
+	if (!want || !ask(epd, 'w', res))
+		goto out;
+	fill(want, R_XFER, 50 + r->peer);
+	copy_counts(before, sizeof(before), r->self, r->peer);
+	if (!nvme_rw(r->n, 0x01, LBA_R_WRITE, IOVA_REMOTE + R_XFER, R_XFER)) {
+		copy_counts(after, sizeof(after), r->self, r->peer);
+		memset(data, 0, R_XFER);
+		if (!nvme_rw(r->n, 0x02, LBA_R_WRITE, IOVA_BASE + OFF_DATA,
+			     R_XFER))
+			bad = differs(want, data, R_XFER);
+	}
+	r->ok[R_WRITE] = bad == -1 && !strcmp(before, after);
+	snprintf(r->why[R_WRITE], sizeof(r->why[0]), "byte %ld differs; copies %s -> %s",
+		 bad, before, after);
+out:
+	free(want);
+}
+
+/* The owner unregisters: the file is revoked, the pages stay pinned. */
+static void remote_revoke(struct remote *r, int epd, int fd)
+{
+	struct scifioctl_devmap_status st = { -1, -1 };
+	struct pollfd pfd = { .fd = fd, .events = POLLPRI };
+	long res[3] = { -1 };
+	void *q;
+	int pr;
+
+	if (!ask(epd, 'u', res))
+		return;
+	pr = poll(&pfd, 1, 5000);
+	ioctl(fd, SCIF_DEVMAP_STATUS, &st);
+	q = mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, 0);
+	r->ok[R_REVOKE] = !res[0] && res[2] > 0 && pr == 1 &&
+			  (pfd.revents & (POLLPRI | POLLERR)) ==
+			  (POLLPRI | POLLERR) && st.state == 1 &&
+			  st.why == ENXIO && q == MAP_FAILED && errno == ENXIO;
+	snprintf(r->why[R_REVOKE], sizeof(r->why[0]),
+		 "unregister %ld in %ld ms, %ld kB still pinned; poll %d revents %#x; state %d why %d; mmap %s",
+		 res[0], res[1], res[2], pr, pfd.revents, st.state, st.why,
+		 q == MAP_FAILED ? "refused" : "allowed");
+}
+
+static void *remote_reader(void *arg)
+{
+	struct vfio_iommu_type1_dma_unmap um = { .argsz = sizeof(um) };
+	struct vfio_iommu_type1_dma_map m = { .argsz = sizeof(m) };
+	struct scif_port_id dst = { .port = RPORT };
+	struct remote *r = arg;
+	int epd = scif_open(), fd = -1, tries;
+	long res[3] = { -1 };
+	uint8_t *p = NULL;
+	off_t off = -1;
+
+	dst.node = r->peer;
+	for (tries = 0; epd >= 0 && tries < 300; tries++) {
+		if (scif_connect(epd, &dst) >= 0)
+			break;
+		usleep(100 * 1000);
+	}
+	if (epd < 0 || tries == 300 || !xfer(epd, &off, sizeof(off), false)) {
+		rwhy(r, R_REFUSE, "connect: errno %ld", errno);
+		goto out;
+	}
+	r->ok[R_REFUSE] = devmap_refusals(r, epd, off);
+	fd = devmap(epd, off, R_LEN, SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	if (fd < 0) {
+		rwhy(r, R_VFIO, "SCIF_DEVMAP_OPEN: %ld", fd);
+		goto out;
+	}
+	p = devmap_mmap(r, fd);
+	m.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
+	m.vaddr = (uintptr_t)p;
+	m.iova = IOVA_REMOTE;
+	m.size = R_LEN;
+	if (!p || ioctl(r->n->container, VFIO_IOMMU_MAP_DMA, &m) < 0) {
+		if (p)
+			rwhy(r, R_VFIO, "VFIO_IOMMU_MAP_DMA: errno %ld", errno);
+		goto out;
+	}
+	r->ok[R_VFIO] = true;
+	remote_rw(r, epd, p);
+	remote_revoke(r, epd, fd);
+	um.iova = IOVA_REMOTE;
+	um.size = R_LEN;
+	ioctl(r->n->container, VFIO_IOMMU_UNMAP_DMA, &um);
+	munmap(p, R_LEN);
+	p = NULL;
+	close(fd);
+	fd = -1;
+	if (ask(epd, 'c', res))
+		r->ok[R_RELEASE] = !res[0];
+	rwhy(r, R_RELEASE, "%ld kB still pinned at the owner 5 s after the close",
+	     res[0]);
+out:
+	if (p)
+		munmap(p, R_LEN);
+	if (fd >= 0)
+		close(fd);
+	if (epd >= 0)
+		scif_close(epd);
+	return NULL;
+}
+
+/*
+ * Each node's drive reads blocks into a RAM window of the other node and
+ * writes blocks from it, through a device-map file of that window mapped
+ * into the drive's IOMMU domain (read_into_remote, write_from_remote:
+ * checked at the owner, through the mapping and by reading the blocks
+ * back; this node's RMA counters do not move: no CPU copy here); the
+ * owner's unregistration revokes the file (revoke_unregister) and the
+ * pages are let go of only after the close (devmap_release_unpins).
+ */
+static void t_remote(struct nvme *n, uint16_t self, uint16_t peer)
+{
+	struct remote r = { .n = n, .self = self, .peer = peer };
+	pthread_t to, tr;
+	unsigned int i;
+
+	for (i = 0; i < 7; i++)
+		snprintf(r.why[i], sizeof(r.why[0]), "not reached");
+	if (pthread_create(&to, NULL, remote_owner, &r) ||
+	    pthread_create(&tr, NULL, remote_reader, &r))
+		exit(1);
+	pthread_join(tr, NULL);
+	pthread_join(to, NULL);
+	for (i = 0; i < 7; i++)
+		result(r_rows[i], expect(r.ok[i], "%s", r.why[i]));
+}
+
+/* ---- node loss with a device-map file open (mode "loss") ---- */
+
+#define LPORT		2393
+#define LBA_HELD	12288
+
+/* Node ids online here (scif_get_nodeIDs), whether @node is among them. */
+static bool node_online(uint16_t node)
+{
+	uint16_t ids[16], self;
+	int nr = scif_get_nodeIDs(ids, 16, &self);
+
+	for (int i = 0; i < nr && i < 16; i++)
+		if (ids[i] == node)
+			return true;
+	return false;
+}
+
+/* Wait up to @ms for @node to be online (@want) or not. */
+static bool wait_node(uint16_t node, bool want, int ms)
+{
+	for (int t = 0; t < ms; t += 100) {
+		if (node_online(node) == want)
+			return true;
+		usleep(100 * 1000);
+	}
+	return node_online(node) == want;
+}
+
+/*
+ * Node 1: a window for node 0's drive; once told, this node leaves (its
+ * bus unloaded) and comes back (loaded again, a new life), and must be
+ * let in again by node 0 only once node 0 released its device-map file.
+ */
+static void loss_owner(uint16_t peer)
+{
+	struct scif_port_id from;
+	int lep = scif_open(), epd = -1, rc = -1;
+	uint8_t *buf = NULL;
+	off_t off = -1;
+	char c = 0;
+
+	if (!posix_memalign((void **)&buf, PG, R_LEN) && lep >= 0 &&
+	    scif_bind(lep, LPORT) >= 0 && scif_listen(lep, 1) >= 0 &&
+	    scif_accept(lep, &from, &epd, SCIF_ACCEPT_SYNC) >= 0) {
+		memset(buf, 0, R_LEN);
+		off = scif_register(epd, buf, R_LEN, 0,
+				    SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	}
+	if (off >= 0 && xfer(epd, &off, sizeof(off), true) &&
+	    xfer(epd, &c, 1, false) && c == 'x')
+		rc = system("rmmod scif_ivshmem && sleep 1 && insmod /modules/scif_ivshmem.ko $(tr ' ' '\\n' < /proc/cmdline | sed -n 's/^scif_ivshmem\\.//p')");
+	result("loss_left_and_back",
+	       expect(c == 'x' && rc == 0, "told %c, the bus's reload: %d",
+		      c ? c : '-', rc));
+	result("loss_let_in_after_release",
+	       expect(rc == 0 && wait_node(peer, true, 60000),
+		      "node %u not online 60 s after this node came back",
+		      peer));
+	/*
+	 * The buffer's pages are this process's still (unpinned when the
+	 * endpoint went, not freed): node 0's drive wrote into them through
+	 * its device-map file before this node left, and again while this
+	 * node was held, through the closed aperture.  That second write
+	 * must not have landed.
+	 */
+	result("held_dma_did_not_land",
+	       expect(rc == 0 && off_pattern(buf, LBA_R_READ, R_XFER) == -1,
+		      "word at byte %ld is not the first read's (LBA %u: %ld)",
+		      off_pattern(buf, LBA_R_READ, R_XFER), LBA_HELD,
+		      off_pattern(buf, LBA_HELD, R_XFER)));
+	if (epd >= 0)
+		scif_close(epd);
+	if (lep >= 0)
+		scif_close(lep);
+	free(buf);
+}
+
+/* Node 0: the device-map file of node 1's window, kept while it goes. */
+static void loss_reader(struct nvme *n, uint16_t peer)
+{
+	struct vfio_iommu_type1_dma_unmap um = { .argsz = sizeof(um) };
+	struct vfio_iommu_type1_dma_map m = { .argsz = sizeof(m) };
+	struct scifioctl_devmap_status st = { -1, -1 };
+	struct scif_port_id dst = { .port = LPORT, .node = peer };
+	int epd = scif_open(), fd = -1, tries, pr = -1, rc = -1;
+	struct pollfd pfd = { .events = POLLPRI };
+	char state[32] = "", path[96];
+	uint8_t *p = MAP_FAILED;
+	off_t off = -1;
+	FILE *f;
+
+	for (tries = 0; epd >= 0 && tries < 300; tries++) {
+		if (scif_connect(epd, &dst) >= 0)
+			break;
+		usleep(100 * 1000);
+	}
+	if (tries < 300 && xfer(epd, &off, sizeof(off), false))
+		fd = devmap(epd, off, R_LEN, SCIF_PROT_READ | SCIF_PROT_WRITE,
+			    0);
+	if (fd >= 0)
+		p = mmap(NULL, R_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			 0);
+	m.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
+	m.vaddr = (uintptr_t)p;
+	m.iova = IOVA_REMOTE;
+	m.size = R_LEN;
+	if (p != MAP_FAILED && !ioctl(n->container, VFIO_IOMMU_MAP_DMA, &m))
+		rc = nvme_rw(n, 0x02, LBA_R_READ, IOVA_REMOTE, R_XFER);
+	result("loss_read_into_remote",
+	       expect(!rc && off_pattern(p, LBA_R_READ, R_XFER) == -1,
+		      "devmap %d, read %d (errno %d)", fd, rc, errno));
+	if (rc)
+		goto out;
+	xfer(epd, "x", 1, true);
+	pfd.fd = fd;
+	pr = poll(&pfd, 1, 15000);
+	ioctl(fd, SCIF_DEVMAP_STATUS, &st);
+	result("revoke_node_loss",
+	       expect(pr == 1 && st.state == 1 && st.why == ENODEV,
+		      "poll %d revents %#x, state %d why %d", pr, pfd.revents,
+		      st.state, st.why));
+	/* Node 1 is back by now, but held out while the file is open. */
+	sleep(4);
+	snprintf(path, sizeof(path), "/sys/class/misc/scif/nodes/%u/state",
+		 peer);
+	f = fopen(path, "r");
+	if (!f || !fgets(state, sizeof(state), f))
+		snprintf(state, sizeof(state), "unreadable");
+	if (f)
+		fclose(f);
+	state[strcspn(state, "\n")] = '\0';
+	result("node_held_while_mapped",
+	       expect(!node_online(peer) && !strcmp(state, "held"),
+		      "node %u online %d, state %s", peer, node_online(peer),
+		      state));
+	/*
+	 * The aperture is closed: the drive's DMA into it goes nowhere (node
+	 * 1 checks that its buffer still holds the first read's blocks).
+	 */
+	printf("# the drive's read into the closed aperture: %d\n",
+	       nvme_rw(n, 0x02, LBA_HELD, IOVA_REMOTE, R_XFER));
+out:
+	um.iova = IOVA_REMOTE;
+	um.size = R_LEN;
+	if (p != MAP_FAILED) {
+		ioctl(n->container, VFIO_IOMMU_UNMAP_DMA, &um);
+		munmap(p, R_LEN);
+	}
+	if (fd >= 0)
+		close(fd);
+	result("node_back_after_release",
+	       expect(!rc && wait_node(peer, true, 30000),
+		      "node %u not online 30 s after the release", peer));
+	if (epd >= 0)
+		scif_close(epd);
+}
+
+int main(int argc, char **argv)
 {
 	const char *bdf = getenv("SCIF_DEVMEM_BDF");
 	struct nvme n = { .container = -1, .dev = -1 };
@@ -665,6 +1178,16 @@ int main(void)
 	printf("# namespace 1: %llu blocks of %u bytes\n",
 	       (unsigned long long)n.nsze, 1U << n.lba_shift);
 	data = n.area + OFF_DATA;
+	if (argc > 1 && !strcmp(argv[1], "loss")) {
+		uint16_t self;
+
+		scif_get_nodeIDs(NULL, 0, &self);
+		if (self)
+			loss_owner(0);
+		else
+			loss_reader(&n, 1);
+		goto done;
+	}
 
 	bad = -2;
 	if (!nvme_rw(&n, 0x02, 0, IOVA_BASE + OFF_DATA, LOCAL_LEN))
@@ -690,6 +1213,7 @@ int main(void)
 
 	t_cmb(&n, bdf);
 	t_cross(&n, bdf);
+done:
 	/* Disabled again: nothing of ours is DMA'd into after we exit. */
 	wr32(&n, REG_CC, 0);
 	wait_ready(&n, false);
