@@ -20,8 +20,8 @@
  *
  * Not built in this first version (Documentation/scif/devices.rst):
  * local device windows (refused by scif_devdma_begin(), -EOPNOTSUPP),
- * vmap of remote ranges (-EOPNOTSUPP), the per-node count of remote
- * mappings (scif_devdma.c's business).
+ * vmap of remote ranges (-EOPNOTSUPP).  A remote range holds the peer's
+ * node (scif_devdma.c's count) until its windows are dropped.
  */
 #define pr_fmt(fmt) "scif: " fmt
 
