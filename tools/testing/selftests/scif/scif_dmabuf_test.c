@@ -222,39 +222,19 @@ static int imp(const char *fmt, ...)
 /* A field of the importer's state, or -1. */
 static long imp_state(const char *key)
 {
-	char buf[128], *p;
-	ssize_t n;
-	int fd;
+	char buf[128];
+	const char *p = file_field(STATE, key, buf, sizeof(buf));
 
-	fd = open(STATE, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, key);
-	return p ? atol(p + strlen(key) + 1) : -1;
+	return p ? atol(p) : -1;
 }
 
 /* A 64-bit field of the importer's state, or 0. */
 static uint64_t imp_state_u64(const char *key)
 {
-	char buf[128], *p;
-	ssize_t n;
-	int fd;
+	char buf[128];
+	const char *p = file_field(STATE, key, buf, sizeof(buf));
 
-	fd = open(STATE, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strstr(buf, key);
-	return p ? strtoull(p + strlen(key) + 1, NULL, 10) : 0;
+	return p ? strtoull(p, NULL, 10) : 0;
 }
 
 /* Wait up to 5 s for the importer's move_notify count to reach @n. */

@@ -70,24 +70,38 @@ static long differs(const uint8_t *x, const uint8_t *y, size_t len)
 	return -1;
 }
 
-/* A field of <debugfs>/scif/@file, or -1. */
-static long debugfs_stat(const char *file, const char *key)
+/*
+ * The text after "@key " in the file at @path, read whole into @buf
+ * (@len bytes at most), or NULL.
+ */
+static const char *file_field(const char *path, const char *key, char *buf,
+			      size_t len)
 {
-	char buf[4096], *p;
+	char *p;
 	ssize_t n;
 	int fd;
 
-	snprintf(buf, sizeof(buf), "/sys/kernel/debug/scif/%s", file);
-	fd = open(buf, O_RDONLY);
+	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return NULL;
 	buf[n] = '\0';
 	p = strstr(buf, key);
-	return p ? atol(p + strlen(key) + 1) : -1;
+	return p ? p + strlen(key) + 1 : NULL;
+}
+
+/* A field of <debugfs>/scif/@file, or -1. */
+static long debugfs_stat(const char *file, const char *key)
+{
+	char path[128], buf[4096];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/scif/%s", file);
+	p = file_field(path, key, buf, sizeof(buf));
+	return p ? atol(p) : -1;
 }
 
 static inline long rma_stat(const char *key)
