@@ -106,7 +106,10 @@ devinfo_ok() {
 }
 
 # run_bound SECONDS LOG command...: the command, killed after SECONDS,
-# its output in LOG (and as TAP comments); its status.
+# its output in LOG (and as TAP comments); its status.  A command that a
+# signal ended (status 128 + the signal; timeout's own is 124) gets the
+# kernel's report of the fault as TAP comments too: the faulting
+# address, instruction pointer and the mapping it was in.
 run_bound() {
 	secs=$1 log=$2
 	shift 2
@@ -114,7 +117,17 @@ run_bound() {
 	rc=$?
 	sed 's/^/# /' "$log" | tail -n 25
 	[ $rc -eq 0 ] || echo "# $1 exited $rc"
+	[ $rc -gt 128 ] && signal_report "$1"
 	return $rc
+}
+
+# The kernel's last lines about a program that a signal killed (those
+# of x86's show_unhandled_signals: "segfault at", "trap", "general
+# protection"), and the code bytes after them.
+signal_report() { # program
+	dmesg 2> /dev/null |
+		grep -E -A1 "${1##*/}\\[[0-9]+\\]: (segfault|trap|general protection)" |
+		tail -n 6 | sed 's/^/# kernel: /'
 }
 
 # A server of node 0 for step $1 (the command after it), in the
