@@ -1248,6 +1248,27 @@ void scif_hw_node_heartbeat(struct scif_hw_dev *hw, u16 node)
 EXPORT_SYMBOL_GPL(scif_hw_node_heartbeat);
 
 /**
+ * scif_node_held_count() - the device mappings of a node not yet released
+ * @node: the node
+ *
+ * Mappings of the node's windows made in its current or last life
+ * (scif_node_hold_get()); while the node is down and this is not 0, its
+ * next life waits (the "held" state).
+ *
+ * Context: process context; takes @node's lmap_lock.
+ * Return: the count, a snapshot.
+ */
+unsigned int scif_node_held_count(struct scif_node *node)
+{
+	unsigned int held;
+
+	mutex_lock(&node->lmap_lock);
+	held = node->held_maps;
+	mutex_unlock(&node->lmap_lock);
+	return held;
+}
+
+/**
  * scif_node_state_name() - the state of a node, as sysfs shows it
  * @node: the node
  *
@@ -1257,17 +1278,12 @@ EXPORT_SYMBOL_GPL(scif_hw_node_heartbeat);
  */
 const char *scif_node_state_name(struct scif_node *node)
 {
-	unsigned int held;
-
 	lockdep_assert_held(&scif_info.node_lock);
 	if (node->failed)
 		return "failed";
 	if (node->online)
 		return "online";
-	mutex_lock(&node->lmap_lock);
-	held = node->held_maps;
-	mutex_unlock(&node->lmap_lock);
-	if (!node->hw && held)
+	if (!node->hw && scif_node_held_count(node))
 		return "held";
 	return node->hw ? "joining" : "absent";
 }

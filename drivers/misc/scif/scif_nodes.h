@@ -324,6 +324,7 @@ void scif_node_area_free(struct scif_rb *rb);
 void scif_buses_show(struct seq_file *s);
 void scif_node_protocol_error(struct scif_node *node);
 int scif_node_errno(u64 e, bool success, const int *allowed);
+unsigned int scif_node_held_count(struct scif_node *node);
 const char *scif_node_state_name(struct scif_node *node);
 void scif_node_stats_sum(struct scif_node *node, struct scif_stats *sum);
 

@@ -105,16 +105,28 @@ static ssize_t heartbeat_age_ms_show(struct kobject *kobj,
 			  jiffies_to_msecs(now - seen) : 0);
 }
 
+static ssize_t held_mappings_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	struct scif_node *n = scif_sysfs_node(kobj);
+
+	if (!n)
+		return -ENODEV;
+	return sysfs_emit(buf, "%u\n", scif_node_held_count(n));
+}
+
 static struct kobj_attribute scif_attr_state = __ATTR_RO(state);
 static struct kobj_attribute scif_attr_bus = __ATTR_RO(bus);
 static struct kobj_attribute scif_attr_generation = __ATTR_RO(generation);
 static struct kobj_attribute scif_attr_heartbeat = __ATTR_RO(heartbeat_age_ms);
+static struct kobj_attribute scif_attr_held = __ATTR_RO(held_mappings);
 
 static struct attribute *scif_node_attrs[] = {
 	&scif_attr_state.attr,
 	&scif_attr_bus.attr,
 	&scif_attr_generation.attr,
 	&scif_attr_heartbeat.attr,
+	&scif_attr_held.attr,
 	NULL
 };
 

@@ -1017,6 +1017,22 @@ static bool node_online(uint16_t node)
 	return false;
 }
 
+/* The first line of @node's sysfs file @name, or "unreadable". */
+static void node_file(uint16_t node, const char *name, char *buf, int size)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/misc/scif/nodes/%u/%s",
+		 node, name);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, size, f))
+		snprintf(buf, size, "unreadable");
+	if (f)
+		fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
 /* Wait up to @ms for @node to be online (@want) or not. */
 static bool wait_node(uint16_t node, bool want, int ms)
 {
@@ -1086,10 +1102,9 @@ static void loss_reader(struct nvme *n, uint16_t peer)
 	struct scif_port_id dst = { .port = LPORT, .node = peer };
 	int epd = scif_open(), fd = -1, tries, pr = -1, rc = -1;
 	struct pollfd pfd = { .events = POLLPRI };
-	char state[32] = "", path[96];
+	char state[32] = "", held[32] = "";
 	uint8_t *p = MAP_FAILED;
 	off_t off = -1;
-	FILE *f;
 
 	for (tries = 0; epd >= 0 && tries < 300; tries++) {
 		if (scif_connect(epd, &dst) >= 0)
@@ -1123,18 +1138,13 @@ static void loss_reader(struct nvme *n, uint16_t peer)
 		      st.state, st.why));
 	/* Node 1 is back by now, but held out while the file is open. */
 	sleep(4);
-	snprintf(path, sizeof(path), "/sys/class/misc/scif/nodes/%u/state",
-		 peer);
-	f = fopen(path, "r");
-	if (!f || !fgets(state, sizeof(state), f))
-		snprintf(state, sizeof(state), "unreadable");
-	if (f)
-		fclose(f);
-	state[strcspn(state, "\n")] = '\0';
+	node_file(peer, "state", state, sizeof(state));
+	node_file(peer, "held_mappings", held, sizeof(held));
 	result("node_held_while_mapped",
-	       expect(!node_online(peer) && !strcmp(state, "held"),
-		      "node %u online %d, state %s", peer, node_online(peer),
-		      state));
+	       expect(!node_online(peer) && !strcmp(state, "held") &&
+		      !strcmp(held, "1"),
+		      "node %u online %d, state %s, held_mappings %s", peer,
+		      node_online(peer), state, held));
 	/*
 	 * The aperture is closed: the drive's DMA into it goes nowhere (node
 	 * 1 checks that its buffer still holds the first read's blocks).
@@ -1153,6 +1163,9 @@ out:
 	result("node_back_after_release",
 	       expect(!rc && wait_node(peer, true, 30000),
 		      "node %u not online 30 s after the release", peer));
+	node_file(peer, "held_mappings", held, sizeof(held));
+	result("held_mappings_back_to_0",
+	       expect(!strcmp(held, "0"), "held_mappings %s", held));
 	if (epd >= 0)
 		scif_close(epd);
 }
