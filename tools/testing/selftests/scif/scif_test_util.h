@@ -85,15 +85,20 @@ static inline bool test_debug_kernel(void)
 }
 
 /*
- * @n rounds, or a tenth of them (at least one) on a slow kernel or, unless
- * SCIF_TEST_FULL_ROUNDS=1, on the debug kernel.
+ * Whether long loops run a tenth of their rounds and the longest tests
+ * are left out: on a slow kernel or, unless SCIF_TEST_FULL_ROUNDS=1, on
+ * the debug kernel.
  */
+static inline bool test_few_rounds(void)
+{
+	return test_slow_kernel() ||
+	       (test_debug_kernel() && !getenv("SCIF_TEST_FULL_ROUNDS"));
+}
+
+/* @n rounds, or a tenth of them (at least one) when test_few_rounds(). */
 static inline long test_rounds(long n)
 {
-	bool few = test_slow_kernel() ||
-		   (test_debug_kernel() && !getenv("SCIF_TEST_FULL_ROUNDS"));
-
-	return few && n >= 10 ? n / 10 : n;
+	return test_few_rounds() && n >= 10 ? n / 10 : n;
 }
 
 /* The number of lines in @path (a debugfs list), or -1. */
