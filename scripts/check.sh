@@ -118,7 +118,7 @@ vm_run() { # kernel-name
 	read -r kdir image rel < <(sh "$top/scripts/kernels.sh" resolve "$k") ||
 		{ record FAIL "$k/kernel (not available)"; return; }
 	moddir=$BUILD/modules/$k
-	run_test "$k/build-strict" make -s -C "$top" test-modules STRICT=1 SCIF_TEST=1 \
+	run_test "$k/build-strict" make -s -j"$(nproc)" -C "$top" test-modules STRICT=1 SCIF_TEST=1 \
 		KDIR="$kdir" MODDIR="$moddir" || return
 	vmdir=$out/vm-$k
 	# scif_kunit.ko: built only for a kernel with KUnit (scif_kunit.sh).

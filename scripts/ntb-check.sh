@@ -47,7 +47,7 @@ ntb_run() { # kernel-name
 	ntb=$BUILD/ntb/$k
 	run_test "$k/ntb/deps" sh "$top/scripts/ntb-deps.sh" || return 0
 	run_test "$k/ntb/upstream-modules" sh "$top/scripts/ntb-modules.sh" "$k" || return 0
-	run_test "$k/ntb/build-strict" make -s -C "$top" ntb-modules STRICT=1 \
+	run_test "$k/ntb/build-strict" make -s -j"$(nproc)" -C "$top" ntb-modules STRICT=1 \
 		KDIR="$kdir" NTB_SYMVERS="$ntb/Module.symvers" NTB_MODDIR="$ntb/hw" ||
 		return 0
 	conf=$kdir/include/config/auto.conf

@@ -85,6 +85,6 @@ cat > "$out/Kbuild" <<-EOT
 obj-m := ntb.o $clients
 ntb-y := core.o
 EOT
-make -s -C "$kdir" M="$out" modules >&2
+make -s -j"$(nproc)" -C "$kdir" M="$out" modules >&2
 echo "$kdir" > "$out/kdir"
 echo "$out"

@@ -61,10 +61,10 @@ sd=$top/tools/testing/selftests/scif
 [ -e "$ntb/Module.symvers" ] ||
 	run_test "$k/scif-ntb/ntb-core" sh "$top/scripts/ntb-modules.sh" "$k" ||
 	{ summary; exit; }
-run_test "$k/scif-ntb/ntb-hw-build-strict" make -s -C "$top" ntb-modules STRICT=1 \
+run_test "$k/scif-ntb/ntb-hw-build-strict" make -s -j"$(nproc)" -C "$top" ntb-modules STRICT=1 \
 	KDIR="$kdir" NTB_SYMVERS="$ntb/Module.symvers" NTB_MODDIR="$ntb/hw" ||
 	{ summary; exit; }
-run_test "$k/scif-ntb/build-strict" make -s -C "$top" test-modules STRICT=1 \
+run_test "$k/scif-ntb/build-strict" make -s -j"$(nproc)" -C "$top" test-modules STRICT=1 \
 	SCIF_TEST=1 KDIR="$kdir" MODDIR="$moddir" \
 	SCIF_NTB_SYMVERS="$ntb/Module.symvers" || { summary; exit; }
 if ! grep -qE '^CONFIG_(ARCH_HAS_)?DMA_OPS=y' "$kdir/include/config/auto.conf"; then
