@@ -220,9 +220,10 @@ install: modules_install install-user
 # scripts/checkpatch-typedefs names the typedefs the SCIF API defines
 # (scif_epd_t, the kernel's endpoint handle since the original driver).
 lint:
-	cd $(TOP) && perl $(KSRC)/scripts/checkpatch.pl --no-tree --strict \
-		--typedefsfile scripts/checkpatch-typedefs \
-		--quiet --show-types -f $$(find drivers include net -name '*.[ch]' | sort)
+	cd $(TOP) && find drivers include net -name '*.[ch]' | sort | \
+		xargs -P $$(nproc) -n 16 perl $(KSRC)/scripts/checkpatch.pl \
+		--no-tree --strict --typedefsfile scripts/checkpatch-typedefs \
+		--quiet --show-types -f
 	bash $(TOP)/scripts/lint-shell.sh
 	bash $(TOP)/scripts/lint-test-code.sh
 	bash $(TOP)/scripts/lint-layers.sh
