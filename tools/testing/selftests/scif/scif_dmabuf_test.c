@@ -16,6 +16,10 @@
  *                                    on node NODE
  *   scif_dmabuf_test -s              serve: the peer of another node's
  *                                    run, until it says quit
+ *   scif_dmabuf_test -l NODE         node loss: this node's bus unloaded
+ *                                    and loaded again while the importer
+ *                                    maps NODE's window (its server, as
+ *                                    for -p, gets the run's last quit)
  *
  * The peer's side is a server driven by messages on each connection:
  * register a window (filled with a pattern), unregister it (answering
@@ -609,6 +613,59 @@ static void t_revoke_local(void)
 		close(fd);
 }
 
+/*
+ * Node loss (-l NODE): this node's bus is unloaded while the lazy
+ * importer keeps a mapping of NODE's window, then loaded again; NODE must
+ * stay out ("held") until the importer lets go, then come back.
+ */
+static void t_loss(void)
+{
+	struct dma_buf_sync sync = { .flags = DMA_BUF_SYNC_START |
+				     DMA_BUF_SYNC_READ };
+	char state[32], held[32];
+	long moves;
+	int fd, r;
+
+	fd = export(a, W_OFF, WLEN, 3, SCIF_DMABUF_REMOTE);
+	r = imp("import %d lazy", fd);
+	moves = imp_state("moves");
+	result("loss_imported",
+	       expect(fd >= 0, "export %d", fd) &&
+	       expect(r == 0, "import %d", r) &&
+	       expect(imp_state("mapped") == 1, "mapped %ld",
+		      imp_state("mapped")));
+	r = system("rmmod scif_ivshmem");
+	result("loss_move_notify",
+	       expect(r == 0, "rmmod %d", r) &&
+	       expect(moves_reach(moves + 1), "moves %ld, was %ld",
+		      imp_state("moves"), moves));
+	r = system("insmod /modules/scif_ivshmem.ko $(tr ' ' '\\n' "
+		   "< /proc/cmdline | sed -n 's/^scif_ivshmem\\.//p')");
+	/* Long enough for the peer's next life to have joined, if let. */
+	sleep(4);
+	node_file(peer_node, "state", state, sizeof(state));
+	node_file(peer_node, "held_mappings", held, sizeof(held));
+	result("loss_node_held_while_imported",
+	       expect(r == 0, "insmod %d", r) &&
+	       expect(!node_online(peer_node) && !strcmp(state, "held") &&
+		      !strcmp(held, "1"), "online %d, state %s, held %s",
+		      node_online(peer_node), state, held));
+	r = ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync);
+	result("loss_cpu_access_enodev",
+	       expect(r < 0 && errno == ENODEV, "sync %d errno %d", r, errno));
+	imp("release");
+	if (fd >= 0)
+		close(fd);
+	node_file(peer_node, "held_mappings", held, sizeof(held));
+	result("loss_node_back_after_release",
+	       expect(wait_node(peer_node, true, 30000),
+		      "node %u not online 30 s after the release",
+		      peer_node) &&
+	       expect(!strcmp(held, "0"), "held_mappings %s", held));
+	scif_close(a);
+	a = -1;
+}
+
 static int local_windows(void)
 {
 	void *ro;
@@ -631,14 +688,16 @@ static int local_windows(void)
 int main(int argc, char **argv)
 {
 	pid_t server = 0;
+	bool loss = false;
 	int opt, st;
 
 	peer_node = (uint16_t)-1;
-	while ((opt = getopt(argc, argv, "sp:")) != -1) {
+	while ((opt = getopt(argc, argv, "sp:l:")) != -1) {
 		if (opt == 's')
 			return serve();
-		if (opt == 'p')
+		if (opt == 'p' || opt == 'l')
 			peer_node = atoi(optarg);
+		loss = opt == 'l';
 	}
 	printf("TAP version 13\n");
 	if (peer_node == (uint16_t)-1) {
@@ -662,6 +721,10 @@ int main(int argc, char **argv)
 			waitpid(server, &st, 0);
 		return 1;
 	}
+	if (loss) {
+		t_loss();
+		goto quit;
+	}
 	t_refused();
 	t_mmap();
 	t_import();
@@ -669,6 +732,7 @@ int main(int argc, char **argv)
 	t_revoke_local();
 	t_revoke_unregister();
 	t_revoke_close();
+quit:
 	/* A new connection, to tell the server to quit. */
 	if (!connect_peer()) {
 		ask(OP_QUIT, 0, 0, 0, 0);

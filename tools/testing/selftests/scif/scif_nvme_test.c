@@ -1005,45 +1005,6 @@ static void t_remote(struct nvme *n, uint16_t self, uint16_t peer)
 #define LPORT		2393
 #define LBA_HELD	12288
 
-/* Node ids online here (scif_get_nodeIDs), whether @node is among them. */
-static bool node_online(uint16_t node)
-{
-	uint16_t ids[16], self;
-	int nr = scif_get_nodeIDs(ids, 16, &self);
-
-	for (int i = 0; i < nr && i < 16; i++)
-		if (ids[i] == node)
-			return true;
-	return false;
-}
-
-/* The first line of @node's sysfs file @name, or "unreadable". */
-static void node_file(uint16_t node, const char *name, char *buf, int size)
-{
-	char path[96];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/misc/scif/nodes/%u/%s",
-		 node, name);
-	f = fopen(path, "r");
-	if (!f || !fgets(buf, size, f))
-		snprintf(buf, size, "unreadable");
-	if (f)
-		fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
-/* Wait up to @ms for @node to be online (@want) or not. */
-static bool wait_node(uint16_t node, bool want, int ms)
-{
-	for (int t = 0; t < ms; t += 100) {
-		if (node_online(node) == want)
-			return true;
-		usleep(100 * 1000);
-	}
-	return node_online(node) == want;
-}
-
 /*
  * Node 1: a window for node 0's drive; once told, this node leaves (its
  * bus unloaded) and comes back (loaded again, a new life), and must be

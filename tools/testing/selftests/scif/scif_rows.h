@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "scif.h"
 
 static int nr_test, nr_fail;
 static char why[256];
@@ -113,6 +114,46 @@ static inline long rma_stat(const char *key)
 static inline long served_bytes(void)
 {
 	return rma_stat("stage_served_dma") + rma_stat("stage_served_cpu");
+}
+
+/* The first line of node @node's sysfs file @name, or "unreadable". */
+static inline void node_file(uint16_t node, const char *name, char *buf,
+			     int size)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/misc/scif/nodes/%u/%s",
+		 node, name);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, size, f))
+		snprintf(buf, size, "unreadable");
+	if (f)
+		fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Whether @node is among the node ids online here (scif_get_nodeIDs). */
+static inline bool node_online(uint16_t node)
+{
+	uint16_t ids[16], self;
+	int nr = scif_get_nodeIDs(ids, 16, &self);
+
+	for (int i = 0; i < nr && i < 16; i++)
+		if (ids[i] == node)
+			return true;
+	return false;
+}
+
+/* Wait up to @ms for @node to be online (@want) or not. */
+static inline bool wait_node(uint16_t node, bool want, int ms)
+{
+	for (int t = 0; t < ms; t += 100) {
+		if (node_online(node) == want)
+			return true;
+		usleep(100 * 1000);
+	}
+	return node_online(node) == want;
 }
 
 #endif /* SCIF_ROWS_H */
