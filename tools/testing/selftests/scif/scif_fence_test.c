@@ -412,7 +412,7 @@ TEST_F_TIMEOUT(fence, init_peer_mark_and_wait, 300)
 {
 	int c = self->cn.client, s = self->cn.server, mark, i;
 
-	for (i = 1; i <= 100; i++) {
+	for (i = 1; i <= test_rounds(100); i++) {
 		fill_pattern(self->rbuf, NR_RMAS * CHUNK, i);
 		ASSERT_EQ(0, copies(s, ROFF, self->loff, true));
 		ASSERT_EQ(0, scif_fence_mark(c, SCIF_FENCE_INIT_PEER, &mark));
