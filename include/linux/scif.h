@@ -102,6 +102,9 @@ off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,
 off_t scif_register_pci(scif_epd_t epd, struct pci_dev *pdev, int bar,
 			u64 bar_offset, size_t len, off_t offset,
 			int prot_flags, int map_flags);
+off_t scif_register_alias(scif_epd_t dst, scif_epd_t src, off_t src_offset,
+			  size_t len, off_t offset, int prot_flags,
+			  int map_flags);
 int scif_unregister(scif_epd_t epd, off_t offset, size_t len);
 int scif_readfrom(scif_epd_t epd, off_t loffset, size_t len, off_t roffset,
 		  int rma_flags);
@@ -165,6 +168,8 @@ struct dma_buf;
 struct dma_buf *scif_dmabuf_export(scif_epd_t epd, off_t offset, size_t len,
 				   int prot, int flags);
 bool scif_is_dmabuf(struct dma_buf *dmabuf);
+int scif_dmabuf_range(struct dma_buf *dmabuf, scif_epd_t *epd,
+		      off_t *offset, size_t *len, int *prot);
 int scif_client_register(struct scif_client *client);
 void scif_client_unregister(struct scif_client *client);
 

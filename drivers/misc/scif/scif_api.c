@@ -373,6 +373,43 @@ off_t scif_register(scif_epd_t epd, void *addr, size_t len, off_t offset,
 EXPORT_SYMBOL_GPL(scif_register);
 
 /**
+ * scif_register_alias() - a window over the pages of registered windows
+ * @dst: a connected endpoint, where the new window is made
+ * @src: a connected endpoint of this node; [@src_offset, @src_offset +
+ *	@len) of its registered address space must be covered by windows
+ *	over RAM (no device window)
+ * @src_offset: page aligned
+ * @len: bytes, a non-zero multiple of the page size
+ * @offset: with SCIF_MAP_FIXED the new window's offset, page aligned;
+ *	otherwise a hint, 0 for none
+ * @prot_flags: SCIF_PROT_READ and/or SCIF_PROT_WRITE: what the new window
+ *	allows; every window of the range must allow them too
+ * @map_flags: 0 or SCIF_MAP_FIXED
+ *
+ * The new window shares the pinned pages of @src's windows: unregistering
+ * those leaves the pages pinned until the alias is unregistered too (or
+ * @dst closed).  It pins and charges nothing new, and counts in @dst's
+ * and its peer's window budgets as any window.
+ *
+ * Context: process context; sleeps until @dst's peer has the window.
+ * Return: the new window's offset, or -EINVAL, -ENXIO (the range is not
+ * all registered on @src), -EACCES, -EOPNOTSUPP (a device window),
+ * -EADDRINUSE, -ENOMEM, -ENOTCONN, -ECONNRESET, -ENODEV, -EINTR or
+ * -EPROTO.
+ */
+off_t scif_register_alias(scif_epd_t dst, scif_epd_t src, off_t src_offset,
+			  size_t len, off_t offset, int prot_flags,
+			  int map_flags)
+{
+	if (!dst || !src)
+		return -EINVAL;
+	return scif_api_err(scif_epd_register_alias(dst, src, src_offset, len,
+						       offset, prot_flags,
+						       map_flags));
+}
+EXPORT_SYMBOL_GPL(scif_register_alias);
+
+/**
  * scif_register_pci() - open a window over a range of a PCI BAR
  * @epd: a connected endpoint
  * @pdev: the PCI function, whose driver (the caller) is bound

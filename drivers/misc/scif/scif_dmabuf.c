@@ -85,6 +85,7 @@ struct scif_dmabuf_seg {
  * @ep: the endpoint, with a reference of the dma-buf's until release
  * @inode: the dma-buf file's inode, referenced, whose mapping is zapped
  *	at revocation (the file may be going while the work runs)
+ * @off: first byte of the range in its registered address space
  * @len: bytes of the range
  * @prot: SCIF_PROT_* asked for at export
  * @nr_segs: entries in @segs
@@ -105,6 +106,7 @@ struct scif_dmabuf {
 	struct dma_buf *dmabuf;
 	struct scif_endpt *ep;
 	struct inode *inode;
+	s64 off;
 	u64 len;
 	int prot;
 	unsigned long nr_segs;
@@ -644,6 +646,7 @@ struct dma_buf *scif_dmabuf_export(scif_epd_t epd, off_t offset, size_t len,
 	}
 	kref_get(&ep->ref);
 	s->ep = ep;
+	s->off = offset;
 	s->len = len;
 	s->prot = prot;
 	mutex_init(&s->lock);
@@ -699,6 +702,42 @@ bool scif_is_dmabuf(struct dma_buf *dmabuf)
 	return dmabuf && dmabuf->ops == &scif_dmabuf_ops;
 }
 EXPORT_SYMBOL_GPL(scif_is_dmabuf);
+
+/**
+ * scif_dmabuf_range() - the local range a SCIF dma-buf is over
+ * @dmabuf: the dma-buf; its caller holds it
+ * @epd: receives its endpoint, valid (referenced by the dma-buf) as long
+ *	as the caller holds @dmabuf, connected or not
+ * @offset: receives the range's first byte in @epd's registered space
+ * @len: receives its length (the dma-buf's size)
+ * @prot: receives the SCIF_PROT_* of the export
+ *
+ * Context: any context; the reservation lock held for the answer
+ * -ENODEV to stay true (the revocation marks the dma-buf under it).
+ * Return: 0; -EINVAL if scif_dmabuf_export() did not make @dmabuf;
+ * -EOPNOTSUPP if it is a range of the peer's windows; -ENODEV if it was
+ * revoked.
+ */
+int scif_dmabuf_range(struct dma_buf *dmabuf, scif_epd_t *epd,
+		      off_t *offset, size_t *len, int *prot)
+{
+	struct scif_dmabuf *s;
+
+	if (!scif_is_dmabuf(dmabuf))
+		return -EINVAL;
+	s = dmabuf->priv;
+	if (s->dd.remote)
+		return -EOPNOTSUPP;
+	/* Set under the reservation lock, which the caller may hold. */
+	if (READ_ONCE(s->revoked))
+		return -ENODEV;
+	*epd = s->ep;
+	*offset = s->off;
+	*len = s->len;
+	*prot = s->prot;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(scif_dmabuf_range);
 
 /**
  * scif_dmabuf_ioctl() - SCIF_DMABUF_EXPORT

@@ -354,6 +354,9 @@ static void scif_pin_release(struct kref *ref)
 		scif_devmem_release(pp);
 		return;
 	}
+	while (pp->nr_parents)
+		scif_pin_put(pp->parents[--pp->nr_parents]);
+	kvfree(pp->parents);
 	if (pp->user) {
 		unpin_user_pages_dirty_lock(pp->pages, pp->nr_pages,
 					    pp->prot & SCIF_PROT_WRITE);
@@ -376,6 +379,76 @@ static void scif_pin_release(struct kref *ref)
 void scif_pin_put(struct scif_pinned_pages *pp)
 {
 	kref_put(&pp->ref, scif_pin_release);
+}
+
+/**
+ * scif_pin_alias_new() - an empty set to take pages of other sets
+ * @nr_pages: its size in pages, not 0, at most SCIF_WINDOW_MAX_PAGES
+ * @nr_parents: how many sets it will take pages from, not 0
+ * @prot: SCIF_PROT_* (the caller checked that the parents allow them)
+ *
+ * Filled by scif_pin_alias_add(), in order, then scif_pin_alias_done().
+ * An alias is a set of RAM pages that pins nothing itself: it holds its
+ * parents, which keep their pages pinned (and charged to whoever pinned
+ * them) until the last window over either goes.
+ *
+ * Context: process context; may sleep.
+ * Return: the set, with one reference, or NULL (no memory).
+ */
+struct scif_pinned_pages *scif_pin_alias_new(unsigned long nr_pages,
+					     unsigned long nr_parents,
+					     int prot)
+{
+	struct scif_pinned_pages *pp;
+
+	pp = scif_kzalloc(sizeof(*pp), GFP_KERNEL_ACCOUNT);
+	if (!pp)
+		return NULL;
+	kref_init(&pp->ref);
+	pp->prot = prot;
+	pp->pages = scif_kvcalloc(nr_pages, sizeof(*pp->pages),
+				  GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	pp->parents = scif_kvcalloc(nr_parents, sizeof(*pp->parents),
+				    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!pp->pages || !pp->parents) {
+		kvfree(pp->pages);
+		kvfree(pp->parents);
+		kfree(pp);
+		return NULL;
+	}
+	return pp;
+}
+
+/**
+ * scif_pin_alias_add() - append pages of a set to an alias
+ * @pp: the alias, from scif_pin_alias_new(), with room for them
+ * @parent: a set of RAM pages (SCIF_PP_PAGES); referenced by @pp
+ * @first: the first of its pages to take
+ * @n: how many (@first + @n within @parent)
+ *
+ * Context: any context.
+ */
+void scif_pin_alias_add(struct scif_pinned_pages *pp,
+			struct scif_pinned_pages *parent, unsigned long first,
+			unsigned long n)
+{
+	memcpy(pp->pages + pp->nr_pages, parent->pages + first,
+	       n * sizeof(*pp->pages));
+	pp->nr_pages += n;
+	kref_get(&parent->ref);
+	pp->parents[pp->nr_parents++] = parent;
+}
+
+/**
+ * scif_pin_alias_done() - an alias's pages are all there: its runs
+ * @pp: the alias
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -ENOMEM (no memory, or more runs than a window may have).
+ */
+int scif_pin_alias_done(struct scif_pinned_pages *pp)
+{
+	return scif_pin_runs(pp);
 }
 
 /**

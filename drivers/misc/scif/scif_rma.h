@@ -116,6 +116,10 @@ enum scif_pp_kind {
  * @gone: SCIF_PP_MMIO: @pdev's driver is unbinding, or @pdev is removed
  * @owner: SCIF_PP_MMIO: handle of the endpoint whose window it is
  * @offset: SCIF_PP_MMIO: that window's offset; -1 until it is registered
+ * @parents: an alias (scif_pin_alias_new()): the sets its pages are
+ *	taken from, one reference each, dropped when it is released; the
+ *	alias pins and charges nothing of its own
+ * @nr_parents: entries of @parents filled
  *
  * Immutable once created, but for @devmem, @gone, @owner and @offset,
  * which scif_devmem.c's lock protects.
@@ -136,6 +140,8 @@ struct scif_pinned_pages {
 	bool gone;
 	u64 owner;
 	s64 offset;
+	struct scif_pinned_pages **parents;
+	unsigned long nr_parents;
 };
 
 /**
@@ -284,6 +290,9 @@ s64 scif_epd_register(struct scif_endpt *ep, struct scif_pinned_pages *pp,
 		      s64 offset, int map_flags);
 s64 scif_epd_register_mem(struct scif_endpt *ep, unsigned long addr,
 			  size_t len, s64 offset, int prot, int map_flags);
+s64 scif_epd_register_alias(struct scif_endpt *dst, struct scif_endpt *src,
+			    s64 src_off, u64 len, s64 offset, int prot,
+			    int map_flags);
 s64 scif_epd_register_devmem(struct scif_endpt *ep,
 			     struct scif_pinned_pages *pp, s64 offset,
 			     int map_flags);
@@ -337,6 +346,13 @@ int scif_pin_check(unsigned long addr, size_t len, int prot, int map_flags);
 int scif_pin_range(unsigned long addr, size_t len, int prot, int map_flags,
 		   struct scif_pinned_pages **pinned);
 void scif_pin_put(struct scif_pinned_pages *pp);
+struct scif_pinned_pages *scif_pin_alias_new(unsigned long nr_pages,
+					     unsigned long nr_parents,
+					     int prot);
+void scif_pin_alias_add(struct scif_pinned_pages *pp,
+			struct scif_pinned_pages *parent, unsigned long first,
+			unsigned long n);
+int scif_pin_alias_done(struct scif_pinned_pages *pp);
 long scif_pin_nr_pages(void);
 
 /* scif_devmem.c: device memory as pinned sets (SCIF_PP_MMIO) */

@@ -1571,3 +1571,94 @@ s64 scif_epd_register_devmem(struct scif_endpt *ep,
 	}
 	return ret;
 }
+
+/* The pages of @ep's registered range [@off, @off + @len) as one alias. */
+static int scif_window_alias_pages(struct scif_endpt *ep, u64 off, u64 len,
+				   int prot, struct scif_pinned_pages **out)
+{
+	u64 end = off + len, start, stop, wend;
+	struct scif_pinned_pages *pp;
+	struct scif_win_range r = {};
+	struct scif_window *w;
+	unsigned long i;
+	int err;
+
+	err = scif_window_range_hold(ep, &r, off, len, prot, SCIF_RANGE_MAPPED,
+				     NULL, NULL);
+	if (err)
+		return err;
+	err = -ENOMEM;
+	pp = scif_pin_alias_new(len >> PAGE_SHIFT, r.nr_wins, prot);
+	if (!pp)
+		goto put;
+	/* The windows' pages cannot change: each holds its set. */
+	for (i = 0; i < r.nr_wins; i++) {
+		w = r.lws[i];
+		wend = w->offset + ((u64)w->nr_pages << PAGE_SHIFT);
+		start = max(off, w->offset);
+		stop = min(end, wend);
+		scif_pin_alias_add(pp, w->pinned,
+				   (start - w->offset) >> PAGE_SHIFT,
+				   (stop - start) >> PAGE_SHIFT);
+	}
+	err = scif_pin_alias_done(pp);
+	if (err) {
+		scif_pin_put(pp);
+		goto put;
+	}
+	*out = pp;
+put:
+	scif_window_range_put(&r);
+	return err;
+}
+
+/**
+ * scif_epd_register_alias() - a window over the pages of other windows
+ * @dst: a connected endpoint: where the new window is
+ * @src: a connected endpoint of this node whose registered range
+ *	[@src_off, @src_off + @len) lies in windows over RAM
+ * @src_off: page aligned
+ * @len: a non-zero multiple of the page size, at most
+ *	SCIF_WINDOW_MAX_PAGES pages
+ * @offset: the new window's offset (SCIF_MAP_FIXED), or a hint (0: none)
+ * @prot: SCIF_PROT_READ and/or SCIF_PROT_WRITE, which every window of
+ *	the range must allow
+ * @map_flags: 0 or SCIF_MAP_FIXED
+ *
+ * The new window is over the same pinned pages (struct scif_pinned_pages
+ * of the alias references the windows' sets): unregistering the windows
+ * of @src leaves its pages pinned until it goes too.  It is charged to
+ * nothing new (the pages are charged to whoever pinned them) and counts
+ * in @dst's and the peer's window budgets as any window.
+ *
+ * Context: process context; sleeps until @dst's peer answers.
+ * Return: the window's offset, or -EINVAL (arguments), -ENXIO (the range
+ * is not all registered on @src), -EACCES (a window forbids @prot),
+ * -EOPNOTSUPP (a window over device memory), -ENOMEM, or an error of
+ * scif_window_conn_err() for either endpoint or of scif_epd_register().
+ */
+s64 scif_epd_register_alias(struct scif_endpt *dst, struct scif_endpt *src,
+			    s64 src_off, u64 len, s64 offset, int prot,
+			    int map_flags)
+{
+	struct scif_pinned_pages *pp;
+	s64 ret;
+	int err;
+
+	if ((map_flags & ~SCIF_MAP_FIXED) || offset < 0 || src_off < 0 ||
+	    ((map_flags & SCIF_MAP_FIXED) && !PAGE_ALIGNED(offset)) ||
+	    !PAGE_ALIGNED(src_off) || !len || !PAGE_ALIGNED(len) ||
+	    len >> PAGE_SHIFT > SCIF_WINDOW_MAX_PAGES ||
+	    (u64)src_off > S64_MAX - len || !prot ||
+	    (prot & ~(SCIF_PROT_READ | SCIF_PROT_WRITE)))
+		return -EINVAL;
+	err = scif_window_conn_err(dst);
+	if (err)
+		return err;
+	err = scif_window_alias_pages(src, src_off, len, prot, &pp);
+	if (err)
+		return err;
+	ret = scif_epd_register(dst, pp, offset, map_flags);
+	scif_pin_put(pp);
+	return ret;
+}

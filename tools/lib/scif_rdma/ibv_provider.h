@@ -212,7 +212,11 @@ struct verbs_context_ops {
 						/* 0x200 ops._compat_query_srq */
 	verbs_unset_op read_counters;		/* 0x208 vctx.read_counters */
 	verbs_unset_op reg_dm_mr;		/* 0x210 vctx.reg_dm_mr */
-	verbs_unset_op reg_dmabuf_mr;		/* 0x218 ibv_reg_dmabuf_mr() */
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
+					size_t length, uint64_t iova, int fd,
+					int access);
+						/* 0x218 vctx.reg_dmabuf_mr (+0x230,
+						 * called by ibv_reg_dmabuf_mr 0x17a94) */
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
 						/* 0x220 ops._compat_reg_mr */
@@ -352,6 +356,14 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   uint64_t hca_va, int access, struct verbs_mr *vmr,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+/*
+ * 0xdc50: the pd, offset, length, iova, fd and access in registers and
+ * the verbs_mr on the stack (read at 0x130(%rsp) after 0x128 bytes of
+ * frame): seven arguments; the ioctl method UVERBS_METHOD_REG_DMABUF_MR.
+ */
+int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+			  uint64_t iova, int fd, int access,
+			  struct verbs_mr *vmr);
 /* siw 0x3059; lib 0xda8a reads the handle at +0x20. */
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 /*
@@ -534,6 +546,7 @@ IBV_ASSERT_AT(verbs_context_ops, post_send, 0x1b8);
 IBV_ASSERT_AT(verbs_context_ops, query_device_ex, 0x1d0);
 IBV_ASSERT_AT(verbs_context_ops, query_port, 0x1e0);
 IBV_ASSERT_AT(verbs_context_ops, query_qp, 0x1e8);
+IBV_ASSERT_AT(verbs_context_ops, reg_dmabuf_mr, 0x218);
 IBV_ASSERT_AT(verbs_context_ops, reg_mr, 0x220);
 IBV_ASSERT_AT(verbs_context_ops, req_notify_cq, 0x228);
 IBV_ASSERT_AT(verbs_context_ops, resize_cq, 0x238);

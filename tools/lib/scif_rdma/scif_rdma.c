@@ -222,6 +222,30 @@ static struct ibv_mr *scif_rdma_reg_mr(struct ibv_pd *pd, void *addr,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * An MR over a dma-buf: the kernel takes only a SCIF dma-buf of this
+ * node's windows (EOPNOTSUPP otherwise), reached by the peers' direct
+ * RDMA WRITEs and READs (Documentation/scif/rdma.rst, "dma-buf MRs").
+ */
+static struct ibv_mr *scif_rdma_reg_dmabuf_mr(struct ibv_pd *pd,
+					      uint64_t offset, size_t length,
+					      uint64_t iova, int fd, int access)
+{
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
 static int scif_rdma_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;
@@ -1164,6 +1188,7 @@ static const struct verbs_context_ops scif_rdma_ctx_ops = {
 	.query_port = scif_rdma_query_port,
 	.query_qp = scif_rdma_query_qp,
 	.query_srq = scif_rdma_query_srq,
+	.reg_dmabuf_mr = scif_rdma_reg_dmabuf_mr,
 	.reg_mr = scif_rdma_reg_mr,
 	.req_notify_cq = scif_rdma_req_notify_cq,
 	.resize_cq = scif_rdma_resize_cq,

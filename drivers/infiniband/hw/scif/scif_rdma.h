@@ -337,6 +337,26 @@ struct srd_cq {
 };
 
 /**
+ * struct srd_dbuf - what a dma-buf MR holds
+ * @dev: the MR's device (ibmr.device is set only once the verb returns)
+ * @dmabuf: the dma-buf, with a reference, until dereg_mr
+ * @attach: our attachment, until dereg_mr
+ * @epd: the exporting endpoint (the dma-buf holds it)
+ * @off: the MR's first byte in @epd's registered address space
+ * @prot: SCIF_PROT_* of the export
+ *
+ * Immutable once the MR is registered (scif_rdma_dmabuf.c).
+ */
+struct srd_dbuf {
+	struct srd_dev *dev;
+	struct dma_buf *dmabuf;
+	struct dma_buf_attachment *attach;
+	scif_epd_t epd;
+	off_t off;
+	int prot;
+};
+
+/**
  * struct srd_mr - a memory region
  * @ibmr: ib_core's part
  * @pages: for a fast-registration MR, the page list map_mr_sg filled;
@@ -373,6 +393,10 @@ struct srd_cq {
  * @uc: a user MR's user (struct srd_ucount), NULL for the kernel's
  * @kmap: a user MR's pages in one kernel range (srd_mr_vmap()), made
  *	on first use, set once (cmpxchg), unmapped by dereg_mr after @gone
+ * @dbuf: a dma-buf MR (reg_user_mr_dmabuf, scif_rdma_dmabuf.c): its
+ *	dma-buf; such an MR has no pages and is reached only through the
+ *	windows opened over it; valid from its registration until the
+ *	dma-buf is revoked (move_notify), never changed by a work request
  *
  * Locking: @valid and @access change only in post_send of a QP of the
  * MR's PD (the consumer orders those work requests, as verbs require),
@@ -401,6 +425,7 @@ struct srd_mr {
 	bool dying;
 	struct srd_ucount *uc;
 	void *kmap;
+	struct srd_dbuf *dbuf;
 };
 
 /**
@@ -919,7 +944,7 @@ static inline u64 srd_swqe_len(const struct srd_swqe *w)
  */
 static inline bool srd_mr_fast_reg(const struct srd_mr *mr)
 {
-	return !mr->dma && !mr->umem;
+	return !mr->dma && !mr->umem && !mr->dbuf;
 }
 
 /* Count @n more of counter @stat of @dev. */
@@ -974,6 +999,9 @@ struct ib_mr *srd_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			   u32 max_num_sg);
 int srd_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		  unsigned int *sg_offset);
+struct ib_mr *srd_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				     u64 length, u64 virt, int fd, int access,
+				     SRD_MR_UDATA_T *udata);
 int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 /* scif_rdma_srq.c: shared receive queues */
@@ -1055,6 +1083,10 @@ void srd_rma_stale_free(struct srd_qp *qp);
 
 /* scif_rdma_map.c: the windows of direct RDMA WRITE and READ */
 int srd_map_serve(struct srd_qp *qp, const struct srd_hdr *h, u32 len);
+/* scif_rdma_dmabuf.c */
+int srd_dbuf_get(struct srd_dev *dev, struct srd_mr *mr, int fd, u64 offset,
+		 u64 length, int access);
+void srd_dbuf_put(struct srd_mr *mr);
 void srd_map_mr_close(struct srd_dev *dev, struct srd_mr *mr, bool dying);
 void srd_map_qp_close(struct srd_qp *qp);
 struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key, bool ask,

@@ -18,4 +18,15 @@ struct uverbs_attr_bundle;
 #define SRD_CQ_UDATA_T	struct ib_udata
 #endif
 
+/*
+ * reg_user_mr_dmabuf's last argument changed the same way (by 6.12); Kbuild
+ * tells which (SRD_HAVE_MR_DMABUF_ATTRS).
+ */
+#ifdef SRD_HAVE_MR_DMABUF_ATTRS
+struct uverbs_attr_bundle;
+#define SRD_MR_UDATA_T	struct uverbs_attr_bundle
+#else
+#define SRD_MR_UDATA_T	struct ib_udata
+#endif
+
 #endif /* _SCIF_RDMA_COMPAT_H */

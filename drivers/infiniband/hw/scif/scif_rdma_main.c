@@ -168,6 +168,7 @@ static const struct ib_device_ops srd_ops = {
 	.mmap_free = srd_ucq_mmap_free,
 	.get_dma_mr = srd_get_dma_mr,
 	.reg_user_mr = srd_reg_user_mr,
+	.reg_user_mr_dmabuf = srd_reg_user_mr_dmabuf,
 	.alloc_mr = srd_alloc_mr,
 	.map_mr_sg = srd_map_mr_sg,
 	.dereg_mr = srd_dereg_mr,

@@ -40,7 +40,8 @@ MODULE_PARM_DESC(direct_rma,
  * @mr: the MR (a reference held until the window is closed)
  * @qp: the QP on whose endpoint it is registered
  * @va: the vmap of the MR's pages it was registered over (a user MR's
- *	own, srd_mr_vmap(): not this window's to unmap)
+ *	own, srd_mr_vmap(): not this window's to unmap); NULL for a dma-buf
+ *	MR's (an alias of the exporter's windows)
  * @rights: IB_ACCESS_REMOTE_READ and/or _WRITE it gives
  * @off: its offset in the endpoint's registered address space
  * @len: its bytes (the MR's)
@@ -70,7 +71,8 @@ static bool srd_map_fits(struct srd_mr *mr)
 
 	return !mr->dma && mr->ibmr.page_size == PAGE_SIZE &&
 	       PAGE_ALIGNED(mr->iova) && mr->length &&
-	       PAGE_ALIGNED(mr->length) && n <= READ_ONCE(mr->npages) &&
+	       PAGE_ALIGNED(mr->length) &&
+	       (mr->dbuf || n <= READ_ONCE(mr->npages)) &&
 	       mr->length <= SRD_MAP_SLOT;
 }
 
@@ -168,7 +170,13 @@ static void srd_map_attach(struct srd_map *map, u32 key, struct srd_hdr *a)
 	bool ok = false;
 	off_t off = -ENOMEM;
 
-	map->va = srd_map_vmap(mr, map->len);
+	if (mr->dbuf)		/* over the dma-buf's pages themselves */
+		off = scif_register_alias(qp->epd, mr->dbuf->epd,
+					  mr->dbuf->off, map->len, map->off,
+					  srd_map_prot(map->rights),
+					  SCIF_MAP_FIXED);
+	else
+		map->va = srd_map_vmap(mr, map->len);
 	if (map->va)
 		off = scif_register(qp->epd, map->va, map->len, map->off,
 				    srd_map_prot(map->rights),

@@ -83,7 +83,8 @@ void *srd_mr_kva(struct srd_mr *mr, u64 addr, u64 *len)
  * @access: IB_ACCESS_* wanted
  *
  * Local write is enforced on a user MR only: the pages of one registered
- * without it may be another's (pinned without write access).
+ * without it may be another's (pinned without write access).  A dma-buf
+ * MR is never usable here (the frames' path, local SGEs).
  *
  * Context: any.
  * Return: true if @mr is valid, allows @access and holds the range.
@@ -92,7 +93,8 @@ bool srd_mr_ok(struct srd_mr *mr, u64 addr, u64 len, int access)
 {
 	int missing;
 
-	if (!mr || !READ_ONCE(mr->valid))
+	/* A dma-buf MR has no pages: only its windows reach it. */
+	if (!mr || !READ_ONCE(mr->valid) || mr->dbuf)
 		return false;
 	missing = access & ~READ_ONCE(mr->access);
 	if (!mr->umem)

@@ -506,6 +506,86 @@ unuser:
 	return ERR_PTR(err);
 }
 
+static struct ib_udata *srd_mr_udata(SRD_MR_UDATA_T *udata)
+{
+#ifdef SRD_HAVE_MR_DMABUF_ATTRS
+	return udata ? &udata->driver_udata : NULL;
+#else
+	return udata;
+#endif
+}
+
+/**
+ * srd_reg_user_mr_dmabuf() - the reg_user_mr_dmabuf verb: an MR over a
+ *	SCIF dma-buf of this node's windows
+ * @ibpd: the PD (user space's)
+ * @offset: the MR's first byte in the dma-buf, page aligned
+ * @length: its bytes, page aligned, at most SRD_MAP_SLOT
+ * @virt: the address work requests and peers name its first byte by,
+ *	page aligned
+ * @fd: the dma-buf (SCIF_DMABUF_EXPORT of a local range)
+ * @access: as reg_user_mr's
+ * @udata: the provider's data: must be empty
+ *
+ * The MR is reached only by the peers' direct RDMA WRITEs and READs,
+ * through windows over the dma-buf's pages (scif_rdma_dmabuf.c); it
+ * becomes invalid when the dma-buf is revoked.
+ *
+ * Context: process.
+ * Return: the MR, ERR_PTR(-EINVAL) for an offset, length or @virt out of
+ * bounds or not page aligned, or driver data, ERR_PTR(-EOPNOTSUPP) for
+ * another access right, another exporter's dma-buf or a range of the
+ * peer's windows, ERR_PTR(-ENOMEM) past the MR budgets, or the errors of
+ * srd_dbuf_get().
+ */
+struct ib_mr *srd_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				     u64 length, u64 virt, int fd, int access,
+				     SRD_MR_UDATA_T *udata)
+{
+	struct srd_dev *dev = to_srd_dev(ibpd->device);
+	struct ib_udata *ud = srd_mr_udata(udata);
+	struct srd_ucount *uc = srd_udata_ucount(ud);
+	struct srd_mr *mr;
+	int err = -ENOMEM;
+
+	if (srd_udata_bad(ud) || !length || length > SRD_MAP_SLOT ||
+	    !PAGE_ALIGNED(offset) || !PAGE_ALIGNED(length) ||
+	    !PAGE_ALIGNED(virt))
+		return ERR_PTR(-EINVAL);
+	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_REMOTE_ATOMIC);
+	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		       IB_ACCESS_REMOTE_READ))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!srd_user_take(dev, uc, SRD_UOBJ_MR, SRD_MAX_MR))
+		return ERR_PTR(-ENOMEM);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr)
+		goto unuser;
+	mr->uc = uc;
+	/* move_notify may close windows before the MR is in the table. */
+	INIT_LIST_HEAD(&mr->maps);
+	mr->ibmr.page_size = PAGE_SIZE;
+	mr->ibmr.iova = virt;
+	mr->ibmr.length = length;
+	mr->iova = virt;
+	mr->length = length;
+	mr->access = access;
+	err = srd_dbuf_get(dev, mr, fd, offset, length, access);
+	if (err)
+		goto free_mr;
+	err = srd_mr_insert(dev, mr);
+	if (err)
+		goto put;
+	return &mr->ibmr;
+put:
+	srd_dbuf_put(mr);
+free_mr:
+	kfree(mr);
+unuser:
+	srd_user_put(dev, uc, SRD_UOBJ_MR);
+	return ERR_PTR(err);
+}
+
 /**
  * srd_alloc_mr() - the alloc_mr verb: a fast-registration MR
  * @ibpd: the PD
@@ -603,6 +683,10 @@ int srd_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		vunmap(mr->kmap);
 	if (mr->umem) {
 		ib_umem_release(mr->umem);
+		srd_user_put(dev, mr->uc, SRD_UOBJ_MR);
+	}
+	if (mr->dbuf) {
+		srd_dbuf_put(mr);
 		srd_user_put(dev, mr->uc, SRD_UOBJ_MR);
 	}
 	kvfree(mr->pages);

@@ -19,6 +19,14 @@
 # runs the servers, node 1 the clients, each with a bound in time:
 #   rping -V (RDMA READ and WRITE between user MRs, the data verified
 #   by the client) of 4 KiB and of 64 KiB;
+#   scif_verbs_dmabuf: an MR over a SCIF dma-buf of node 0's window
+#   (ibv_reg_dmabuf_mr), node 1's RDMA WRITE found in the window and
+#   the window's bytes RDMA READ back; the registrations refused (a
+#   remote range, a pipe, no descriptor, bad offsets, a read-only
+#   export); the window unregistered: nothing pinned, node 1's next
+#   WRITE an error completion, node 0's QP an access error, the
+#   window's bytes untouched (the program's rows, prefixed
+#   dmabuf_server_ and dmabuf_client_);
 #   scif_verbs_inline: inline SENDs and WRITEs, the sender's buffer
 #   overwritten right after each post, their bytes checked by the
 #   server; then RDMA READs of them back across the server's pages,
@@ -245,6 +253,9 @@ servers() {
 	done
 	serve_step inline /tests/scif_verbs_inline -s 10.77.0.1 7176
 	ok inline_server_checked wait "$srv_pid"
+	serve_step dmabuf /tests/scif_verbs_dmabuf -s 10.77.0.1 7178
+	ok dmabuf_server wait "$srv_pid"
+	tap_rows dmabuf_server /tmp/verbs-dmabuf.log
 	# shellcheck disable=SC2086 # the arguments are words
 	serve_step ucmatose ucmatose $ucmatose
 	ok ucmatose_server wait "$srv_pid"
@@ -306,6 +317,22 @@ servers() {
 	ok told_to_finish wait_for 300 http_fetched "http://$peer_ip/done"
 }
 
+# A program's TAP rows ("ok N name", "not ok N name # why"), each one
+# of ours, prefixed $1_.
+# (The loop reads a file, not a pipe: ok counts in this shell.)
+tap_rows() { # prefix log
+	grep -E "^(not )?ok [0-9]+ " "$2" > "$2.rows"
+	while read -r w1 w2 w3 rest; do
+		if [ "$w1" = not ]; then
+			echo "# $w2 $w3 $rest"
+			ok "$1_${rest%% *}" false
+		else
+			ok "$1_$w3" true
+		fi
+	done < "$2.rows"
+	grep -q "^1\.\.[0-9]" "$2" || ok "$1_ran_to_the_end" false
+}
+
 # scif_verbs_limits' PASS/FAIL lines, each one of ours (prefixed
 # limits_).
 limits_tests() {
@@ -357,6 +384,9 @@ clients() {
 	done
 	ok inline_client client_step inline \
 		/tests/scif_verbs_inline -c 10.77.0.1 7176
+	ok dmabuf_client client_step dmabuf \
+		/tests/scif_verbs_dmabuf -c 10.77.0.1 7178
+	tap_rows dmabuf_client /tmp/verbs-dmabuf.log
 	# shellcheck disable=SC2086 # the arguments are words
 	ok ucmatose_client client_step ucmatose ucmatose $ucmatose \
 		-s 10.77.0.1
