@@ -22,6 +22,8 @@
 #   make check       the whole suite on KERNELS="6.1 6.12 debug"
 #   make demo        boot a 2-node cluster of VMs and show them talk
 #   make bench       measure SCIF next to TCP, AF_UNIX and memcpy (build/bench)
+#   make bench-nvme  a drive's DMA into a remote window beside local memory
+#                    (make bench runs it too; BENCH_NVME_KERNEL=, 6.12)
 #   make coverage    line and branch coverage of drivers/ by the suite (lcov)
 #   make soak        kill and restart a node ROUNDS times under traffic
 #   make fuzz        both fuzzers, long runs on the debug kernel, with figures
@@ -244,6 +246,9 @@ coverage:
 bench:
 	bash $(TOP)/scripts/bench.sh
 
+bench-nvme:
+	bash $(TOP)/scripts/bench-nvme.sh
+
 # Node loss and restart, ROUNDS times (50), in clusters of each size of
 # NODES ("2 4") on KERNEL (debug), under mixed traffic (not part of check).
 soak:
@@ -281,5 +286,5 @@ test-libvirt:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all help deps modules modules_install install-user install ntb-modules ntb-check test-modules lib tools provider install-provider selftests lint docs check demo bench \
+.PHONY: all help deps modules modules_install install-user install ntb-modules ntb-check test-modules lib tools provider install-provider selftests lint docs check demo bench bench-nvme \
 	coverage soak fuzz peer-fuzz test-realvm test-vm-config test-libvirt clean

@@ -64,7 +64,8 @@
 #               1 MiB controller memory buffer, the device memory of
 #               scif_devmem_test.sh, with a 16 MiB drive (node<k>.nvme in
 #               the cluster directory, a known pattern, which
-#               scif_nvme_test.c checks)
+#               scif_nvme_test.c checks; MDTS 8, commands of up to
+#               1 MiB, for its bench mode)
 #   -T ntb-full the same, plus the ivshmem-plain device on the other
 #               node's RAM (as without -T), which the emulated NTB's
 #               full-reach window goes through (ntb_ivshmem full_reach=1)
@@ -441,7 +442,7 @@ start_node() { # k: boot node k's next life (lives[k] = 0 for the first)
 	# The IOMMU first: the devices after it are behind it.
 	[ "$iommu" = 0 ] || cmd+=(-device "intel-iommu,intremap=on" -device edu
 		-drive "file=$dir/node$k.nvme,if=none,id=nvme0,format=raw"
-		-device "nvme,serial=scif36,cmb_size_mb=1,drive=nvme0")
+		-device "nvme,serial=scif36,cmb_size_mb=1,mdts=8,drive=nvme0")
 	if [ "$topo" != ntb ]; then
 		for ((j = 0; j < nodes; j++)); do
 			[ "$j" -ne "$k" ] || continue

@@ -25,6 +25,11 @@
 #   - NVMe over Fabrics (scripts/bench-nvmeof.sh; BENCH_NVMEOF=0 leaves
 #     it out): fio reading a RAM namespace over scif_rdma, against
 #     NVMe/TCP over scif_net and over the virtio-net link (setup 2vm-nvme);
+#   - a drive's DMA into a remote window (scripts/bench-nvme.sh;
+#     BENCH_NVME=0 leaves it out): QEMU's NVMe drive under VFIO reading
+#     and writing blocks into and from another node's window through a
+#     device-map file, beside its own memory and the CPU path, in the
+#     VFIO cluster (setup 2vm-nvmedev);
 #   - $BENCH_A2A_NODES VMs (default 8; 0: none) streaming 64 KiB messages
 #     all to all at once (setup a2a; the report adds the streams up);
 #   - the NTB part (scripts/bench-ntb.sh): SCIF over the emulated NTB
@@ -140,6 +145,10 @@ if [ "$ntb" != only ]; then
 		bash "$top/scripts/bench-nvmeof.sh" "$out" ||
 			{ say "the NVMe-oF part is incomplete (see $out/nvmeof)"; status=1; }
 	fi
+	if [ "${BENCH_NVME:-1}" != 0 ]; then
+		bash "$top/scripts/bench-nvme.sh" "$out" ||
+			{ say "the NVMe device-map part is incomplete (see $out/nvme)"; status=1; }
+	fi
 	if [ "${BENCH_VERBS:-1}" != 0 ]; then
 		bash "$top/scripts/bench-verbs.sh" "$out" ||
 			{ say "the user verbs part is incomplete (see $out/verbs)"; status=1; }
@@ -185,6 +194,8 @@ fi
 [ "$ntb" = 0 ] || cat "$out/ntb/results.rows" >> "$csv" 2> /dev/null || true
 [ "$ntb" = only ] || [ "${BENCH_NVMEOF:-1}" = 0 ] ||
 	cat "$out/nvmeof/results.rows" >> "$csv" 2> /dev/null || true
+[ "$ntb" = only ] || [ "${BENCH_NVME:-1}" = 0 ] ||
+	cat "$out/nvme/results.rows" >> "$csv" 2> /dev/null || true
 [ "$ntb" = only ] || [ "${BENCH_VERBS:-1}" = 0 ] ||
 	cat "$out/verbs/results.rows" >> "$csv" 2> /dev/null || true
 [ "$ntb" = only ] || [ "${BENCH_MPI:-1}" = 0 ] ||

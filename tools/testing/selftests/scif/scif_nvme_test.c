@@ -37,6 +37,13 @@
  *   devmap_owner           the drive's DMA into and out of a RAM window of
  *                          the other node through a device-map file
  *                          (t_remote() says what each checks).
+ * Mode "loss" (scif_devmap_loss.sh): node 1 leaves while node 0 holds a
+ * device-map file of its window.  Mode "bench" ["quick"]
+ * (scif_nvme_bench.sh, scripts/bench-nvme.sh): node 0's drive reads and
+ * writes blocks into and from node 1's window through a device-map file,
+ * beside its own memory and the CPU path, and prints the figures as
+ * "# nvme-bench" lines; rows bench_setup, bench_{read,write}_{local,
+ * remote,cpu} (every figure's bytes) and, on node 1, bench_window_served.
  * One TAP line per row; a failed row says what it saw.
  */
 #include <errno.h>
@@ -1131,6 +1138,336 @@ out:
 		scif_close(epd);
 }
 
+/* ---- figures (mode "bench"): the drive into a remote window ---- */
+
+#define BPORT		2394
+#define B_QD		4		/* the deeper of the two depths */
+#define B_XFER_MAX	(1024 * 1024UL)
+#define B_LEN		(B_QD * B_XFER_MAX)
+#define B_PRP(i)	(B_LEN + (i) * PG)	/* PRP list pages, after it */
+#define B_MAP_LEN	(B_LEN + B_QD * PG)
+#define IOVA_BLOCAL	0x20000000ULL
+#define B_LBA_READ	0
+#define B_LBA_WRITE	16384
+#define B_ROW_US	200000		/* each figure: 0.2 s of commands */
+
+enum { B_LOCAL, B_REMOTE, B_CPU, B_VIAS };
+static const char *const b_via[B_VIAS] = { "local", "remote", "cpu" };
+
+/*
+ * The reader's side: its own buffer (IOMMU-mapped at IOVA_BLOCAL, with
+ * the PRP list pages after it) and the other node's window (through
+ * the device-map file, IOMMU-mapped at IOVA_REMOTE), its endpoint and
+ * the window's offset for the CPU path's RMA.
+ */
+struct bench {
+	struct nvme *n;
+	uint8_t *buf, *win, *want;
+	int epd;
+	off_t off;
+	size_t mdts;		/* the controller's largest command, bytes */
+	bool quick;
+	char why[B_VIAS][2][160];
+};
+
+static uint64_t us_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
+/*
+ * @qd READs or WRITEs (@opc) of @size bytes each, blocks from @lba on,
+ * data from the controller address @addr on, submitted together (one
+ * doorbell), then their completions polled: 0, or -1 said.
+ */
+static int nvme_batch(struct bench *b, uint8_t opc, uint64_t lba,
+		      uint64_t addr, size_t size, unsigned int qd)
+{
+	struct nvme *n = b->n;
+	struct nvme_q *q = &n->ioq;
+	volatile struct nvme_sqe *sq = q->ring;
+	volatile struct nvme_cqe *cq;
+	uint64_t *prp, a, end;
+	unsigned int i, j, done = 0;
+	struct nvme_sqe sqe;
+	uint32_t dw3, st = 0;
+
+	cq = (volatile void *)((volatile uint8_t *)q->ring + PG);
+	for (i = 0; i < qd; i++) {
+		a = addr + i * size;
+		memset(&sqe, 0, sizeof(sqe));
+		sqe.cdw0 = opc | (uint32_t)++n->cid << 16;
+		sqe.nsid = 1;
+		sqe.prp1 = a;
+		if (size > 2 * PG) {
+			prp = (uint64_t *)(b->buf + B_PRP(i));
+			for (j = 1; j < size / PG; j++)
+				prp[j - 1] = a + j * PG;
+			sqe.prp2 = IOVA_BLOCAL + B_PRP(i);
+		} else if (size > PG) {
+			sqe.prp2 = a + PG;
+		}
+		sqe.cdw10 = (uint32_t)(lba + i * (size >> n->lba_shift));
+		sqe.cdw12 = (size >> n->lba_shift) - 1;
+		memcpy((void *)&sq[q->tail], &sqe, sizeof(sqe));
+		q->tail = (q->tail + 1) % QDEPTH;
+	}
+	__sync_synchronize();
+	wr32(n, doorbell(n, q->qid, false), q->tail);
+	end = ms_now() + 5000;
+	while (done < qd) {
+		dw3 = cq[q->head].dw3;
+		if (((dw3 >> 16) & 1) != (uint32_t)q->phase) {
+			if (ms_now() > end)
+				return expect(false, "%u of %u commands: no completion in 5 s",
+					      qd - done, qd), -1;
+			continue;
+		}
+		st |= dw3 >> 17;
+		q->head = (q->head + 1) % QDEPTH;
+		if (!q->head)
+			q->phase ^= 1;
+		done++;
+	}
+	__sync_synchronize();
+	wr32(n, doorbell(n, q->qid, true), q->head);
+	if (st)
+		return expect(false, "command %#x: status %#x", opc, st), -1;
+	return 0;
+}
+
+/* Where the drive's data is, for @via; what it reads or writes. */
+static uint8_t *bench_data(struct bench *b, int via)
+{
+	return via == B_LOCAL ? b->buf : b->win;
+}
+
+/* Before a figure: the destination cleared, or the source filled. */
+static void bench_prepare(struct bench *b, int via, bool rd, size_t len,
+			  uint32_t seed)
+{
+	if (rd) {
+		memset(b->buf, 0, len);
+		memset(b->win, 0, len);
+		return;
+	}
+	fill(b->want, len, seed);
+	memcpy(bench_data(b, via), b->want, len);
+}
+
+/* After a figure: the bytes where they should be.  -1, or the offset. */
+static long bench_verify(struct bench *b, int via, bool rd, size_t size,
+			 unsigned int qd)
+{
+	if (rd)
+		return off_pattern(bench_data(b, via), B_LBA_READ, size * qd);
+	memset(b->buf, 0, size * qd);
+	if (nvme_batch(b, 0x02, B_LBA_WRITE, IOVA_BLOCAL, size, qd))
+		return -2;
+	return differs(b->want, b->buf, size * qd);
+}
+
+/*
+ * One figure: @qd commands of @size bytes at a time, by @via, for
+ * B_ROW_US (one batch if quick); printed as "# nvme-bench VIA OP SIZE QD
+ * BATCHES MB/s US" (US: the time of a batch, at depth 1 a command's
+ * latency).  False, said in b->why, if a command failed or the bytes
+ * are wrong.
+ */
+static bool bench_row(struct bench *b, int via, bool rd, size_t size,
+		      unsigned int qd)
+{
+	uint64_t addr = via == B_REMOTE ? IOVA_REMOTE : IOVA_BLOCAL;
+	uint64_t lba = rd ? B_LBA_READ : B_LBA_WRITE, t0, t, nb = 0;
+	uint8_t opc = rd ? 0x02 : 0x01;
+	size_t len = size * qd;
+	char *why = b->why[via][rd];
+	long rc = 0, bad;
+
+	bench_prepare(b, via, rd, B_LEN, (uint32_t)(size + qd + via));
+	t0 = us_now();
+	do {
+		if (via == B_CPU && !rd)
+			rc = scif_vreadfrom(b->epd, b->buf, len, b->off,
+					    SCIF_RMA_SYNC);
+		if (!rc)
+			rc = nvme_batch(b, opc, lba, addr, size, qd);
+		if (!rc && via == B_CPU && rd)
+			rc = scif_vwriteto(b->epd, b->buf, len, b->off,
+					   SCIF_RMA_SYNC);
+		nb++;
+		t = us_now() - t0;
+	} while (!rc && !b->quick && t < B_ROW_US);
+	if (rc) {
+		snprintf(why, sizeof(b->why[0][0]), "%zu x %u: errno %d", size,
+			 qd, errno);
+		return false;
+	}
+	printf("# nvme-bench %s %s %zu %u %llu %.1f %.1f\n", b_via[via],
+	       rd ? "read" : "write", size, qd, (unsigned long long)nb,
+	       (double)(nb * len) / (t ? t : 1), (double)t / nb);
+	bad = bench_verify(b, via, rd, size, qd);
+	if (bad != -1)
+		snprintf(why, sizeof(b->why[0][0]), "%zu x %u: byte %ld wrong",
+			 size, qd, bad);
+	return bad == -1;
+}
+
+/*
+ * Node 1: the window node 0's drive reads into and writes from.  Told
+ * 'c' (node 0 closed its file), it unregisters and waits for the pages
+ * to be let go of (the file's linger), then answers: node 0 is not left
+ * holding a mapping of a node that has gone.
+ */
+static void bench_owner(void)
+{
+	struct scif_port_id from;
+	int lep = scif_open(), epd = -1, t;
+	long pin0 = vm_pin_kb();
+	uint8_t *buf = NULL;
+	char c = 0, freed = 0;
+	off_t off = -1;
+
+	if (!posix_memalign((void **)&buf, PG, B_LEN) && lep >= 0 &&
+	    scif_bind(lep, BPORT) >= 0 && scif_listen(lep, 1) >= 0 &&
+	    scif_accept(lep, &from, &epd, SCIF_ACCEPT_SYNC) >= 0) {
+		memset(buf, 0, B_LEN);
+		off = scif_register(epd, buf, B_LEN, 0,
+				    SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	}
+	if (off >= 0 && xfer(epd, &off, sizeof(off), true) &&
+	    xfer(epd, &c, 1, false) && c == 'c') {
+		scif_unregister(epd, off, B_LEN);
+		for (t = 0; t < 50 && vm_pin_kb() != pin0; t++)
+			usleep(100 * 1000);
+		freed = vm_pin_kb() == pin0;
+		xfer(epd, &freed, 1, true);
+	}
+	result("bench_window_served",
+	       expect(c == 'c' && freed, "window %lld, told %c (errno %d), %ld kB still pinned",
+		      (long long)off, c ? c : '-', errno, vm_pin_kb() - pin0));
+	if (epd >= 0)
+		scif_close(epd);
+	if (lep >= 0)
+		scif_close(lep);
+	free(buf);
+}
+
+/* Map @len bytes at @p for the drive at @iova. */
+static bool bench_map(struct nvme *n, void *p, uint64_t iova, size_t len)
+{
+	struct vfio_iommu_type1_dma_map m = {
+		.argsz = sizeof(m), .vaddr = (uintptr_t)p, .iova = iova,
+		.size = len,
+		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
+	};
+
+	return p != MAP_FAILED && !ioctl(n->container, VFIO_IOMMU_MAP_DMA, &m);
+}
+
+static void bench_unmap(struct nvme *n, uint64_t iova, size_t len)
+{
+	struct vfio_iommu_type1_dma_unmap um = {
+		.argsz = sizeof(um), .iova = iova, .size = len,
+	};
+
+	ioctl(n->container, VFIO_IOMMU_UNMAP_DMA, &um);
+}
+
+/* Every figure, by every path, each size up to the controller's MDTS. */
+static void bench_rows(struct bench *b)
+{
+	static const size_t full[] = { 4096, 16384, 65536, 262144, 1048576 };
+	static const size_t quick[] = { 4096, 1048576 };
+	static const unsigned int qds[] = { 1, B_QD };
+	const size_t *sz = b->quick ? quick : full;
+	size_t nsz = b->quick ? 2 : 5;
+	bool ok[B_VIAS][2];
+	int via, rd;
+
+	for (via = 0; via < B_VIAS; via++)
+		for (rd = 0; rd < 2; rd++) {
+			ok[via][rd] = true;
+			snprintf(b->why[via][rd], sizeof(b->why[0][0]), "no size");
+		}
+	printf("# nvme-bench via op size qd batches MB/s us-per-batch (largest command %zu)\n",
+	       b->mdts);
+	for (size_t i = 0; i < nsz && sz[i] <= b->mdts; i++)
+		for (int q = 0; q < 2; q++)
+			for (via = 0; via < B_VIAS; via++)
+				for (rd = 1; rd >= 0; rd--)
+					ok[via][rd] &= bench_row(b, via, rd,
+								 sz[i], qds[q]);
+	for (via = 0; via < B_VIAS; via++)
+		for (rd = 1; rd >= 0; rd--) {
+			char row[40];
+
+			snprintf(row, sizeof(row), "bench_%s_%s",
+				 rd ? "read" : "write", b_via[via]);
+			result(row, expect(ok[via][rd] && b->mdts >= sz[0],
+					   "%s", b->why[via][rd]));
+		}
+}
+
+/*
+ * Node 0: its drive reads blocks into and writes blocks from node 1's
+ * window through a device-map file (remote), the same into and from
+ * this process's memory (local), and into memory then on to the window
+ * by RMA, or back (cpu); every figure's bytes checked.
+ */
+static void bench_reader(struct nvme *n, uint16_t peer, bool quick)
+{
+	struct scif_port_id dst = { .port = BPORT, .node = peer };
+	struct bench b = { .n = n, .epd = scif_open(), .off = -1,
+			   .quick = quick };
+	uint8_t *id = n->area + OFF_IDENT, *w = MAP_FAILED;
+	int fd = -1, tries;
+	char c = 'c';
+	bool ok;
+
+	b.buf = mmap(NULL, B_MAP_LEN, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	b.want = malloc(B_LEN);
+	/* Identify controller: MDTS, in pages of CAP.MPSMIN (4 KiB). */
+	if (!admin(n, 0x06, 0, IOVA_BASE + OFF_IDENT, 1, 0))
+		b.mdts = id[77] ? PG << id[77] : B_XFER_MAX;
+	for (tries = 0; b.epd >= 0 && tries < 300; tries++) {
+		if (scif_connect(b.epd, &dst) >= 0)
+			break;
+		usleep(100 * 1000);
+	}
+	if (tries < 300 && xfer(b.epd, &b.off, sizeof(b.off), false))
+		fd = devmap(b.epd, b.off, B_LEN,
+			    SCIF_PROT_READ | SCIF_PROT_WRITE, 0);
+	if (fd >= 0)
+		w = mmap(NULL, B_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	b.win = w;
+	ok = b.want && bench_map(n, b.buf, IOVA_BLOCAL, B_MAP_LEN) &&
+	     bench_map(n, w, IOVA_REMOTE, B_LEN);
+	result("bench_setup", expect(ok, "window %lld, devmap %d, mapping: errno %d",
+				     (long long)b.off, fd, errno));
+	if (ok)
+		bench_rows(&b);
+	bench_unmap(n, IOVA_REMOTE, B_LEN);
+	bench_unmap(n, IOVA_BLOCAL, B_MAP_LEN);
+	if (w != MAP_FAILED)
+		munmap(w, B_LEN);
+	if (fd >= 0)
+		close(fd);
+	if (b.epd >= 0) {
+		/* The owner's answer: its pages let go of. */
+		if (xfer(b.epd, &c, 1, true))
+			xfer(b.epd, &c, 1, false);
+		scif_close(b.epd);
+	}
+	if (b.buf != MAP_FAILED)
+		munmap(b.buf, B_MAP_LEN);
+	free(b.want);
+}
+
 int main(int argc, char **argv)
 {
 	const char *bdf = getenv("SCIF_DEVMEM_BDF");
@@ -1160,6 +1497,17 @@ int main(int argc, char **argv)
 			loss_owner(0);
 		else
 			loss_reader(&n, 1);
+		goto done;
+	}
+	if (argc > 1 && !strcmp(argv[1], "bench")) {
+		uint16_t self;
+
+		alarm(300);
+		scif_get_nodeIDs(NULL, 0, &self);
+		if (self)
+			bench_owner();
+		else
+			bench_reader(&n, 1, argc > 2 && !strcmp(argv[2], "quick"));
 		goto done;
 	}
 
