@@ -65,7 +65,7 @@
 #               scif_devmem_test.sh, with a 16 MiB drive (node<k>.nvme in
 #               the cluster directory, a known pattern, which
 #               scif_nvme_test.c checks; MDTS 8, commands of up to
-#               1 MiB, for its bench mode)
+#               1 MiB, for its bench mode), moved to OUTDIR at the end
 #   -T ntb-full the same, plus the ivshmem-plain device on the other
 #               node's RAM (as without -T), which the emulated NTB's
 #               full-reach window goes through (ntb_ivshmem full_reach=1)
@@ -305,6 +305,10 @@ cleanup() {
 		log "NTB server stopped"
 	fi
 	if [ -n "$dir" ] && [ -d "$dir" ]; then
+		# -I: the drives' images stay, for the host to read them.
+		for ((k = 0; k < nodes && iommu > 0; k++)); do
+			[ ! -e "$dir/node$k.nvme" ] || mv "$dir/node$k.nvme" "$outdir/"
+		done
 		rm -rf "$dir"
 		log "removed $dir"
 	fi

@@ -403,6 +403,12 @@ vfio_run() { # kernel-name
 		> "$cdir/launcher.log" 2>&1 ||
 		echo "check: VFIO cluster of $k: launcher reported failure"
 	nodes_results "$cdir" "$k/vfio" 2
+	# The host reads each drive's image (cluster.sh -I keeps them): the
+	# blocks node j's drive wrote from node 1-j's window are there.
+	for j in 0 1; do
+		run_test "$k/vfio/node$j/image-holds-write-from-remote" \
+			"$BUILD/selftests/scif_nvme_test" image "$cdir/node$j.nvme" $((1 - j))
+	done
 }
 
 # Device borrowing (scif_lend_test.sh, lend-steps; devices.rst) in the

@@ -44,6 +44,9 @@
  * beside its own memory and the CPU path, and prints the figures as
  * "# nvme-bench" lines; rows bench_setup, bench_{read,write}_{local,
  * remote,cpu} (every figure's bytes) and, on node 1, bench_window_served.
+ * Mode "image FILE PEER", on the host once the cluster is over
+ * (scripts/check.sh): whether a node's drive image FILE holds, where
+ * write_from_remote wrote them, the bytes of node PEER's window.
  * One TAP line per row; a failed row says what it saw.
  */
 #include <errno.h>
@@ -1468,6 +1471,33 @@ static void bench_reader(struct nvme *n, uint16_t peer, bool quick)
 	free(b.want);
 }
 
+/*
+ * The host's view of a drive's blocks: the image holds at LBA_R_WRITE
+ * the R_XFER bytes that write_from_remote wrote from @peer's window.
+ * Exit status 0 if so.
+ */
+static int image_check(const char *file, uint16_t peer)
+{
+	uint8_t *want = malloc(R_XFER), *got = malloc(R_XFER);
+	FILE *f = fopen(file, "rb");
+	long bad = -2;
+
+	if (want && got && f && !fseek(f, LBA_R_WRITE * 512L, SEEK_SET) &&
+	    fread(got, 1, R_XFER, f) == R_XFER) {
+		fill(want, R_XFER, 50 + peer);
+		bad = differs(want, got, R_XFER);
+	}
+	if (bad != -1)
+		fprintf(stderr, "%s: %s at block %d: %ld\n", file,
+			bad == -2 ? "unreadable" : "first byte differing",
+			LBA_R_WRITE, bad);
+	if (f)
+		fclose(f);
+	free(want);
+	free(got);
+	return bad == -1 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *bdf = getenv("SCIF_DEVMEM_BDF");
@@ -1475,6 +1505,8 @@ int main(int argc, char **argv)
 	uint8_t *data, *want;
 	long bad;
 
+	if (argc == 4 && !strcmp(argv[1], "image"))
+		return image_check(argv[2], atoi(argv[3]));
 	printf("TAP version 13\n");
 	alarm(120);	/* a hang is a failure, not the cluster's timeout */
 	if (!bdf) {
