@@ -25,6 +25,7 @@
 #define _SCIF_HW_H_
 
 #include <linux/dma-direction.h>
+#include <linux/dma-mapping.h>
 #include <linux/list.h>
 #include <linux/types.h>
 
@@ -177,6 +178,33 @@ struct scif_hw_dev {
 	bool peer_wc;
 	struct list_head list;
 };
+
+/**
+ * scif_hw_dma_map_phys() - a peer_dma_map of a bus that reaches the peer
+ *	through a BAR of its own
+ * @dev: the local device
+ * @phys: where in that BAR the range is (the bus's peer_phys)
+ * @len: bytes
+ * @dir: the direction of the device's DMA
+ * @dma: receives the address @dev must use
+ *
+ * The range is mapped for @dev as the MMIO it is; undone by
+ * dma_unmap_resource().
+ *
+ * Context: process context.
+ * Return: 0, or -ENOMEM (the DMA API refused).
+ */
+static inline int scif_hw_dma_map_phys(struct device *dev, phys_addr_t phys,
+				       size_t len, enum dma_data_direction dir,
+				       dma_addr_t *dma)
+{
+	dma_addr_t d = dma_map_resource(dev, phys, len, dir, 0);
+
+	if (dma_mapping_error(dev, d))
+		return -ENOMEM;
+	*dma = d;
+	return 0;
+}
 
 int scif_hw_register(struct scif_hw_dev *hw);
 void scif_hw_unregister(struct scif_hw_dev *hw);

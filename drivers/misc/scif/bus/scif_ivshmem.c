@@ -424,17 +424,12 @@ static int scif_iv_peer_dma_map(struct scif_hw_dev *hw, void *ctx,
 				enum dma_data_direction dir, dma_addr_t *dma)
 {
 	phys_addr_t phys;
-	dma_addr_t d;
 	int err;
 
 	err = scif_iv_peer_phys(hw, ctx, addr, len, &phys);
 	if (err)
 		return err;
-	d = dma_map_resource(dev, phys, len, dir, 0);
-	if (dma_mapping_error(dev, d))
-		return -ENOMEM;
-	*dma = d;
-	return 0;
+	return scif_hw_dma_map_phys(dev, phys, len, dir, dma);
 }
 
 static void scif_iv_peer_dma_unmap(struct scif_hw_dev *hw, struct device *dev,

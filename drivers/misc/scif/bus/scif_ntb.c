@@ -272,6 +272,32 @@ static int scif_ntb_peer_phys(struct scif_hw_dev *hw, void *ctx, u64 addr,
 }
 
 /*
+ * A local device reaches the peer's memory through the outbound window,
+ * as the CPU does: the range peer_phys finds (one window must hold it
+ * whole), mapped for @dev as the MMIO it is; the NTB translates it.
+ */
+static int scif_ntb_peer_dma_map(struct scif_hw_dev *hw, void *ctx,
+				 struct device *dev, u64 addr, size_t len,
+				 enum dma_data_direction dir, dma_addr_t *dma)
+{
+	phys_addr_t phys;
+	int err;
+
+	err = scif_ntb_peer_phys(hw, ctx, addr, len, &phys);
+	if (err)
+		return err;
+	return scif_hw_dma_map_phys(dev, phys, len, dir, dma);
+}
+
+static void scif_ntb_peer_dma_unmap(struct scif_hw_dev *hw,
+				    struct device *dev, u64 addr,
+				    dma_addr_t dma, size_t len,
+				    enum dma_data_direction dir)
+{
+	dma_unmap_resource(dev, dma, len, dir, 0);
+}
+
+/*
  * Only memory inside our translated inbound windows (what alloc_local
  * gives), or below the full-reach window's size, is reachable by the
  * peer; anything else (the pages of a window registered for RMA) is
@@ -489,6 +515,8 @@ static const struct scif_hw_ops scif_ntb_ops = {
 	.map_peer = scif_ntb_map_peer,
 	.unmap_peer = scif_ntb_unmap_peer,
 	.peer_phys = scif_ntb_peer_phys,
+	.peer_dma_map = scif_ntb_peer_dma_map,
+	.peer_dma_unmap = scif_ntb_peer_dma_unmap,
 	.map_local = scif_ntb_map_local,
 	.unmap_local = scif_ntb_unmap_local,
 	.publish_qp = scif_ntb_publish_qp,
