@@ -431,6 +431,51 @@ static int srd_mr_pin(struct srd_mr *mr, struct ib_pd *ibpd, u64 start,
 	return 0;
 }
 
+/*
+ * A user MR's beginning, for both kinds: its rights checked, a slot of
+ * the MR budgets taken, the MR allocated with its address, length and
+ * rights; srd_user_mr_free() undoes it.  Optional rights (relaxed
+ * ordering) are hints a device may ignore, and remote atomics can never
+ * be used here (atomic_cap is IB_ATOMIC_NONE: a peer's atomic request is
+ * an unknown opcode); libfabric's verbs provider asks for them with
+ * remote write.  So both are dropped, and any other right is refused.
+ */
+static struct srd_mr *srd_user_mr_new(struct srd_dev *dev,
+				      struct srd_ucount *uc, int access,
+				      u64 virt, u64 length)
+{
+	struct srd_mr *mr;
+
+	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_REMOTE_ATOMIC);
+	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		       IB_ACCESS_REMOTE_READ))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!srd_user_take(dev, uc, SRD_UOBJ_MR, SRD_MAX_MR))
+		return ERR_PTR(-ENOMEM);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr) {
+		srd_user_put(dev, uc, SRD_UOBJ_MR);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->uc = uc;
+	mr->ibmr.page_size = PAGE_SIZE;
+	mr->ibmr.iova = virt;
+	mr->ibmr.length = length;
+	mr->iova = virt;
+	mr->length = length;
+	mr->access = access;
+	return mr;
+}
+
+/* Undo srd_user_mr_new() for an MR that never got into the table. */
+static void srd_user_mr_free(struct srd_dev *dev, struct srd_mr *mr)
+{
+	struct srd_ucount *uc = mr->uc;
+
+	kfree(mr);
+	srd_user_put(dev, uc, SRD_UOBJ_MR);
+}
+
 /**
  * srd_reg_user_mr() - the reg_user_mr verb: an MR over user memory
  * @ibpd: the PD (user space's)
@@ -457,7 +502,7 @@ struct ib_mr *srd_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct srd_dev *dev = to_srd_dev(ibpd->device);
 	struct srd_ucount *uc = srd_udata_ucount(udata);
 	struct srd_mr *mr;
-	int err = -ENOMEM;
+	int err;
 
 	/*
 	 * ib_core checks it too: @virt lies where @start does in its page,
@@ -466,31 +511,12 @@ struct ib_mr *srd_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (srd_udata_bad(udata) || !length || length > SRD_MAX_MSG ||
 	    ((start ^ virt) & ~PAGE_MASK))
 		return ERR_PTR(-EINVAL);
-	/*
-	 * Optional rights (relaxed ordering) are hints a device may ignore,
-	 * and remote atomics can never be used here (atomic_cap is
-	 * IB_ATOMIC_NONE: a peer's atomic request is an unknown opcode);
-	 * libfabric's verbs provider asks for them with remote write.
-	 */
-	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_REMOTE_ATOMIC);
-	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-		       IB_ACCESS_REMOTE_READ))
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!srd_user_take(dev, uc, SRD_UOBJ_MR, SRD_MAX_MR))
-		return ERR_PTR(-ENOMEM);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
-	if (!mr)
-		goto unuser;
-	mr->uc = uc;
-	err = srd_mr_pin(mr, ibpd, start, length, access);
+	mr = srd_user_mr_new(dev, uc, access, virt, length);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	err = srd_mr_pin(mr, ibpd, start, length, mr->access);
 	if (err)
 		goto free_mr;
-	mr->ibmr.page_size = PAGE_SIZE;
-	mr->ibmr.iova = virt;
-	mr->ibmr.length = length;
-	mr->iova = virt;
-	mr->length = length;
-	mr->access = access;
 	mr->valid = true;
 	err = srd_mr_insert(dev, mr);
 	if (err)
@@ -500,9 +526,7 @@ unpin:
 	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 free_mr:
-	kfree(mr);
-unuser:
-	srd_user_put(dev, uc, SRD_UOBJ_MR);
+	srd_user_mr_free(dev, mr);
 	return ERR_PTR(err);
 }
 
@@ -546,31 +570,18 @@ struct ib_mr *srd_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 	struct ib_udata *ud = srd_mr_udata(udata);
 	struct srd_ucount *uc = srd_udata_ucount(ud);
 	struct srd_mr *mr;
-	int err = -ENOMEM;
+	int err;
 
 	if (srd_udata_bad(ud) || !length || length > SRD_MAP_SLOT ||
 	    !PAGE_ALIGNED(offset) || !PAGE_ALIGNED(length) ||
 	    !PAGE_ALIGNED(virt))
 		return ERR_PTR(-EINVAL);
-	access &= ~(IB_ACCESS_OPTIONAL | IB_ACCESS_REMOTE_ATOMIC);
-	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-		       IB_ACCESS_REMOTE_READ))
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!srd_user_take(dev, uc, SRD_UOBJ_MR, SRD_MAX_MR))
-		return ERR_PTR(-ENOMEM);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
-	if (!mr)
-		goto unuser;
-	mr->uc = uc;
+	mr = srd_user_mr_new(dev, uc, access, virt, length);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	/* move_notify may close windows before the MR is in the table. */
 	INIT_LIST_HEAD(&mr->maps);
-	mr->ibmr.page_size = PAGE_SIZE;
-	mr->ibmr.iova = virt;
-	mr->ibmr.length = length;
-	mr->iova = virt;
-	mr->length = length;
-	mr->access = access;
-	err = srd_dbuf_get(dev, mr, fd, offset, length, access);
+	err = srd_dbuf_get(dev, mr, fd, offset, length, mr->access);
 	if (err)
 		goto free_mr;
 	err = srd_mr_insert(dev, mr);
@@ -580,9 +591,7 @@ struct ib_mr *srd_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 put:
 	srd_dbuf_put(mr);
 free_mr:
-	kfree(mr);
-unuser:
-	srd_user_put(dev, uc, SRD_UOBJ_MR);
+	srd_user_mr_free(dev, mr);
 	return ERR_PTR(err);
 }
 
