@@ -19,9 +19,23 @@ result() { # status name: status 0 passes
 }
 echo "TAP version 13"
 
+# modprobe -r, again for up to 30 s while the module is busy: the rings
+# of a connection live in the bus's memory (it lends them, alloc_local),
+# so scif_ntb stays in use until the other node's program closes its
+# end too, which it may do a little after this node's.
+unload() { # module
+	i=0
+	until modprobe -r "$1" 2> /dev/null; do
+		i=$((i + 1))
+		[ "$i" -lt 60 ] || { modprobe -r "$1"; return 1; }
+		sleep 0.5
+	done
+	[ "$i" -eq 0 ] || echo "# $1 unloaded after $i tries of 0.5 s"
+}
+
 if [ "${1:-}" = unload ]; then
 	echo "1..2"
-	modprobe -r scif_ntb && modprobe -r ntb_ivshmem && [ ! -d /sys/module/ntb ]
+	unload scif_ntb && unload ntb_ivshmem && [ ! -d /sys/module/ntb ]
 	result $? ntb_modules_unload
 	modprobe -r scif && [ ! -c /dev/scif ]
 	result $? scif_unloads
