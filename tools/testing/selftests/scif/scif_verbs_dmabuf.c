@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
+#include "scif_rdmacm.h"
 #include "scif.h"
 #include "scif_rows.h"
 
@@ -71,25 +72,10 @@ static void qp_attr(struct ibv_qp_init_attr *qa)
 static struct rdma_cm_id *endpoint(const char *addr, const char *port,
 				   int passive)
 {
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
 	struct ibv_qp_init_attr qa;
-	struct rdma_cm_id *id;
-	int ret;
 
-	if (passive)
-		hints.ai_flags = RAI_PASSIVE;
-	if (rdma_getaddrinfo(addr, port, &hints, &res)) {
-		perror("rdma_getaddrinfo");
-		return NULL;
-	}
 	qp_attr(&qa);
-	ret = rdma_create_ep(&id, res, NULL, passive ? NULL : &qa);
-	rdma_freeaddrinfo(res);
-	if (ret) {
-		perror("rdma_create_ep");
-		return NULL;
-	}
-	return id;
+	return rdmacm_endpoint(addr, port, passive, &qa);
 }
 
 /* Post a receive into slot @i of @buf. */

@@ -52,6 +52,7 @@
 #include <linux/seccomp.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
+#include "scif_rdmacm.h"
 
 #define COUNT	64	/* SENDs, then WRITEs */
 #define BATCH	8	/* posted before their completions are polled */
@@ -109,26 +110,10 @@ static void qp_attr(struct ibv_qp_init_attr *qa)
 static struct rdma_cm_id *endpoint(const char *addr, const char *port,
 				   int passive)
 {
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
 	struct ibv_qp_init_attr qa;
-	struct rdma_cm_id *id;
-	int ret;
 
-	if (passive)
-		hints.ai_flags = RAI_PASSIVE;
-	ret = rdma_getaddrinfo(addr, port, &hints, &res);
-	if (ret) {
-		perror("rdma_getaddrinfo");
-		return NULL;
-	}
 	qp_attr(&qa);
-	ret = rdma_create_ep(&id, res, NULL, passive ? NULL : &qa);
-	rdma_freeaddrinfo(res);
-	if (ret) {
-		perror("rdma_create_ep");
-		return NULL;
-	}
-	return id;
+	return rdmacm_endpoint(addr, port, passive, &qa);
 }
 
 static int recv_comp(struct rdma_cm_id *id, struct ibv_wc *wc)
