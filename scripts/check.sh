@@ -122,10 +122,12 @@ vm_run() { # kernel-name
 		KDIR="$kdir" MODDIR="$moddir" || return
 	vmdir=$out/vm-$k
 	# scif_kunit.ko: built only for a kernel with KUnit (scif_kunit.sh).
-	# scif_soft_dma.ko and scif_dmabuf_import.ko: scif_dmabuf_test.sh.
+	# scif_soft_dma.ko and scif_dmabuf_import.ko: scif_dmabuf_test.sh;
+	# scif_kmap_client.ko: scif_kmap_test.sh.
 	extra="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
 		$moddir/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
-		$moddir/tools/testing/selftests/scif/kmod/scif_dmabuf_import.ko"
+		$moddir/tools/testing/selftests/scif/kmod/scif_dmabuf_import.ko
+		$moddir/tools/testing/selftests/scif/kmod/scif_kmap_client.ko"
 	[ -e "$moddir/drivers/misc/scif/scif_kunit.ko" ] &&
 		extra="$extra $moddir/drivers/misc/scif/scif_kunit.ko"
 	# ... and the ivshmem module's own suite, loaded by scif_kunit.sh.

@@ -97,7 +97,10 @@ collect() { # results.log name: the run's gcov data into data/<name>.info
 
 export SCIF_QEMU_LOCK=${SCIF_QEMU_LOCK:-}
 mods=("$objdir/scif.ko" "$objdir/scif_ivshmem.ko")
-extra="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko"
+extra="$moddir/tools/testing/selftests/scif/kmod/scif_kapi_test.ko
+	$moddir/tools/testing/selftests/scif/kmod/scif_soft_dma.ko
+	$moddir/tools/testing/selftests/scif/kmod/scif_dmabuf_import.ko
+	$moddir/tools/testing/selftests/scif/kmod/scif_kmap_client.ko"
 [ -e "$objdir/scif_kunit.ko" ] && extra="$extra $objdir/scif_kunit.ko"
 
 echo "coverage: single VM"

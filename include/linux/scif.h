@@ -25,6 +25,7 @@ typedef struct scif_endpt *scif_epd_t;
 typedef struct scif_pinned_pages *scif_pinned_pages_t;
 struct device;
 struct pci_dev;
+struct vm_area_struct;
 
 /**
  * struct scif_range - pages of the peer's registered memory
@@ -121,6 +122,12 @@ int scif_fence_signal(scif_epd_t epd, off_t loff, u64 lval, off_t roff,
 int scif_get_pages(scif_epd_t epd, off_t offset, size_t len,
 		   struct scif_range **pages);
 int scif_put_pages(struct scif_range *pages);
+
+/* scif_mmap_vma() flags */
+#define SCIF_MMAP_STATUS	0x1	/* last page: struct scif_mmap_status */
+
+int scif_mmap_vma(scif_epd_t epd, off_t offset, struct vm_area_struct *vma,
+		  int flags);
 
 /* scif_dma_map() flags, with SCIF_PROT_READ and/or SCIF_PROT_WRITE */
 #define SCIF_DMA_LOCAL	0x100	/* a range of this endpoint's windows */

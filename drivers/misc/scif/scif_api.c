@@ -15,6 +15,7 @@
 #include "scif_conn.h"
 #include "scif_epd.h"
 #include "scif_fault.h"
+#include "scif_mmap.h"
 #include "scif_msg.h"
 #include "scif_rma.h"
 
@@ -519,6 +520,46 @@ int scif_put_pages(struct scif_range *pages)
 	return scif_epd_put_pages(pages);
 }
 EXPORT_SYMBOL_GPL(scif_put_pages);
+
+/**
+ * scif_mmap_vma() - map a range of the peer's windows into a process
+ * @epd: a connected endpoint
+ * @offset: start of the range in the peer's registered address space,
+ *	page aligned
+ * @vma: a shared VMA the caller's mmap() handler was given: the range is
+ *	as long as it (less its last page with SCIF_MMAP_STATUS), mapped
+ *	with its protection (every window must allow it; reading always)
+ * @flags: 0 or SCIF_MMAP_STATUS
+ *
+ * For a kernel client that hands a process the peer's memory through its
+ * own file (as the RDMA device does for its QPs).  The VMA becomes one
+ * of SCIF's: its file is replaced by one of SCIF's own (which holds the
+ * endpoint and the module for as long as the VMA lives) and vm_pgoff by
+ * @offset's page.  The mapping is revoked as a mapping of /dev/scif is
+ * (Documentation/scif/mmap.rst): when a window of the range leaves (the
+ * peer's scif_unregister(), scif_close(), the loss of the node), its
+ * pages are taken out of every process.  Without flags an access then
+ * gets SIGBUS; with SCIF_MMAP_STATUS the VMA's last page holds a struct
+ * scif_mmap_status whose @revoked is set first, and the range then
+ * reads zeroes and takes writes into a page of its own.
+ *
+ * Context: process context, in an mmap() handler (mmap_lock held for
+ * writing); may sleep.
+ * Return: 0; -EINVAL (bad @flags or @offset, a private mapping, no room
+ * for the status page); -EACCES (execution, or access a window does
+ * not allow); -ENXIO (the range is not covered by contiguous windows of
+ * the peer, or the bus cannot map it into processes); -ENOTCONN,
+ * -ECONNRESET or -ENODEV; -ENOMEM.
+ */
+int scif_mmap_vma(scif_epd_t epd, off_t offset, struct vm_area_struct *vma,
+		  int flags)
+{
+	if (!epd || !vma || (flags & ~SCIF_MMAP_STATUS) || offset < 0 ||
+	    !PAGE_ALIGNED(offset))
+		return -EINVAL;
+	return scif_mmap_client(epd, offset, vma, flags & SCIF_MMAP_STATUS);
+}
+EXPORT_SYMBOL_GPL(scif_mmap_vma);
 
 static int scif_api_rma(scif_epd_t epd, struct scif_rma_req *req)
 {

@@ -250,17 +250,18 @@ struct scif_epd_rma {
 
 /**
  * struct scif_epd_mmap - an endpoint's mappings of its peer's windows
- * @lock: protects @maps and every mapping's @revoked; taken by the
- *	fault handler (under mmap_lock or the VMA lock), by mmap() (under
- *	mmap_lock, around scif_rwindow_get(), so rma.lock nests in it) and
- *	by revocation (under no SCIF lock but ctl_mutex)
- * @maps: struct scif_mmap of the endpoint's file, live or revoked
+ * @lock: protects @maps; taken by mmap() (under mmap_lock, around
+ *	scif_rwindow_get(), so rma.lock nests in it), by revocation (under
+ *	no SCIF lock but ctl_mutex; a mapping's own lock nests in it) and
+ *	by a mapping's release
+ * @maps: struct scif_mmap of the endpoint's file, live or revoked, and
+ *	the live ones of kernel clients (scif_mmap_vma())
  * @inode: gives the file an address_space of its own, so that zapping
  *	touches only this endpoint's mappings; NULL for endpoints of the
  *	kernel API, which cannot be mapped
  */
 struct scif_epd_mmap {
-	/* lock protects maps and the mappings' revoked flags */
+	/* lock protects maps */
 	struct mutex lock;
 	struct list_head maps;
 	struct inode *inode;

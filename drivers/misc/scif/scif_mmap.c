@@ -20,14 +20,30 @@
  * and drops its window references, so that the acknowledgment the peer
  * waits for before it unpins the pages waits for nothing a process does.
  * A fault on a revoked mapping gets SIGBUS.  The fault handler checks
- * and inserts under mmap.lock, which revocation takes before it zaps, so
- * no PTE survives the zap.
+ * and inserts under the mapping's lock, which revocation takes to mark
+ * it before it zaps, so no PTE survives the zap.
  *
  * Lifetimes.  A mapping is referenced by each of its VMAs and, while it
  * works, by a revoker.  It holds a reference on the file's inode, which
  * the zap needs after the last VMA (and the file) may have gone.  The
  * endpoint outlives the VMAs, each of which holds the file, and a revoker
  * is called by the endpoint's own teardown.
+ *
+ * Mappings of kernel clients (scif_mmap_vma()).  A client's mmap()
+ * handler hands SCIF its VMA and a kernel endpoint; SCIF gives the VMA a
+ * file of its own (one per mapping, on an inode of its own, which is
+ * what revocation zaps) holding the module.  Such a mapping holds a
+ * reference on the endpoint while it is live; revocation (which the
+ * endpoint's closing does) takes it out of the endpoint's list and drops
+ * that reference, so the mapping, revoked, then needs nothing of the
+ * endpoint, and scif_close(), which for an endpoint with kernel windows
+ * waits for the endpoint's end, waits for no process.  With a status
+ * page (SCIF_MMAP_STATUS), revocation sets the page's revoked word
+ * before it zaps, and a fault on the revoked range then
+ * inserts the mapping's sink page instead of SIGBUS: a library that
+ * stores through the mapping learns from the word, not from a signal,
+ * whether its stores reached the peer.  Both pages are the mapping's
+ * own, zeroed, and freed with it.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -66,11 +82,18 @@ struct scif_mmap_seg {
 /**
  * struct scif_mmap - a mapping of a range of the peer's registered memory
  * @ref: one per VMA, and one per revoker at work
- * @ep: the endpoint (not referenced: its file outlives the VMAs)
+ * @ep: the endpoint (not referenced: its file outlives the VMAs); for a
+ *	kernel client's mapping (@client), a reference while the mapping
+ *	is live, dropped and NULL once it is revoked
  * @inode: the file's inode (a reference)
- * @link: in the endpoint's mmap.maps
+ * @link: in the endpoint's mmap.maps (a kernel client's mapping leaves it
+ *	when revoked)
  * @revoke_link: on the private list of a revoker
- * @revoked: zapped, or being zapped: faults get SIGBUS
+ * @lock: protects @revoked; taken by the fault handler around the check
+ *	and the insertion, and by revocation (inside the endpoint's
+ *	mmap.lock) to set it
+ * @revoked: zapped, or being zapped: faults get SIGBUS (@sink if set)
+ * @client: made by scif_mmap_vma()
  * @wc: write-combined, as the bus asks
  * @first: first page of the range in the peer's registered address space
  * @nr_pages: pages in the range
@@ -79,10 +102,14 @@ struct scif_mmap_seg {
  *	until the mapping is revoked or released (kvmalloc'd)
  * @nr_segs: entries in @segs
  * @segs: the range, by physically contiguous piece, in order (kvmalloc'd)
+ * @status: with SCIF_MMAP_STATUS, the page after the range (struct
+ *	scif_mmap_status), else NULL
+ * @sink: with @status, what the range maps once revoked
  *
- * @link and @revoked are protected by the endpoint's mmap.lock.  Once
- * @revoked is set, @rw and @nr_rw belong to the revoker that set it; the
- * rest is immutable once the mapping is in mmap.maps.
+ * @link is protected by the endpoint's mmap.lock, @revoked by @lock.
+ * Once @revoked is set, @rw, @nr_rw and a client's @ep belong to the
+ * revoker that set it; the rest is immutable once the mapping is in
+ * mmap.maps.
  */
 struct scif_mmap {
 	struct kref ref;
@@ -90,7 +117,9 @@ struct scif_mmap {
 	struct inode *inode;
 	struct list_head link;
 	struct list_head revoke_link;
+	struct mutex lock;	/* @revoked */
 	bool revoked;
+	bool client;
 	bool wc;
 	unsigned long first;
 	unsigned long nr_pages;
@@ -98,6 +127,8 @@ struct scif_mmap {
 	struct scif_rwindow **rw;
 	unsigned long nr_segs;
 	struct scif_mmap_seg *segs;
+	struct page *status;
+	struct page *sink;
 };
 
 /**
@@ -155,17 +186,26 @@ static void scif_mmap_free(struct scif_mmap *map)
 	scif_mmap_put_windows(map);
 	kvfree(map->rw);
 	kvfree(map->segs);
+	if (map->status)
+		__free_page(map->status);
+	if (map->sink)
+		__free_page(map->sink);
+	mutex_destroy(&map->lock);
 	kfree(map);
 }
 
 static void scif_mmap_release(struct kref *ref)
 {
 	struct scif_mmap *map = container_of(ref, struct scif_mmap, ref);
-	struct scif_epd_mmap *em = &map->ep->mmap;
 
-	mutex_lock(&em->lock);
-	list_del(&map->link);
-	mutex_unlock(&em->lock);
+	/* NULL: a client's mapping that revocation detached. */
+	if (map->ep) {
+		mutex_lock(&map->ep->mmap.lock);
+		list_del(&map->link);
+		mutex_unlock(&map->ep->mmap.lock);
+		if (map->client)
+			scif_epd_put(map->ep);
+	}
 	iput(map->inode);
 	scif_mmap_free(map);
 	atomic_long_dec(&scif_nr_mmaps);
@@ -348,13 +388,20 @@ static vm_fault_t scif_mmap_vm_fault(struct vm_fault *vmf)
 	if (vmf->pgoff < map->first)
 		return VM_FAULT_SIGBUS;
 	pg = vmf->pgoff - map->first;
-	mutex_lock(&map->ep->mmap.lock);
+	/* The status page stays: revocation zaps only the range. */
+	if (map->status && pg == map->nr_pages)
+		return scif_mmap_insert(vmf->vma, vmf->address,
+					page_to_pfn(map->status));
+	mutex_lock(&map->lock);
 	if (!map->revoked)
 		seg = scif_mmap_seg_find(map, pg);
 	if (seg)
 		ret = scif_mmap_insert(vmf->vma, vmf->address,
 				       seg->pfn + pg - seg->pgoff);
-	mutex_unlock(&map->ep->mmap.lock);
+	else if (map->revoked && map->sink && pg < map->nr_pages)
+		ret = scif_mmap_insert(vmf->vma, vmf->address,
+				       page_to_pfn(map->sink));
+	mutex_unlock(&map->lock);
 	return ret;
 }
 
@@ -378,6 +425,81 @@ static int scif_mmap_make(struct scif_endpt *ep, struct scif_mmap *map,
 	       scif_mmap_segs(map);
 }
 
+/* A zeroed page of a mapping's own, charged to its maker. */
+static struct page *scif_mmap_page(void)
+{
+	if (scif_fail_alloc())
+		return NULL;
+	return alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+}
+
+/*
+ * Map @nr pages of the peer's registered address space from page @first
+ * into @vma (and, with @status, a status page after them), revoked by
+ * zapping @inode's address_space.  Under mmap_lock (write).
+ */
+static int scif_mmap_new(struct scif_endpt *ep, struct vm_area_struct *vma,
+			 struct inode *inode, unsigned long first,
+			 unsigned long nr, bool client, bool status)
+{
+	struct scif_epd_mmap *em = &ep->mmap;
+	vm_flags_t clear = VM_MAYEXEC;
+	struct scif_mmap *map;
+	bool may_write;
+	int err;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EACCES;
+	if (!nr || first > SCIF_RMA_MAX_PAGE ||
+	    nr > SCIF_RMA_MAX_PAGE - first + 1)
+		return -ENXIO;
+	map = scif_kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map)
+		return -ENOMEM;
+	kref_init(&map->ref);
+	mutex_init(&map->lock);
+	map->ep = ep;
+	map->first = first;
+	map->nr_pages = nr;
+	if (status) {
+		map->status = scif_mmap_page();
+		map->sink = scif_mmap_page();
+		if (!map->status || !map->sink) {
+			scif_mmap_free(map);
+			return -ENOMEM;
+		}
+	}
+
+	mutex_lock(&em->lock);
+	err = scif_mmap_make(ep, map, vma, &may_write);
+	if (!err) {
+		ihold(inode);
+		map->inode = inode;
+		list_add_tail(&map->link, &em->maps);
+		/* Dropped when it is revoked, or released unrevoked. */
+		map->client = client;
+		if (client)
+			kref_get(&ep->ref);
+	}
+	mutex_unlock(&em->lock);
+	if (err) {
+		scif_mmap_free(map);
+		return err;
+	}
+	atomic_long_inc(&scif_nr_mmaps);
+
+	if (!may_write)
+		clear |= VM_MAYWRITE;
+	scif_mmap_vm_flags_mod(vma, SCIF_VM_FLAGS | VM_DONTCOPY, clear);
+	if (map->wc)
+		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
+	vma->vm_private_data = map;
+	vma->vm_ops = &scif_mmap_vm_ops;
+	return 0;
+}
+
 /**
  * scif_mmap() - map the peer's registered memory (mmap of an endpoint)
  * @f: the endpoint's file
@@ -395,50 +517,55 @@ static int scif_mmap_make(struct scif_endpt *ep, struct scif_mmap *map,
 int scif_mmap(struct file *f, struct vm_area_struct *vma)
 {
 	struct scif_endpt *ep = f->private_data;
-	struct scif_epd_mmap *em = &ep->mmap;
-	unsigned long first = vma->vm_pgoff, nr = vma_pages(vma);
-	vm_flags_t clear = VM_MAYEXEC;
-	struct scif_mmap *map;
-	bool may_write;
+
+	return scif_mmap_new(ep, vma, ep->mmap.inode, vma->vm_pgoff,
+			     vma_pages(vma), false, false);
+}
+
+/* The file of a kernel client's mapping: it holds the module. */
+static const struct file_operations scif_mmap_client_fops = {
+	.owner = THIS_MODULE,
+};
+
+/**
+ * scif_mmap_client() - implement scif_mmap_vma()
+ * @ep: a connected endpoint (of the kernel API)
+ * @offset: start of the range, page aligned, not negative
+ * @vma: the client's new VMA
+ * @status: a status page after the range (SCIF_MMAP_STATUS)
+ *
+ * Context: process context, under mmap_lock (write); takes mmap.lock
+ * and rma.lock.
+ * Return: as scif_mmap_vma().
+ */
+int scif_mmap_client(struct scif_endpt *ep, s64 offset,
+		     struct vm_area_struct *vma, bool status)
+{
+	unsigned long first = offset >> PAGE_SHIFT, nr = vma_pages(vma);
+	struct inode *inode;
+	struct file *f;
 	int err;
 
-	if (!(vma->vm_flags & VM_SHARED))
+	if (status && nr-- < 2)
 		return -EINVAL;
-	if (vma->vm_flags & VM_EXEC)
-		return -EACCES;
-	if (!nr || first > SCIF_RMA_MAX_PAGE ||
-	    nr > SCIF_RMA_MAX_PAGE - first + 1)
-		return -ENXIO;
-	map = scif_kzalloc(sizeof(*map), GFP_KERNEL);
-	if (!map)
-		return -ENOMEM;
-	kref_init(&map->ref);
-	map->ep = ep;
-	map->first = first;
-	map->nr_pages = nr;
-
-	mutex_lock(&em->lock);
-	err = scif_mmap_make(ep, map, vma, &may_write);
+	inode = scif_mmap_alloc_inode();
+	if (IS_ERR(inode))
+		return PTR_ERR(inode);
+	/* The file's release puts the module, as for a file opened by path. */
+	__module_get(THIS_MODULE);
+	f = scif_mmap_alloc_file(inode, "[scif-map]", &scif_mmap_client_fops);
+	if (IS_ERR(f)) {
+		iput(inode);
+		module_put(THIS_MODULE);
+		return PTR_ERR(f);
+	}
+	err = scif_mmap_new(ep, vma, inode, first, nr, true, status);
 	if (!err) {
-		ihold(em->inode);
-		map->inode = em->inode;
-		list_add_tail(&map->link, &em->maps);
+		vma_set_file(vma, f);
+		vma->vm_pgoff = first;
 	}
-	mutex_unlock(&em->lock);
-	if (err) {
-		scif_mmap_free(map);
-		return err;
-	}
-	atomic_long_inc(&scif_nr_mmaps);
-
-	if (!may_write)
-		clear |= VM_MAYWRITE;
-	scif_mmap_vm_flags_mod(vma, SCIF_VM_FLAGS | VM_DONTCOPY, clear);
-	if (map->wc)
-		vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-	vma->vm_private_data = map;
-	vma->vm_ops = &scif_mmap_vm_ops;
-	return 0;
+	fput(f);
+	return err;
 }
 
 /* Whether @map holds @rw (its windows are in offset order). */
@@ -465,7 +592,8 @@ static bool scif_mmap_holds(const struct scif_mmap *map,
  * @rw: the window, out of the endpoint's tree already
  *
  * Every mapping holding @rw is zapped in every process that has it (an
- * access then gets SIGBUS) and lets go of its windows.  Waits for no
+ * access then gets SIGBUS, or with a status page the sink page, the
+ * page's revoked word set before the zap) and lets go of its windows.  Waits for no
  * process: only for a fault or an mmap() of the endpoint at work.
  *
  * Context: process context; no SCIF lock held but ctl_mutex.
@@ -477,20 +605,38 @@ void scif_mmap_revoke(struct scif_endpt *ep, struct scif_rwindow *rw)
 	LIST_HEAD(revoked);
 
 	mutex_lock(&em->lock);
-	list_for_each_entry(map, &em->maps, link) {
+	list_for_each_entry_safe(map, tmp, &em->maps, link) {
 		/* A mapping being released lets go of its windows itself. */
 		if (map->revoked || !scif_mmap_holds(map, rw) ||
 		    !kref_get_unless_zero(&map->ref))
 			continue;
+		mutex_lock(&map->lock);
 		map->revoked = true;
+		mutex_unlock(&map->lock);
+		/* A client's mapping needs nothing of the endpoint now. */
+		if (map->client)
+			list_del_init(&map->link);
 		list_add_tail(&map->revoke_link, &revoked);
 	}
 	mutex_unlock(&em->lock);
 
 	list_for_each_entry_safe(map, tmp, &revoked, revoke_link) {
+		if (map->status)
+			WRITE_ONCE(((struct scif_mmap_status *)
+				    page_address(map->status))->revoked, 1);
+		/*
+		 * The word is set, and seen, before the zap: a process that
+		 * stored, then read 0 after a full barrier, stored before
+		 * the zap, hence before the peer may reuse its pages.
+		 */
+		smp_mb();
 		unmap_mapping_pages(map->inode->i_mapping, map->first,
 				    map->nr_pages, true);
 		scif_mmap_put_windows(map);
+		if (map->client) {
+			scif_epd_put(map->ep);
+			map->ep = NULL;
+		}
 		atomic_long_inc(&scif_nr_revoked);
 		scif_mmap_put(map);
 	}

@@ -37,6 +37,8 @@ void scif_mmap_epd_init(struct scif_endpt *ep);
 int scif_mmap_file_open(struct file *f, struct scif_endpt *ep);
 void scif_mmap_file_release(struct scif_endpt *ep);
 int scif_mmap(struct file *f, struct vm_area_struct *vma);
+int scif_mmap_client(struct scif_endpt *ep, s64 offset,
+		     struct vm_area_struct *vma, bool status);
 void scif_mmap_revoke(struct scif_endpt *ep, struct scif_rwindow *rw);
 vm_fault_t scif_mmap_insert(struct vm_area_struct *vma, unsigned long addr,
 			    unsigned long pfn);

@@ -283,6 +283,28 @@ struct scifioctl_fp {
 #define SCIF_FP_NOTIFY_DATA	1
 #define SCIF_FP_NOTIFY_SPACE	2
 
+/**
+ * struct scif_mmap_status - the status page of a kernel client's mapping
+ * @revoked: 0 while the mapping reaches the peer's memory; 1 once it is
+ *	revoked (the peer unregistered a window of it, the connection went
+ *	or the peer's node was lost), set before the peer's pages are taken
+ *	out of the mapping
+ * @reserved: 0
+ *
+ * A kernel client of SCIF that maps a range of its peer's windows into
+ * a process with scif_mmap_vma(..., SCIF_MMAP_STATUS) (an extension of
+ * this driver; Documentation/scif/mmap.rst, "Mappings of kernel
+ * clients") gives that process one more page after the range, holding
+ * this.  Once @revoked is set the range reads zeroes and writes to it
+ * land in a page of the mapping's own instead of faulting, so that a
+ * library can store through the mapping, then read @revoked (after a
+ * full barrier) to learn whether its stores reached the peer.
+ */
+struct scif_mmap_status {
+	__u32 revoked;
+	__u32 reserved;
+};
+
 /*
  * Devices across the fabric: the device list and borrowing
  * (Documentation/scif/devices.rst, "Borrowing a device").

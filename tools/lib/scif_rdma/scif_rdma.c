@@ -2,12 +2,19 @@
 /*
  * libscif_rdma-rdmav34.so: the libibverbs provider for scif_rdma.ko.
  *
- * Every verb is an ordinary uverbs command, but one: polling a CQ.  A CQ
- * is created mapped (<rdma/scif_rdma_abi.h>): the kernel writes its
- * completions into a ring this provider maps and polls without a system
- * call (a kernel that does not know the request refuses it, and the CQ
- * is then made and polled the old way, by commands).  Arming a CQ and
- * posting go through the kernel.  SRQs are basic ones (no XRC); QPs
+ * Every verb is an ordinary uverbs command, but polling a CQ and most
+ * WRITEs and READs.  A CQ is created mapped (<rdma/scif_rdma_abi.h>):
+ * the kernel writes its completions into a ring this provider maps and
+ * polls without a system call (a kernel that does not know the request
+ * refuses it, and the CQ is then made and polled the old way, by
+ * commands).  A QP is created mapped too: its info page shows the peer's
+ * keys whose windows the kernel knows, and while the kernel holds none
+ * of the QP's work requests, a WRITE or READ within such a key is done
+ * here, by storing into or loading from a mapping of the window, and
+ * completed into the CQ's local queue, which polling merges with the
+ * ring in order (Documentation/scif/rdma.rst, "WRITEs and READs without
+ * a system call").  Arming a CQ and the other posts go through the
+ * kernel.  SRQs are basic ones (no XRC); QPs
  * are RC, and may post by ibv_wr_*() (struct ibv_qp_ex) as well; CQs
  * may be polled by ibv_start_poll() and the like (struct ibv_cq_ex).
  *
@@ -33,9 +40,12 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <linux/scif_ioctl.h>
 #include <rdma/scif_rdma_abi.h>
 
 #include "ibv_provider.h"
@@ -44,6 +54,10 @@
 #define SCIF_RDMA_NODE_DESC	"scif_rdma"	/* the kernel's node_desc */
 #define SCIF_RDMA_MAX_INLINE	512	/* inline bytes a work request may carry */
 #define SCIF_RDMA_POST_BATCH	16	/* work requests a post_send command takes */
+#define SCIF_RDMA_PAGE		4096	/* SCIF_RDMA_WIN_OFFSET()'s pages */
+#define SCIF_RDMA_MR_HASH	256	/* buckets of a context's MR table */
+#define SCIF_RDMA_DIRECT_SGES	16	/* SGEs of a WRITE or READ done here */
+#define SCIF_RDMA_DRAIN_US	2000	/* waited for the kernel's to finish */
 
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -52,12 +66,47 @@ struct scif_rdma_device {
 	struct verbs_device vdev;
 };
 
+/*
+ * An MR of the context, as a WR's SGE names it: @iova is where the
+ * SGE's addresses start (the registration's hca_va), @addr the
+ * process's address of that byte.
+ */
+struct scif_rdma_mrent {
+	struct scif_rdma_mrent *next;
+	struct ibv_pd *pd;
+	uint32_t lkey;
+	int access;
+	uint64_t iova;
+	uint64_t length;
+	uintptr_t addr;
+};
+
+/* @mrs: the context's ordinary MRs, by lkey, under @mr_lock. */
 struct scif_rdma_context {
 	struct verbs_context vctx;
+	pthread_rwlock_t mr_lock;
+	struct scif_rdma_mrent *mrs[SCIF_RDMA_MR_HASH];
+};
+
+/*
+ * A window of the peer's key as this process maps it (entry n of a
+ * mapped QP's info page, at its count @seq; 0: none): @map is @bytes
+ * long, the window then its status page; @failed: that mmap failed, and
+ * is not tried again for this count.
+ */
+struct scif_rdma_win {
+	uint8_t *map;
+	size_t bytes;
+	uint32_t seq;
+	int failed;
 };
 
 /*
  * A QP, with its inline slots if it was created with max_inline_data:
+ * @info is its info page if the kernel mapped it; @direct: WRITEs and
+ * READs may be done here (a mapped QP whose send CQ is mapped, and
+ * SCIF_RDMA_DIRECT is not 0; a signaled one only if that CQ has no
+ * completion channel), through @win;
  * @lock serialises post_send (inline or not: the slot counter follows
  * every work request the kernel takes), @posted counts those work
  * requests, @inl holds @nslots slots of @slot_size bytes, registered as
@@ -77,6 +126,11 @@ struct scif_rdma_qp {
 	uint32_t nslots;
 	uint32_t slot_size;
 	struct scif_rdma_wrs *wrs;
+	const struct scif_rdma_qp_info *info;
+	uint32_t max_send_sge;
+	int sig_all;
+	int direct;
+	struct scif_rdma_win win[SCIF_RDMA_QP_KEYS];
 };
 
 /*
@@ -97,7 +151,9 @@ struct scif_rdma_wrs {
 };
 
 /*
- * A CQ, with its ring if the kernel mapped it: @lock serialises polling,
+ * A CQ, with its ring if the kernel mapped it: @lock serialises polling
+ * and @local, the completions of the provider's own work requests
+ * (@lreserved more of them being done),
  * @head counts the completions taken (the ring's head is its copy, for
  * the kernel), @entries and @ring_bytes are what create_cq answered;
  * @cur is the completion an extended CQ's poll is at; @take_in: an empty
@@ -117,6 +173,22 @@ struct scif_rdma_cq {
 	uint32_t entries;
 	size_t ring_bytes;
 	int take_in;
+	struct scif_rdma_lwc *local;
+	uint32_t lhead;
+	uint32_t lcount;
+	uint32_t lreserved;
+};
+
+/*
+ * A completion of a work request done by the provider (a mapped CQ's
+ * local queue, a ring of @entries from @lhead): it comes after the
+ * ring's completions before @pos, the kernel's tail when it was done.
+ */
+struct scif_rdma_lwc {
+	uint64_t wr_id;
+	uint32_t opcode;
+	uint32_t qp_num;
+	uint32_t pos;
 };
 
 static struct scif_rdma_cq *to_scq(struct ibv_cq *ibcq)
@@ -199,6 +271,75 @@ static int scif_rdma_dealloc_pd(struct ibv_pd *pd)
 	return ret;
 }
 
+/*
+ * Remember an ordinary MR, for the SGEs of WRITEs and READs done here
+ * (libibverbs fills the MR's pd, addr and length only once reg_mr
+ * returned).
+ */
+static void scif_rdma_mr_add(struct ibv_pd *pd, struct ibv_mr *mr, void *addr,
+			     size_t length, uint64_t hca_va, int access)
+{
+	struct scif_rdma_context *ctx = to_sctx(pd->context);
+	struct scif_rdma_mrent *e = calloc(1, sizeof(*e));
+	struct scif_rdma_mrent **b;
+
+	if (!e)
+		return;	/* its work requests go through the kernel */
+	e->pd = pd;
+	e->lkey = mr->lkey;
+	e->access = access;
+	e->iova = hca_va;
+	e->length = length;
+	e->addr = (uintptr_t)addr;
+	b = &ctx->mrs[mr->lkey % SCIF_RDMA_MR_HASH];
+	pthread_rwlock_wrlock(&ctx->mr_lock);
+	e->next = *b;
+	*b = e;
+	pthread_rwlock_unlock(&ctx->mr_lock);
+}
+
+static void scif_rdma_mr_del(struct ibv_mr *mr)
+{
+	struct scif_rdma_context *ctx = to_sctx(mr->context);
+	struct scif_rdma_mrent **b, *e;
+
+	pthread_rwlock_wrlock(&ctx->mr_lock);
+	for (b = &ctx->mrs[mr->lkey % SCIF_RDMA_MR_HASH]; *b; b = &(*b)->next) {
+		if ((*b)->lkey == mr->lkey) {
+			e = *b;
+			*b = e->next;
+			free(e);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&ctx->mr_lock);
+}
+
+/*
+ * The process's address of an SGE's bytes, if @lkey is an MR of @pd
+ * that holds them with @access; else NULL.
+ */
+static void *scif_rdma_mr_find(struct scif_rdma_context *ctx,
+			       struct ibv_pd *pd, const struct ibv_sge *sge,
+			       int access)
+{
+	struct scif_rdma_mrent *e;
+	void *p = NULL;
+
+	pthread_rwlock_rdlock(&ctx->mr_lock);
+	for (e = ctx->mrs[sge->lkey % SCIF_RDMA_MR_HASH]; e; e = e->next) {
+		if (e->lkey != sge->lkey)
+			continue;
+		if (e->pd == pd && (e->access & access) == access &&
+		    sge->addr >= e->iova && sge->length <= e->length &&
+		    sge->addr - e->iova <= e->length - sge->length)
+			p = (void *)(e->addr + (uintptr_t)(sge->addr - e->iova));
+		break;
+	}
+	pthread_rwlock_unlock(&ctx->mr_lock);
+	return p;
+}
+
 static struct ibv_mr *scif_rdma_reg_mr(struct ibv_pd *pd, void *addr,
 				       size_t length, uint64_t hca_va,
 				       int access)
@@ -219,6 +360,7 @@ static struct ibv_mr *scif_rdma_reg_mr(struct ibv_pd *pd, void *addr,
 		errno = ret;
 		return NULL;
 	}
+	scif_rdma_mr_add(pd, &vmr->ibv_mr, addr, length, hca_va, access);
 	return &vmr->ibv_mr;
 }
 
@@ -250,6 +392,8 @@ static int scif_rdma_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;
 
+	/* An ordinary MR's entry (none for a dma-buf MR). */
+	scif_rdma_mr_del(&vmr->ibv_mr);
 	ret = ibv_cmd_dereg_mr(vmr);
 	if (!ret)
 		free(vmr);
@@ -298,6 +442,12 @@ static int scif_rdma_cmd_create_cq(struct ibv_context *ibctx, int cqe,
 		ibv_cmd_destroy_cq(&scq->cq);
 		return ret;
 	}
+	scq->local = calloc(resp.drv.entries, sizeof(*scq->local));
+	if (!scq->local) {
+		munmap(ring, resp.drv.ring_bytes);
+		ibv_cmd_destroy_cq(&scq->cq);
+		return ENOMEM;
+	}
 	scq->ring = ring;
 	scq->entries = resp.drv.entries;
 	scq->ring_bytes = resp.drv.ring_bytes;
@@ -340,6 +490,7 @@ static int scif_rdma_destroy_cq(struct ibv_cq *cq)
 		return ret;
 	if (scq->ring)
 		munmap(scq->ring, scq->ring_bytes);
+	free(scq->local);
 	pthread_spin_destroy(&scq->lock);
 	free(scq);
 	return 0;
@@ -371,6 +522,7 @@ static int scif_rdma_poll_ring(struct scif_rdma_cq *scq, int num_entries,
 			       struct ibv_wc *wc)
 {
 	struct scif_rdma_cq_ring *ring = scq->ring;
+	struct scif_rdma_lwc *l;
 	uint32_t tail, head;
 	int n = 0;
 
@@ -381,9 +533,25 @@ static int scif_rdma_poll_ring(struct scif_rdma_cq *scq, int num_entries,
 		pthread_spin_unlock(&scq->lock);
 		return -EIO;
 	}
-	for (; n < num_entries && head != tail; n++, head++)
+	for (; n < num_entries; n++) {
+		l = scq->lcount ? &scq->local[scq->lhead] : NULL;
+		/* The ring's completions before it, then a local one. */
+		if (l && (head == tail || (int32_t)(l->pos - head) <= 0)) {
+			memset(&wc[n], 0, sizeof(wc[n]));
+			wc[n].wr_id = l->wr_id;
+			wc[n].status = IBV_WC_SUCCESS;
+			wc[n].opcode = l->opcode;
+			wc[n].qp_num = l->qp_num;
+			scq->lhead = (scq->lhead + 1) % scq->entries;
+			scq->lcount--;
+			continue;
+		}
+		if (head == tail)
+			break;
 		scif_rdma_wc(&wc[n], &ring->cqe[head % scq->entries]);
-	if (n) {
+		head++;
+	}
+	if (head != scq->head) {
 		scq->head = head;
 		__atomic_store_n(&ring->head, head, __ATOMIC_RELEASE);
 	}
@@ -412,6 +580,41 @@ static int scif_rdma_poll_cq(struct ibv_cq *cq, int num_entries,
 	if (ibv_cmd_poll_cq(cq, 1, &none))
 		__atomic_store_n(&scq->take_in, 0, __ATOMIC_RELAXED);
 	return scif_rdma_poll_ring(scq, num_entries, wc);
+}
+
+/* Room in @scq's local queue for one more completion: 1, or 0 (none). */
+static int scif_rdma_cq_reserve(struct scif_rdma_cq *scq)
+{
+	int ok;
+
+	pthread_spin_lock(&scq->lock);
+	ok = scq->lcount + scq->lreserved < scq->entries;
+	if (ok)
+		scq->lreserved++;
+	pthread_spin_unlock(&scq->lock);
+	return ok;
+}
+
+/*
+ * The end of a reservation: if @done, the completion of a work request
+ * done here, after every completion the ring holds now.
+ */
+static void scif_rdma_cq_commit(struct scif_rdma_cq *scq, uint64_t wr_id,
+				uint32_t opcode, uint32_t qp_num, int done)
+{
+	struct scif_rdma_lwc *l;
+
+	pthread_spin_lock(&scq->lock);
+	scq->lreserved--;
+	if (done) {
+		l = &scq->local[(scq->lhead + scq->lcount) % scq->entries];
+		l->wr_id = wr_id;
+		l->opcode = opcode;
+		l->qp_num = qp_num;
+		l->pos = __atomic_load_n(&scq->ring->tail, __ATOMIC_ACQUIRE);
+		scq->lcount++;
+	}
+	pthread_spin_unlock(&scq->lock);
 }
 
 static int scif_rdma_req_notify_cq(struct ibv_cq *cq, int solicited_only)
@@ -632,12 +835,57 @@ static struct scif_rdma_wrs *scif_rdma_wrs_alloc(struct scif_rdma_qp *qp,
 	return wrs;
 }
 
+/*
+ * create_qp, asking for a mapped QP if @mapped (its info page mapped
+ * into @qp->info): 0 or an errno value.
+ */
+static int scif_rdma_cmd_create_qp(struct ibv_pd *pd, struct scif_rdma_qp *qp,
+				   struct ibv_qp_init_attr *attr, int mapped)
+{
+	struct {
+		struct ibv_create_qp ibv;
+		struct scif_rdma_create_qp drv;
+	} cmd = { .drv.flags = SCIF_RDMA_QP_MAPPED };
+	struct {
+		struct ib_uverbs_create_qp_resp ibv;
+		struct scif_rdma_create_qp_resp drv;
+	} resp = {};
+	void *info;
+	int ret;
+
+	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv,
+				mapped ? sizeof(cmd) : sizeof(cmd.ibv),
+				&resp.ibv,
+				mapped ? sizeof(resp) : sizeof(resp.ibv));
+	if (ret || !mapped)
+		return ret;
+	info = MAP_FAILED;
+	if (resp.drv.info_bytes == SCIF_RDMA_PAGE)
+		info = mmap(NULL, resp.drv.info_bytes, PROT_READ, MAP_SHARED,
+			    pd->context->cmd_fd, resp.drv.info_offset);
+	if (info == MAP_FAILED) {
+		ret = resp.drv.info_bytes ? errno : EPROTO;
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		return ret;
+	}
+	qp->info = info;
+	return 0;
+}
+
+/* Whether the provider may do @qp's WRITEs and READs itself. */
+static int scif_rdma_direct_ok(struct scif_rdma_qp *qp,
+			       const struct ibv_qp_init_attr *attr)
+{
+	const char *v = getenv("SCIF_RDMA_DIRECT");
+
+	return qp->info && attr->send_cq && to_scq(attr->send_cq)->ring &&
+	       (!v || strcmp(v, "0"));
+}
+
 /* An RC QP of @pd; NULL with errno set. */
 static struct scif_rdma_qp *scif_rdma_qp_new(struct ibv_pd *pd,
 					     struct ibv_qp_init_attr *attr)
 {
-	struct ib_uverbs_create_qp_resp resp = {};
-	struct ibv_create_qp cmd = {};
 	struct scif_rdma_qp *qp;
 	uint32_t max_inline;
 	int ret;
@@ -658,13 +906,18 @@ static struct scif_rdma_qp *scif_rdma_qp_new(struct ibv_pd *pd,
 	pthread_mutex_init(&qp->lock, NULL);
 
 	attr->cap.max_inline_data = 0;	/* the kernel's: none */
-	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
-				&resp, sizeof(resp));
+	ret = scif_rdma_cmd_create_qp(pd, qp, attr, 1);
+	/* A kernel before mapped QPs refuses the request: the old way. */
+	if (ret == EINVAL)
+		ret = scif_rdma_cmd_create_qp(pd, qp, attr, 0);
 	attr->cap.max_inline_data = max_inline;
 	if (ret)
 		goto free_qp;
 	qp->max_inline = max_inline;
 	qp->max_send_wr = attr->cap.max_send_wr;
+	qp->max_send_sge = attr->cap.max_send_sge;
+	qp->sig_all = attr->sq_sig_all;
+	qp->direct = scif_rdma_direct_ok(qp, attr);
 	if (max_inline) {
 		ret = scif_rdma_inline_alloc(qp, pd);
 		if (ret)
@@ -673,6 +926,8 @@ static struct scif_rdma_qp *scif_rdma_qp_new(struct ibv_pd *pd,
 	return qp;
 destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
+	if (qp->info)
+		munmap((void *)qp->info, SCIF_RDMA_PAGE);
 free_qp:
 	pthread_mutex_destroy(&qp->lock);
 	free(qp);
@@ -715,11 +970,16 @@ static int scif_rdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 static int scif_rdma_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct scif_rdma_qp *qp = to_sqp(ibqp);
-	int ret;
+	int ret, i;
 
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	for (i = 0; i < SCIF_RDMA_QP_KEYS; i++)
+		if (qp->win[i].map)
+			munmap(qp->win[i].map, qp->win[i].bytes);
+	if (qp->info)
+		munmap((void *)qp->info, SCIF_RDMA_PAGE);
 	if (qp->inl_mr && !scif_rdma_dereg_mr(qp->inl_mr))
 		free(qp->inl);	/* else pinned still: left to the process's end */
 	scif_rdma_wrs_free(qp->wrs);
@@ -812,16 +1072,218 @@ static int scif_rdma_post_inline(struct scif_rdma_qp *qp,
 	return ret;
 }
 
+/* WRITEs and READs done here */
+
+/*
+ * Entry @idx of @qp's info page if it holds @rkey, read whole into @k:
+ * its count, or 0 (not there, or being rewritten).
+ */
+static uint32_t scif_rdma_key_read(struct scif_rdma_qp *qp, uint32_t rkey,
+				   struct scif_rdma_qp_key *k, int *idx)
+{
+	const struct scif_rdma_qp_key *e;
+	uint32_t seq;
+	int i;
+
+	for (i = 0; i < SCIF_RDMA_QP_KEYS; i++) {
+		e = &qp->info->keys[i];
+		if (!rkey || __atomic_load_n(&e->rkey, __ATOMIC_RELAXED) != rkey)
+			continue;
+		seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+		if (seq & 1)
+			return 0;
+		k->rkey = __atomic_load_n(&e->rkey, __ATOMIC_RELAXED);
+		k->access = __atomic_load_n(&e->access, __ATOMIC_RELAXED);
+		k->iova = __atomic_load_n(&e->iova, __ATOMIC_RELAXED);
+		k->length = __atomic_load_n(&e->length, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq ||
+		    k->rkey != rkey)
+			return 0;
+		*idx = i;
+		return seq;
+	}
+	return 0;
+}
+
+/* The mapping of the window of entry @idx at count @seq, or NULL. */
+static uint8_t *scif_rdma_win_map(struct scif_rdma_qp *qp, int idx,
+				  uint32_t seq, const struct scif_rdma_qp_key *k)
+{
+	struct scif_rdma_win *w = &qp->win[idx];
+	int prot = PROT_READ;
+	void *p;
+
+	if (w->seq == seq)
+		return w->failed ? NULL : w->map;
+	if (w->map)
+		munmap(w->map, w->bytes);
+	w->map = NULL;
+	w->seq = seq;
+	w->failed = 1;
+	if (k->length > SIZE_MAX - SCIF_RDMA_PAGE)
+		return NULL;
+	w->bytes = k->length + SCIF_RDMA_PAGE;
+	if (k->access & IBV_ACCESS_REMOTE_WRITE)
+		prot |= PROT_WRITE;
+	p = mmap(NULL, w->bytes, prot, MAP_SHARED, qp->vqp.qp.context->cmd_fd,
+		 SCIF_RDMA_WIN_OFFSET(qp->vqp.qp.qp_num, idx, seq));
+	if (p == MAP_FAILED)
+		return NULL;
+	w->map = p;
+	w->failed = 0;
+	return p;
+}
+
+/*
+ * The process's addresses of @wr's local bytes into @va, their total in
+ * @len: 0, or -1 if an SGE is not in an MR of the QP's PD that a READ
+ * (@write 0) may write (the kernel then gives the exact error).  A
+ * WRITE's inline data needs no MR.
+ */
+static int scif_rdma_sges(struct scif_rdma_qp *qp, const struct ibv_send_wr *wr,
+			  int write, void **va, uint64_t *len)
+{
+	struct scif_rdma_context *ctx = to_sctx(qp->vqp.qp.context);
+	int inl = write && (wr->send_flags & IBV_SEND_INLINE);
+	int access = write ? 0 : IBV_ACCESS_LOCAL_WRITE;
+	int i;
+
+	*len = 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > (1U << 31) - *len)
+			return -1;
+		*len += wr->sg_list[i].length;
+		va[i] = inl ? (void *)(uintptr_t)wr->sg_list[i].addr :
+			      scif_rdma_mr_find(ctx, qp->vqp.qp.pd,
+						&wr->sg_list[i], access);
+		if (!va[i] && wr->sg_list[i].length)
+			return -1;
+	}
+	if (inl && *len > qp->max_inline)
+		return -1;
+	return 0;
+}
+
+/*
+ * Wait a little (SCIF_RDMA_DRAIN_US at most, giving the CPU away) for
+ * the kernel to finish the work requests of @qp it holds, so that the
+ * next may follow them in order: 1 once it holds none and the QP is in
+ * RTS, else 0.  A stream of WRITEs or READs whose first ones the kernel
+ * did goes on here without it.
+ */
+static int scif_rdma_drained(struct scif_rdma_qp *qp)
+{
+	struct timespec t0, t;
+	long us;
+	int i;
+
+	for (i = 0; __atomic_load_n(&qp->info->sq_pending, __ATOMIC_ACQUIRE);
+	     i++) {
+		if (!(i % 64)) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (!i)
+				t0 = t;
+			us = (t.tv_sec - t0.tv_sec) * 1000000L +
+			     (t.tv_nsec - t0.tv_nsec) / 1000;
+			if (us > SCIF_RDMA_DRAIN_US)
+				return 0;
+		}
+		sched_yield();
+	}
+	return __atomic_load_n(&qp->info->state, __ATOMIC_ACQUIRE) ==
+	       IBV_QPS_RTS;
+}
+
+/*
+ * Do @wr here if it is a WRITE or READ within a key whose window the
+ * kernel shows (with remote read: a mapping can always be read), the
+ * kernel holds none of the QP's work requests (once those it holds are
+ * done) and the CQ has room: 1, done (and completed if signaled); else
+ * 0, and nothing is completed (the kernel does it).  Under @qp->lock.
+ */
+static int scif_rdma_direct_wr(struct scif_rdma_qp *qp,
+			       const struct ibv_send_wr *wr)
+{
+	int write = wr->opcode == IBV_WR_RDMA_WRITE, idx = 0, done = 0, sig, i;
+	struct scif_rdma_cq *scq = to_scq(qp->vqp.qp.send_cq);
+	const struct scif_mmap_status *st;
+	void *va[SCIF_RDMA_DIRECT_SGES];
+	uint64_t len, off, raddr = wr->wr.rdma.remote_addr;
+	struct scif_rdma_qp_key k;
+	uint32_t seq;
+	uint8_t *map;
+
+	if (!qp->direct || (!write && wr->opcode != IBV_WR_RDMA_READ) ||
+	    wr->num_sge < 0 || wr->num_sge > SCIF_RDMA_DIRECT_SGES ||
+	    (uint32_t)wr->num_sge > qp->max_send_sge ||
+	    __atomic_load_n(&qp->info->state, __ATOMIC_ACQUIRE) != IBV_QPS_RTS)
+		return 0;
+	if (scif_rdma_sges(qp, wr, write, va, &len))
+		return 0;
+	seq = scif_rdma_key_read(qp, wr->wr.rdma.rkey, &k, &idx);
+	/* A key without remote read is not mapped: its bytes are not ours. */
+	if (!seq || !(k.access & IBV_ACCESS_REMOTE_READ) ||
+	    (write && !(k.access & IBV_ACCESS_REMOTE_WRITE)) ||
+	    raddr < k.iova || len > k.length || raddr - k.iova > k.length - len)
+		return 0;
+	sig = qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+	/*
+	 * A completion of the local queue raises no event: one that a
+	 * completion channel may wait for is the kernel's to make.
+	 */
+	if (sig && scq->cq.channel)
+		return 0;
+	map = scif_rdma_win_map(qp, idx, seq, &k);
+	if (!map || !scif_rdma_drained(qp) ||
+	    (sig && !scif_rdma_cq_reserve(scq)))
+		return 0;
+	off = raddr - k.iova;
+	for (i = 0; i < wr->num_sge; off += wr->sg_list[i++].length) {
+		if (write)
+			memcpy(map + off, va[i], wr->sg_list[i].length);
+		else
+			memcpy(va[i], map + off, wr->sg_list[i].length);
+	}
+	/*
+	 * The stores are out before the status and the entry are read: if
+	 * they still say live, the bytes reached the peer's MR before the
+	 * kernel let go of it.  Else the kernel does the work request.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	st = (const struct scif_mmap_status *)(map + k.length);
+	done = !__atomic_load_n(&st->revoked, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&qp->info->keys[idx].seq, __ATOMIC_RELAXED) == seq;
+	if (sig)
+		scif_rdma_cq_commit(scq, wr->wr_id, write ? IBV_WC_RDMA_WRITE :
+				    IBV_WC_RDMA_READ, qp->vqp.qp.qp_num, done);
+	return done;
+}
+
+/* Post @wr's chain, under @qp->lock: what can be done here first. */
+static int scif_rdma_post(struct scif_rdma_qp *qp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr)
+{
+	while (wr && scif_rdma_direct_wr(qp, wr))
+		wr = wr->next;
+	if (!wr)
+		return 0;
+	/* The kernel refuses inline data (EINVAL): the slots carry it. */
+	if (qp->inl)
+		return scif_rdma_post_inline(qp, wr, bad_wr);
+	return ibv_cmd_post_send(&qp->vqp.qp, wr, bad_wr);
+}
+
 static int scif_rdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			       struct ibv_send_wr **bad_wr)
 {
 	struct scif_rdma_qp *qp = to_sqp(ibqp);
 	int ret;
 
-	if (!qp->inl)	/* the kernel refuses inline data: EINVAL */
+	if (!qp->inl && !qp->direct)
 		return ibv_cmd_post_send(ibqp, wr, bad_wr);
 	pthread_mutex_lock(&qp->lock);
-	ret = scif_rdma_post_inline(qp, wr, bad_wr);
+	ret = scif_rdma_post(qp, wr, bad_wr);
 	pthread_mutex_unlock(&qp->lock);
 	return ret;
 }
@@ -997,8 +1459,7 @@ static int scif_rdma_wr_complete(struct ibv_qp_ex *qpx)
 	for (i = 0; !ret && i < wrs->n; i++)
 		wrs->wr[i].next = i + 1 < wrs->n ? &wrs->wr[i + 1] : NULL;
 	if (!ret && wrs->n)
-		ret = qp->inl ? scif_rdma_post_inline(qp, wrs->wr, &bad) :
-				ibv_cmd_post_send(&qp->vqp.qp, wrs->wr, &bad);
+		ret = scif_rdma_post(qp, wrs->wr, &bad);
 	wrs->n = 0;
 	pthread_mutex_unlock(&qp->lock);
 	return ret;
@@ -1160,6 +1621,17 @@ static int scif_rdma_post_srq_recv(struct ibv_srq *srq,
 static void scif_rdma_free_context(struct ibv_context *ibctx)
 {
 	struct scif_rdma_context *ctx = to_sctx(ibctx);
+	struct scif_rdma_mrent *e;
+	int i;
+
+	/* MRs the program did not deregister (the kernel drops them). */
+	for (i = 0; i < SCIF_RDMA_MR_HASH; i++) {
+		while ((e = ctx->mrs[i])) {
+			ctx->mrs[i] = e->next;
+			free(e);
+		}
+	}
+	pthread_rwlock_destroy(&ctx->mr_lock);
 
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
@@ -1221,6 +1693,7 @@ scif_rdma_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 		return NULL;
 	}
 
+	pthread_rwlock_init(&ctx->mr_lock, NULL);
 	verbs_set_ops(&ctx->vctx, &scif_rdma_ctx_ops);
 	return &ctx->vctx;
 }

@@ -23,7 +23,7 @@
 
 #include "scif_rdma_compat.h"
 
-struct srd_ucq_map;
+struct srd_umap;
 struct srd_rxp_stage;
 
 struct srd_rma_win;	/* scif_rdma_rma.c */
@@ -148,6 +148,7 @@ enum srd_stat {
 	SRD_STAT_PIPELINED_REQS,	/* ... that left while one waited */
 	SRD_STAT_POSTER_REQS,		/* SENDs and direct ones: by their poster */
 	SRD_STAT_POLLER_FRAMES,		/* frames taken in by a CQ's poller */
+	SRD_STAT_USER_WIN_MAPS,		/* windows mapped into processes */
 	SRD_STAT_NR
 };
 
@@ -331,7 +332,7 @@ struct srd_cq {
 	bool overrun;
 	struct srd_ucount *uc;
 	u32 tail;
-	struct srd_ucq_map *umap;
+	struct srd_umap *umap;
 	struct mutex rxp_mutex;	/* @rxp_qps */
 	struct list_head rxp_qps;
 };
@@ -820,6 +821,20 @@ struct srd_rxp_link {
  *	the frames (struct srd_rxp_stage), which every reader of the
  *	connection takes before the endpoint's (srd_xfer()); under
  *	@rx_mutex; NULL for other QPs
+ * @uctx: a user QP's context (whose uverbs file alone may map its
+ *	windows), NULL for a kernel QP; set at creation
+ * @uinfo: a mapped QP's info page (struct scif_rdma_qp_info, read-only
+ *	to the process) and its mmap entry (scif_rdma_uqp.c), NULL for
+ *	other QPs; set at creation, let go by destroy_qp.  The page is
+ *	written under @lock only
+ * @ukey_off: where the window of each entry of the page's keys is in
+ *	the peer's registered address space (under @lock)
+ * @umap_epd: @epd while processes may map windows of it: set with it,
+ *	cleared by the receive thread before it closes it; under
+ *	@umap_mutex
+ * @umap_mutex: held around the mapping of a window (under the
+ *	process's mmap_lock) and around clearing @umap_epd, so that no
+ *	mapping is made on an endpoint being closed
  * @rxp_live: the connection may be read by a poller or @rx_work: set by
  *	srd_qp_connected(), cleared by the receive thread when it ends;
  *	under @rx_mutex
@@ -897,6 +912,11 @@ struct srd_qp {
 	unsigned long direct_until;
 	struct mutex rx_mutex;		/* see above */
 	struct srd_rxp_stage *stage;
+	struct srd_ucontext *uctx;
+	struct srd_umap *uinfo;
+	u64 ukey_off[SRD_MAP_CACHE];
+	scif_epd_t umap_epd;
+	struct mutex umap_mutex;	/* @umap_epd */
 	bool rxp_live;
 	struct work_struct rx_work;
 	struct srd_rxp_link rxp[2];
@@ -1014,7 +1034,7 @@ int srd_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int srd_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr);
 
-/* scif_rdma_qp.c: QP, posting work requests, the iWARP CM's QP callbacks */
+/* scif_rdma_qp.c: QP, posting work requests, the iWARP CM's QP callbacks, mmap */
 int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		  struct ib_udata *udata);
 int srd_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -1029,6 +1049,9 @@ int srd_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 void srd_iw_add_ref(struct ib_qp *ibqp);
 void srd_iw_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *srd_iw_get_qp(struct ib_device *ibdev, int qpn);
+int srd_qp_mmap_win(struct ib_ucontext *ibuc, struct vm_area_struct *vma,
+		    u32 qpn);
+int srd_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 
 /* scif_rdma_stats.c: "rdma statistic" */
 struct rdma_hw_stats *srd_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -1095,12 +1118,26 @@ void srd_rkey_forget(struct srd_qp *qp, u32 key);
 bool srd_map_answer(struct srd_qp *qp, const struct srd_hdr *h);
 
 /* scif_rdma_ucq.c: mapped CQs, which processes poll without a system call */
+struct srd_umap *srd_umap_new(struct srd_ucontext *uctx, size_t bytes,
+			      bool ro, u64 *offset);
+void *srd_umap_buf(struct srd_umap *m);
+void srd_umap_remove(struct srd_umap *m);
+int srd_umap_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void srd_umap_mmap_free(struct rdma_user_mmap_entry *entry);
 int srd_ucq_create(struct srd_cq *cq, struct ib_udata *udata);
 void srd_ucq_destroy(struct srd_cq *cq);
 bool srd_ucq_store(struct srd_cq *cq, const struct ib_wc *wc);
 bool srd_ucq_pending(struct srd_cq *cq);
-int srd_ucq_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
-void srd_ucq_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* scif_rdma_uqp.c: mapped QPs, whose WRITEs and READs processes do */
+int srd_uqp_create(struct srd_qp *qp, struct ib_udata *udata);
+void srd_uqp_destroy(struct srd_qp *qp);
+void srd_uqp_key(struct srd_qp *qp, u32 idx);
+void srd_uqp_state(struct srd_qp *qp);
+void srd_uqp_connect(struct srd_qp *qp, scif_epd_t epd);
+void srd_uqp_disconnect(struct srd_qp *qp);
+int srd_uqp_mmap_win(struct srd_qp *qp, struct vm_area_struct *vma);
+bool srd_uqp_mmap_qpn(unsigned long pgoff, u32 *qpn);
 
 /* scif_rdma_wq.c: completions, the receive ring, the QP's states */
 bool srd_cq_add(struct srd_cq *cq, const struct ib_wc *wc);

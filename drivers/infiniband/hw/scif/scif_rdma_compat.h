@@ -29,4 +29,14 @@ struct uverbs_attr_bundle;
 #define SRD_MR_UDATA_T	struct ib_udata
 #endif
 
+/*
+ * vm_flags became read-only in 6.3, written through vm_flags_clear();
+ * Kbuild tells which (SRD_HAVE_VM_FLAGS_CLEAR).
+ */
+#ifdef SRD_HAVE_VM_FLAGS_CLEAR
+#define srd_vm_flags_clear(vma, flags)	vm_flags_clear(vma, flags)
+#else
+#define srd_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
+#endif
+
 #endif /* _SCIF_RDMA_COMPAT_H */

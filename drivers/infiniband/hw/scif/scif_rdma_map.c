@@ -451,8 +451,9 @@ struct srd_rkey *srd_rkey_get(struct srd_qp *qp, u32 key, bool ask,
 		return NULL;
 	}
 	rk = &qp->rkeys[qp->next_rkey];
-	qp->next_rkey = (qp->next_rkey + 1) % SRD_MAP_CACHE;
 	srd_rkey_fill(rk, key, &qp->resp_hdr);
+	srd_uqp_key(qp, qp->next_rkey);
+	qp->next_rkey = (qp->next_rkey + 1) % SRD_MAP_CACHE;
 	return rk;
 }
 
@@ -468,6 +469,8 @@ void srd_rkey_forget(struct srd_qp *qp, u32 key)
 	u32 i;
 
 	for (i = 0; key && i < SRD_MAP_CACHE; i++)
-		if (qp->rkeys[i].key == key)
+		if (qp->rkeys[i].key == key) {
 			memset(&qp->rkeys[i], 0, sizeof(qp->rkeys[i]));
+			srd_uqp_key(qp, i);
+		}
 }

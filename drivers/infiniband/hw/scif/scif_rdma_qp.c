@@ -57,8 +57,6 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	u32 qpn;
 	int err;
 
-	if (udata && (udata->inlen || udata->outlen))
-		return -EINVAL;
 	err = srd_check_caps(ibqp, attr);
 	if (err)
 		return err;
@@ -114,13 +112,18 @@ int srd_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	err = srd_rxp_init(qp, attr, !!udata);
 	if (err)
 		goto free_rxp;
+	err = srd_uqp_create(qp, udata);
+	if (err)
+		goto free_rxp;
 	/* QP numbers 0 and 1 are the special QPs' in verbs. */
 	err = xa_alloc_cyclic(&dev->qps, &qpn, qp, XA_LIMIT(2, 0xffffff),
 			      &dev->next_qpn, GFP_KERNEL_ACCOUNT);
 	if (err < 0)
-		goto free_rxp;
+		goto unmap;
 	ibqp->qp_num = qpn;
 	return 0;
+unmap:
+	srd_uqp_destroy(qp);
 free_rxp:
 	srd_rxp_fini(qp);
 free_rq:
@@ -260,6 +263,7 @@ int srd_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	srd_iw_rem_ref(ibqp);
 	wait_for_completion(&qp->iw_done);
 	srd_rxp_fini(qp);
+	srd_uqp_destroy(qp);
 	kvfree(qp->sq);
 	kvfree(qp->rq);
 	srd_user_put(dev, qp->uc, SRD_UOBJ_QP);
@@ -335,6 +339,7 @@ static int srd_queue_send(struct srd_qp *qp, const struct ib_send_wr *wr)
 	else
 		srd_fill_swqe(&qp->sq[(qp->sq_head + qp->sq_count++) %
 				      qp->max_send_wr], wr, qp->sig_all);
+	srd_uqp_state(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return ret;
 }
@@ -472,4 +477,53 @@ struct ib_qp *srd_iw_get_qp(struct ib_device *ibdev, int qpn)
 	struct srd_qp *qp = xa_load(&to_srd_dev(ibdev)->qps, qpn);
 
 	return qp ? &qp->ibqp : NULL;
+}
+
+/**
+ * srd_qp_mmap_win() - the mmap verb for a window of a QP's key
+ * @ibuc: the context whose uverbs file is mapped
+ * @vma: the mapping (srd_uqp_mmap_win())
+ * @qpn: the QP its offset names, which must be one of @ibuc's
+ *
+ * Context: process, under mmap_lock (write).
+ * Return: 0, -EINVAL (no such QP of @ibuc), or srd_uqp_mmap_win()'s
+ * errors.
+ */
+int srd_qp_mmap_win(struct ib_ucontext *ibuc, struct vm_area_struct *vma,
+		    u32 qpn)
+{
+	struct srd_dev *dev = to_srd_dev(ibuc->device);
+	struct srd_qp *qp;
+	int err;
+
+	xa_lock(&dev->qps);
+	qp = xa_load(&dev->qps, qpn);
+	/* The QP's own reference holds it until destroy_qp drops it. */
+	if (qp && (!qp->uctx || &qp->uctx->ibuc != ibuc ||
+		   !refcount_inc_not_zero(&qp->iw_refs)))
+		qp = NULL;
+	xa_unlock(&dev->qps);
+	if (!qp)
+		return -EINVAL;
+	err = srd_uqp_mmap_win(qp, vma);
+	srd_iw_rem_ref(&qp->ibqp);
+	return err;
+}
+
+/**
+ * srd_mmap() - the mmap verb: a mapped CQ's ring, a mapped QP's info
+ *	page, or the window of a mapped QP's key
+ * @ibuc: the context whose uverbs file is mapped
+ * @vma: the mapping; its offset tells which
+ *
+ * Context: process, under mmap_lock (write).
+ * Return: 0 or srd_umap_mmap()'s or srd_qp_mmap_win()'s errors.
+ */
+int srd_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	u32 qpn;
+
+	if (srd_uqp_mmap_qpn(vma->vm_pgoff, &qpn))
+		return srd_qp_mmap_win(ibuc, vma, qpn);
+	return srd_umap_mmap(ibuc, vma);
 }

@@ -409,11 +409,13 @@ static int srd_rx_thread(void *arg)
 	srd_stage_stop(qp);	/* no poller reads from now on */
 	spin_lock_irqsave(&qp->lock, flags);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	srd_uqp_state(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	srd_sq_stop(qp);	/* no answer comes: the waiting ones flushed */
 	srd_ans_stop(qp);	/* none leaves */
 	srd_qp_event(qp);
 	srd_map_qp_close(qp);	/* before the endpoint goes */
+	srd_uqp_disconnect(qp);	/* no process maps its windows any more */
 	scif_close(qp->epd);
 	srd_rma_stale_free(qp);
 	WRITE_ONCE(qp->epd, NULL);
@@ -449,6 +451,7 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 {
 	struct task_struct *t;
 	unsigned long flags;
+	u32 i;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->epd || qp->destroyed || qp->state == IB_QPS_ERR ||
@@ -457,6 +460,7 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 		return -EINVAL;
 	}
 	WRITE_ONCE(qp->state, IB_QPS_RTS);
+	srd_uqp_state(qp);
 	WRITE_ONCE(qp->closing, false);
 	qp->epd = epd;
 	qp->cm_id = cm_id;
@@ -468,12 +472,16 @@ int srd_qp_connected(struct srd_qp *qp, scif_epd_t epd,
 	mutex_unlock(&qp->resp_mutex);
 	/* Keys resolved on an earlier connection mean nothing on this one. */
 	memset(qp->rkeys, 0, sizeof(qp->rkeys));
+	for (i = 0; i < SRD_MAP_CACHE; i++)
+		srd_uqp_key(qp, i);
 	qp->next_rkey = 0;
 	memset(qp->rkeys_seen, 0, sizeof(qp->rkeys_seen));
 	qp->next_seen = 0;
 	srd_stage_start(qp);
+	srd_uqp_connect(qp, epd);
 	t = kthread_run(srd_rx_thread, qp, "srd_rx%u", qp->ibqp.qp_num);
 	if (IS_ERR(t)) {
+		srd_uqp_disconnect(qp);
 		srd_stage_stop(qp);
 		WRITE_ONCE(qp->epd, NULL);
 		qp->cm_id = NULL;

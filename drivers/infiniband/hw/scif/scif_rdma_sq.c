@@ -423,6 +423,7 @@ static void srd_sq_retire(struct srd_qp *qp)
 		spin_lock_irqsave(&qp->lock, flags);
 		qp->sq_head = (qp->sq_head + 1) % qp->max_send_wr;
 		qp->sq_count--;
+		srd_uqp_state(qp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (!--qp->sq_taken)
 			qp->sq_hold = false;

@@ -29,6 +29,7 @@ static const struct rdma_stat_desc srd_stat_descs[SRD_STAT_NR] = {
 	[SRD_STAT_PIPELINED_REQS]	= { .name = "rdma_pipelined_reqs" },
 	[SRD_STAT_POSTER_REQS]		= { .name = "rdma_poster_reqs" },
 	[SRD_STAT_POLLER_FRAMES]	= { .name = "rdma_poller_frames" },
+	[SRD_STAT_USER_WIN_MAPS]	= { .name = "rdma_user_win_maps" },
 };
 
 /**

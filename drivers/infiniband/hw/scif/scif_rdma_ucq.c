@@ -16,9 +16,10 @@
  * Memory and lifetime.  The ring is vmalloc'd zeroed in whole pages and
  * charged to the creator's memory cgroup; its entries are counted in the
  * user's CQE budget as any CQ's.  The ring belongs to the CQ's mmap entry
- * (struct srd_ucq_map), which ib_core frees (srd_ucq_mmap_free()) once the
- * CQ removed it and no mmap() is at work on it; the pages a process
- * mapped stay referenced by its mapping until it goes.
+ * (struct srd_umap, which a mapped QP's info page uses too), which
+ * ib_core frees (srd_umap_mmap_free()) once the CQ removed it and no
+ * mmap() is at work on it; the pages a process mapped stay referenced by
+ * its mapping until it goes.
  */
 
 #include <linux/mm.h>
@@ -34,16 +35,85 @@ static_assert(sizeof(struct scif_rdma_cqe) == 48);
 static_assert(offsetof(struct scif_rdma_cq_ring, cqe) == 128);
 
 /**
- * struct srd_ucq_map - a mapped CQ's ring, as an mmap entry of its context
+ * struct srd_umap - zeroed pages a process maps, as an mmap entry of its
+ *	context: a mapped CQ's ring, a mapped QP's info page
  * @rdma: ib_core's part
- * @ring: the ring (vmalloc'd)
- * @bytes: its size, whole pages
+ * @buf: the pages (vmalloc'd)
+ * @bytes: their size, whole pages
+ * @ro: mapped read-only (the kernel trusts what it wrote there)
  */
-struct srd_ucq_map {
+struct srd_umap {
 	struct rdma_user_mmap_entry rdma;
-	struct scif_rdma_cq_ring *ring;
+	void *buf;
 	size_t bytes;
+	bool ro;
 };
+
+/**
+ * srd_umap_new() - zeroed pages for a process to map
+ * @uctx: the process's context
+ * @bytes: how many (rounded up to whole pages)
+ * @ro: to be mapped read-only
+ * @offset: receives their mmap offset in the uverbs file
+ *
+ * Context: process.
+ * Return: the entry, or an ERR_PTR() (-ENOMEM, or the entry's insertion
+ * error).
+ */
+struct srd_umap *srd_umap_new(struct srd_ucontext *uctx, size_t bytes,
+			      bool ro, u64 *offset)
+{
+	struct srd_umap *m;
+	int err = -ENOMEM;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
+	if (!m)
+		return ERR_PTR(-ENOMEM);
+	m->bytes = PAGE_ALIGN(bytes);
+	m->ro = ro;
+	m->buf = __vmalloc(m->bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!m->buf)
+		goto free;
+	err = rdma_user_mmap_entry_insert(&uctx->ibuc, &m->rdma, m->bytes);
+	if (err)
+		goto unbuf;
+	*offset = rdma_user_mmap_get_offset(&m->rdma);
+	return m;
+unbuf:
+	vfree(m->buf);
+free:
+	kfree(m);
+	return ERR_PTR(err);
+}
+
+/**
+ * srd_umap_buf() - the kernel's address of an entry's pages
+ * @m: the entry
+ *
+ * Context: any.
+ * Return: the pages' address.
+ */
+void *srd_umap_buf(struct srd_umap *m)
+{
+	return m->buf;
+}
+
+/**
+ * srd_umap_remove() - no new mapping of an entry's pages
+ * @m: the entry; those mapped keep its pages, freed after the last goes
+ *
+ * Context: process.
+ */
+void srd_umap_remove(struct srd_umap *m)
+{
+	rdma_user_mmap_entry_remove(&m->rdma);
+}
+
+/* The ring of a mapped CQ. */
+static struct scif_rdma_cq_ring *srd_ucq_ring(struct srd_cq *cq)
+{
+	return cq->umap->buf;
+}
 
 /* The driver data of a create_cq: 0 and its flags, or an errno. */
 static int srd_ucq_flags(struct ib_udata *udata, u64 *flags)
@@ -77,7 +147,8 @@ int srd_ucq_create(struct srd_cq *cq, struct ib_udata *udata)
 {
 	struct srd_ucontext *uctx;
 	struct scif_rdma_create_cq_resp resp = {};
-	struct srd_ucq_map *m;
+	struct scif_rdma_cq_ring *ring;
+	struct srd_umap *m;
 	u64 flags;
 	int err;
 
@@ -85,32 +156,20 @@ int srd_ucq_create(struct srd_cq *cq, struct ib_udata *udata)
 	if (err || !flags)
 		return err;
 	uctx = rdma_udata_to_drv_context(udata, struct srd_ucontext, ibuc);
-	m = kzalloc(sizeof(*m), GFP_KERNEL_ACCOUNT);
-	if (!m)
-		return -ENOMEM;
-	m->bytes = PAGE_ALIGN(struct_size(m->ring, cqe, cq->size));
-	m->ring = __vmalloc(m->bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-	if (!m->ring)
-		goto nomem;
-	err = rdma_user_mmap_entry_insert(&uctx->ibuc, &m->rdma, m->bytes);
-	if (err)
-		goto unring;
-	resp.mmap_offset = rdma_user_mmap_get_offset(&m->rdma);
+	m = srd_umap_new(uctx, struct_size(ring, cqe, cq->size), false,
+			 &resp.mmap_offset);
+	if (IS_ERR(m))
+		return PTR_ERR(m);
 	resp.entries = cq->size;
 	resp.ring_bytes = m->bytes;
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err) {
-		/* The entry frees the ring (srd_ucq_mmap_free()). */
-		rdma_user_mmap_entry_remove(&m->rdma);
+		/* The entry frees the ring (srd_umap_mmap_free()). */
+		srd_umap_remove(m);
 		return err;
 	}
 	cq->umap = m;
 	return 1;
-unring:
-	vfree(m->ring);
-nomem:
-	kfree(m);
-	return -ENOMEM;
 }
 
 /**
@@ -124,7 +183,7 @@ nomem:
 void srd_ucq_destroy(struct srd_cq *cq)
 {
 	if (cq->umap)
-		rdma_user_mmap_entry_remove(&cq->umap->rdma);
+		srd_umap_remove(cq->umap);
 	cq->umap = NULL;
 }
 
@@ -136,7 +195,7 @@ static u32 srd_ucq_used(struct srd_cq *cq)
 	 * entries before it moved the head past them, so they are not
 	 * written again before it did.
 	 */
-	return cq->tail - smp_load_acquire(&cq->umap->ring->head);
+	return cq->tail - smp_load_acquire(&srd_ucq_ring(cq)->head);
 }
 
 /**
@@ -149,7 +208,7 @@ static u32 srd_ucq_used(struct srd_cq *cq)
  */
 bool srd_ucq_store(struct srd_cq *cq, const struct ib_wc *wc)
 {
-	struct scif_rdma_cq_ring *ring = cq->umap->ring;
+	struct scif_rdma_cq_ring *ring = srd_ucq_ring(cq);
 	struct scif_rdma_cqe *e;
 
 	lockdep_assert_held(&cq->lock);
@@ -192,19 +251,20 @@ bool srd_ucq_pending(struct srd_cq *cq)
 }
 
 /**
- * srd_ucq_mmap() - the mmap verb: map a CQ's ring
+ * srd_umap_mmap() - map an entry's pages (a CQ's ring, a QP's info page)
  * @ibuc: the context whose uverbs file is mapped
- * @vma: the mapping: shared, not executable, the ring's whole size at
- *	the offset create_cq gave
+ * @vma: the mapping: shared, not executable, not writable for a
+ *	read-only entry, the entry's whole size at the offset it was given
  *
  * Context: process, under mmap_lock (write).
- * Return: 0, -EINVAL for an offset or size that is no ring's or a
- * mapping that is private or executable, or vm_insert_page()'s error.
+ * Return: 0, -EINVAL for an offset or size that is no entry's or a
+ * mapping that is private, executable or writes a read-only entry, or
+ * vm_insert_page()'s error.
  */
-int srd_ucq_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+int srd_umap_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma;
-	struct srd_ucq_map *m;
+	struct srd_umap *m;
 	unsigned long off;
 	int err = 0;
 
@@ -213,24 +273,28 @@ int srd_ucq_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	rdma = rdma_user_mmap_entry_get(ibuc, vma);
 	if (!rdma)
 		return -EINVAL;
-	m = container_of(rdma, struct srd_ucq_map, rdma);
+	m = container_of(rdma, struct srd_umap, rdma);
+	if (m->ro && (vma->vm_flags & VM_WRITE))
+		err = -EINVAL;
+	else if (m->ro)
+		srd_vm_flags_clear(vma, VM_MAYWRITE);
 	for (off = 0; off < m->bytes && !err; off += PAGE_SIZE)
 		err = vm_insert_page(vma, vma->vm_start + off,
-				     vmalloc_to_page((u8 *)m->ring + off));
+				     vmalloc_to_page((u8 *)m->buf + off));
 	rdma_user_mmap_entry_put(rdma);
 	return err;
 }
 
 /**
- * srd_ucq_mmap_free() - the mmap_free verb: free a CQ's ring
- * @entry: the ring's mmap entry, removed and no longer referenced
+ * srd_umap_mmap_free() - the mmap_free verb: free an entry's pages
+ * @entry: the mmap entry, removed and no longer referenced
  *
  * Context: process.
  */
-void srd_ucq_mmap_free(struct rdma_user_mmap_entry *entry)
+void srd_umap_mmap_free(struct rdma_user_mmap_entry *entry)
 {
-	struct srd_ucq_map *m = container_of(entry, struct srd_ucq_map, rdma);
+	struct srd_umap *m = container_of(entry, struct srd_umap, rdma);
 
-	vfree(m->ring);
+	vfree(m->buf);
 	kfree(m);
 }

@@ -285,6 +285,7 @@ int srd_set_state(struct srd_qp *qp, enum ib_qp_state state)
 		err = -EINVAL;
 	else
 		WRITE_ONCE(qp->state, state);
+	srd_uqp_state(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (err)
 		return err;

@@ -41,31 +41,6 @@ static uint8_t *anon(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* A field of a debugfs statistics file, or -1. */
-static long stat_of(const char *path, const char *key)
-{
-	char buf[512], *p;
-
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	p = strstr(buf, key);
-	return p ? atol(p + strlen(key) + 1) : -1;
-}
-
-/* Wait (up to 5 s) for a statistic to be @want; its last value. */
-static long stat_settles_at(const char *path, const char *key, long want)
-{
-	long n = -1;
-
-	for (int i = 0; i < 500; i++) {
-		n = stat_of(path, key);
-		if (n == want)
-			break;
-		usleep(10000);
-	}
-	return n;
-}
-
 FIXTURE(mm) {
 	struct conn cn;
 	uint8_t *rbuf;		/* behind the server's window at ROFF */
@@ -74,8 +49,8 @@ FIXTURE(mm) {
 
 FIXTURE_SETUP(mm)
 {
-	self->maps0 = stat_of(MMAP_STATS, "mappings");
-	self->rwins0 = stat_of(RMA_STATS, "remote_windows");
+	self->maps0 = file_stat(MMAP_STATS, "mappings");
+	self->rwins0 = file_stat(RMA_STATS, "remote_windows");
 	ASSERT_LE(0, self->maps0) TH_LOG("no %s", MMAP_STATS);
 	ASSERT_EQ(0, connect_pair(&self->cn));
 	self->rbuf = anon(2 * WIN);
@@ -92,9 +67,9 @@ FIXTURE_TEARDOWN(mm)
 		close(self->cn.client);
 	if (self->cn.server >= 0)
 		close(self->cn.server);
-	EXPECT_EQ(self->maps0, stat_settles_at(MMAP_STATS, "mappings",
+	EXPECT_EQ(self->maps0, file_stat_settles_at(MMAP_STATS, "mappings",
 					       self->maps0));
-	EXPECT_EQ(self->rwins0, stat_settles_at(RMA_STATS, "remote_windows",
+	EXPECT_EQ(self->rwins0, file_stat_settles_at(RMA_STATS, "remote_windows",
 						self->rwins0));
 	munmap(self->rbuf, 2 * WIN);
 }
@@ -216,7 +191,7 @@ TEST_F(mm, mmap_errors)
 					      ROFF));
 	EXPECT_EQ(ENOTCONN, errno);
 	scif_close(fd);
-	EXPECT_EQ(self->maps0, stat_of(MMAP_STATS, "mappings"));
+	EXPECT_EQ(self->maps0, file_stat(MMAP_STATS, "mappings"));
 }
 
 TEST_F(mm, read_only_window_protection)
@@ -275,7 +250,7 @@ TEST_F(mm, unregister_while_mapped_sigbus)
 	EXPECT_EQ(SCIF_MMAP_FAILED, scif_mmap(NULL, PG, SCIF_PROT_READ, 0,
 					      self->cn.client, ROFF));
 	EXPECT_EQ(ENXIO, errno);
-	EXPECT_EQ(self->maps0 + 1, stat_of(MMAP_STATS, "mappings"));
+	EXPECT_EQ(self->maps0 + 1, file_stat(MMAP_STATS, "mappings"));
 	EXPECT_EQ(0, scif_munmap((void *)map, WIN));
 }
 
@@ -327,20 +302,20 @@ TEST_F(mm, munmap_releases_window)
 
 	map = scif_mmap(NULL, WIN, SCIF_PROT_READ, 0, self->cn.client, ROFF);
 	ASSERT_NE(SCIF_MMAP_FAILED, map);
-	EXPECT_EQ(self->maps0 + 1, stat_of(MMAP_STATS, "mappings"));
+	EXPECT_EQ(self->maps0 + 1, file_stat(MMAP_STATS, "mappings"));
 	/* A partial munmap splits it; both halves hold the mapping. */
 	EXPECT_EQ(0, munmap((uint8_t *)map + PG, PG));
 	EXPECT_EQ(0, probe((uint64_t *)map, false));
 	EXPECT_EQ(SIGSEGV, probe((uint64_t *)((uint8_t *)map + PG), false));
 	EXPECT_EQ(0, probe((uint64_t *)((uint8_t *)map + 2 * PG), false));
-	EXPECT_EQ(self->maps0 + 1, stat_of(MMAP_STATS, "mappings"));
+	EXPECT_EQ(self->maps0 + 1, file_stat(MMAP_STATS, "mappings"));
 	EXPECT_EQ(0, munmap(map, PG));
 	EXPECT_EQ(0, munmap((uint8_t *)map + 2 * PG, WIN - 2 * PG));
-	EXPECT_EQ(self->maps0, stat_of(MMAP_STATS, "mappings"));
+	EXPECT_EQ(self->maps0, file_stat(MMAP_STATS, "mappings"));
 	t0 = now_ms();
 	EXPECT_EQ(0, scif_unregister(self->cn.server, ROFF, WIN));
 	EXPECT_GT(WAIT_MS, now_ms() - t0);
-	EXPECT_EQ(self->rwins0, stat_settles_at(RMA_STATS, "remote_windows",
+	EXPECT_EQ(self->rwins0, file_stat_settles_at(RMA_STATS, "remote_windows",
 						self->rwins0));
 }
 

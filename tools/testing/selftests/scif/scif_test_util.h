@@ -155,30 +155,43 @@ static inline int read_file(const char *path, char *buf, size_t len)
 /* The driver's RMA figures (debugfs, root only). */
 #define RMA_STATS	"/sys/kernel/debug/scif/rma"
 
-/* A field of RMA_STATS, or -1. */
-static inline long rma_stat(const char *key)
+/* A field ("key value") of a debugfs statistics file, or -1. */
+static inline long file_stat(const char *path, const char *key)
 {
 	char buf[2048], *p;
 
-	if (read_file(RMA_STATS, buf, sizeof(buf)))
+	if (read_file(path, buf, sizeof(buf)))
 		return -1;
 	p = strstr(buf, key);
 	return p ? atol(p + strlen(key) + 1) : -1;
 }
 
-/* Wait (up to 5 s) for @key of RMA_STATS to be @want; its last value. */
-static inline long rma_stat_settles_at(const char *key, long want)
+/* Wait (up to 5 s) for @key of @path to be @want; its last value. */
+static inline long file_stat_settles_at(const char *path, const char *key,
+					long want)
 {
 	long n = -1;
 	int i;
 
 	for (i = 0; i < 500; i++) {
-		n = rma_stat(key);
+		n = file_stat(path, key);
 		if (n == want)
 			break;
 		usleep(10000);
 	}
 	return n;
+}
+
+/* A field of RMA_STATS, or -1. */
+static inline long rma_stat(const char *key)
+{
+	return file_stat(RMA_STATS, key);
+}
+
+/* Wait (up to 5 s) for @key of RMA_STATS to be @want; its last value. */
+static inline long rma_stat_settles_at(const char *key, long want)
+{
+	return file_stat_settles_at(RMA_STATS, key, want);
 }
 
 /* Wait (up to 5 s) for pinned_pages to be @want; its last value. */

@@ -234,18 +234,8 @@ static void refusals(struct ibv_pd *pd, int ep, int fd, int fd_ro)
 /* The client's WRITE after the revocation: the server's QP sees it. */
 static bool access_error_seen(struct rdma_cm_id *id)
 {
-	struct pollfd pfd = { .fd = id->verbs->async_fd, .events = POLLIN };
-	struct ibv_async_event ev;
-	bool seen = false;
-
-	while (!seen && poll(&pfd, 1, 20000) == 1 &&
-	       !ibv_get_async_event(id->verbs, &ev)) {
-		seen = ev.event_type == IBV_EVENT_QP_ACCESS_ERR;
-		printf("# server: async event %s\n",
-		       ibv_event_type_str(ev.event_type));
-		ibv_ack_async_event(&ev);
-	}
-	return expect(seen, "no IBV_EVENT_QP_ACCESS_ERR within 20 s");
+	return expect(rdmacm_event_seen(id, IBV_EVENT_QP_ACCESS_ERR, "server"),
+		      "no IBV_EVENT_QP_ACCESS_ERR within 20 s");
 }
 
 /* The exchange with the client; the server's rows. */

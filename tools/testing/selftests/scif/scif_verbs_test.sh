@@ -27,6 +27,16 @@
 #   WRITE an error completion, node 0's QP an access error, the
 #   window's bytes untouched (the program's rows, prefixed
 #   dmabuf_server_ and dmabuf_client_);
+#   scif_verbs_direct: WRITEs and READs that the provider does itself
+#   through its mapping of the server's window, from a thread that may
+#   not enter the kernel (seccomp: no ioctl, read or write), the bytes
+#   checked on both sides; a SEND the send worker sends and four
+#   WRITEs after it, completing in order (the provider waits for the
+#   SEND); the server's MR deregistered, the client's
+#   next WRITE an error completion (no signal), the server's memory
+#   untouched (rows prefixed direct_server_ and direct_client_); the
+#   kernel's counters: the window mapped, at most the 4 WRITEs of the
+#   kernel's own counted (rdma_user_win_maps, rdma_write_reqs);
 #   scif_verbs_inline: inline SENDs and WRITEs, the sender's buffer
 #   overwritten right after each post, their bytes checked by the
 #   server; then RDMA READs of them back across the server's pages,
@@ -256,6 +266,9 @@ servers() {
 	serve_step dmabuf /tests/scif_verbs_dmabuf -s 10.77.0.1 7178
 	ok dmabuf_server wait "$srv_pid"
 	tap_rows dmabuf_server /tmp/verbs-dmabuf.log
+	serve_step direct /tests/scif_verbs_direct -s 10.77.0.1 7180
+	ok direct_server wait "$srv_pid"
+	tap_rows direct_server /tmp/verbs-direct.log
 	# shellcheck disable=SC2086 # the arguments are words
 	serve_step ucmatose ucmatose $ucmatose
 	ok ucmatose_server wait "$srv_pid"
@@ -387,6 +400,16 @@ clients() {
 	ok dmabuf_client client_step dmabuf \
 		/tests/scif_verbs_dmabuf -c 10.77.0.1 7178
 	tap_rows dmabuf_client /tmp/verbs-dmabuf.log
+	scif_rdma_counters > /tmp/verbs-before
+	ok direct_client client_step direct \
+		/tests/scif_verbs_direct -c 10.77.0.1 7180
+	tap_rows direct_client /tmp/verbs-direct.log
+	# The client mapped the server's window, and the kernel moved at
+	# most its first three WRITEs and the one after the window went:
+	# the rest, and every READ, the provider did itself.
+	ok direct_window_mapped counted_at_least rdma_user_win_maps 1
+	ok direct_kernel_writes_at_most_4 counted_at_most rdma_write_reqs 4
+	ok direct_kernel_reads_none counted_at_most rdma_read_reqs 0
 	# shellcheck disable=SC2086 # the arguments are words
 	ok ucmatose_client client_step ucmatose ucmatose $ucmatose \
 		-s 10.77.0.1
@@ -410,13 +433,23 @@ clients() {
 		ok "ib_${t}_lat_client" client_step "lat-$t" \
 			"ib_${t}_lat" -R -d scif0 -s 8 -n "$iters" -F "$peer_ip"
 		ok "ib_${t}_lat_figures" bw_printed "/tmp/verbs-lat-$t.log" 8
-		# Its 8-byte SENDs, or its WRITEs or READs from the third
-		# on (the first to a key goes in a frame, the second asks
-		# for the key's window), done in ibv_post_send(): at
-		# least half of them (one posted while the worker still
-		# ends the one before goes to the worker).
-		ok "ib_${t}_lat_by_poster" counted_at_least \
-			rdma_poster_reqs $((iters / 2))
+		# Its 8-byte SENDs, or its WRITEs from the third on (the
+		# first to a key goes in a frame, the second asks for the
+		# key's window; perftest's MR for WRITEs allows no remote
+		# read, so the provider cannot map it), done by the kernel
+		# in ibv_post_send(): at least half of them (one posted
+		# while the worker still ends the one before goes to the
+		# worker).
+		if [ "$t" = read ]; then
+			# Its READs (perftest's MR allows remote read, so
+			# the provider maps the window), but the first few,
+			# done by the provider: not the kernel's.
+			ok ib_read_lat_by_provider counted_at_most \
+				rdma_read_reqs $((iters / 2))
+		else
+			ok "ib_${t}_lat_by_poster" counted_at_least \
+				rdma_poster_reqs $((iters / 2))
+		fi
 		[ "$t" = send ] || continue
 		# Its SENDs taken in by the poll that found the CQ empty:
 		# at least half (one that comes during the call may be
@@ -433,7 +466,12 @@ clients() {
 	for t in write read send; do
 		for s in 65536 1048576; do
 			scif_rdma_counters > /tmp/verbs-before
+			# The kernel's path alone (SCIF_RDMA_DIRECT=0: the
+			# provider's READs are ib_read_lat's and
+			# scif_verbs_direct's), whose WRITEs and READs of
+			# 1 MiB go straight into the window over the MR.
 			ok "ib_${t}_bw_client_$s" client_step "$t-$s" \
+				env SCIF_RDMA_DIRECT=0 \
 				"ib_${t}_bw" -R -d scif0 -s "$s" -n "$iters" -F "$peer_ip"
 			ok "ib_${t}_bw_figures_$s" bw_printed "/tmp/verbs-$t-$s.log" "$s"
 			[ "$t" != send ] && [ "$s" = 1048576 ] || continue
