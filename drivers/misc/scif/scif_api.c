@@ -549,7 +549,8 @@ EXPORT_SYMBOL_GPL(scif_put_pages);
  * for the status page); -EACCES (execution, or access a window does
  * not allow); -ENXIO (the range is not covered by contiguous windows of
  * the peer, or the bus cannot map it into processes); -ENOTCONN,
- * -ECONNRESET or -ENODEV; -ENOMEM.
+ * -ECONNRESET or -ENODEV; -ENOMEM (also past SCIF_MMAP_CLIENT_MAX, 256,
+ * live mappings of the endpoint).
  */
 int scif_mmap_vma(scif_epd_t epd, off_t offset, struct vm_area_struct *vma,
 		  int flags)

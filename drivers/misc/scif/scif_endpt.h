@@ -256,14 +256,17 @@ struct scif_epd_rma {
  *	by a mapping's release
  * @maps: struct scif_mmap of the endpoint's file, live or revoked, and
  *	the live ones of kernel clients (scif_mmap_vma())
+ * @nr_client: those of kernel clients in @maps (at most
+ *	SCIF_MMAP_CLIENT_MAX); under @lock
  * @inode: gives the file an address_space of its own, so that zapping
  *	touches only this endpoint's mappings; NULL for endpoints of the
  *	kernel API, which cannot be mapped
  */
 struct scif_epd_mmap {
-	/* lock protects maps */
+	/* lock protects maps and nr_client */
 	struct mutex lock;
 	struct list_head maps;
+	unsigned int nr_client;
 	struct inode *inode;
 };
 

@@ -202,6 +202,8 @@ static void scif_mmap_release(struct kref *ref)
 	if (map->ep) {
 		mutex_lock(&map->ep->mmap.lock);
 		list_del(&map->link);
+		if (map->client)
+			map->ep->mmap.nr_client--;
 		mutex_unlock(&map->ep->mmap.lock);
 		if (map->client)
 			scif_epd_put(map->ep);
@@ -455,7 +457,7 @@ static int scif_mmap_new(struct scif_endpt *ep, struct vm_area_struct *vma,
 	if (!nr || first > SCIF_RMA_MAX_PAGE ||
 	    nr > SCIF_RMA_MAX_PAGE - first + 1)
 		return -ENXIO;
-	map = scif_kzalloc(sizeof(*map), GFP_KERNEL);
+	map = scif_kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
 	if (!map)
 		return -ENOMEM;
 	kref_init(&map->ref);
@@ -473,15 +475,18 @@ static int scif_mmap_new(struct scif_endpt *ep, struct vm_area_struct *vma,
 	}
 
 	mutex_lock(&em->lock);
-	err = scif_mmap_make(ep, map, vma, &may_write);
+	err = client && em->nr_client >= SCIF_MMAP_CLIENT_MAX ? -ENOMEM :
+	      scif_mmap_make(ep, map, vma, &may_write);
 	if (!err) {
 		ihold(inode);
 		map->inode = inode;
 		list_add_tail(&map->link, &em->maps);
 		/* Dropped when it is revoked, or released unrevoked. */
 		map->client = client;
-		if (client)
+		if (client) {
 			kref_get(&ep->ref);
+			em->nr_client++;
+		}
 	}
 	mutex_unlock(&em->lock);
 	if (err) {
@@ -614,8 +619,10 @@ void scif_mmap_revoke(struct scif_endpt *ep, struct scif_rwindow *rw)
 		map->revoked = true;
 		mutex_unlock(&map->lock);
 		/* A client's mapping needs nothing of the endpoint now. */
-		if (map->client)
+		if (map->client) {
 			list_del_init(&map->link);
+			em->nr_client--;
+		}
 		list_add_tail(&map->revoke_link, &revoked);
 	}
 	mutex_unlock(&em->lock);
@@ -650,6 +657,7 @@ void scif_mmap_epd_init(struct scif_endpt *ep)
 {
 	mutex_init(&ep->mmap.lock);
 	INIT_LIST_HEAD(&ep->mmap.maps);
+	ep->mmap.nr_client = 0;
 	ep->mmap.inode = NULL;
 }
 

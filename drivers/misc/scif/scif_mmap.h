@@ -24,6 +24,12 @@
  */
 #define SCIF_VM_FLAGS	(VM_MIXEDMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP)
 
+/*
+ * Live mappings of kernel clients (scif_mmap_vma()) an endpoint may
+ * have: each costs its maker two pages and a file.
+ */
+#define SCIF_MMAP_CLIENT_MAX	256
+
 struct dentry;
 struct file;
 struct inode;

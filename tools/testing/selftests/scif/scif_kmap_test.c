@@ -275,6 +275,28 @@ TEST_F(km, not_inherited_by_fork)
 	EXPECT_EQ(0, munmap((void *)map, WIN + PG));
 }
 
+/* An endpoint holds at most 256 live mappings of kernel clients. */
+TEST_F(km, live_mappings_capped)
+{
+	static void *map[257];
+	int i, n;
+
+	for (n = 0; n < 257; n++) {
+		map[n] = kmap(KMAP "status", 2 * PG, PROT_READ, MAP_SHARED,
+			      ROFF);
+		if (map[n] == MAP_FAILED)
+			break;
+	}
+	EXPECT_EQ(256, n);
+	EXPECT_EQ(ENOMEM, errno);
+	for (i = 0; i < n; i++)
+		munmap(map[i], 2 * PG);
+	/* Room again once they are gone. */
+	map[0] = kmap(KMAP "status", 2 * PG, PROT_READ, MAP_SHARED, ROFF);
+	ASSERT_NE(MAP_FAILED, map[0]);
+	EXPECT_EQ(0, munmap(map[0], 2 * PG));
+}
+
 /* Last: unloads the client; the mapping needs nothing of it. */
 TEST_F(km, mapping_outlives_client_module)
 {
