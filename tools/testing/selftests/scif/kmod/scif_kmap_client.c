@@ -28,7 +28,13 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
-/* Serializes the commands and the mmap() handlers; ep is under it. */
+/*
+ * Guards kmap_ep: the mmap() handlers use it under the lock, and it is
+ * connected before and closed after it is published or taken under it,
+ * so that neither scif_connect() nor scif_close() runs under the lock,
+ * which nests inside mmap_lock (connect and close take locks that a
+ * copy to user space nests mmap_lock inside).
+ */
 static DEFINE_MUTEX(kmap_lock);
 static scif_epd_t kmap_ep;
 static struct dentry *kmap_dir;
@@ -36,20 +42,37 @@ static struct dentry *kmap_dir;
 static int kmap_connect(u16 node, u16 port)
 {
 	struct scif_port_id dst = { .node = node, .port = port };
+	scif_epd_t epd;
 	int err;
 
-	if (kmap_ep)
-		return -EBUSY;
-	kmap_ep = scif_open();
-	if (!kmap_ep)
+	epd = scif_open();
+	if (!epd)
 		return -ENOMEM;
-	err = scif_connect(kmap_ep, &dst);
+	err = scif_connect(epd, &dst);
+	if (err >= 0) {
+		mutex_lock(&kmap_lock);
+		err = kmap_ep ? -EBUSY : 0;
+		if (!err)
+			kmap_ep = epd;
+		mutex_unlock(&kmap_lock);
+	}
 	if (err < 0) {
-		scif_close(kmap_ep);
-		kmap_ep = NULL;
+		scif_close(epd);
 		return err;
 	}
 	return 0;
+}
+
+/* Take the endpoint from the mmap() handlers and close it. */
+static int kmap_close(void)
+{
+	scif_epd_t epd;
+
+	mutex_lock(&kmap_lock);
+	epd = kmap_ep;
+	kmap_ep = NULL;
+	mutex_unlock(&kmap_lock);
+	return epd ? scif_close(epd) : -ENOTCONN;
 }
 
 static ssize_t kmap_ctl_write(struct file *f, const char __user *ubuf,
@@ -64,15 +87,11 @@ static ssize_t kmap_ctl_write(struct file *f, const char __user *ubuf,
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = 0;
-	mutex_lock(&kmap_lock);
 	if (sscanf(buf, "connect %u %u", &node, &port) == 2 &&
-	    node <= U16_MAX && port <= U16_MAX) {
+	    node <= U16_MAX && port <= U16_MAX)
 		err = kmap_connect(node, port);
-	} else if (sysfs_streq(buf, "close")) {
-		err = kmap_ep ? scif_close(kmap_ep) : -ENOTCONN;
-		kmap_ep = NULL;
-	}
-	mutex_unlock(&kmap_lock);
+	else if (sysfs_streq(buf, "close"))
+		err = kmap_close();
 	return err ?: len;
 }
 
@@ -140,8 +159,7 @@ static int __init kmap_init(void)
 static void __exit kmap_exit(void)
 {
 	debugfs_remove_recursive(kmap_dir);
-	if (kmap_ep)
-		scif_close(kmap_ep);
+	kmap_close();
 }
 
 module_init(kmap_init);
