@@ -1124,6 +1124,7 @@ void *srd_umap_buf(struct srd_umap *m);
 void srd_umap_remove(struct srd_umap *m);
 int srd_umap_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void srd_umap_mmap_free(struct rdma_user_mmap_entry *entry);
+int srd_umap_asked(struct ib_udata *udata, u64 want, size_t resp_len);
 int srd_ucq_create(struct srd_cq *cq, struct ib_udata *udata);
 void srd_ucq_destroy(struct srd_cq *cq);
 bool srd_ucq_store(struct srd_cq *cq, const struct ib_wc *wc);

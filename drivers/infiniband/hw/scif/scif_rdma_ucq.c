@@ -115,22 +115,32 @@ static struct scif_rdma_cq_ring *srd_ucq_ring(struct srd_cq *cq)
 	return cq->umap->buf;
 }
 
-/* The driver data of a create_cq: 0 and its flags, or an errno. */
-static int srd_ucq_flags(struct ib_udata *udata, u64 *flags)
-{
-	struct scif_rdma_create_cq cmd = {};
+/* Both mapping requests are a word of flags. */
+static_assert(sizeof(struct scif_rdma_create_cq) == sizeof(u64));
+static_assert(sizeof(struct scif_rdma_create_qp) == sizeof(u64));
 
-	*flags = 0;
+/**
+ * srd_umap_asked() - whether a create command's driver data asks for a
+ *	mapping
+ * @udata: the driver data (NULL for a kernel object)
+ * @want: the one flag a request may carry (SCIF_RDMA_CQ_MAPPED, ...)
+ * @resp_len: the bytes of the answer, for which there must be room
+ *
+ * Context: process.
+ * Return: 1 if asked, 0 if there is no driver data, -EINVAL for driver
+ * data that is anything else.
+ */
+int srd_umap_asked(struct ib_udata *udata, u64 want, size_t resp_len)
+{
+	u64 flags;
+
 	if (!udata || (!udata->inlen && !udata->outlen))
 		return 0;
-	if (udata->inlen != sizeof(cmd) ||
-	    ib_copy_from_udata(&cmd, udata, sizeof(cmd)))
+	if (udata->inlen != sizeof(flags) ||
+	    ib_copy_from_udata(&flags, udata, sizeof(flags)) ||
+	    flags != want || udata->outlen < resp_len)
 		return -EINVAL;
-	if (cmd.flags != SCIF_RDMA_CQ_MAPPED ||
-	    udata->outlen < sizeof(struct scif_rdma_create_cq_resp))
-		return -EINVAL;
-	*flags = cmd.flags;
-	return 0;
+	return 1;
 }
 
 /**
@@ -149,11 +159,10 @@ int srd_ucq_create(struct srd_cq *cq, struct ib_udata *udata)
 	struct scif_rdma_create_cq_resp resp = {};
 	struct scif_rdma_cq_ring *ring;
 	struct srd_umap *m;
-	u64 flags;
 	int err;
 
-	err = srd_ucq_flags(udata, &flags);
-	if (err || !flags)
+	err = srd_umap_asked(udata, SCIF_RDMA_CQ_MAPPED, sizeof(resp));
+	if (err <= 0)
 		return err;
 	uctx = rdma_udata_to_drv_context(udata, struct srd_ucontext, ibuc);
 	m = srd_umap_new(uctx, struct_size(ring, cqe, cq->size), false,

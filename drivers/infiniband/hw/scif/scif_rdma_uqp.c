@@ -46,24 +46,6 @@ static struct scif_rdma_qp_info *srd_uqp_info(struct srd_qp *qp)
 	return srd_umap_buf(qp->uinfo);
 }
 
-/* The driver data of a create_qp: 0 and its flags, or an errno. */
-static int srd_uqp_flags(struct ib_udata *udata, u64 *flags)
-{
-	struct scif_rdma_create_qp cmd = {};
-
-	*flags = 0;
-	if (!udata || (!udata->inlen && !udata->outlen))
-		return 0;
-	if (udata->inlen != sizeof(cmd) ||
-	    ib_copy_from_udata(&cmd, udata, sizeof(cmd)))
-		return -EINVAL;
-	if (cmd.flags != SCIF_RDMA_QP_MAPPED ||
-	    udata->outlen < sizeof(struct scif_rdma_create_qp_resp))
-		return -EINVAL;
-	*flags = cmd.flags;
-	return 0;
-}
-
 /**
  * srd_uqp_create() - give a user QP its info page, if its creator asked
  * @qp: the QP being created (its lock set up, not yet numbered)
@@ -77,16 +59,16 @@ static int srd_uqp_flags(struct ib_udata *udata, u64 *flags)
 int srd_uqp_create(struct srd_qp *qp, struct ib_udata *udata)
 {
 	struct scif_rdma_create_qp_resp resp = {};
+	unsigned long flags;
 	struct srd_umap *m;
-	u64 flags;
 	int err;
 
 	mutex_init(&qp->umap_mutex);
 	if (udata)
 		qp->uctx = rdma_udata_to_drv_context(udata, struct srd_ucontext,
 						     ibuc);
-	err = srd_uqp_flags(udata, &flags);
-	if (err || !flags)
+	err = srd_umap_asked(udata, SCIF_RDMA_QP_MAPPED, sizeof(resp));
+	if (err <= 0)
 		return err;
 	m = srd_umap_new(qp->uctx, PAGE_SIZE, true, &resp.info_offset);
 	if (IS_ERR(m))
@@ -98,7 +80,9 @@ int srd_uqp_create(struct srd_qp *qp, struct ib_udata *udata)
 		return err;
 	}
 	qp->uinfo = m;
+	spin_lock_irqsave(&qp->lock, flags);
 	srd_uqp_state(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
 	return 0;
 }
 
@@ -164,6 +148,7 @@ void srd_uqp_state(struct srd_qp *qp)
 {
 	struct scif_rdma_qp_info *info;
 
+	lockdep_assert_held(&qp->lock);
 	if (!qp->uinfo)
 		return;
 	info = srd_uqp_info(qp);
